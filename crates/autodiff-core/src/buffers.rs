@@ -1,0 +1,182 @@
+//! Shadows of local values: zero tangents and adjoints shaped like a primal value, and
+//! elementwise accumulation between shadows.
+
+use crate::Real;
+
+/// A value with a zero shadow of the same shape: `0.0` for a float, a vector of zeros for
+/// a `Vec`, and so on. Integers and `bool`s have themselves as (ignored) shadows.
+pub trait ZeroLike {
+    /// The shadow type.
+    type Out;
+    /// A zero shadow shaped like `self`.
+    fn zero_like(&self) -> Self::Out;
+}
+
+impl<T: Real> ZeroLike for T {
+    type Out = T;
+    #[inline(always)]
+    fn zero_like(&self) -> T {
+        T::zero()
+    }
+}
+
+macro_rules! inert_zero_like {
+    ($($t:ty),*) => {$(
+        impl ZeroLike for $t {
+            type Out = $t;
+            #[inline(always)]
+            fn zero_like(&self) -> $t { <$t>::default() }
+        }
+    )*};
+}
+inert_zero_like!(usize, isize, u8, u16, u32, u64, i8, i16, i32, i64, bool);
+
+impl<T: ZeroLike> ZeroLike for Vec<T> {
+    type Out = Vec<T::Out>;
+    fn zero_like(&self) -> Self::Out {
+        self.iter().map(ZeroLike::zero_like).collect()
+    }
+}
+
+impl<T: ZeroLike> ZeroLike for [T] {
+    type Out = Vec<T::Out>;
+    fn zero_like(&self) -> Self::Out {
+        self.iter().map(ZeroLike::zero_like).collect()
+    }
+}
+
+impl<T: ZeroLike, const N: usize> ZeroLike for [T; N] {
+    type Out = [T::Out; N];
+    #[inline(always)]
+    fn zero_like(&self) -> Self::Out {
+        core::array::from_fn(|i| self[i].zero_like())
+    }
+}
+
+macro_rules! tuple_zero_like {
+    ($(($($n:tt $t:ident),*)),*) => {$(
+        impl<$($t: ZeroLike),*> ZeroLike for ($($t,)*) {
+            type Out = ($($t::Out,)*);
+            #[inline(always)]
+            fn zero_like(&self) -> Self::Out { ($(self.$n.zero_like(),)*) }
+        }
+    )*};
+}
+tuple_zero_like!((0 A, 1 B), (0 A, 1 B, 2 C), (0 A, 1 B, 2 C, 3 D));
+
+/// A zero shadow shaped like `v`.
+#[inline(always)]
+pub fn zero_like<V: ZeroLike + ?Sized>(v: &V) -> V::Out {
+    v.zero_like()
+}
+
+/// Shadows that can be added elementwise into another of the same shape.
+pub trait AddInto<Rhs: ?Sized = Self> {
+    /// `self += rhs`, elementwise.
+    fn add_into(&mut self, rhs: &Rhs);
+}
+
+impl<T: Real> AddInto for T {
+    #[inline(always)]
+    fn add_into(&mut self, rhs: &T) {
+        *self += *rhs;
+    }
+}
+
+impl<A: AddInto<B>, B> AddInto<[B]> for [A] {
+    #[inline]
+    fn add_into(&mut self, rhs: &[B]) {
+        for (a, b) in self.iter_mut().zip(rhs) {
+            a.add_into(b);
+        }
+    }
+}
+
+impl<A: AddInto<B>, B> AddInto<Vec<B>> for Vec<A> {
+    #[inline]
+    fn add_into(&mut self, rhs: &Vec<B>) {
+        self.as_mut_slice().add_into(rhs.as_slice());
+    }
+}
+
+impl<A: AddInto<B>, B, const N: usize> AddInto<[B; N]> for [A; N] {
+    #[inline]
+    fn add_into(&mut self, rhs: &[B; N]) {
+        self.as_mut_slice().add_into(rhs.as_slice());
+    }
+}
+
+/// `dst += src` elementwise, for shadows of any supported shape.
+#[inline(always)]
+pub fn add_into<A: AddInto<B> + ?Sized, B: ?Sized>(dst: &mut A, src: &B) {
+    dst.add_into(src);
+}
+
+/// The sum of a float slice: the adjoint of a value broadcast into every element.
+#[inline]
+pub fn sum<T: Real>(v: &[T]) -> T {
+    v.iter().fold(T::zero(), |a, &b| a + b)
+}
+
+/// The slice length `min(a, b)`: the trip count of a `zip`.
+#[inline(always)]
+pub fn min_len(a: usize, b: usize) -> usize {
+    a.min(b)
+}
+
+/// Sets every element of a float slice to zero.
+#[inline]
+pub fn fill_zero<T: Real>(v: &mut [T]) {
+    for x in v {
+        *x = T::zero();
+    }
+}
+
+/// Converts an adjoint to the float type of the value it belongs to (the reverse of `as`).
+#[inline(always)]
+pub fn cast_like<F: Real, T: Real>(g: F, _like: &T) -> T {
+    T::from(g).unwrap_or_else(T::nan)
+}
+
+/// Values whose contents can be saved and put back: what a call through a `&mut` argument
+/// may overwrite.
+pub trait Snapshot {
+    /// The saved contents.
+    type Saved;
+    /// Saves the contents.
+    fn snapshot(&self) -> Self::Saved;
+    /// Puts saved contents back.
+    fn restore(&mut self, saved: Self::Saved);
+}
+
+impl<T: Clone> Snapshot for [T] {
+    type Saved = Vec<T>;
+    fn snapshot(&self) -> Vec<T> {
+        self.to_vec()
+    }
+    fn restore(&mut self, saved: Vec<T>) {
+        self.clone_from_slice(&saved);
+    }
+}
+
+impl<T: Clone> Snapshot for T {
+    type Saved = T;
+    fn snapshot(&self) -> T {
+        self.clone()
+    }
+    fn restore(&mut self, saved: T) {
+        *self = saved;
+    }
+}
+
+/// Saves the contents of `v`.
+#[inline]
+pub fn snapshot<V: Snapshot + ?Sized>(v: &V) -> V::Saved {
+    v.snapshot()
+}
+
+/// Puts saved contents back into `v`.
+#[inline]
+pub fn restore<V: Snapshot + ?Sized>(v: &mut V, saved: V::Saved) {
+    v.restore(saved)
+}

@@ -1,0 +1,81 @@
+//! # autodiff-core
+//!
+//! Automatic differentiation of ordinary Rust functions on stable Rust. An attribute on a
+//! plain `f64`/`f32` function generates a **forward** companion (tangents) or a
+//! **reverse** companion (gradients) at compile time, by source transformation. The
+//! attribute syntax and the generated signatures are those of nightly `std::autodiff`.
+//!
+//! ```
+//! use autodiff_core::prelude::*;
+//!
+//! #[autodiff_reverse(d_rosen, Duplicated, Active)]
+//! #[autodiff_forward(rosen_jvp, Dual, Dual)]
+//! fn rosen(x: &[f64]) -> f64 {
+//!     let mut s = 0.0;
+//!     for i in 0..x.len() - 1 {
+//!         let a = 1.0 - x[i];
+//!         let b = x[i + 1] - x[i] * x[i];
+//!         s += a * a + 100.0 * b * b;
+//!     }
+//!     s
+//! }
+//!
+//! let x = [1.5, 2.0, -0.5];
+//! let mut grad = [0.0; 3];
+//! let f = d_rosen(&x, &mut grad, 1.0); // grad += ∇f(x)
+//! assert_eq!(f, rosen(&x));
+//!
+//! let v = [1.0, 0.0, 0.0];
+//! let (f2, df) = rosen_jvp(&x, &v); // directional derivative along v
+//! assert_eq!(f2, f);
+//! assert!((df - grad[0]).abs() < 1e-12);
+//! ```
+//!
+//! The crate re-exports the attribute macros; it is the only dependency a user needs.
+
+mod buffers;
+pub mod partials;
+mod protocol;
+mod real;
+mod tape;
+
+pub use autodiff_macros::{autodiff_forward, autodiff_reverse, differentiable};
+pub use real::Real;
+
+/// Stops differentiation: returns `value` unchanged, and differentiated code treats it as a
+/// constant (its derivative is zero).
+///
+/// ```
+/// use autodiff_core::prelude::*;
+///
+/// #[autodiff_reverse(d_f, Active, Active)]
+/// fn f(x: f64) -> f64 {
+///     x * no_grad(x) // d/dx = no_grad(x) = x, not 2x
+/// }
+/// assert_eq!(d_f(3.0, 1.0), (9.0, 3.0));
+/// ```
+#[inline(always)]
+pub fn no_grad<T>(value: T) -> T {
+    value
+}
+
+/// Everything a user needs: `use autodiff_core::prelude::*;`.
+pub mod prelude {
+    pub use crate::{Real, autodiff_forward, autodiff_reverse, differentiable, no_grad};
+}
+
+/// Items used by generated code. Not a public API: names and signatures may change.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::buffers::{
+        AddInto, Snapshot, ZeroLike, add_into, cast_like, fill_zero, min_len, restore, snapshot,
+        sum, zero_like,
+    };
+    pub use crate::partials as d;
+    pub use crate::protocol::{
+        Discard, ScalarSink, ScalarTangent, SliceShadow, SliceTangent, StructShadow,
+        StructShadowMut, Zero, slice_shadow, slice_tangent,
+    };
+    pub use crate::real::Real;
+    pub use crate::tape::{Slot, rev_prefix, take};
+}

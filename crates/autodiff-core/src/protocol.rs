@@ -1,0 +1,238 @@
+//! The calling protocol between differentiated code and the functions it calls.
+//!
+//! Every differentiable function `foo` has a same-named braced struct `foo {}` whose
+//! associated functions `__ad_fwd` and `__ad_rev` are its derivative companions with every
+//! differentiable parameter active. A caller passes, for each argument, either its real
+//! tangent (forward) or adjoint sink (reverse), or the markers [`Zero`] and [`Discard`]
+//! when its argument is constant. The traits below turn those into what the callee's body
+//! needs, so the caller never has to know the callee's parameter types.
+
+use crate::Real;
+
+/// Tangent marker passed for an argument that is constant at the call site.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Zero;
+
+/// Adjoint sink passed for an argument that is constant at the call site: whatever the
+/// callee computes for it is dropped.
+#[derive(Debug, Default)]
+pub struct Discard;
+
+/// A forward tangent argument for a scalar parameter (or the cotangent of a result).
+pub trait ScalarTangent<T> {
+    /// The tangent value.
+    fn tangent(self) -> T;
+}
+
+impl<T: Real> ScalarTangent<T> for T {
+    #[inline(always)]
+    fn tangent(self) -> T {
+        self
+    }
+}
+
+impl<T: Real> ScalarTangent<T> for Zero {
+    #[inline(always)]
+    fn tangent(self) -> T {
+        T::zero()
+    }
+}
+
+/// A forward tangent argument for a parameter that is a shared reference to floats
+/// (`&[F]`, `&Vec<F>`, `&[F; N]`): a slice of the same length, or [`Zero`].
+pub trait SliceTangent<T> {
+    /// The tangent, or `None` for a zero tangent.
+    fn as_tangent(&self) -> Option<&[T]>;
+}
+
+impl<T: Real> SliceTangent<T> for &[T] {
+    #[inline(always)]
+    fn as_tangent(&self) -> Option<&[T]> {
+        Some(self)
+    }
+}
+impl<T: Real> SliceTangent<T> for &mut [T] {
+    #[inline(always)]
+    fn as_tangent(&self) -> Option<&[T]> {
+        Some(self)
+    }
+}
+impl<T: Real> SliceTangent<T> for &Vec<T> {
+    #[inline(always)]
+    fn as_tangent(&self) -> Option<&[T]> {
+        Some(self)
+    }
+}
+impl<T: Real> SliceTangent<T> for &mut Vec<T> {
+    #[inline(always)]
+    fn as_tangent(&self) -> Option<&[T]> {
+        Some(self)
+    }
+}
+impl<T: Real, const N: usize> SliceTangent<T> for &[T; N] {
+    #[inline(always)]
+    fn as_tangent(&self) -> Option<&[T]> {
+        Some(&self[..])
+    }
+}
+impl<T: Real, const N: usize> SliceTangent<T> for &mut [T; N] {
+    #[inline(always)]
+    fn as_tangent(&self) -> Option<&[T]> {
+        Some(&self[..])
+    }
+}
+impl<T> SliceTangent<T> for Zero {
+    #[inline(always)]
+    fn as_tangent(&self) -> Option<&[T]> {
+        None
+    }
+}
+
+/// The tangent slice of `len` elements for `t`; zeros in `scratch` when `t` is [`Zero`].
+#[inline(always)]
+pub fn slice_tangent<'a, T: Real, A: SliceTangent<T>>(
+    t: &'a A,
+    scratch: &'a mut Vec<T>,
+    len: usize,
+) -> &'a [T] {
+    match t.as_tangent() {
+        Some(s) => s,
+        None => {
+            scratch.resize(len, T::zero());
+            scratch
+        }
+    }
+}
+
+/// A mutable float buffer handed to a callee: the tangent of a `&mut` parameter in forward
+/// mode, or the adjoint sink of a reference parameter in reverse mode; [`Zero`] or
+/// [`Discard`] when the caller's argument is constant.
+pub trait SliceShadow<T> {
+    /// The shadow, or `None` when the caller has none.
+    fn as_shadow(&mut self) -> Option<&mut [T]>;
+}
+
+impl<T: Real> SliceShadow<T> for &mut [T] {
+    #[inline(always)]
+    fn as_shadow(&mut self) -> Option<&mut [T]> {
+        Some(self)
+    }
+}
+impl<T: Real> SliceShadow<T> for &mut Vec<T> {
+    #[inline(always)]
+    fn as_shadow(&mut self) -> Option<&mut [T]> {
+        Some(self)
+    }
+}
+impl<T: Real, const N: usize> SliceShadow<T> for &mut [T; N] {
+    #[inline(always)]
+    fn as_shadow(&mut self) -> Option<&mut [T]> {
+        Some(&mut self[..])
+    }
+}
+impl<T> SliceShadow<T> for Zero {
+    #[inline(always)]
+    fn as_shadow(&mut self) -> Option<&mut [T]> {
+        None
+    }
+}
+impl<T> SliceShadow<T> for Discard {
+    #[inline(always)]
+    fn as_shadow(&mut self) -> Option<&mut [T]> {
+        None
+    }
+}
+
+/// The shadow slice of `len` elements for `s`; a zeroed scratch buffer (whose contents are
+/// dropped) when the caller has none.
+#[inline(always)]
+pub fn slice_shadow<'a, T: Real, A: SliceShadow<T>>(
+    s: &'a mut A,
+    scratch: &'a mut Vec<T>,
+    len: usize,
+) -> &'a mut [T] {
+    match s.as_shadow() {
+        Some(s) => s,
+        None => {
+            scratch.resize(len, T::zero());
+            scratch
+        }
+    }
+}
+
+/// Where a reverse-mode callee adds the adjoint of one of its scalar parameters.
+pub trait ScalarSink<T> {
+    /// Adds `v` into the caller's adjoint.
+    fn add(self, v: T);
+}
+
+impl<T: Real> ScalarSink<T> for &mut T {
+    #[inline(always)]
+    fn add(self, v: T) {
+        *self += v;
+    }
+}
+
+impl<T> ScalarSink<T> for Discard {
+    #[inline(always)]
+    fn add(self, _v: T) {}
+}
+
+/// The forward tangent of a parameter that is a shared reference to a user type (`&self`,
+/// `m: &Model`): the shadow is a value of the same type.
+#[diagnostic::on_unimplemented(
+    message = "a constant `{S}` is passed where the callee differentiates it",
+    label = "this argument has no shadow here",
+    note = "give the caller's value an activity (`Dual` or `Duplicated`) so that it has a shadow, or wrap the call in `no_grad(..)`"
+)]
+pub trait StructShadow<S: ?Sized> {
+    /// The shadow.
+    fn shadow(&self) -> &S;
+}
+
+impl<S: ?Sized> StructShadow<S> for &S {
+    #[inline(always)]
+    fn shadow(&self) -> &S {
+        self
+    }
+}
+
+impl<S: ?Sized> StructShadow<S> for &mut S {
+    #[inline(always)]
+    fn shadow(&self) -> &S {
+        self
+    }
+}
+
+/// Mutable access to the shadow of a parameter that is a `&mut` reference to a user type,
+/// or to the adjoint sink of any reference to a user type.
+#[diagnostic::on_unimplemented(
+    message = "a constant `{S}` is passed where the callee differentiates it",
+    label = "this argument has no shadow here",
+    note = "give the caller's value an activity (`Dual` or `Duplicated`) so that it has a shadow, or wrap the call in `no_grad(..)`"
+)]
+pub trait StructShadowMut<S: ?Sized> {
+    /// The shadow.
+    fn shadow_mut(&mut self) -> &mut S;
+}
+
+impl<S: ?Sized> StructShadowMut<S> for &mut S {
+    #[inline(always)]
+    fn shadow_mut(&mut self) -> &mut S {
+        self
+    }
+}
+
+macro_rules! tuple_tangent {
+    ($(($($t:ident),*)),*) => {$(
+        impl<$($t: Real),*> ScalarTangent<($($t,)*)> for ($($t,)*) {
+            #[inline(always)]
+            fn tangent(self) -> ($($t,)*) { self }
+        }
+        impl<$($t: Real),*> ScalarTangent<($($t,)*)> for Zero {
+            #[inline(always)]
+            fn tangent(self) -> ($($t,)*) { ($($t::zero(),)*) }
+        }
+    )*};
+}
+tuple_tangent!((A, B), (A, B, C), (A, B, C, D));

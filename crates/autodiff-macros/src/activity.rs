@@ -1,0 +1,224 @@
+//! The arguments of `#[autodiff_forward(..)]` and `#[autodiff_reverse(..)]`: the companion's
+//! name and one activity per parameter (and for the return value), checked against the
+//! signature.
+
+use crate::signature::{Param, Ret, Shape, SigInfo};
+use proc_macro2::{Ident, Span, TokenStream};
+use syn::parse::{Parse, ParseStream};
+use syn::{Token, punctuated::Punctuated};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Forward,
+    Reverse,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Activity {
+    Const,
+    Dual,
+    DualOnly,
+    Active,
+    ActiveOnly,
+    Duplicated,
+}
+
+impl Activity {
+    fn parse_name(id: &Ident) -> Option<Activity> {
+        Some(match id.to_string().as_str() {
+            "Const" => Activity::Const,
+            "Dual" => Activity::Dual,
+            "DualOnly" => Activity::DualOnly,
+            "Active" => Activity::Active,
+            "ActiveOnly" => Activity::ActiveOnly,
+            "Duplicated" => Activity::Duplicated,
+            _ => return None,
+        })
+    }
+
+    /// True when the parameter or result gets a derivative.
+    pub fn is_active(self) -> bool {
+        self != Activity::Const
+    }
+}
+
+/// One parsed attribute.
+#[derive(Clone, Debug)]
+pub struct Spec {
+    pub mode: Mode,
+    pub name: Ident,
+    pub inputs: Vec<(Activity, Span)>,
+    pub ret: Option<(Activity, Span)>,
+}
+
+struct RawArgs {
+    name: Ident,
+    rest: Vec<syn::Expr>,
+}
+
+impl Parse for RawArgs {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        if input.is_empty() {
+            return Err(input.error(
+                "expected the companion's name and the activities, e.g. `#[autodiff_reverse(df, Duplicated, Active)]`",
+            ));
+        }
+        let name: Ident = input.parse()?;
+        let mut rest = Vec::new();
+        if !input.is_empty() {
+            input.parse::<Token![,]>()?;
+            let list = Punctuated::<syn::Expr, Token![,]>::parse_terminated(input)?;
+            rest.extend(list);
+        }
+        Ok(RawArgs { name, rest })
+    }
+}
+
+/// Parses the attribute arguments and checks them against the signature.
+pub fn parse_spec(mode: Mode, args: TokenStream, sig: &SigInfo) -> syn::Result<Spec> {
+    let raw: RawArgs = syn::parse2(args)?;
+    let mut acts = Vec::new();
+    for e in &raw.rest {
+        match e {
+            syn::Expr::Path(p) if p.path.get_ident().is_some() => {
+                let id = p.path.get_ident().unwrap();
+                match Activity::parse_name(id) {
+                    Some(a) => acts.push((a, id.span())),
+                    None => {
+                        return Err(syn::Error::new(
+                            id.span(),
+                            format!(
+                                "unknown activity `{id}`: expected one of {}",
+                                allowed_all(mode)
+                            ),
+                        ));
+                    }
+                }
+            }
+            syn::Expr::Lit(l) if matches!(l.lit, syn::Lit::Int(_)) && mode == Mode::Forward => {
+                return Err(syn::Error::new_spanned(
+                    l,
+                    "batched forward mode (a width argument) is not supported yet",
+                ));
+            }
+            other => {
+                return Err(syn::Error::new_spanned(
+                    other,
+                    format!("expected an activity: one of {}", allowed_all(mode)),
+                ));
+            }
+        }
+    }
+    let n_params = sig.params.len();
+    let has_ret = matches!(sig.ret, Ret::Ty(_));
+    let expected = n_params + has_ret as usize;
+    if acts.len() != expected {
+        let what = if has_ret {
+            format!("{n_params} for the parameters and 1 for the return value")
+        } else {
+            format!(
+                "{n_params} for the parameters (the function returns `()`, so no return activity)"
+            )
+        };
+        let span = acts.last().map(|a| a.1).unwrap_or(raw.name.span());
+        return Err(syn::Error::new(
+            span,
+            format!(
+                "expected {expected} activities ({what}), found {}",
+                acts.len()
+            ),
+        ));
+    }
+    let ret = if has_ret { acts.pop() } else { None };
+    for ((act, span), p) in acts.iter().zip(&sig.params) {
+        check_input(mode, *act, *span, p)?;
+    }
+    if let Some((act, span)) = ret {
+        check_return(mode, act, span)?;
+    }
+    Ok(Spec {
+        mode,
+        name: raw.name,
+        inputs: acts,
+        ret,
+    })
+}
+
+fn allowed_all(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Forward => "`Dual`, `Const` (inputs) and `Dual`, `DualOnly`, `Const` (return)",
+        Mode::Reverse => {
+            "`Active`, `Duplicated`, `Const` (inputs) and `Active`, `ActiveOnly`, `Const` (return)"
+        }
+    }
+}
+
+fn check_input(mode: Mode, act: Activity, span: Span, p: &Param) -> syn::Result<()> {
+    let name = &p.name;
+    let err = |msg: String| Err(syn::Error::new(span, msg));
+    match (mode, act) {
+        (_, Activity::Const) => Ok(()),
+        (Mode::Forward, Activity::Dual) => match p.shape {
+            Shape::Other => err(format!(
+                "`Dual` on `{name}`, whose type carries no floats: use `Const`"
+            )),
+            _ => Ok(()),
+        },
+        (Mode::Reverse, Activity::Active) => match p.shape {
+            Shape::Scalar => Ok(()),
+            Shape::Slice { .. } | Shape::Struct { .. } => err(format!(
+                "`Active` on `{name}`, a reference: references are `Duplicated` (a shadow receives the gradient)"
+            )),
+            Shape::Other => err(format!(
+                "`Active` on `{name}`, which is not a float: use `Const`"
+            )),
+        },
+        (Mode::Reverse, Activity::Duplicated) => match p.shape {
+            Shape::Slice { .. } | Shape::Struct { .. } => Ok(()),
+            Shape::Scalar => err(format!(
+                "`Duplicated` on `{name}`, a float passed by value: use `Active` (its adjoint is returned)"
+            )),
+            Shape::Other => err(format!(
+                "`Duplicated` on `{name}`, whose type carries no floats: use `Const`"
+            )),
+        },
+        (Mode::Forward, a) => err(format!(
+            "`{a:?}` is not a forward-mode input activity: use `Dual` or `Const`"
+        )),
+        (Mode::Reverse, a) => err(format!(
+            "`{a:?}` is not a reverse-mode input activity: use `Active`, `Duplicated` or `Const`"
+        )),
+    }
+}
+
+fn check_return(mode: Mode, act: Activity, span: Span) -> syn::Result<()> {
+    let ok = match mode {
+        Mode::Forward => matches!(act, Activity::Dual | Activity::DualOnly | Activity::Const),
+        Mode::Reverse => matches!(
+            act,
+            Activity::Active | Activity::ActiveOnly | Activity::Const
+        ),
+    };
+    if ok {
+        Ok(())
+    } else {
+        let allowed = match mode {
+            Mode::Forward => "`Dual`, `DualOnly` or `Const`",
+            Mode::Reverse => "`Active`, `ActiveOnly` or `Const`",
+        };
+        Err(syn::Error::new(
+            span,
+            format!(
+                "`{act:?}` is not a {} return activity: use {allowed}",
+                mode_word(mode)
+            ),
+        ))
+    }
+}
+
+fn mode_word(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Forward => "forward-mode",
+        Mode::Reverse => "reverse-mode",
+    }
+}

@@ -1,0 +1,294 @@
+//! Analyses over the IR.
+//!
+//! * **Activity**: a local is active when its value can depend on an active input. Only
+//!   active values get tangents and adjoints; everything else is plain primal code, so a
+//!   constant call or integer index costs nothing and needs no derivative.
+//! * **Needed values**: a local whose old value the reverse sweep may read. Overwrites of
+//!   such a local record the old value so that the reverse sweep can restore it; locals
+//!   only ever accumulated into (`s += ..`) need no record, which is why Rosenbrock's
+//!   reverse sweep needs no tape.
+//! * **Writes**: which locals a statement may overwrite, to decide whether a `let` can be
+//!   recomputed in the reverse sweep instead of recorded.
+
+use crate::ir::*;
+use crate::lower::walk_idents;
+use proc_macro2::TokenStream;
+use std::collections::HashSet;
+
+pub struct Analysis {
+    pub active: HashSet<String>,
+    pub needed: HashSet<String>,
+}
+
+pub fn analyse(body: &Body, active_params: &[String], frozen: &[String]) -> Analysis {
+    let mut active: HashSet<String> = active_params.iter().cloned().collect();
+    let frozen: HashSet<String> = frozen.iter().cloned().collect();
+    loop {
+        let before = active.len();
+        activity_block(&body.block, &mut active, &frozen);
+        if active.len() == before {
+            break;
+        }
+    }
+    let mut needed = HashSet::new();
+    needed_block(&body.block, &mut needed);
+    Analysis { active, needed }
+}
+
+impl Analysis {
+    pub fn is_active(&self, v: &proc_macro2::Ident) -> bool {
+        self.active.contains(&v.to_string())
+    }
+    pub fn operand_active(&self, o: &Operand) -> bool {
+        o.var().is_some_and(|v| self.is_active(v))
+    }
+    pub fn place_active(&self, p: &Place) -> bool {
+        self.is_active(&p.base)
+    }
+    pub fn arg_active(&self, a: &Arg) -> bool {
+        match a {
+            Arg::Val(o) => self.operand_active(o),
+            Arg::Ref(p, _) => self.place_active(p),
+        }
+    }
+    pub fn call_active(&self, c: &Call) -> bool {
+        c.args.iter().any(|a| self.arg_active(a))
+            || matches!(&c.callee, Callee::Method(p, _) if self.place_active(p))
+    }
+    pub fn op_active(&self, op: &Op) -> bool {
+        match op {
+            Op::Use(o)
+            | Op::Neg(o)
+            | Op::Cast(o, _)
+            | Op::VecRepeat(o, _)
+            | Op::ArrRepeat(o, _) => self.operand_active(o),
+            Op::Bin(_, a, b) => self.operand_active(a) || self.operand_active(b),
+            Op::Math(_, ops) | Op::ArrLit(ops, _) => ops.iter().any(|o| self.operand_active(o)),
+            Op::Load(p) | Op::CloneOf(p) => self.place_active(p),
+            Op::Call(c) => self.call_active(c),
+            Op::Inactive(_) | Op::NewVec(_) => false,
+        }
+    }
+    pub fn needs(&self, v: &proc_macro2::Ident) -> bool {
+        self.needed.contains(&v.to_string())
+    }
+}
+
+fn mark(active: &mut HashSet<String>, frozen: &HashSet<String>, v: &proc_macro2::Ident) {
+    let s = v.to_string();
+    if !frozen.contains(&s) {
+        active.insert(s);
+    }
+}
+
+fn activity_block(b: &Block, active: &mut HashSet<String>, frozen: &HashSet<String>) {
+    for s in b {
+        let an = Analysis {
+            active: active.clone(),
+            needed: HashSet::new(),
+        };
+        match s {
+            Stmt::Let { var, op, .. } => {
+                if an.op_active(op) {
+                    mark(active, frozen, var);
+                }
+                if let Op::Call(c) = op {
+                    call_outputs(c, &an, active, frozen);
+                }
+            }
+            Stmt::LetTuple { vars, op } => {
+                if an.op_active(op) {
+                    vars.iter().for_each(|v| mark(active, frozen, v));
+                }
+                if let Op::Call(c) = op {
+                    call_outputs(c, &an, active, frozen);
+                }
+            }
+            Stmt::Assign { place, val, .. }
+            | Stmt::Push { place, val }
+            | Stmt::Fill { place, val } => {
+                if an.operand_active(val) {
+                    mark(active, frozen, &place.base);
+                }
+            }
+            Stmt::CopyFrom { dst, src } => {
+                if an.place_active(src) {
+                    mark(active, frozen, &dst.base);
+                }
+            }
+            Stmt::CallStmt(c) => call_outputs(c, &an, active, frozen),
+            Stmt::If {
+                then,
+                els,
+                outs,
+                then_vals,
+                else_vals,
+                ..
+            } => {
+                activity_block(then, active, frozen);
+                activity_block(els, active, frozen);
+                let an = Analysis {
+                    active: active.clone(),
+                    needed: HashSet::new(),
+                };
+                for ((o, a), b) in outs.iter().zip(then_vals).zip(else_vals) {
+                    if an.operand_active(a) || an.operand_active(b) {
+                        mark(active, frozen, o);
+                    }
+                }
+            }
+            Stmt::For { body, .. } | Stmt::Loop { body, .. } => {
+                activity_block(body, active, frozen)
+            }
+            Stmt::Inactive(_) => {}
+        }
+    }
+}
+
+/// A call with an active argument makes everything it can write active.
+fn call_outputs(c: &Call, an: &Analysis, active: &mut HashSet<String>, frozen: &HashSet<String>) {
+    if !an.call_active(c) {
+        return;
+    }
+    for a in &c.args {
+        if let Arg::Ref(p, true) = a {
+            mark(active, frozen, &p.base);
+        }
+    }
+}
+
+fn tokens_into(t: &TokenStream, out: &mut HashSet<String>) {
+    walk_idents(t, &mut |id| {
+        out.insert(id.to_string());
+    });
+}
+
+fn operand_reads(o: &Operand, out: &mut HashSet<String>) {
+    match o {
+        Operand::Var(v) => {
+            out.insert(v.to_string());
+        }
+        Operand::Lit(t) => tokens_into(t, out),
+    }
+}
+
+fn index_reads(p: &Place, out: &mut HashSet<String>) {
+    for pr in &p.proj {
+        if let Proj::Index(t) = pr {
+            tokens_into(t, out);
+        }
+    }
+}
+
+fn place_reads(p: &Place, out: &mut HashSet<String>) {
+    out.insert(p.base.to_string());
+    index_reads(p, out);
+}
+
+/// The locals an operation reads.
+pub fn op_reads(op: &Op, out: &mut HashSet<String>) {
+    match op {
+        Op::Use(o) | Op::Neg(o) | Op::Cast(o, _) => operand_reads(o, out),
+        Op::VecRepeat(o, t) | Op::ArrRepeat(o, t) => {
+            operand_reads(o, out);
+            tokens_into(t, out);
+        }
+        Op::Bin(_, a, b) => {
+            operand_reads(a, out);
+            operand_reads(b, out);
+        }
+        Op::Math(_, ops) | Op::ArrLit(ops, _) => ops.iter().for_each(|o| operand_reads(o, out)),
+        Op::Load(p) | Op::CloneOf(p) => place_reads(p, out),
+        Op::Call(c) => call_reads(c, out),
+        Op::Inactive(t) | Op::NewVec(t) => tokens_into(t, out),
+    }
+}
+
+fn call_reads(c: &Call, out: &mut HashSet<String>) {
+    for a in &c.args {
+        match a {
+            Arg::Val(o) => operand_reads(o, out),
+            Arg::Ref(p, _) => place_reads(p, out),
+        }
+    }
+    if let Callee::Method(p, _) = &c.callee {
+        place_reads(p, out);
+    }
+}
+
+fn needed_block(b: &Block, out: &mut HashSet<String>) {
+    for s in b {
+        match s {
+            Stmt::Let { op, .. } | Stmt::LetTuple { op, .. } => op_reads(op, out),
+            Stmt::Assign { place, kind, val } => {
+                operand_reads(val, out);
+                index_reads(place, out);
+                if matches!(kind, AssignKind::Mul | AssignKind::Div) {
+                    out.insert(place.base.to_string());
+                }
+            }
+            Stmt::Push { place, val } | Stmt::Fill { place, val } => {
+                operand_reads(val, out);
+                index_reads(place, out);
+            }
+            Stmt::CopyFrom { dst, src } => {
+                index_reads(dst, out);
+                place_reads(src, out);
+            }
+            Stmt::CallStmt(c) => call_reads(c, out),
+            Stmt::If {
+                then,
+                els,
+                then_vals,
+                else_vals,
+                ..
+            } => {
+                needed_block(then, out);
+                needed_block(els, out);
+                then_vals
+                    .iter()
+                    .chain(else_vals)
+                    .for_each(|o| operand_reads(o, out));
+            }
+            Stmt::For { body, .. } | Stmt::Loop { body, .. } => needed_block(body, out),
+            Stmt::Inactive(_) => {}
+        }
+    }
+}
+
+/// The locals that a statement (and everything nested in it) may overwrite.
+pub fn stmt_writes(s: &Stmt, out: &mut HashSet<String>) {
+    match s {
+        Stmt::Assign { place, .. } | Stmt::Push { place, .. } | Stmt::Fill { place, .. } => {
+            out.insert(place.base.to_string());
+        }
+        Stmt::CopyFrom { dst, .. } => {
+            out.insert(dst.base.to_string());
+        }
+        Stmt::CallStmt(c) => call_writes(c, out),
+        Stmt::Let {
+            op: Op::Call(c), ..
+        }
+        | Stmt::LetTuple {
+            op: Op::Call(c), ..
+        } => call_writes(c, out),
+        Stmt::Let { .. } | Stmt::LetTuple { .. } | Stmt::Inactive(_) => {}
+        Stmt::If { then, els, .. } => {
+            then.iter().chain(els).for_each(|s| stmt_writes(s, out));
+        }
+        Stmt::For { body, .. } | Stmt::Loop { body, .. } => {
+            body.iter().for_each(|s| stmt_writes(s, out))
+        }
+    }
+}
+
+fn call_writes(c: &Call, out: &mut HashSet<String>) {
+    for a in &c.args {
+        if let Arg::Ref(p, true) = a {
+            out.insert(p.base.to_string());
+        }
+    }
+    if let Callee::Method(p, _) = &c.callee {
+        out.insert(p.base.to_string());
+    }
+}

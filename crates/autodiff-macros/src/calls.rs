@@ -1,0 +1,146 @@
+//! How calls and references are rendered in derivative code: the primal call, the callee's
+//! derivative companions, and the tangent or adjoint passed for each argument.
+
+use crate::analysis::Analysis;
+use crate::ir::*;
+use proc_macro2::{Ident, TokenStream};
+use quote::{format_ident, quote};
+use std::collections::HashMap;
+
+/// Renders places as references, given the kinds of their bases.
+pub struct Refs<'a> {
+    pub kinds: &'a HashMap<String, VarKind>,
+}
+
+impl Refs<'_> {
+    fn is_ref_base(&self, p: &Place) -> bool {
+        matches!(
+            self.kinds.get(&p.base.to_string()),
+            Some(VarKind::Ref { .. })
+        )
+    }
+
+    /// `&place` / `&mut place`, reborrowing whole reference parameters (`&*x`).
+    pub fn reference(&self, p: &Place, rendered: TokenStream, mutable: bool) -> TokenStream {
+        match (p.is_whole() && self.is_ref_base(p), mutable) {
+            (true, false) => quote!(&*#rendered),
+            (true, true) => quote!(&mut *#rendered),
+            (false, false) => quote!(&#rendered),
+            (false, true) => quote!(&mut #rendered),
+        }
+    }
+}
+
+/// The path of a companion of `path`: `a::foo::<T>` becomes `a::foo::__ad_fwd::<T>`.
+fn companion_path(path: &syn::Path, companion: &str) -> TokenStream {
+    let mut p = path.clone();
+    let last = p.segments.last_mut().expect("a non-empty path");
+    let args = std::mem::replace(&mut last.arguments, syn::PathArguments::None);
+    let args = match args {
+        syn::PathArguments::AngleBracketed(mut a) => {
+            a.colon2_token = Some(Default::default());
+            quote!(#a)
+        }
+        _ => quote!(),
+    };
+    let c = format_ident!("{}", companion);
+    quote!(#p::#c #args)
+}
+
+fn method_companion(name: &Ident, mode: &str) -> Ident {
+    format_ident!("__ad_{}_{}", mode, name, span = name.span())
+}
+
+/// The primal call.
+pub fn primal_call(c: &Call, refs: &Refs) -> TokenStream {
+    let args: Vec<TokenStream> = c.args.iter().map(|a| primal_arg(a, refs)).collect();
+    match &c.callee {
+        Callee::Path(p) => quote!(#p(#(#args),*)),
+        Callee::Assoc(ty, name) => quote!(#ty::#name(#(#args),*)),
+        Callee::Method(recv, name) => {
+            let r = recv.primal();
+            quote!(#r.#name(#(#args),*))
+        }
+    }
+}
+
+pub fn primal_arg(a: &Arg, refs: &Refs) -> TokenStream {
+    match a {
+        Arg::Val(o) => o.primal(),
+        Arg::Ref(p, m) => refs.reference(p, p.primal(), *m),
+    }
+}
+
+/// The forward companion call: arguments interleaved with their tangents (or `Zero`).
+pub fn forward_call(c: &Call, an: &Analysis, refs: &Refs) -> TokenStream {
+    let mut args = Vec::new();
+    for a in &c.args {
+        args.push(primal_arg(a, refs));
+        args.push(match a {
+            Arg::Val(o) if an.operand_active(o) => {
+                let t = tangent_name(o.var().unwrap());
+                quote!(#t)
+            }
+            Arg::Ref(p, m) if an.place_active(p) => refs.reference(p, p.tangent(), *m),
+            _ => quote!(__ad::Zero),
+        });
+    }
+    match &c.callee {
+        Callee::Path(p) => {
+            let f = companion_path(p, "__ad_fwd");
+            quote!(#f(#(#args),*))
+        }
+        Callee::Assoc(ty, name) => {
+            let m = method_companion(name, "fwd");
+            quote!(#ty::#m(#(#args),*))
+        }
+        Callee::Method(recv, name) => {
+            let m = method_companion(name, "fwd");
+            let r = recv.primal();
+            let t = if an.place_active(recv) {
+                refs.reference(recv, recv.tangent(), false)
+            } else {
+                quote!(__ad::Zero)
+            };
+            quote!(#r.#m(#t, #(#args),*))
+        }
+    }
+}
+
+/// The reverse companion call: arguments interleaved with adjoint sinks (or `Discard`),
+/// then the cotangent of the result.
+pub fn reverse_call(c: &Call, an: &Analysis, refs: &Refs, seed: TokenStream) -> TokenStream {
+    let mut args = Vec::new();
+    for a in &c.args {
+        args.push(primal_arg(a, refs));
+        args.push(match a {
+            Arg::Val(o) if an.operand_active(o) => {
+                let b = adjoint_name(o.var().unwrap());
+                quote!(&mut #b)
+            }
+            Arg::Ref(p, _) if an.place_active(p) => refs.reference(p, p.adjoint(), true),
+            _ => quote!(__ad::Discard),
+        });
+    }
+    args.push(seed);
+    match &c.callee {
+        Callee::Path(p) => {
+            let f = companion_path(p, "__ad_rev");
+            quote!(#f(#(#args),*))
+        }
+        Callee::Assoc(ty, name) => {
+            let m = method_companion(name, "rev");
+            quote!(#ty::#m(#(#args),*))
+        }
+        Callee::Method(recv, name) => {
+            let m = method_companion(name, "rev");
+            let r = recv.primal();
+            let s = if an.place_active(recv) {
+                refs.reference(recv, recv.adjoint(), true)
+            } else {
+                quote!(__ad::Discard)
+            };
+            quote!(#r.#m(#s, #(#args),*))
+        }
+    }
+}

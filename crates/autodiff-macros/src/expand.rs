@@ -1,0 +1,661 @@
+//! Expansion: from an annotated function to the function itself, its named companions,
+//! and its calling protocol for other differentiated code.
+//!
+//! Every annotated free function `foo` also gets a braced struct `foo {}` (it lives in the
+//! type namespace, so it does not clash with the function, and `use m::foo` imports both)
+//! whose associated functions `__ad_fwd` and `__ad_rev` are its companions with every
+//! differentiable parameter active. A differentiated caller reaches them as
+//! `m::foo::__ad_fwd(..)`, so imports, re-exports and other crates resolve by themselves.
+//! Methods get inherent companion methods `__ad_fwd_name` / `__ad_rev_name` instead.
+
+use crate::activity::{Activity, Mode, Spec, parse_spec};
+use crate::analysis::{Analysis, analyse};
+use crate::calls::Refs;
+use crate::forward::Forward;
+use crate::ir::*;
+use crate::lower::Lowerer;
+use crate::reverse::Reverse;
+use crate::signature::{Param, Ret, Shape, SigInfo};
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{format_ident, quote};
+use std::collections::HashMap;
+use syn::ImplItemFn;
+
+/// The attribute that triggered the expansion.
+pub enum Trigger {
+    Companion(Mode, TokenStream),
+    Differentiable,
+}
+
+const OUR_ATTRS: [&str; 3] = ["autodiff_forward", "autodiff_reverse", "differentiable"];
+
+fn our_attr(a: &syn::Attribute) -> Option<String> {
+    let last = a.path().segments.last()?.ident.to_string();
+    OUR_ATTRS.contains(&last.as_str()).then_some(last)
+}
+
+pub fn expand(trigger: Trigger, item: TokenStream) -> TokenStream {
+    let func: ImplItemFn = match syn::parse2(item.clone()) {
+        Ok(f) => f,
+        Err(_) => {
+            let err = syn::Error::new(
+                Span::call_site(),
+                "autodiff attributes apply to functions and methods",
+            )
+            .to_compile_error();
+            return quote!(#err #item);
+        }
+    };
+    // The original item, without our attributes, is always emitted: on an error too, so
+    // that the rest of the crate and the IDE keep working.
+    let mut original = func.clone();
+    original.attrs.retain(|a| our_attr(a).is_none());
+    match expand_fn(trigger, &func) {
+        Ok(extra) => {
+            if std::env::var("AUTODIFF_DEBUG_EXPAND").is_ok_and(|v| v == func.sig.ident.to_string())
+            {
+                let _ = std::fs::write(
+                    format!("/tmp/autodiff_{}.rs", func.sig.ident),
+                    extra.to_string(),
+                );
+            }
+            quote!(#original #extra)
+        }
+        Err(e) => {
+            let err = e.to_compile_error();
+            quote!(#err #original)
+        }
+    }
+}
+
+fn expand_fn(trigger: Trigger, func: &ImplItemFn) -> syn::Result<TokenStream> {
+    let sig_info = crate::signature::analyse(&func.sig)?;
+    let mut raw_specs: Vec<(Mode, TokenStream)> = Vec::new();
+    if let Trigger::Companion(mode, args) = trigger {
+        raw_specs.push((mode, args));
+    }
+    for a in &func.attrs {
+        match our_attr(a).as_deref() {
+            Some("autodiff_forward") => raw_specs.push((Mode::Forward, attr_args(a)?)),
+            Some("autodiff_reverse") => raw_specs.push((Mode::Reverse, attr_args(a)?)),
+            _ => {}
+        }
+    }
+    let mut errors: Option<syn::Error> = None;
+    let mut specs = Vec::new();
+    for (mode, args) in raw_specs {
+        match parse_spec(mode, args, &sig_info) {
+            Ok(s) => specs.push(s),
+            Err(e) => match &mut errors {
+                Some(all) => all.combine(e),
+                None => errors = Some(e),
+            },
+        }
+    }
+    if let Some(e) = errors {
+        return Err(e);
+    }
+    if let Some(a) = &func.sig.asyncness {
+        return Err(syn::Error::new(
+            a.span,
+            "`async fn` is not supported in differentiated code",
+        ));
+    }
+    if let Some(u) = &func.sig.unsafety {
+        return Err(syn::Error::new(
+            u.span,
+            "`unsafe fn` is not supported in differentiated code",
+        ));
+    }
+    let (body, kinds) = Lowerer::new(&sig_info).lower_body(&func.block, &sig_info)?;
+    let g = Gen {
+        func,
+        sig: &sig_info,
+        body: &body,
+        kinds: &kinds,
+    };
+    let mut out = TokenStream::new();
+    for spec in &specs {
+        out.extend(match spec.mode {
+            Mode::Forward => g.forward_companion(spec),
+            Mode::Reverse => g.reverse_companion(spec),
+        });
+    }
+    out.extend(g.protocol());
+    Ok(out)
+}
+
+fn attr_args(a: &syn::Attribute) -> syn::Result<TokenStream> {
+    match &a.meta {
+        syn::Meta::List(l) => Ok(l.tokens.clone()),
+        _ => Err(syn::Error::new_spanned(
+            a,
+            "expected arguments: the companion's name and the activities",
+        )),
+    }
+}
+
+struct Gen<'a> {
+    func: &'a ImplItemFn,
+    sig: &'a SigInfo,
+    body: &'a Body,
+    kinds: &'a HashMap<String, VarKind>,
+}
+
+/// The activity of each parameter when every differentiable one is active.
+fn all_active(p: &Param, mode: Mode) -> Activity {
+    match (&p.shape, mode) {
+        (Shape::Other, _) => Activity::Const,
+        (_, Mode::Forward) => Activity::Dual,
+        (Shape::Scalar, Mode::Reverse) => Activity::Active,
+        (_, Mode::Reverse) => Activity::Duplicated,
+    }
+}
+
+fn ret_type(r: &Ret) -> TokenStream {
+    match r {
+        Ret::Unit => quote!(()),
+        Ret::Ty(t) => quote!(#t),
+    }
+}
+
+/// `T` for `&T` and `&mut T`; `Self` for `self`.
+fn referent(p: &Param) -> TokenStream {
+    match &p.ty {
+        None => quote!(Self),
+        Some(syn::Type::Reference(r)) => {
+            let e = &r.elem;
+            quote!(#e)
+        }
+        Some(t) => quote!(#t),
+    }
+}
+
+impl Gen<'_> {
+    fn analysis(&self, acts: &[Activity]) -> Analysis {
+        let mut active = Vec::new();
+        let mut frozen = Vec::new();
+        for (p, a) in self.sig.params.iter().zip(acts) {
+            if a.is_active() {
+                active.push(p.name.to_string());
+            } else if p.is_ref() || p.is_self() {
+                // A constant reference has no shadow to write into.
+                frozen.push(p.name.to_string());
+            }
+        }
+        analyse(self.body, &active, &frozen)
+    }
+
+    /// Generics with `T: Real` added for each float type parameter.
+    fn generics(&self) -> (TokenStream, TokenStream) {
+        let g = &self.func.sig.generics;
+        let (impl_g, _, where_clause) = g.split_for_impl();
+        let _ = impl_g;
+        let params = &g.params;
+        let mut preds: Vec<TokenStream> = where_clause
+            .map(|w| w.predicates.iter().map(|p| quote!(#p)).collect())
+            .unwrap_or_default();
+        let mut floats: Vec<&String> = self.sig.float_params.iter().collect();
+        floats.sort();
+        for f in floats {
+            let id = format_ident!("{}", f);
+            preds.push(quote!(#id: ::autodiff_core::Real));
+        }
+        let gens = if params.is_empty() {
+            quote!()
+        } else {
+            quote!(<#params>)
+        };
+        let wh = if preds.is_empty() {
+            quote!()
+        } else {
+            quote!(where #(#preds),*)
+        };
+        (gens, wh)
+    }
+
+    fn receiver(&self) -> Option<&syn::Receiver> {
+        match self.func.sig.inputs.first() {
+            Some(syn::FnArg::Receiver(r)) => Some(r),
+            _ => None,
+        }
+    }
+
+    fn param_decl(&self, p: &Param) -> TokenStream {
+        match &p.ty {
+            None => {
+                let r = self.receiver().expect("a receiver");
+                let m = &r.mutability;
+                quote!(&#m self)
+            }
+            Some(t) => {
+                let n = &p.name;
+                let m = if p.by_value_mut {
+                    quote!(mut)
+                } else {
+                    quote!()
+                };
+                quote!(#m #n: #t)
+            }
+        }
+    }
+
+    /// Zero tangents or adjoints for by-value constant parameters that become active.
+    fn inactive_param_shadows(&self, acts: &[Activity], an: &Analysis, mode: Mode) -> TokenStream {
+        let mut out = TokenStream::new();
+        for (p, a) in self.sig.params.iter().zip(acts) {
+            if !a.is_active() && !p.is_ref() && !p.is_self() && an.is_active(&p.name) {
+                let n = &p.name;
+                let d = match mode {
+                    Mode::Forward => tangent_name(n),
+                    Mode::Reverse => adjoint_name(n),
+                };
+                out.extend(quote!(let mut #d = __ad::zero_like(&#n);));
+            }
+        }
+        out
+    }
+
+    fn forward_body(&self, an: &Analysis) -> TokenStream {
+        let f = Forward {
+            an,
+            refs: Refs { kinds: self.kinds },
+        };
+        f.block(&self.body.block)
+    }
+
+    /// The returned value and its tangent, as expressions.
+    fn forward_ret(&self, an: &Analysis) -> (TokenStream, TokenStream) {
+        let ret = &self.body.ret;
+        let prim: Vec<TokenStream> = ret.iter().map(Operand::primal).collect();
+        let tans: Vec<TokenStream> = ret
+            .iter()
+            .map(|o| match o {
+                Operand::Var(v) if an.is_active(v) => {
+                    let t = tangent_name(v);
+                    quote!(#t)
+                }
+                o => {
+                    let p = o.primal();
+                    quote!(__ad::zero_like(&#p))
+                }
+            })
+            .collect();
+        if self.body.ret_tuple {
+            (quote!((#(#prim),*)), quote!((#(#tans),*)))
+        } else if let (Some(p), Some(t)) = (prim.first(), tans.first()) {
+            (p.clone(), t.clone())
+        } else {
+            (quote!(()), quote!(()))
+        }
+    }
+
+    fn doc(&self, what: &str) -> TokenStream {
+        let name = &self.func.sig.ident;
+        let text = format!(" {what} of [`{name}`], generated by autodiff.");
+        quote!(#[doc = #text])
+    }
+
+    // ---------------------------------------------------------------- named companions
+
+    fn forward_companion(&self, spec: &Spec) -> TokenStream {
+        let acts: Vec<Activity> = spec.inputs.iter().map(|a| a.0).collect();
+        let an = self.analysis(&acts);
+        let mut params = Vec::new();
+        for (p, a) in self.sig.params.iter().zip(&acts) {
+            params.push(self.param_decl(p));
+            if a.is_active() {
+                let d = tangent_name(&p.name);
+                let ty = match &p.ty {
+                    None => {
+                        let m = &self.receiver().unwrap().mutability;
+                        quote!(&#m Self)
+                    }
+                    Some(t) => quote!(#t),
+                };
+                let m = if p.by_value_mut {
+                    quote!(mut)
+                } else {
+                    quote!()
+                };
+                params.push(quote!(#m #d: #ty));
+            }
+        }
+        let body = self.forward_body(&an);
+        let zeros = self.inactive_param_shadows(&acts, &an, Mode::Forward);
+        let (prim, tan) = self.forward_ret(&an);
+        let r = ret_type(&self.sig.ret);
+        let (ret_ty, ret_val) = match spec.ret.map(|r| r.0) {
+            Some(Activity::Dual) => (quote!((#r, #r)), quote!((#prim, #tan))),
+            Some(Activity::DualOnly) => (quote!(#r), quote!(#tan)),
+            _ => (quote!(#r), quote!(#prim)),
+        };
+        let name = &spec.name;
+        let vis = &self.func.vis;
+        let (gens, wh) = self.generics();
+        let doc = self.doc("Forward-mode (tangent) companion");
+        quote! {
+            #doc
+            #[allow(unused, unused_mut, unused_parens, non_snake_case, clippy::all)]
+            #vis fn #name #gens (#(#params),*) -> #ret_ty #wh {
+                use ::autodiff_core::__private as __ad;
+                #zeros
+                #body
+                #ret_val
+            }
+        }
+    }
+
+    fn reverse_companion(&self, spec: &Spec) -> TokenStream {
+        let acts: Vec<Activity> = spec.inputs.iter().map(|a| a.0).collect();
+        let an = self.analysis(&acts);
+        let mut params = Vec::new();
+        let mut outs_ty = Vec::new();
+        let mut outs_val = Vec::new();
+        let mut adj_decls = TokenStream::new();
+        let mut finals = TokenStream::new();
+        let mut restores = TokenStream::new();
+        let ret_act = spec.ret.map(|r| r.0);
+        let r = ret_type(&self.sig.ret);
+        if !matches!(self.sig.ret, Ret::Unit) && ret_act != Some(Activity::ActiveOnly) {
+            outs_ty.push(r.clone());
+            outs_val.push(quote!(__ad_primal));
+        }
+        for (p, a) in self.sig.params.iter().zip(&acts) {
+            params.push(self.param_decl(p));
+            let n = &p.name;
+            let b = adjoint_name(n);
+            match a {
+                Activity::Duplicated => {
+                    let inner = referent(p);
+                    params.push(quote!(#b: &mut #inner));
+                    if matches!(
+                        p.shape,
+                        Shape::Slice { mutable: true } | Shape::Struct { mutable: true }
+                    ) && an.needs(n)
+                    {
+                        let f = format_ident!("__ad_final_{}", n);
+                        finals.extend(quote!(let #f = __ad::snapshot(&*#n);));
+                        restores.extend(quote!(__ad::restore(&mut *#n, #f);));
+                    }
+                }
+                Activity::Active => {
+                    adj_decls.extend(quote!(let mut #b = __ad::zero_like(&#n);));
+                    let ty = p.ty.as_ref().unwrap();
+                    outs_ty.push(quote!(#ty));
+                    outs_val.push(quote!(#b));
+                }
+                _ => {}
+            }
+        }
+        adj_decls.extend(self.inactive_param_shadows(&acts, &an, Mode::Reverse));
+        let seed_param = matches!(ret_act, Some(Activity::Active | Activity::ActiveOnly));
+        if seed_param {
+            params.push(quote!(__ad_dret: #r));
+        }
+        let core = self.reverse_core(
+            &an,
+            if seed_param {
+                Some(quote!(__ad_dret))
+            } else {
+                None
+            },
+            adj_decls,
+            finals,
+        );
+        let (ret_ty, ret_val) = match outs_ty.len() {
+            0 => (quote!(()), quote!(())),
+            1 => (outs_ty[0].clone(), outs_val[0].clone()),
+            _ => (quote!((#(#outs_ty),*)), quote!((#(#outs_val),*))),
+        };
+        let name = &spec.name;
+        let vis = &self.func.vis;
+        let (gens, wh) = self.generics();
+        let doc = self.doc("Reverse-mode (gradient) companion");
+        quote! {
+            #doc
+            #[allow(unused, unused_mut, unused_parens, non_snake_case, clippy::all)]
+            #vis fn #name #gens (#(#params),*) -> #ret_ty #wh {
+                use ::autodiff_core::__private as __ad;
+                #core
+                #restores
+                #ret_val
+            }
+        }
+    }
+
+    /// Forward sweep, seed, reverse sweep. Leaves the primal result in `__ad_primal`.
+    fn reverse_core(
+        &self,
+        an: &Analysis,
+        seed: Option<TokenStream>,
+        adj_decls: TokenStream,
+        finals: TokenStream,
+    ) -> TokenStream {
+        let rev = Reverse::new(an, self.kinds);
+        let sw = rev.sweeps(&self.body.block);
+        let (tapes, fwd, back, adjoints) = (sw.tapes, sw.forward, sw.reverse, sw.adjoints);
+        let ret = &self.body.ret;
+        let prim: Vec<TokenStream> = ret.iter().map(Operand::primal).collect();
+        let primal = if self.body.ret_tuple {
+            quote!((#(#prim),*))
+        } else {
+            prim.first().cloned().unwrap_or(quote!(()))
+        };
+        let mut seeds = TokenStream::new();
+        if let Some(s) = seed {
+            for (i, o) in ret.iter().enumerate() {
+                if let Operand::Var(v) = o {
+                    if an.is_active(v) {
+                        let b = adjoint_name(v);
+                        let g = if self.body.ret_tuple {
+                            let i = syn::Index::from(i);
+                            quote!(#s.#i)
+                        } else {
+                            s.clone()
+                        };
+                        seeds.extend(quote!(#b += #g;));
+                    }
+                }
+            }
+        }
+        quote! {
+            #tapes
+            #fwd
+            let __ad_primal = #primal;
+            #finals
+            #adj_decls
+            #adjoints
+            #seeds
+            #back
+        }
+    }
+
+    // ---------------------------------------------------------------- protocol
+
+    fn protocol(&self) -> TokenStream {
+        let fwd = self.protocol_forward();
+        let rev = self.protocol_reverse();
+        let name = &self.func.sig.ident;
+        if self.receiver().is_some() {
+            return quote!(#fwd #rev);
+        }
+        let vis = &self.func.vis;
+        let doc = format!(
+            " Derivative companions of the function [`{name}`], used by differentiated callers."
+        );
+        quote! {
+            #[doc = #doc]
+            #[allow(non_camel_case_types, dead_code)]
+            #vis struct #name {}
+            impl #name {
+                #fwd
+                #rev
+            }
+        }
+    }
+
+    fn protocol_name(&self, mode: &str) -> Ident {
+        let name = &self.func.sig.ident;
+        if self.receiver().is_some() {
+            format_ident!("__ad_{}_{}", mode, name)
+        } else {
+            format_ident!("__ad_{}", mode)
+        }
+    }
+
+    fn protocol_forward(&self) -> TokenStream {
+        let acts: Vec<Activity> = self
+            .sig
+            .params
+            .iter()
+            .map(|p| all_active(p, Mode::Forward))
+            .collect();
+        let an = self.analysis(&acts);
+        let mut params = Vec::new();
+        let mut convert = TokenStream::new();
+        for p in &self.sig.params {
+            params.push(self.param_decl(p));
+            let n = &p.name;
+            let t = format_ident!("__ad_t_{}", n);
+            let d = tangent_name(n);
+            let s = format_ident!("__ad_s_{}", n);
+            match &p.shape {
+                Shape::Scalar => {
+                    let ty = p.ty.as_ref().unwrap();
+                    params.push(quote!(#t: impl ::autodiff_core::__private::ScalarTangent<#ty>));
+                    let m = if p.by_value_mut {
+                        quote!(mut)
+                    } else {
+                        quote!()
+                    };
+                    convert.extend(quote!(let #m #d: #ty = __ad::ScalarTangent::tangent(#t);));
+                }
+                Shape::Slice { mutable: false } => {
+                    let e = p.elem.as_ref().unwrap();
+                    params.push(quote!(#t: impl ::autodiff_core::__private::SliceTangent<#e>));
+                    convert.extend(quote!(
+                        let mut #s = ::std::vec::Vec::new();
+                        let #d: &[#e] = __ad::slice_tangent(&#t, &mut #s, #n.len());
+                    ));
+                }
+                Shape::Slice { mutable: true } => {
+                    let e = p.elem.as_ref().unwrap();
+                    params.push(quote!(mut #t: impl ::autodiff_core::__private::SliceShadow<#e>));
+                    convert.extend(quote!(
+                        let mut #s = ::std::vec::Vec::new();
+                        let #d: &mut [#e] = __ad::slice_shadow(&mut #t, &mut #s, #n.len());
+                    ));
+                }
+                Shape::Struct { mutable: false } => {
+                    let inner = referent(p);
+                    params.push(quote!(#t: impl ::autodiff_core::__private::StructShadow<#inner>));
+                    convert.extend(quote!(let #d: &#inner = __ad::StructShadow::shadow(&#t);));
+                }
+                Shape::Struct { mutable: true } => {
+                    let inner = referent(p);
+                    params.push(
+                        quote!(mut #t: impl ::autodiff_core::__private::StructShadowMut<#inner>),
+                    );
+                    convert.extend(
+                        quote!(let #d: &mut #inner = __ad::StructShadowMut::shadow_mut(&mut #t);),
+                    );
+                }
+                Shape::Other => params.push(quote!(#t: impl ::core::marker::Sized)),
+            }
+        }
+        let body = self.forward_body(&an);
+        let (prim, tan) = self.forward_ret(&an);
+        let r = ret_type(&self.sig.ret);
+        let name = self.protocol_name("fwd");
+        let (gens, wh) = self.generics();
+        let sep = if self.receiver().is_some() && !params.is_empty() {
+            quote!()
+        } else {
+            quote!()
+        };
+        quote! {
+            #[doc(hidden)]
+            #[inline]
+            #[allow(unused, unused_mut, unused_parens, non_snake_case, clippy::all)]
+            pub fn #name #gens (#(#params),*) -> (#r, #r) #wh {
+                use ::autodiff_core::__private as __ad;
+                #sep
+                #convert
+                #body
+                (#prim, #tan)
+            }
+        }
+    }
+
+    fn protocol_reverse(&self) -> TokenStream {
+        let acts: Vec<Activity> = self
+            .sig
+            .params
+            .iter()
+            .map(|p| all_active(p, Mode::Reverse))
+            .collect();
+        let an = self.analysis(&acts);
+        let mut params = Vec::new();
+        let mut convert = TokenStream::new();
+        let mut adj_decls = TokenStream::new();
+        let mut sinks = TokenStream::new();
+        for p in &self.sig.params {
+            params.push(self.param_decl(p));
+            let n = &p.name;
+            let k = format_ident!("__ad_k_{}", n);
+            let b = adjoint_name(n);
+            let s = format_ident!("__ad_s_{}", n);
+            match &p.shape {
+                Shape::Scalar => {
+                    let ty = p.ty.as_ref().unwrap();
+                    params.push(quote!(#k: impl ::autodiff_core::__private::ScalarSink<#ty>));
+                    adj_decls.extend(quote!(let mut #b = __ad::zero_like(&#n);));
+                    sinks.extend(quote!(__ad::ScalarSink::add(#k, #b);));
+                }
+                Shape::Slice { .. } => {
+                    let e = p.elem.as_ref().unwrap();
+                    params.push(quote!(mut #k: impl ::autodiff_core::__private::SliceShadow<#e>));
+                    convert.extend(quote!(
+                        let mut #s = ::std::vec::Vec::new();
+                        let #b: &mut [#e] = __ad::slice_shadow(&mut #k, &mut #s, #n.len());
+                    ));
+                }
+                Shape::Struct { .. } => {
+                    let inner = referent(p);
+                    params.push(
+                        quote!(mut #k: impl ::autodiff_core::__private::StructShadowMut<#inner>),
+                    );
+                    convert.extend(
+                        quote!(let #b: &mut #inner = __ad::StructShadowMut::shadow_mut(&mut #k);),
+                    );
+                }
+                Shape::Other => params.push(quote!(#k: impl ::core::marker::Sized)),
+            }
+        }
+        let r = ret_type(&self.sig.ret);
+        let has_ret = !matches!(self.sig.ret, Ret::Unit);
+        let seed = if has_ret {
+            params.push(quote!(__ad_dret: impl ::autodiff_core::__private::ScalarTangent<#r>));
+            convert.extend(quote!(let __ad_dret: #r = __ad::ScalarTangent::tangent(__ad_dret);));
+            Some(quote!(__ad_dret))
+        } else {
+            params.push(quote!(__ad_dret: impl ::core::marker::Sized));
+            None
+        };
+        let core = self.reverse_core(&an, seed, adj_decls, quote!());
+        let name = self.protocol_name("rev");
+        let (gens, wh) = self.generics();
+        quote! {
+            #[doc(hidden)]
+            #[inline]
+            #[allow(unused, unused_mut, unused_parens, non_snake_case, clippy::all)]
+            pub fn #name #gens (#(#params),*) #wh {
+                use ::autodiff_core::__private as __ad;
+                #convert
+                #core
+                #sinks
+            }
+        }
+    }
+}

@@ -1,0 +1,387 @@
+//! Forward mode: each active value is paired with its tangent, computed right after it.
+
+use crate::analysis::Analysis;
+use crate::calls::{Refs, forward_call, primal_call};
+use crate::ir::*;
+use proc_macro2::{Ident, TokenStream};
+use quote::{format_ident, quote};
+
+pub struct Forward<'a> {
+    pub an: &'a Analysis,
+    pub refs: Refs<'a>,
+}
+
+/// The primal value of an operation (calls excepted).
+pub fn primal_op(op: &Op) -> TokenStream {
+    match op {
+        Op::Use(o) => o.primal(),
+        Op::Neg(o) => {
+            let o = o.primal();
+            quote!(-#o)
+        }
+        Op::Bin(b, x, y) => {
+            let (x, y) = (x.primal(), y.primal());
+            match b {
+                BinOp::Add => quote!(#x + #y),
+                BinOp::Sub => quote!(#x - #y),
+                BinOp::Mul => quote!(#x * #y),
+                BinOp::Div => quote!(#x / #y),
+            }
+        }
+        Op::Math(name, ops) => {
+            let m = format_ident!("{}", name);
+            let recv = ops[0].primal();
+            let rest: Vec<TokenStream> = ops[1..].iter().map(Operand::primal).collect();
+            quote!(#recv.#m(#(#rest),*))
+        }
+        Op::Cast(o, ty) => {
+            let o = o.primal();
+            quote!(#o as #ty)
+        }
+        Op::Load(p) => p.primal(),
+        Op::Inactive(t) | Op::NewVec(t) => t.clone(),
+        Op::VecRepeat(o, n) => {
+            let o = o.primal();
+            quote!(::std::vec![#o; #n])
+        }
+        Op::ArrRepeat(o, n) => {
+            let o = o.primal();
+            quote!([#o; #n])
+        }
+        Op::ArrLit(ops, is_vec) => {
+            let ops: Vec<TokenStream> = ops.iter().map(Operand::primal).collect();
+            if *is_vec {
+                quote!(::std::vec![#(#ops),*])
+            } else {
+                quote!([#(#ops),*])
+            }
+        }
+        Op::CloneOf(p) => {
+            let p = p.primal();
+            quote!(<[_]>::to_vec(&#p[..]))
+        }
+        Op::Call(_) => unreachable!("calls are rendered with their arguments"),
+    }
+}
+
+/// The partial derivatives of a builtin method as an expression (`__ad::d::sin(x, v)`).
+pub fn partials(name: &str, ops: &[Operand], out: TokenStream) -> TokenStream {
+    let f = format_ident!("{}", name);
+    let args: Vec<TokenStream> = ops.iter().map(Operand::primal).collect();
+    quote!(__ad::d::#f(#(#args,)* #out))
+}
+
+/// Indices of the operands of a builtin method that carry a derivative.
+pub fn diff_operands(name: &str, ops: &[Operand]) -> Vec<usize> {
+    (0..ops.len())
+        .filter(|&i| !crate::builtins::math_arg_is_inert(name, i))
+        .collect()
+}
+
+/// `p.i` for a tuple of partials, or `p` when there is one.
+pub fn partial_at(p: &Ident, i: usize, n: usize) -> TokenStream {
+    if n == 1 {
+        quote!(#p)
+    } else {
+        let i = syn::Index::from(i);
+        quote!(#p.#i)
+    }
+}
+
+impl Forward<'_> {
+    fn tan(&self, o: &Operand) -> Option<TokenStream> {
+        if self.an.operand_active(o) {
+            let t = tangent_name(o.var().unwrap());
+            Some(quote!(#t))
+        } else {
+            None
+        }
+    }
+
+    fn tan_or_zero(&self, o: &Operand) -> TokenStream {
+        self.tan(o).unwrap_or_else(|| {
+            let p = o.primal();
+            quote!(__ad::zero_like(&#p))
+        })
+    }
+
+    /// The tangent of `var = op`, or `None` when it is zero.
+    fn tangent_op(&self, op: &Op, var: &TokenStream) -> Option<TokenStream> {
+        match op {
+            Op::Use(o) => self.tan(o),
+            Op::Neg(o) => self.tan(o).map(|t| quote!(-#t)),
+            Op::Bin(b, x, y) => {
+                let (tx, ty) = (self.tan(x), self.tan(y));
+                let (px, py) = (x.primal(), y.primal());
+                match (b, tx, ty) {
+                    (_, None, None) => None,
+                    (BinOp::Add, Some(a), Some(b)) => Some(quote!(#a + #b)),
+                    (BinOp::Add, Some(a), None) | (BinOp::Add, None, Some(a)) => Some(a),
+                    (BinOp::Sub, Some(a), Some(b)) => Some(quote!(#a - #b)),
+                    (BinOp::Sub, Some(a), None) => Some(a),
+                    (BinOp::Sub, None, Some(b)) => Some(quote!(-#b)),
+                    (BinOp::Mul, Some(a), Some(b)) => Some(quote!(#a * #py + #px * #b)),
+                    (BinOp::Mul, Some(a), None) => Some(quote!(#a * #py)),
+                    (BinOp::Mul, None, Some(b)) => Some(quote!(#px * #b)),
+                    (BinOp::Div, Some(a), Some(b)) => Some(quote!((#a - #var * #b) / #py)),
+                    (BinOp::Div, Some(a), None) => Some(quote!(#a / #py)),
+                    (BinOp::Div, None, Some(b)) => Some(quote!(-(#var * #b) / #py)),
+                }
+            }
+            Op::Math(name, ops) => {
+                let idx = diff_operands(name, ops);
+                let terms: Vec<(usize, TokenStream)> = idx
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(k, &i)| self.tan(&ops[i]).map(|t| (k, t)))
+                    .collect();
+                if terms.is_empty() {
+                    return None;
+                }
+                let p = format_ident!("__ad_p");
+                let ps = partials(name, ops, var.clone());
+                let n = idx.len();
+                let sum: Vec<TokenStream> = terms
+                    .iter()
+                    .map(|(k, t)| {
+                        let pk = partial_at(&p, *k, n);
+                        quote!(#pk * #t)
+                    })
+                    .collect();
+                Some(quote!({ let #p = #ps; #(#sum)+* }))
+            }
+            Op::Cast(o, ty) => self.tan(o).map(|t| quote!(#t as #ty)),
+            Op::Load(p) => self.an.place_active(p).then(|| p.tangent()),
+            Op::VecRepeat(o, n) => {
+                let t = self.tan_or_zero(o);
+                Some(quote!(::std::vec![#t; #n]))
+            }
+            Op::ArrRepeat(o, n) => {
+                let t = self.tan_or_zero(o);
+                Some(quote!([#t; #n]))
+            }
+            Op::ArrLit(ops, is_vec) => {
+                let ts: Vec<TokenStream> = ops.iter().map(|o| self.tan_or_zero(o)).collect();
+                Some(if *is_vec {
+                    quote!(::std::vec![#(#ts),*])
+                } else {
+                    quote!([#(#ts),*])
+                })
+            }
+            Op::NewVec(t) => Some(t.clone()),
+            Op::CloneOf(p) => self.an.place_active(p).then(|| {
+                let t = p.tangent();
+                quote!(<[_]>::to_vec(&#t[..]))
+            }),
+            Op::Inactive(_) => None,
+            Op::Call(_) => unreachable!("calls are handled by the caller"),
+        }
+    }
+
+    pub fn block(&self, b: &Block) -> TokenStream {
+        b.iter().map(|s| self.stmt(s)).collect()
+    }
+
+    fn stmt(&self, s: &Stmt) -> TokenStream {
+        match s {
+            Stmt::Let { var, mutable, op } => {
+                let m = if *mutable { quote!(mut) } else { quote!() };
+                let active = self.an.is_active(var);
+                let dv = tangent_name(var);
+                if let Op::Call(c) = op {
+                    return if self.an.call_active(c) {
+                        let call = forward_call(c, self.an, &self.refs);
+                        if active {
+                            quote!(let (#m #var, #m #dv) = #call;)
+                        } else {
+                            quote!(let #m #var = #call.0;)
+                        }
+                    } else {
+                        let call = primal_call(c, &self.refs);
+                        quote!(let #m #var = #call;)
+                    };
+                }
+                let p = primal_op(op);
+                if !active {
+                    return quote!(let #m #var = #p;);
+                }
+                let t = self
+                    .tangent_op(op, &quote!(#var))
+                    .unwrap_or_else(|| quote!(__ad::zero_like(&#var)));
+                quote!(let #m #var = #p; let #m #dv = #t;)
+            }
+            Stmt::LetTuple { vars, op } => self.let_tuple(vars, op),
+            Stmt::Assign { place, kind, val } => self.assign(place, *kind, val),
+            Stmt::Push { place, val } => {
+                let (p, v) = (place.primal(), val.primal());
+                let mut out = quote!(#p.push(#v););
+                if self.an.place_active(place) {
+                    let t = place.tangent();
+                    let tv = self.tan_or_zero(val);
+                    out.extend(quote!(#t.push(#tv);));
+                }
+                out
+            }
+            Stmt::Fill { place, val } => {
+                let (p, v) = (place.primal(), val.primal());
+                let mut out = quote!(#p.fill(#v););
+                if self.an.place_active(place) {
+                    let t = place.tangent();
+                    let tv = self.tan_or_zero(val);
+                    out = quote!(#t.fill(#tv); #out);
+                }
+                out
+            }
+            Stmt::CopyFrom { dst, src } => {
+                let (d, s) = (dst.primal(), src.primal());
+                let mut out = quote!(#d.copy_from_slice(&#s[..]););
+                if self.an.place_active(dst) {
+                    let td = dst.tangent();
+                    if self.an.place_active(src) {
+                        let ts = src.tangent();
+                        out.extend(quote!(#td.copy_from_slice(&#ts[..]);));
+                    } else {
+                        out.extend(quote!(__ad::fill_zero(&mut #td[..]);));
+                    }
+                }
+                out
+            }
+            Stmt::CallStmt(c) => {
+                if self.an.call_active(c) {
+                    let call = forward_call(c, self.an, &self.refs);
+                    quote!(let _ = #call;)
+                } else {
+                    let call = primal_call(c, &self.refs);
+                    quote!(#call;)
+                }
+            }
+            Stmt::If {
+                cond,
+                then,
+                els,
+                outs,
+                then_vals,
+                else_vals,
+            } => {
+                let tb = self.block(then);
+                let eb = self.block(els);
+                if outs.is_empty() {
+                    return quote!(if #cond { #tb } else { #eb });
+                }
+                let (pat, tv, ev) = self.branch_values(outs, then_vals, else_vals);
+                quote!(let (#(#pat),*) = if #cond { #tb (#(#tv),*) } else { #eb (#(#ev),*) };)
+            }
+            Stmt::For {
+                pat,
+                iter,
+                body,
+                exit,
+            } => {
+                let b = self.block(body);
+                let ex = exit.as_ref().map(|e| quote!(if #e { break; }));
+                quote!(for #pat in #iter { #b #ex })
+            }
+            Stmt::Loop { body, exit } => {
+                let b = self.block(body);
+                quote!(loop { #b if #exit { break; } })
+            }
+            Stmt::Inactive(t) => t.clone(),
+        }
+    }
+
+    fn branch_values(
+        &self,
+        outs: &[Ident],
+        then_vals: &[Operand],
+        else_vals: &[Operand],
+    ) -> (Vec<TokenStream>, Vec<TokenStream>, Vec<TokenStream>) {
+        let mut pat = Vec::new();
+        let mut tv = Vec::new();
+        let mut ev = Vec::new();
+        for ((o, a), b) in outs.iter().zip(then_vals).zip(else_vals) {
+            pat.push(quote!(#o));
+            tv.push(a.primal());
+            ev.push(b.primal());
+            if self.an.is_active(o) {
+                let d = tangent_name(o);
+                pat.push(quote!(#d));
+                tv.push(self.tan_or_zero(a));
+                ev.push(self.tan_or_zero(b));
+            }
+        }
+        (pat, tv, ev)
+    }
+
+    fn let_tuple(&self, vars: &[Ident], op: &Op) -> TokenStream {
+        let active = vars.iter().any(|v| self.an.is_active(v));
+        let dvars: Vec<Ident> = vars.iter().map(tangent_name).collect();
+        match op {
+            Op::Call(c) if self.an.call_active(c) => {
+                let call = forward_call(c, self.an, &self.refs);
+                quote!(let ((#(#vars),*), (#(#dvars),*)) = #call;)
+            }
+            Op::Call(c) => {
+                let call = primal_call(c, &self.refs);
+                quote!(let (#(#vars),*) = #call;)
+            }
+            Op::Use(o) => {
+                let p = o.primal();
+                match self.tan(o) {
+                    Some(t) if active => quote!(let (#(#vars),*) = #p; let (#(#dvars),*) = #t;),
+                    _ if active => {
+                        quote!(let (#(#vars),*) = #p; #(let #dvars = __ad::zero_like(&#vars);)*)
+                    }
+                    _ => quote!(let (#(#vars),*) = #p;),
+                }
+            }
+            Op::Math(name, ops) if name == "sin_cos" => {
+                let p = primal_op(op);
+                let (s, c) = (&vars[0], &vars[1]);
+                let (ds, dc) = (&dvars[0], &dvars[1]);
+                match self.tan(&ops[0]) {
+                    Some(t) if active => {
+                        quote!(let (#s, #c) = #p; let #ds = #t * #c; let #dc = -(#t * #s);)
+                    }
+                    _ if active => {
+                        quote!(let (#s, #c) = #p; let #ds = __ad::zero_like(&#s); let #dc = __ad::zero_like(&#c);)
+                    }
+                    _ => quote!(let (#s, #c) = #p;),
+                }
+            }
+            _ => {
+                let p = primal_op(op);
+                quote!(let (#(#vars),*) = #p;)
+            }
+        }
+    }
+
+    fn assign(&self, place: &Place, kind: AssignKind, val: &Operand) -> TokenStream {
+        let p = place.primal();
+        let v = val.primal();
+        let primal = match kind {
+            AssignKind::Set => quote!(#p = #v;),
+            AssignKind::Add => quote!(#p += #v;),
+            AssignKind::Sub => quote!(#p -= #v;),
+            AssignKind::Mul => quote!(#p *= #v;),
+            AssignKind::Div => quote!(#p /= #v;),
+        };
+        if !self.an.place_active(place) {
+            return primal;
+        }
+        let t = place.tangent();
+        let tv = self.tan(val);
+        let tangent = match (kind, tv) {
+            (AssignKind::Set, Some(tv)) => quote!(#t = #tv;),
+            (AssignKind::Set, None) => quote!(#t = __ad::zero_like(&#t);),
+            (AssignKind::Add, Some(tv)) => quote!(#t += #tv;),
+            (AssignKind::Sub, Some(tv)) => quote!(#t -= #tv;),
+            (AssignKind::Add | AssignKind::Sub, None) => quote!(),
+            (AssignKind::Mul, Some(tv)) => quote!(#t = #t * #v + #p * #tv;),
+            (AssignKind::Mul, None) => quote!(#t = #t * #v;),
+            (AssignKind::Div, Some(tv)) => quote!(#t = (#t - #p / #v * #tv) / #v;),
+            (AssignKind::Div, None) => quote!(#t = #t / #v;),
+        };
+        // The tangent update reads the old primal value, so it comes first.
+        quote!(#tangent #primal)
+    }
+}

@@ -1,0 +1,257 @@
+//! The intermediate representation that the transformations work on.
+//!
+//! A differentiated body is lowered to structured statements in three-address form: every
+//! float operation is a `let` of one [`Op`] over [`Operand`]s, every write is an
+//! [`Stmt::Assign`] to a [`Place`], and control flow is `if`, counted `for` and `loop`.
+//! Everything that cannot carry a derivative (indices, conditions, loop bounds, integer
+//! arithmetic) is kept as Rust tokens and evaluated as the user wrote it. Every local has a
+//! unique name, so shadowing is gone and a tangent or adjoint can be named after its
+//! primal.
+
+use proc_macro2::{Ident, TokenStream};
+use quote::{format_ident, quote};
+
+/// An input of an operation: a local variable, or an expression with no derivative.
+#[derive(Clone, Debug)]
+pub enum Operand {
+    Var(Ident),
+    Lit(TokenStream),
+}
+
+impl Operand {
+    pub fn var(&self) -> Option<&Ident> {
+        match self {
+            Operand::Var(v) => Some(v),
+            Operand::Lit(_) => None,
+        }
+    }
+    /// The primal value as an expression.
+    pub fn primal(&self) -> TokenStream {
+        match self {
+            Operand::Var(v) => quote!(#v),
+            Operand::Lit(t) => quote!((#t)),
+        }
+    }
+}
+
+/// A step from a value to a part of it.
+#[derive(Clone, Debug)]
+pub enum Proj {
+    Field(syn::Member),
+    /// An index or a range, as tokens that carry no derivative.
+    Index(TokenStream),
+}
+
+/// A memory location: a local or parameter, then fields and indices.
+#[derive(Clone, Debug)]
+pub struct Place {
+    pub base: Ident,
+    pub proj: Vec<Proj>,
+}
+
+impl Place {
+    pub fn local(base: Ident) -> Self {
+        Place {
+            base,
+            proj: Vec::new(),
+        }
+    }
+
+    /// This place with its base replaced by `base` (the tangent or adjoint of the base).
+    pub fn render_on(&self, base: TokenStream) -> TokenStream {
+        let mut out = base;
+        for p in &self.proj {
+            out = match p {
+                Proj::Field(m) => quote!(#out.#m),
+                Proj::Index(i) => quote!(#out[#i]),
+            };
+        }
+        out
+    }
+
+    pub fn primal(&self) -> TokenStream {
+        let b = &self.base;
+        self.render_on(quote!(#b))
+    }
+
+    pub fn tangent(&self) -> TokenStream {
+        let b = tangent_name(&self.base);
+        self.render_on(quote!(#b))
+    }
+
+    pub fn adjoint(&self) -> TokenStream {
+        let b = adjoint_name(&self.base);
+        self.render_on(quote!(#b))
+    }
+
+    pub fn is_whole(&self) -> bool {
+        self.proj.is_empty()
+    }
+}
+
+pub fn tangent_name(v: &Ident) -> Ident {
+    format_ident!(
+        "__d_{}",
+        v.to_string().trim_start_matches("r#"),
+        span = v.span()
+    )
+}
+
+pub fn adjoint_name(v: &Ident) -> Ident {
+    format_ident!(
+        "__b_{}",
+        v.to_string().trim_start_matches("r#"),
+        span = v.span()
+    )
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+}
+
+/// How an assignment combines with the old value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AssignKind {
+    Set,
+    Add,
+    Sub,
+    Mul,
+    Div,
+}
+
+/// An argument of a call.
+#[derive(Clone, Debug)]
+pub enum Arg {
+    Val(Operand),
+    /// `&place` or `&mut place`.
+    Ref(Place, bool),
+}
+
+#[derive(Clone, Debug)]
+pub enum Callee {
+    /// A free function or associated function through its path; the derivative
+    /// companions are found on the same-named type (`foo::__ad_fwd`).
+    Path(syn::Path),
+    /// `Type::name(..)` or `Self::name(..)`: companions are `Type::__ad_fwd_name`.
+    Assoc(syn::Path, Ident),
+    /// `recv.name(..)`: companions are methods `__ad_fwd_name` found by method resolution.
+    Method(Place, Ident),
+}
+
+#[derive(Clone, Debug)]
+pub struct Call {
+    pub callee: Callee,
+    pub args: Vec<Arg>,
+}
+
+/// The right-hand side of a `let`.
+#[derive(Clone, Debug)]
+pub enum Op {
+    Use(Operand),
+    Neg(Operand),
+    Bin(BinOp, Operand, Operand),
+    /// A builtin float method; the receiver is the first operand.
+    Math(String, Vec<Operand>),
+    /// `x as f32` / `x as f64` of a float.
+    Cast(Operand, syn::Type),
+    Load(Place),
+    Call(Call),
+    /// An expression with no derivative, evaluated as written.
+    Inactive(TokenStream),
+    /// `vec![v; n]`
+    VecRepeat(Operand, TokenStream),
+    /// `[v; N]`
+    ArrRepeat(Operand, TokenStream),
+    /// `[a, b, c]` or `vec![a, b, c]`
+    ArrLit(Vec<Operand>, bool),
+    /// An empty vector (`Vec::new()`, `Vec::with_capacity(n)`): the tokens build it.
+    NewVec(TokenStream),
+    /// An owned copy of a place (`x.to_vec()`, `x.clone()`).
+    CloneOf(Place),
+}
+
+#[derive(Clone, Debug)]
+pub enum Stmt {
+    Let {
+        var: Ident,
+        mutable: bool,
+        op: Op,
+    },
+    /// `let (a, b) = op;` for operations with several results (`sin_cos`, calls).
+    LetTuple {
+        vars: Vec<Ident>,
+        op: Op,
+    },
+    Assign {
+        place: Place,
+        kind: AssignKind,
+        val: Operand,
+    },
+    /// `place.push(val)`
+    Push {
+        place: Place,
+        val: Operand,
+    },
+    /// `place.fill(val)`
+    Fill {
+        place: Place,
+        val: Operand,
+    },
+    /// `dst.copy_from_slice(&src)`
+    CopyFrom {
+        dst: Place,
+        src: Place,
+    },
+    /// A call whose result is discarded.
+    CallStmt(Call),
+    /// `let (outs..) = if cond { then; then_vals } else { els; else_vals };`
+    If {
+        cond: TokenStream,
+        then: Block,
+        els: Block,
+        outs: Vec<Ident>,
+        then_vals: Vec<Operand>,
+        else_vals: Vec<Operand>,
+    },
+    /// `for pat in iter { body }`, leaving after an iteration where `exit` holds.
+    For {
+        pat: Ident,
+        iter: TokenStream,
+        body: Block,
+        exit: Option<TokenStream>,
+    },
+    /// `loop { body }`, leaving after an iteration where `exit` holds.
+    Loop {
+        body: Block,
+        exit: TokenStream,
+    },
+    /// A statement with no derivative (`assert!`, `println!`), evaluated as written.
+    Inactive(TokenStream),
+}
+
+pub type Block = Vec<Stmt>;
+
+/// What a local binding holds, as far as the shape of its shadow is concerned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VarKind {
+    /// A scalar (float, integer or bool) held by value.
+    Scalar,
+    /// A reference parameter (`&[f64]`, `&mut Model`, `&self`): its shadow is a reference.
+    Ref { mutable: bool },
+    /// An owned buffer (`Vec`, array): its shadow is an owned buffer of the same shape.
+    Buffer,
+}
+
+/// A lowered function body.
+#[derive(Debug)]
+pub struct Body {
+    pub block: Block,
+    /// The returned value (`Lit(())` for unit).
+    pub ret: Vec<Operand>,
+    /// True when the function returns a tuple (`ret` lists its elements).
+    pub ret_tuple: bool,
+}

@@ -1,0 +1,59 @@
+//! Procedural macros of autodiff-rs. Use them through `autodiff_core`, which re-exports
+//! them together with the runtime the generated code needs.
+//!
+//! The pipeline is `signature` and `activity` (parse) → `lower` (syntax to IR) →
+//! `analysis` (activity, needed values) → `forward` / `reverse` (derivative code) →
+//! `expand` (companions and calling protocol). See `ARCHITECTURE.md` in the repository.
+
+mod activity;
+mod analysis;
+mod builtins;
+mod calls;
+mod expand;
+mod forward;
+mod ir;
+mod lower;
+mod reverse;
+mod signature;
+
+use activity::Mode;
+use expand::{Trigger, expand};
+use proc_macro::TokenStream;
+
+/// Generates a forward-mode companion: `#[autodiff_forward(NAME, ACTIVITIES..)]`.
+///
+/// One activity per parameter (`Dual` or `Const`), then one for the return value
+/// (`Dual`, `DualOnly` or `Const`), left out when the function returns `()`. After each
+/// `Dual` parameter the companion takes its tangent, of the same type. See the
+/// `autodiff_core` documentation for examples.
+#[proc_macro_attribute]
+pub fn autodiff_forward(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand(Trigger::Companion(Mode::Forward, args.into()), item.into()).into()
+}
+
+/// Generates a reverse-mode companion: `#[autodiff_reverse(NAME, ACTIVITIES..)]`.
+///
+/// One activity per parameter (`Active` for floats by value, `Duplicated` for references,
+/// or `Const`), then one for the return value (`Active`, `ActiveOnly` or `Const`), left
+/// out when the function returns `()`. After each `Duplicated` parameter the companion
+/// takes a `&mut` shadow into which the gradient is added; an `Active` return adds a last
+/// parameter, the seed. It returns the primal value (unless `ActiveOnly`) and the adjoints
+/// of the `Active` parameters.
+#[proc_macro_attribute]
+pub fn autodiff_reverse(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand(Trigger::Companion(Mode::Reverse, args.into()), item.into()).into()
+}
+
+/// Makes a function or method callable from other differentiated code, in every mode,
+/// without generating a named companion.
+#[proc_macro_attribute]
+pub fn differentiable(args: TokenStream, item: TokenStream) -> TokenStream {
+    let args: proc_macro2::TokenStream = args.into();
+    if !args.is_empty() {
+        let err = syn::Error::new_spanned(&args, "`#[differentiable]` takes no arguments")
+            .to_compile_error();
+        let item: proc_macro2::TokenStream = item.into();
+        return quote::quote!(#err #item).into();
+    }
+    expand(Trigger::Differentiable, item.into()).into()
+}

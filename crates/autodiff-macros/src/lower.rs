@@ -1,0 +1,2321 @@
+//! Lowering: Rust syntax to the IR of [`crate::ir`].
+//!
+//! This pass gives every local a unique name, splits float expressions into one operation
+//! per `let`, turns iterator chains and `for` loops over slices into counted loops over
+//! indices, inlines local closures at their calls, and replaces `break`, `continue` and
+//! early `return` by flags, so that every block runs to its end and the reverse sweep can
+//! retrace it. Anything that cannot carry a derivative (indices, conditions, integer
+//! arithmetic) stays Rust tokens, with its locals renamed.
+
+use crate::builtins::{is_inert_macro, is_inert_method, math_arg_is_inert, math_arity};
+use crate::ir::*;
+use crate::signature::{Param, Ret, Shape, SigInfo, is_float_type};
+use proc_macro2::{Ident, Span, TokenStream, TokenTree};
+use quote::{ToTokens, quote, quote_spanned};
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+use syn::spanned::Spanned;
+use syn::visit_mut::VisitMut;
+use syn::{Expr, Pat};
+
+type Result<T> = syn::Result<T>;
+
+fn unsupported<T>(span: impl Spanned, what: &str) -> Result<T> {
+    Err(syn::Error::new(
+        span.span(),
+        format!("{what} is not supported in differentiated code"),
+    ))
+}
+
+/// A lowered value.
+#[derive(Clone, Debug)]
+enum Val {
+    Op(Operand),
+    /// A place not yet read: `x[i]`, `p.w`, a reference parameter, an element alias.
+    Place(Place, bool),
+    Tuple(Vec<Val>),
+}
+
+#[derive(Clone, Debug)]
+struct ClosureDef {
+    params: Vec<Pat>,
+    body: Expr,
+    scopes: Vec<HashMap<String, Binding>>,
+}
+
+#[derive(Clone, Debug)]
+enum Binding {
+    Var(Ident),
+    /// A reference to a place (`let r = &x[a..b];`, an element of `x.iter()`).
+    Alias(Place, bool),
+    Closure(Rc<ClosureDef>),
+    Tuple(Vec<Val>),
+}
+
+struct LoopCtl {
+    brk: Ident,
+    cont: Ident,
+}
+
+struct RetCtl {
+    flag: Ident,
+    vals: Vec<Ident>,
+}
+
+pub struct Lowerer {
+    scopes: Vec<HashMap<String, Binding>>,
+    out: Vec<Block>,
+    counter: usize,
+    floats: HashSet<String>,
+    /// Kind of every local, by unique name.
+    pub kinds: HashMap<String, VarKind>,
+    loops: Vec<LoopCtl>,
+    ret: Option<RetCtl>,
+}
+
+/// A parsed iterator source.
+enum Source {
+    /// Elements of a place, by index.
+    Slice(Place, bool),
+    /// `chunks(k)` / `chunks_exact(k)` of a place.
+    Chunks(Place, bool, TokenStream, bool),
+    /// A range (with `rev()`/`step_by()`), iterated as written.
+    Range(TokenStream),
+}
+
+enum Adapter {
+    Map(Expr),
+    Zip(Box<Chain>),
+    Enumerate,
+    Copied,
+}
+
+struct Chain {
+    source: Source,
+    adapters: Vec<Adapter>,
+}
+
+impl Lowerer {
+    pub fn new(sig: &SigInfo) -> Self {
+        let mut scope = HashMap::new();
+        let mut kinds = HashMap::new();
+        for p in &sig.params {
+            scope.insert(p.name.to_string(), Binding::Var(p.name.clone()));
+            kinds.insert(p.name.to_string(), param_kind(p));
+        }
+        Lowerer {
+            scopes: vec![scope],
+            out: vec![Vec::new()],
+            counter: 0,
+            floats: sig.float_params.clone(),
+            kinds,
+            loops: Vec::new(),
+            ret: None,
+        }
+    }
+
+    fn fresh(&mut self, base: &str, span: Span) -> Ident {
+        self.counter += 1;
+        let base = base.trim_start_matches("r#").trim_start_matches('_');
+        Ident::new(&format!("__ad{}_{}", self.counter, base), span)
+    }
+
+    fn emit(&mut self, s: Stmt) {
+        self.out.last_mut().expect("an open block").push(s);
+    }
+
+    fn lookup(&self, name: &str) -> Option<&Binding> {
+        self.scopes.iter().rev().find_map(|s| s.get(name))
+    }
+
+    fn bind(&mut self, name: &Ident, b: Binding) {
+        self.scopes
+            .last_mut()
+            .expect("a scope")
+            .insert(name.to_string(), b);
+    }
+
+    fn temp(&mut self, span: Span) -> Ident {
+        let v = self.fresh("t", span);
+        self.kinds.insert(v.to_string(), VarKind::Scalar);
+        v
+    }
+
+    /// Emits `let tmp = op;` and returns `tmp`.
+    fn let_op(&mut self, op: Op, span: Span) -> Operand {
+        let var = self.temp(span);
+        self.emit(Stmt::Let {
+            var: var.clone(),
+            mutable: false,
+            op,
+        });
+        Operand::Var(var)
+    }
+
+    fn in_block<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<(Block, T)> {
+        self.out.push(Vec::new());
+        self.scopes.push(HashMap::new());
+        let r = f(self);
+        self.scopes.pop();
+        let block = self.out.pop().expect("the block just opened");
+        r.map(|t| (block, t))
+    }
+
+    // ---------------------------------------------------------------- the function body
+
+    pub fn lower_body(
+        mut self,
+        body: &syn::Block,
+        sig: &SigInfo,
+    ) -> Result<(Body, HashMap<String, VarKind>)> {
+        let has_return = contains_return(body);
+        let ret_len = match &sig.ret {
+            Ret::Unit => 0,
+            Ret::Ty(syn::Type::Tuple(t)) => t.elems.len(),
+            Ret::Ty(_) => 1,
+        };
+        let ret_tuple = matches!(&sig.ret, Ret::Ty(syn::Type::Tuple(_)));
+        if has_return {
+            let flag = self.fresh("returned", Span::call_site());
+            self.kinds.insert(flag.to_string(), VarKind::Scalar);
+            self.emit(Stmt::Let {
+                var: flag.clone(),
+                mutable: true,
+                op: Op::Inactive(quote!(false)),
+            });
+            let mut vals = Vec::new();
+            let tys: Vec<syn::Type> = match &sig.ret {
+                Ret::Unit => vec![],
+                Ret::Ty(syn::Type::Tuple(t)) => t.elems.iter().cloned().collect(),
+                Ret::Ty(t) => vec![t.clone()],
+            };
+            for ty in tys {
+                let v = self.fresh("retval", Span::call_site());
+                self.kinds.insert(v.to_string(), VarKind::Scalar);
+                self.emit(Stmt::Let {
+                    var: v.clone(),
+                    mutable: true,
+                    op: Op::Inactive(quote!(<#ty as ::core::default::Default>::default())),
+                });
+                vals.push(v);
+            }
+            self.ret = Some(RetCtl { flag, vals });
+        }
+        let tail = self.lower_stmts(&body.stmts, true)?;
+        let ret = if let Some(ctl) = &self.ret {
+            ctl.vals.iter().cloned().map(Operand::Var).collect()
+        } else {
+            match tail {
+                Some(v) => self.flatten(v, ret_len)?,
+                None if ret_len == 0 => vec![],
+                None => {
+                    return Err(syn::Error::new(
+                        body.span(),
+                        "the function's value must be its last expression or a `return`",
+                    ));
+                }
+            }
+        };
+        let block = self.out.pop().expect("the body block");
+        Ok((
+            Body {
+                block,
+                ret,
+                ret_tuple,
+            },
+            self.kinds,
+        ))
+    }
+
+    /// The scalar operands of a value of `n` elements (a tuple when `n > 1`).
+    fn flatten(&mut self, v: Val, n: usize) -> Result<Vec<Operand>> {
+        match v {
+            Val::Tuple(items) if n != 1 => {
+                let mut out = Vec::new();
+                for it in items {
+                    out.push(self.operand(it, Span::call_site())?);
+                }
+                Ok(out)
+            }
+            v if n == 0 => {
+                // A unit value: nothing to return, but it may have been computed.
+                let _ = v;
+                Ok(vec![])
+            }
+            v if n == 1 => Ok(vec![self.operand(v, Span::call_site())?]),
+            Val::Op(Operand::Var(t)) => {
+                // A call returning a tuple: destructure it.
+                let vars: Vec<Ident> = (0..n).map(|_| self.temp(t.span())).collect();
+                self.emit(Stmt::LetTuple {
+                    vars: vars.clone(),
+                    op: Op::Use(Operand::Var(t)),
+                });
+                Ok(vars.into_iter().map(Operand::Var).collect())
+            }
+            _ => Err(syn::Error::new(Span::call_site(), "expected a tuple value")),
+        }
+    }
+
+    /// Lowers statements; returns the value of the tail expression, if any. After a
+    /// statement that may leave the block (`return`, `break`, `continue`), the rest is
+    /// guarded by the exit flags. With `tail_is_return` (the function's own body), a tail
+    /// value becomes the return value when the function also returns early.
+    fn lower_stmts(&mut self, stmts: &[syn::Stmt], tail_is_return: bool) -> Result<Option<Val>> {
+        for (i, s) in stmts.iter().enumerate() {
+            let is_last = i + 1 == stmts.len();
+            if is_last {
+                if let syn::Stmt::Expr(e, None) = s {
+                    if is_unit_valued(e) {
+                        self.lower_expr_stmt(e)?;
+                        return Ok(None);
+                    }
+                    let v = self.lower_expr(e)?;
+                    if tail_is_return && self.ret.is_some() {
+                        self.assign_return(v, e.span())?;
+                        return Ok(None);
+                    }
+                    return Ok(Some(v));
+                }
+            }
+            self.lower_stmt(s)?;
+            if !is_last && stmt_may_exit(s) {
+                let cond = self.exit_flags();
+                let rest = &stmts[i + 1..];
+                let (then, tail) = self.in_block(|l| l.lower_stmts(rest, tail_is_return))?;
+                if tail.is_some() {
+                    return Err(syn::Error::new(
+                        stmts[i].span(),
+                        "a block whose value follows a possible `break`, `continue` or `return` is not supported",
+                    ));
+                }
+                self.emit(guard(cond, then));
+                return Ok(None);
+            }
+        }
+        Ok(None)
+    }
+
+    /// `!(flag || ..)` for the flags that can be set at this point.
+    fn exit_flags(&self) -> TokenStream {
+        let mut flags = Vec::new();
+        if let Some(r) = &self.ret {
+            flags.push(r.flag.clone());
+        }
+        if let Some(l) = self.loops.last() {
+            flags.push(l.brk.clone());
+            flags.push(l.cont.clone());
+        }
+        quote!(!(#(#flags)||*))
+    }
+
+    fn assign_return(&mut self, v: Val, span: Span) -> Result<()> {
+        let ctl = self.ret.as_ref().expect("return control");
+        let vals = ctl.vals.clone();
+        let flag = ctl.flag.clone();
+        let ops = self.flatten(v, vals.len())?;
+        for (var, o) in vals.iter().zip(ops) {
+            self.emit(Stmt::Assign {
+                place: Place::local(var.clone()),
+                kind: AssignKind::Set,
+                val: o,
+            });
+        }
+        let _ = span;
+        self.emit(Stmt::Assign {
+            place: Place::local(flag),
+            kind: AssignKind::Set,
+            val: Operand::Lit(quote!(true)),
+        });
+        Ok(())
+    }
+
+    fn lower_stmt(&mut self, s: &syn::Stmt) -> Result<()> {
+        match s {
+            syn::Stmt::Local(l) => self.lower_local(l),
+            syn::Stmt::Expr(e, _) => self.lower_expr_stmt(e),
+            syn::Stmt::Macro(m) => self.lower_macro_stmt(&m.mac),
+            syn::Stmt::Item(i) => unsupported(i, "an item inside a function body"),
+        }
+    }
+
+    fn lower_macro_stmt(&mut self, mac: &syn::Macro) -> Result<()> {
+        let name = mac
+            .path
+            .segments
+            .last()
+            .map(|s| s.ident.to_string())
+            .unwrap_or_default();
+        if is_inert_macro(&name) {
+            let toks = self.render_macro(mac);
+            self.emit(Stmt::Inactive(quote!(#toks;)));
+            Ok(())
+        } else {
+            unsupported(mac, &format!("the macro `{name}!`"))
+        }
+    }
+
+    // ---------------------------------------------------------------- let
+
+    fn lower_local(&mut self, l: &syn::Local) -> Result<()> {
+        let Some(init) = &l.init else {
+            return unsupported(l, "a `let` without an initial value");
+        };
+        if init.diverge.is_some() {
+            return unsupported(l, "`let .. else`");
+        }
+        let (pat, hint) = match &l.pat {
+            Pat::Type(pt) => (&*pt.pat, Some((*pt.ty).clone())),
+            p => (p, None),
+        };
+        let e = strip(&init.expr);
+        if let Pat::Ident(pi) = pat {
+            let name = &pi.ident;
+            let mutable = pi.mutability.is_some();
+            if let Expr::Closure(c) = e {
+                let def = ClosureDef {
+                    params: c.inputs.iter().cloned().collect(),
+                    body: (*c.body).clone(),
+                    scopes: self.scopes.clone(),
+                };
+                self.bind(name, Binding::Closure(Rc::new(def)));
+                return Ok(());
+            }
+            if let Some(op) = self.buffer_init(e)? {
+                let v = self.new_var_unbound(name, VarKind::Buffer);
+                self.emit(Stmt::Let {
+                    var: v.clone(),
+                    mutable,
+                    op,
+                });
+                self.bind(name, Binding::Var(v));
+                return Ok(());
+            }
+            let val = self.lower_expr_hint(e, hint.as_ref())?;
+            return self.bind_let(name, mutable, val, e.span());
+        }
+        let val = self.lower_expr_hint(e, hint.as_ref())?;
+        self.bind_pat(pat, val)
+    }
+
+    fn new_var_unbound(&mut self, name: &Ident, kind: VarKind) -> Ident {
+        let v = self.fresh(&name.to_string(), name.span());
+        self.kinds.insert(v.to_string(), kind);
+        v
+    }
+
+    /// `let name = val;`
+    fn bind_let(&mut self, name: &Ident, mutable: bool, val: Val, span: Span) -> Result<()> {
+        match val {
+            Val::Place(p, m) if !mutable && !is_scalar_place(&p, self) => {
+                self.bind(name, Binding::Alias(p, m));
+                Ok(())
+            }
+            Val::Place(p, _) => {
+                let v = self.new_var_unbound(name, VarKind::Scalar);
+                self.emit(Stmt::Let {
+                    var: v.clone(),
+                    mutable,
+                    op: Op::Load(p),
+                });
+                self.bind(name, Binding::Var(v));
+                Ok(())
+            }
+            Val::Tuple(items) if !mutable => {
+                self.bind(name, Binding::Tuple(items));
+                Ok(())
+            }
+            Val::Tuple(_) => unsupported(span, "a mutable tuple binding"),
+            Val::Op(Operand::Var(t)) if !mutable && self.rename_last_let(&t, name) => Ok(()),
+            Val::Op(o) => {
+                let kind = o
+                    .var()
+                    .and_then(|v| self.kinds.get(&v.to_string()).copied())
+                    .unwrap_or(VarKind::Scalar);
+                let kind = if kind == VarKind::Buffer {
+                    VarKind::Buffer
+                } else {
+                    VarKind::Scalar
+                };
+                let v = self.new_var_unbound(name, kind);
+                let op = match o {
+                    Operand::Lit(t) => Op::Inactive(t),
+                    o => Op::Use(o),
+                };
+                self.emit(Stmt::Let {
+                    var: v.clone(),
+                    mutable,
+                    op,
+                });
+                self.bind(name, Binding::Var(v));
+                Ok(())
+            }
+        }
+    }
+
+    /// When the last statement defines the temporary `t`, names it after the user's
+    /// binding instead of copying it.
+    fn rename_last_let(&mut self, t: &Ident, name: &Ident) -> bool {
+        let Some(Stmt::Let {
+            var,
+            mutable: false,
+            ..
+        }) = self.out.last().and_then(|b| b.last())
+        else {
+            return false;
+        };
+        if var != t || !var.to_string().ends_with("_t") {
+            return false;
+        }
+        let v = self.fresh(&name.to_string(), name.span());
+        let kind = self
+            .kinds
+            .get(&t.to_string())
+            .copied()
+            .unwrap_or(VarKind::Scalar);
+        self.kinds.insert(v.to_string(), kind);
+        if let Some(Stmt::Let { var, .. }) = self.out.last_mut().and_then(|b| b.last_mut()) {
+            *var = v.clone();
+        }
+        self.bind(name, Binding::Var(v));
+        true
+    }
+
+    /// Binds a pattern (of a `let`, a closure parameter or a `for`) to a value.
+    fn bind_pat(&mut self, pat: &Pat, val: Val) -> Result<()> {
+        match pat {
+            Pat::Ident(pi) if pi.subpat.is_none() => {
+                let span = pi.ident.span();
+                self.bind_let(&pi.ident, pi.mutability.is_some(), val, span)
+            }
+            Pat::Type(pt) => self.bind_pat(&pt.pat, val),
+            Pat::Paren(pp) => self.bind_pat(&pp.pat, val),
+            Pat::Wild(_) => Ok(()),
+            Pat::Reference(r) => {
+                let v = match val {
+                    Val::Place(p, _) => Val::Op(self.let_op(Op::Load(p), r.span())),
+                    other => other,
+                };
+                self.bind_pat(&r.pat, v)
+            }
+            Pat::Tuple(t) => {
+                let items = match val {
+                    Val::Tuple(items) => items,
+                    Val::Op(Operand::Var(v)) => {
+                        let vars: Vec<Ident> =
+                            (0..t.elems.len()).map(|_| self.temp(v.span())).collect();
+                        self.emit(Stmt::LetTuple {
+                            vars: vars.clone(),
+                            op: Op::Use(Operand::Var(v)),
+                        });
+                        vars.into_iter().map(|v| Val::Op(Operand::Var(v))).collect()
+                    }
+                    _ => return unsupported(pat, "this tuple pattern"),
+                };
+                if items.len() != t.elems.len() {
+                    return Err(syn::Error::new(
+                        pat.span(),
+                        "tuple pattern of the wrong length",
+                    ));
+                }
+                for (p, v) in t.elems.iter().zip(items) {
+                    self.bind_pat(p, v)?;
+                }
+                Ok(())
+            }
+            _ => unsupported(pat, "this pattern"),
+        }
+    }
+
+    /// Initialisers that create an owned buffer.
+    fn buffer_init(&mut self, e: &Expr) -> Result<Option<Op>> {
+        match e {
+            Expr::Macro(m) if m.mac.path.is_ident("vec") => {
+                if let Ok(r) = m.mac.parse_body_with(parse_repeat) {
+                    let v = self.lower_expr(&r.0)?;
+                    let v = self.operand(v, r.0.span())?;
+                    let n = self.render(&r.1);
+                    return Ok(Some(Op::VecRepeat(v, n)));
+                }
+                let items = m.mac.parse_body_with(
+                    syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated,
+                )?;
+                let mut ops = Vec::new();
+                for it in &items {
+                    let v = self.lower_expr(it)?;
+                    ops.push(self.operand(v, it.span())?);
+                }
+                Ok(Some(Op::ArrLit(ops, true)))
+            }
+            Expr::Repeat(r) => {
+                let v = self.lower_expr(&r.expr)?;
+                let v = self.operand(v, r.span())?;
+                let n = self.render(&r.len);
+                Ok(Some(Op::ArrRepeat(v, n)))
+            }
+            Expr::Array(a) => {
+                let mut ops = Vec::new();
+                for it in &a.elems {
+                    let v = self.lower_expr(it)?;
+                    ops.push(self.operand(v, it.span())?);
+                }
+                Ok(Some(Op::ArrLit(ops, false)))
+            }
+            Expr::Call(c) => {
+                if let Expr::Path(p) = &*c.func {
+                    let segs: Vec<String> = p
+                        .path
+                        .segments
+                        .iter()
+                        .map(|s| s.ident.to_string())
+                        .collect();
+                    if segs.len() >= 2
+                        && segs[segs.len() - 2] == "Vec"
+                        && (segs[segs.len() - 1] == "new"
+                            || segs[segs.len() - 1] == "with_capacity")
+                    {
+                        let toks = self.render(e);
+                        return Ok(Some(Op::NewVec(toks)));
+                    }
+                }
+                Ok(None)
+            }
+            Expr::MethodCall(m)
+                if matches!(
+                    m.method.to_string().as_str(),
+                    "to_vec" | "clone" | "to_owned"
+                ) =>
+            {
+                let recv = self.lower_expr(&m.receiver)?;
+                match recv {
+                    Val::Place(p, _) if !is_scalar_place(&p, self) => Ok(Some(Op::CloneOf(p))),
+                    _ => Ok(None),
+                }
+            }
+            Expr::MethodCall(m) if m.method == "collect" => {
+                let Some(chain) = self.parse_chain(&m.receiver)? else {
+                    return Ok(None);
+                };
+                let v = self.lower_collect(chain, e.span())?;
+                Ok(Some(Op::Use(v)))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    // ---------------------------------------------------------------- statements
+
+    fn lower_expr_stmt(&mut self, e: &Expr) -> Result<()> {
+        let e = strip(e);
+        match e {
+            Expr::Assign(a) => {
+                let place = self.lower_place(&a.left)?;
+                let v = self.lower_expr(&a.right)?;
+                let val = self.operand(v, a.right.span())?;
+                self.emit(Stmt::Assign {
+                    place,
+                    kind: AssignKind::Set,
+                    val,
+                });
+                Ok(())
+            }
+            Expr::Binary(b) if compound_kind(&b.op).is_some() => {
+                let kind = compound_kind(&b.op).unwrap();
+                let place = self.lower_place(&b.left)?;
+                let v = self.lower_expr(&b.right)?;
+                let val = self.operand(v, b.right.span())?;
+                self.emit(Stmt::Assign { place, kind, val });
+                Ok(())
+            }
+            Expr::If(i) => self.lower_if(i, false).map(|_| ()),
+            Expr::Match(m) => self.lower_match(m, false).map(|_| ()),
+            Expr::ForLoop(f) => self.lower_for(f),
+            Expr::While(w) => self.lower_while(w),
+            Expr::Loop(l) => self.lower_loop(l),
+            Expr::Block(b) if b.label.is_none() => {
+                let tail = self.lower_stmts(&b.block.stmts, false)?;
+                if let Some(t) = tail {
+                    let _ = t;
+                }
+                Ok(())
+            }
+            Expr::Return(r) => {
+                if self.ret.is_none() {
+                    return Err(syn::Error::new(
+                        r.span(),
+                        "internal: return without control",
+                    ));
+                }
+                let v = match &r.expr {
+                    Some(e) => self.lower_expr(e)?,
+                    None => Val::Tuple(vec![]),
+                };
+                self.assign_return(v, r.span())
+            }
+            Expr::Break(b) => {
+                if b.label.is_some() || b.expr.is_some() {
+                    return unsupported(b, "`break` with a label or a value");
+                }
+                let Some(l) = self.loops.last() else {
+                    return Err(syn::Error::new(b.span(), "`break` outside a loop"));
+                };
+                let f = l.brk.clone();
+                self.emit(Stmt::Assign {
+                    place: Place::local(f),
+                    kind: AssignKind::Set,
+                    val: Operand::Lit(quote!(true)),
+                });
+                Ok(())
+            }
+            Expr::Continue(c) => {
+                if c.label.is_some() {
+                    return unsupported(c, "`continue` with a label");
+                }
+                let Some(l) = self.loops.last() else {
+                    return Err(syn::Error::new(c.span(), "`continue` outside a loop"));
+                };
+                let f = l.cont.clone();
+                self.emit(Stmt::Assign {
+                    place: Place::local(f),
+                    kind: AssignKind::Set,
+                    val: Operand::Lit(quote!(true)),
+                });
+                Ok(())
+            }
+            Expr::Macro(m) => self.lower_macro_stmt(&m.mac),
+            Expr::MethodCall(m) => self.lower_method_stmt(m),
+            Expr::Call(_) => {
+                let v = self.lower_expr(e)?;
+                self.discard_call_result(v);
+                Ok(())
+            }
+            _ => {
+                let v = self.lower_expr(e)?;
+                let _ = v;
+                Ok(())
+            }
+        }
+    }
+
+    fn lower_method_stmt(&mut self, m: &syn::ExprMethodCall) -> Result<()> {
+        let name = m.method.to_string();
+        match name.as_str() {
+            "push" if m.args.len() == 1 => {
+                let place = self.lower_place(&m.receiver)?;
+                let v = self.lower_expr(&m.args[0])?;
+                let val = self.operand(v, m.args[0].span())?;
+                self.emit(Stmt::Push { place, val });
+                Ok(())
+            }
+            "fill" if m.args.len() == 1 => {
+                let place = self.lower_place(&m.receiver)?;
+                let v = self.lower_expr(&m.args[0])?;
+                let val = self.operand(v, m.args[0].span())?;
+                self.emit(Stmt::Fill { place, val });
+                Ok(())
+            }
+            "copy_from_slice" | "clone_from_slice" if m.args.len() == 1 => {
+                let dst = self.lower_place(&m.receiver)?;
+                let src = match self.lower_expr(&m.args[0])? {
+                    Val::Place(p, _) => p,
+                    _ => return unsupported(&m.args[0], "this source of `copy_from_slice`"),
+                };
+                self.emit(Stmt::CopyFrom { dst, src });
+                Ok(())
+            }
+            "for_each" if m.args.len() == 1 => {
+                let Some(chain) = self.parse_chain(&m.receiver)? else {
+                    return unsupported(m, "`for_each` on this iterator");
+                };
+                let f = m.args[0].clone();
+                self.lower_chain_loop(chain, m.span(), |l, elem| {
+                    l.apply_fn(&f, vec![elem], m.span())?;
+                    Ok(())
+                })
+            }
+            _ => {
+                let v = self.lower_expr(&Expr::MethodCall(m.clone()))?;
+                self.discard_call_result(v);
+                Ok(())
+            }
+        }
+    }
+
+    /// A call whose result is discarded becomes a call statement.
+    fn discard_call_result(&mut self, v: Val) {
+        let Val::Op(Operand::Var(t)) = v else { return };
+        let block = self.out.last_mut().expect("an open block");
+        if let Some(Stmt::Let {
+            var,
+            op: Op::Call(_),
+            ..
+        }) = block.last()
+        {
+            if *var == t {
+                if let Some(Stmt::Let {
+                    op: Op::Call(c), ..
+                }) = block.pop()
+                {
+                    block.push(Stmt::CallStmt(c));
+                }
+            }
+        }
+    }
+
+    fn lower_place(&mut self, e: &Expr) -> Result<Place> {
+        match self.lower_expr(e)? {
+            Val::Place(p, _) => Ok(p),
+            Val::Op(Operand::Var(v)) => Ok(Place::local(v)),
+            _ => unsupported(e, "assigning to this expression"),
+        }
+    }
+
+    // ---------------------------------------------------------------- control flow
+
+    /// Lowers an `if`; with `want`, returns its value.
+    fn lower_if(&mut self, i: &syn::ExprIf, want: bool) -> Result<Option<Val>> {
+        if let Expr::Let(l) = &*i.cond {
+            return unsupported(l, "`if let`");
+        }
+        let cond = self.render(&i.cond);
+        let then_blk = &i.then_branch;
+        let else_expr = i.else_branch.as_ref().map(|(_, e)| (**e).clone());
+        self.lower_branches(
+            cond,
+            Branch::Block(then_blk.clone()),
+            else_expr.map(Branch::Expr),
+            want,
+            i.span(),
+        )
+    }
+
+    fn lower_branches(
+        &mut self,
+        cond: TokenStream,
+        then: Branch,
+        els: Option<Branch>,
+        want: bool,
+        span: Span,
+    ) -> Result<Option<Val>> {
+        let (then_b, tv) = self.in_block(|l| l.lower_branch(&then, want))?;
+        let (else_b, ev) = match els {
+            Some(b) => self.in_block(|l| l.lower_branch(&b, want))?,
+            None => (Vec::new(), None),
+        };
+        if !want {
+            self.emit(Stmt::If {
+                cond,
+                then: then_b,
+                els: else_b,
+                outs: vec![],
+                then_vals: vec![],
+                else_vals: vec![],
+            });
+            return Ok(None);
+        }
+        let (Some(tv), Some(ev)) = (tv, ev) else {
+            return Err(syn::Error::new(
+                span,
+                "an `if` used as a value needs an `else` with a value",
+            ));
+        };
+        // Lower each branch's value to operands inside its block.
+        let n = val_len(&tv);
+        let (then_b, then_vals) = self.reopen(then_b, tv, n)?;
+        let (else_b, else_vals) = self.reopen(else_b, ev, n)?;
+        let outs: Vec<Ident> = (0..n).map(|_| self.temp(span)).collect();
+        self.emit(Stmt::If {
+            cond,
+            then: then_b,
+            els: else_b,
+            outs: outs.clone(),
+            then_vals,
+            else_vals,
+        });
+        let vals: Vec<Val> = outs.into_iter().map(|o| Val::Op(Operand::Var(o))).collect();
+        Ok(Some(if n == 1 {
+            vals.into_iter().next().unwrap()
+        } else {
+            Val::Tuple(vals)
+        }))
+    }
+
+    /// Appends to a lowered block the statements that turn its value into operands.
+    fn reopen(&mut self, block: Block, v: Val, n: usize) -> Result<(Block, Vec<Operand>)> {
+        self.out.push(block);
+        let ops = if n == 1 {
+            vec![self.operand(v, Span::call_site())?]
+        } else {
+            self.flatten(v, n)?
+        };
+        let b = self.out.pop().unwrap();
+        Ok((b, ops))
+    }
+
+    fn lower_branch(&mut self, b: &Branch, want: bool) -> Result<Option<Val>> {
+        match b {
+            Branch::Block(blk) => {
+                let v = self.lower_stmts(&blk.stmts, false)?;
+                if want { Ok(v) } else { Ok(None) }
+            }
+            Branch::Expr(e) => match strip(e) {
+                Expr::If(i) => self.lower_if(i, want),
+                Expr::Block(b) => {
+                    let v = self.lower_stmts(&b.block.stmts, false)?;
+                    if want { Ok(v) } else { Ok(None) }
+                }
+                other => {
+                    if want {
+                        Ok(Some(self.lower_expr(other)?))
+                    } else {
+                        self.lower_expr_stmt(other)?;
+                        Ok(None)
+                    }
+                }
+            },
+        }
+    }
+
+    fn lower_match(&mut self, m: &syn::ExprMatch, want: bool) -> Result<Option<Val>> {
+        let scrut = self.render(&m.expr);
+        let s = self.fresh("scrutinee", m.expr.span());
+        self.kinds.insert(s.to_string(), VarKind::Scalar);
+        self.emit(Stmt::Let {
+            var: s.clone(),
+            mutable: false,
+            op: Op::Inactive(scrut),
+        });
+        for arm in &m.arms {
+            if pat_binds(&arm.pat) {
+                return unsupported(&arm.pat, "a `match` pattern that binds variables");
+            }
+        }
+        self.lower_arms(&s, &m.arms, want, m.span())
+    }
+
+    fn lower_arms(
+        &mut self,
+        s: &Ident,
+        arms: &[syn::Arm],
+        want: bool,
+        span: Span,
+    ) -> Result<Option<Val>> {
+        let Some((first, rest)) = arms.split_first() else {
+            return Err(syn::Error::new(span, "a `match` with no arm"));
+        };
+        let pat = &first.pat;
+        let catch_all = matches!(pat, Pat::Wild(_)) && first.guard.is_none();
+        let body = Branch::Expr((*first.body).clone());
+        if catch_all || rest.is_empty() {
+            if !catch_all {
+                // The last arm must match: the match is exhaustive.
+            }
+            return self.lower_branch_here(&body, want);
+        }
+        let cond = match &first.guard {
+            Some((_, g)) => {
+                let g = self.render(g);
+                quote!(matches!(#s, #pat if #g))
+            }
+            None => quote!(matches!(#s, #pat)),
+        };
+        let rest = rest.to_vec();
+        let s2 = s.clone();
+        let (then_b, tv) = self.in_block(|l| l.lower_branch(&body, want))?;
+        let (else_b, ev) = self.in_block(|l| l.lower_arms(&s2, &rest, want, span))?;
+        if !want {
+            self.emit(Stmt::If {
+                cond,
+                then: then_b,
+                els: else_b,
+                outs: vec![],
+                then_vals: vec![],
+                else_vals: vec![],
+            });
+            return Ok(None);
+        }
+        let (Some(tv), Some(ev)) = (tv, ev) else {
+            return Err(syn::Error::new(
+                span,
+                "every arm of a `match` used as a value needs a value",
+            ));
+        };
+        let n = val_len(&tv);
+        let (then_b, then_vals) = self.reopen(then_b, tv, n)?;
+        let (else_b, else_vals) = self.reopen(else_b, ev, n)?;
+        let outs: Vec<Ident> = (0..n).map(|_| self.temp(span)).collect();
+        self.emit(Stmt::If {
+            cond,
+            then: then_b,
+            els: else_b,
+            outs: outs.clone(),
+            then_vals,
+            else_vals,
+        });
+        let vals: Vec<Val> = outs.into_iter().map(|o| Val::Op(Operand::Var(o))).collect();
+        Ok(Some(if n == 1 {
+            vals.into_iter().next().unwrap()
+        } else {
+            Val::Tuple(vals)
+        }))
+    }
+
+    fn lower_branch_here(&mut self, b: &Branch, want: bool) -> Result<Option<Val>> {
+        self.lower_branch(b, want)
+    }
+
+    fn open_loop(&mut self, span: Span) -> (Ident, Ident) {
+        let brk = self.fresh("break", span);
+        let cont = self.fresh("continue", span);
+        for f in [&brk, &cont] {
+            self.kinds.insert(f.to_string(), VarKind::Scalar);
+            self.emit(Stmt::Let {
+                var: f.clone(),
+                mutable: true,
+                op: Op::Inactive(quote!(false)),
+            });
+        }
+        self.loops.push(LoopCtl {
+            brk: brk.clone(),
+            cont: cont.clone(),
+        });
+        (brk, cont)
+    }
+
+    fn loop_exit(&self, brk: &Ident) -> TokenStream {
+        match &self.ret {
+            Some(r) => {
+                let f = &r.flag;
+                quote!(#brk || #f)
+            }
+            None => quote!(#brk),
+        }
+    }
+
+    fn lower_for(&mut self, f: &syn::ExprForLoop) -> Result<()> {
+        if f.label.is_some() {
+            return unsupported(f, "a labelled loop");
+        }
+        let Some(chain) = self.parse_chain(&f.expr)? else {
+            return unsupported(&f.expr, "iterating over this expression");
+        };
+        let pat = (*f.pat).clone();
+        let body = f.body.clone();
+        let may_exit = block_may_exit_loop(&body) || contains_return(&body);
+        let ctl = if may_exit {
+            Some(self.open_loop(f.span()))
+        } else {
+            None
+        };
+        let r = self.lower_chain_loop_with(chain, f.span(), ctl.clone(), |l, elem| {
+            if let Some((_, cont)) = &ctl {
+                l.emit(Stmt::Assign {
+                    place: Place::local(cont.clone()),
+                    kind: AssignKind::Set,
+                    val: Operand::Lit(quote!(false)),
+                });
+            }
+            l.bind_pat(&pat, elem)?;
+            l.lower_stmts(&body.stmts, false)?;
+            Ok(())
+        });
+        if may_exit {
+            self.loops.pop();
+        }
+        r
+    }
+
+    fn lower_while(&mut self, w: &syn::ExprWhile) -> Result<()> {
+        if w.label.is_some() {
+            return unsupported(w, "a labelled loop");
+        }
+        if let Expr::Let(l) = &*w.cond {
+            return unsupported(l, "`while let`");
+        }
+        let (brk, cont) = self.open_loop(w.span());
+        let exit = self.loop_exit(&brk);
+        let cond = (*w.cond).clone();
+        let body = w.body.clone();
+        let (block, _) = self.in_block(|l| {
+            l.emit(Stmt::Assign {
+                place: Place::local(cont.clone()),
+                kind: AssignKind::Set,
+                val: Operand::Lit(quote!(false)),
+            });
+            let c = l.render(&cond);
+            let (set_brk, _) = l.in_block(|l2| {
+                l2.emit(Stmt::Assign {
+                    place: Place::local(brk.clone()),
+                    kind: AssignKind::Set,
+                    val: Operand::Lit(quote!(true)),
+                });
+                Ok(())
+            })?;
+            l.emit(Stmt::If {
+                cond: quote!(!(#c)),
+                then: set_brk,
+                els: vec![],
+                outs: vec![],
+                then_vals: vec![],
+                else_vals: vec![],
+            });
+            let guard_cond = l.exit_flags();
+            let (inner, _) = l.in_block(|l2| l2.lower_stmts(&body.stmts, false))?;
+            l.emit(guard(guard_cond, inner));
+            Ok(())
+        })?;
+        self.loops.pop();
+        self.emit(Stmt::Loop { body: block, exit });
+        Ok(())
+    }
+
+    fn lower_loop(&mut self, lp: &syn::ExprLoop) -> Result<()> {
+        if lp.label.is_some() {
+            return unsupported(lp, "a labelled loop");
+        }
+        let (brk, cont) = self.open_loop(lp.span());
+        let exit = self.loop_exit(&brk);
+        let body = lp.body.clone();
+        let (block, _) = self.in_block(|l| {
+            l.emit(Stmt::Assign {
+                place: Place::local(cont.clone()),
+                kind: AssignKind::Set,
+                val: Operand::Lit(quote!(false)),
+            });
+            l.lower_stmts(&body.stmts, false)?;
+            Ok(())
+        })?;
+        self.loops.pop();
+        self.emit(Stmt::Loop { body: block, exit });
+        Ok(())
+    }
+
+    // ---------------------------------------------------------------- iterators
+
+    /// Recognises `x.iter()`, `&x`, `a..b`, `x.chunks(k)` and the adapters `map`, `zip`,
+    /// `enumerate`, `copied`, `cloned`.
+    fn parse_chain(&mut self, e: &Expr) -> Result<Option<Chain>> {
+        let e = strip(e);
+        match e {
+            Expr::Range(_) => Ok(Some(Chain {
+                source: Source::Range(self.render(e)),
+                adapters: vec![],
+            })),
+            Expr::Reference(r) => match self.lower_expr(&r.expr)? {
+                Val::Place(p, _) => Ok(Some(Chain {
+                    source: Source::Slice(p, r.mutability.is_some()),
+                    adapters: vec![],
+                })),
+                _ => Ok(None),
+            },
+            Expr::MethodCall(m) => {
+                let name = m.method.to_string();
+                match name.as_str() {
+                    "iter" | "iter_mut" | "into_iter" if m.args.is_empty() => {
+                        if is_range_expr(&m.receiver) {
+                            return Ok(Some(Chain {
+                                source: Source::Range(self.render(e)),
+                                adapters: vec![],
+                            }));
+                        }
+                        match self.lower_expr(&m.receiver)? {
+                            Val::Place(p, pm) => Ok(Some(Chain {
+                                source: Source::Slice(
+                                    p,
+                                    name == "iter_mut" || (name == "into_iter" && pm),
+                                ),
+                                adapters: vec![],
+                            })),
+                            _ => Ok(None),
+                        }
+                    }
+                    "chunks" | "chunks_exact" | "chunks_mut" | "chunks_exact_mut"
+                        if m.args.len() == 1 =>
+                    {
+                        match self.lower_expr(&m.receiver)? {
+                            Val::Place(p, _) => {
+                                let k = self.render(&m.args[0]);
+                                let k_var = self.fresh("chunk", m.args[0].span());
+                                self.kinds.insert(k_var.to_string(), VarKind::Scalar);
+                                self.emit(Stmt::Let {
+                                    var: k_var.clone(),
+                                    mutable: false,
+                                    op: Op::Inactive(k),
+                                });
+                                Ok(Some(Chain {
+                                    source: Source::Chunks(
+                                        p,
+                                        name.ends_with("_mut"),
+                                        quote!(#k_var),
+                                        name.contains("exact"),
+                                    ),
+                                    adapters: vec![],
+                                }))
+                            }
+                            _ => Ok(None),
+                        }
+                    }
+                    "rev" | "step_by" | "skip" | "take" if is_range_expr(&m.receiver) => {
+                        Ok(Some(Chain {
+                            source: Source::Range(self.render(e)),
+                            adapters: vec![],
+                        }))
+                    }
+                    "map" | "zip" | "enumerate" | "copied" | "cloned" => {
+                        let Some(mut inner) = self.parse_chain(&m.receiver)? else {
+                            return Ok(None);
+                        };
+                        let a = match name.as_str() {
+                            "map" if m.args.len() == 1 => Adapter::Map(m.args[0].clone()),
+                            "zip" if m.args.len() == 1 => {
+                                let Some(other) = self.parse_chain(&m.args[0])? else {
+                                    return unsupported(&m.args[0], "zipping with this iterator");
+                                };
+                                Adapter::Zip(Box::new(other))
+                            }
+                            "enumerate" => Adapter::Enumerate,
+                            _ => Adapter::Copied,
+                        };
+                        inner.adapters.push(a);
+                        Ok(Some(inner))
+                    }
+                    _ => Ok(None),
+                }
+            }
+            Expr::Path(_) | Expr::Field(_) | Expr::Index(_) => match self.lower_expr(e)? {
+                Val::Place(p, m) => Ok(Some(Chain {
+                    source: Source::Slice(p, m),
+                    adapters: vec![],
+                })),
+                _ => Ok(None),
+            },
+            _ => Ok(None),
+        }
+    }
+
+    fn chain_len(&self, c: &Chain) -> Option<TokenStream> {
+        let own = match &c.source {
+            Source::Slice(p, _) => {
+                let p = p.primal();
+                quote!(#p.len())
+            }
+            Source::Chunks(p, _, k, exact) => {
+                let p = p.primal();
+                if *exact {
+                    quote!(#p.len() / #k)
+                } else {
+                    quote!((#p.len() + #k - 1) / #k)
+                }
+            }
+            Source::Range(_) => return None,
+        };
+        let mut n = own;
+        for a in &c.adapters {
+            if let Adapter::Zip(o) = a {
+                let m = self.chain_len(o)?;
+                n = quote!(__ad::min_len(#n, #m));
+            }
+        }
+        Some(n)
+    }
+
+    /// The element of chain `c` at index `k` (for index-driven chains).
+    fn chain_elem(&mut self, c: &Chain, k: &Ident, span: Span) -> Result<Val> {
+        let mut v = match &c.source {
+            Source::Slice(p, m) => {
+                let mut p = p.clone();
+                p.proj.push(Proj::Index(quote!(#k)));
+                Val::Place(p, *m)
+            }
+            Source::Chunks(p, m, sz, exact) => {
+                let mut p = p.clone();
+                let base = p.primal();
+                let r = if *exact {
+                    quote!(#k * #sz..#k * #sz + #sz)
+                } else {
+                    quote!(#k * #sz..(#k * #sz + #sz).min(#base.len()))
+                };
+                p.proj.push(Proj::Index(r));
+                Val::Place(p, *m)
+            }
+            Source::Range(_) => unreachable!("ranges are iterated directly"),
+        };
+        for a in &c.adapters {
+            v = match a {
+                Adapter::Map(f) => self.apply_fn(f, vec![v], span)?,
+                Adapter::Zip(o) => {
+                    let w = self.chain_elem(o, k, span)?;
+                    Val::Tuple(vec![v, w])
+                }
+                Adapter::Enumerate => Val::Tuple(vec![Val::Op(Operand::Var(k.clone())), v]),
+                Adapter::Copied => v,
+            };
+        }
+        Ok(v)
+    }
+
+    fn lower_chain_loop(
+        &mut self,
+        chain: Chain,
+        span: Span,
+        body: impl FnOnce(&mut Self, Val) -> Result<()>,
+    ) -> Result<()> {
+        self.lower_chain_loop_with(chain, span, None, body)
+    }
+
+    /// Emits the loop over a chain, calling `body` with each element.
+    fn lower_chain_loop_with(
+        &mut self,
+        chain: Chain,
+        span: Span,
+        ctl: Option<(Ident, Ident)>,
+        body: impl FnOnce(&mut Self, Val) -> Result<()>,
+    ) -> Result<()> {
+        let exit = ctl.as_ref().map(|(b, _)| self.loop_exit(b));
+        match &chain.source {
+            Source::Range(r) => {
+                let r = r.clone();
+                let var = self.fresh("i", span);
+                self.kinds.insert(var.to_string(), VarKind::Scalar);
+                let v2 = var.clone();
+                let (block, _) = self.in_block(|l| {
+                    let mut v = Val::Op(Operand::Var(v2.clone()));
+                    for a in &chain.adapters {
+                        v = match a {
+                            Adapter::Map(f) => l.apply_fn(f, vec![v], span)?,
+                            Adapter::Copied => v,
+                            _ => return unsupported(span, "`zip` or `enumerate` on a range"),
+                        };
+                    }
+                    body(l, v)
+                })?;
+                self.emit(Stmt::For {
+                    pat: var,
+                    iter: r,
+                    body: block,
+                    exit,
+                });
+            }
+            _ => {
+                let n = self.chain_len(&chain).expect("an indexed chain");
+                let k = self.fresh("k", span);
+                self.kinds.insert(k.to_string(), VarKind::Scalar);
+                let k2 = k.clone();
+                let (block, _) = self.in_block(|l| {
+                    let v = l.chain_elem(&chain, &k2, span)?;
+                    body(l, v)
+                })?;
+                self.emit(Stmt::For {
+                    pat: k,
+                    iter: quote!(0..#n),
+                    body: block,
+                    exit,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn lower_collect(&mut self, chain: Chain, span: Span) -> Result<Operand> {
+        let v = self.fresh("collected", span);
+        self.kinds.insert(v.to_string(), VarKind::Buffer);
+        self.emit(Stmt::Let {
+            var: v.clone(),
+            mutable: true,
+            op: Op::NewVec(quote!(::std::vec::Vec::new())),
+        });
+        let v2 = v.clone();
+        self.lower_chain_loop(chain, span, |l, elem| {
+            let val = l.operand(elem, span)?;
+            l.emit(Stmt::Push {
+                place: Place::local(v2),
+                val,
+            });
+            Ok(())
+        })?;
+        Ok(Operand::Var(v))
+    }
+
+    /// `sum`, `product`, `fold` over a chain.
+    fn lower_reduction(
+        &mut self,
+        m: &syn::ExprMethodCall,
+        chain: Chain,
+        hint: Option<&syn::Type>,
+    ) -> Result<Val> {
+        let name = m.method.to_string();
+        let span = m.span();
+        let ty = m
+            .turbofish
+            .as_ref()
+            .and_then(|t| t.args.first())
+            .and_then(|a| match a {
+                syn::GenericArgument::Type(t) => Some(t.clone()),
+                _ => None,
+            })
+            .or_else(|| hint.cloned());
+        let acc = self.fresh("acc", span);
+        self.kinds.insert(acc.to_string(), VarKind::Scalar);
+        let init = match name.as_str() {
+            "sum" => Operand::Lit(match &ty {
+                Some(t) => quote!(<#t as ::core::default::Default>::default()),
+                None => quote!(0.0),
+            }),
+            "product" => Operand::Lit(match &ty {
+                Some(t) => quote!(<#t as __ad::Real>::lit(1.0)),
+                None => quote!(1.0),
+            }),
+            _ => {
+                let v = self.lower_expr(&m.args[0])?;
+                self.operand(v, m.args[0].span())?
+            }
+        };
+        let op = match init {
+            Operand::Lit(t) => Op::Inactive(t),
+            o => Op::Use(o),
+        };
+        self.emit(Stmt::Let {
+            var: acc.clone(),
+            mutable: true,
+            op,
+        });
+        let acc2 = acc.clone();
+        let f = if name == "fold" {
+            Some(m.args[1].clone())
+        } else {
+            None
+        };
+        self.lower_chain_loop(chain, span, |l, elem| {
+            match name.as_str() {
+                "sum" | "product" => {
+                    let val = l.operand(elem, span)?;
+                    let kind = if name == "sum" {
+                        AssignKind::Add
+                    } else {
+                        AssignKind::Mul
+                    };
+                    l.emit(Stmt::Assign {
+                        place: Place::local(acc2),
+                        kind,
+                        val,
+                    });
+                }
+                _ => {
+                    let r = l.apply_fn(
+                        f.as_ref().unwrap(),
+                        vec![Val::Op(Operand::Var(acc2.clone())), elem],
+                        span,
+                    )?;
+                    let val = l.operand(r, span)?;
+                    l.emit(Stmt::Assign {
+                        place: Place::local(acc2),
+                        kind: AssignKind::Set,
+                        val,
+                    });
+                }
+            }
+            Ok(())
+        })?;
+        Ok(Val::Op(Operand::Var(acc)))
+    }
+
+    // ---------------------------------------------------------------- closures
+
+    /// Applies a closure expression, a local closure, or a function path to values.
+    fn apply_fn(&mut self, f: &Expr, args: Vec<Val>, span: Span) -> Result<Val> {
+        match strip(f) {
+            Expr::Closure(c) => {
+                let def = ClosureDef {
+                    params: c.inputs.iter().cloned().collect(),
+                    body: (*c.body).clone(),
+                    scopes: self.scopes.clone(),
+                };
+                self.inline_closure(&def, args, span)
+            }
+            Expr::Path(p) => {
+                if let Some(id) = p.path.get_ident() {
+                    if let Some(Binding::Closure(def)) = self.lookup(&id.to_string()).cloned() {
+                        return self.inline_closure(&def, args, span);
+                    }
+                }
+                if let Some(name) = math_path(&p.path, &self.floats) {
+                    return self.lower_math(&name, args, span);
+                }
+                let mut ops = Vec::new();
+                for a in args {
+                    ops.push(self.val_arg(a, span)?);
+                }
+                self.lower_call(Callee::Path(p.path.clone()), ops, span)
+            }
+            other => unsupported(other, "calling this expression"),
+        }
+    }
+
+    fn inline_closure(&mut self, def: &ClosureDef, args: Vec<Val>, span: Span) -> Result<Val> {
+        if def.params.len() != args.len() {
+            return Err(syn::Error::new(
+                span,
+                "closure called with the wrong number of arguments",
+            ));
+        }
+        let saved = std::mem::replace(&mut self.scopes, def.scopes.clone());
+        self.scopes.push(HashMap::new());
+        let r = (|| {
+            for (p, a) in def.params.iter().zip(args) {
+                self.bind_pat(p, a)?;
+            }
+            if contains_return_expr(&def.body) {
+                return unsupported(&def.body, "`return` inside a closure");
+            }
+            self.lower_expr(&def.body)
+        })();
+        self.scopes = saved;
+        r
+    }
+
+    // ---------------------------------------------------------------- expressions
+
+    fn lower_expr(&mut self, e: &Expr) -> Result<Val> {
+        self.lower_expr_hint(e, None)
+    }
+
+    fn operand(&mut self, v: Val, span: Span) -> Result<Operand> {
+        match v {
+            Val::Op(o) => Ok(o),
+            Val::Place(p, _) => Ok(self.let_op(Op::Load(p), span)),
+            Val::Tuple(items) if items.is_empty() => Ok(Operand::Lit(quote!(()))),
+            Val::Tuple(_) => Err(syn::Error::new(
+                span,
+                "expected a single value, found a tuple",
+            )),
+        }
+    }
+
+    fn lower_expr_hint(&mut self, e: &Expr, hint: Option<&syn::Type>) -> Result<Val> {
+        let span = e.span();
+        match e {
+            Expr::Paren(p) => self.lower_expr_hint(&p.expr, hint),
+            Expr::Group(g) => self.lower_expr_hint(&g.expr, hint),
+            Expr::Lit(_) => Ok(Val::Op(Operand::Lit(e.to_token_stream()))),
+            Expr::Path(p) => {
+                if let Some(id) = p.path.get_ident() {
+                    if p.qself.is_none() {
+                        match self.lookup(&id.to_string()).cloned() {
+                            Some(Binding::Var(v)) => {
+                                let kind = self
+                                    .kinds
+                                    .get(&v.to_string())
+                                    .copied()
+                                    .unwrap_or(VarKind::Scalar);
+                                return Ok(match kind {
+                                    VarKind::Scalar => Val::Op(Operand::Var(v)),
+                                    VarKind::Ref { mutable } => {
+                                        Val::Place(Place::local(v), mutable)
+                                    }
+                                    VarKind::Buffer => Val::Place(Place::local(v), true),
+                                });
+                            }
+                            Some(Binding::Alias(p, m)) => return Ok(Val::Place(p, m)),
+                            Some(Binding::Tuple(items)) => return Ok(Val::Tuple(items)),
+                            Some(Binding::Closure(_)) => {
+                                return unsupported(
+                                    e,
+                                    "a closure used as a value (call it, or pass it to `map`/`fold`)",
+                                );
+                            }
+                            None => {}
+                        }
+                    }
+                }
+                Ok(Val::Op(Operand::Lit(self.render(e))))
+            }
+            Expr::Unary(u) => match u.op {
+                syn::UnOp::Neg(_) => {
+                    let v = self.lower_expr(&u.expr)?;
+                    let o = self.operand(v, span)?;
+                    Ok(match o {
+                        Operand::Lit(_) => Val::Op(Operand::Lit(self.render(e))),
+                        o => Val::Op(self.let_op(Op::Neg(o), span)),
+                    })
+                }
+                syn::UnOp::Deref(_) => match self.lower_expr(&u.expr)? {
+                    v @ (Val::Place(..) | Val::Op(_)) => Ok(v),
+                    _ => unsupported(e, "this dereference"),
+                },
+                syn::UnOp::Not(_) => Ok(Val::Op(Operand::Lit(self.render(e)))),
+                _ => unsupported(e, "this unary operator"),
+            },
+            Expr::Binary(b) => {
+                let op = match b.op {
+                    syn::BinOp::Add(_) => BinOp::Add,
+                    syn::BinOp::Sub(_) => BinOp::Sub,
+                    syn::BinOp::Mul(_) => BinOp::Mul,
+                    syn::BinOp::Div(_) => BinOp::Div,
+                    _ => {
+                        if compound_kind(&b.op).is_some() {
+                            return unsupported(e, "a compound assignment used as a value");
+                        }
+                        // Comparisons, logic, `%`, bit operations: no derivative.
+                        return Ok(Val::Op(Operand::Lit(self.render(e))));
+                    }
+                };
+                let l = self.lower_expr(&b.left)?;
+                let l = self.operand(l, b.left.span())?;
+                let r = self.lower_expr(&b.right)?;
+                let r = self.operand(r, b.right.span())?;
+                if let (Operand::Lit(_), Operand::Lit(_)) = (&l, &r) {
+                    return Ok(Val::Op(Operand::Lit(self.render(e))));
+                }
+                Ok(Val::Op(self.let_op(Op::Bin(op, l, r), span)))
+            }
+            Expr::Index(ix) => {
+                let base = self.lower_expr(&ix.expr)?;
+                let idx = self.render_index(&ix.index)?;
+                match base {
+                    Val::Place(mut p, m) => {
+                        p.proj.push(Proj::Index(idx));
+                        Ok(Val::Place(p, m))
+                    }
+                    Val::Op(Operand::Lit(_)) => Ok(Val::Op(Operand::Lit(self.render(e)))),
+                    _ => unsupported(e, "indexing this value"),
+                }
+            }
+            Expr::Field(f) => {
+                let base = self.lower_expr(&f.base)?;
+                match base {
+                    Val::Place(mut p, m) => {
+                        p.proj.push(Proj::Field(f.member.clone()));
+                        Ok(Val::Place(p, m))
+                    }
+                    Val::Tuple(items) => match &f.member {
+                        syn::Member::Unnamed(i) if (i.index as usize) < items.len() => {
+                            Ok(items[i.index as usize].clone())
+                        }
+                        _ => unsupported(e, "this field of a tuple"),
+                    },
+                    Val::Op(Operand::Lit(_)) => Ok(Val::Op(Operand::Lit(self.render(e)))),
+                    Val::Op(Operand::Var(v)) => {
+                        // A field of a value produced by a call: keep it as a place.
+                        let mut p = Place::local(v);
+                        p.proj.push(Proj::Field(f.member.clone()));
+                        Ok(Val::Place(p, false))
+                    }
+                }
+            }
+            Expr::Reference(r) => match self.lower_expr(&r.expr)? {
+                Val::Place(p, _) => Ok(Val::Place(p, r.mutability.is_some())),
+                Val::Op(Operand::Lit(_)) => Ok(Val::Op(Operand::Lit(self.render(e)))),
+                v => Ok(v),
+            },
+            Expr::Cast(c) => {
+                let v = self.lower_expr(&c.expr)?;
+                let o = self.operand(v, span)?;
+                let to_float = is_float_type(&c.ty, &self.floats);
+                match o {
+                    Operand::Var(_) if to_float => {
+                        Ok(Val::Op(self.let_op(Op::Cast(o, (*c.ty).clone()), span)))
+                    }
+                    _ => Ok(Val::Op(Operand::Lit(self.render(e)))),
+                }
+            }
+            Expr::Tuple(t) => {
+                let mut items = Vec::new();
+                for it in &t.elems {
+                    items.push(self.lower_expr(it)?);
+                }
+                Ok(Val::Tuple(items))
+            }
+            Expr::Block(b) if b.label.is_none() => {
+                self.scopes.push(HashMap::new());
+                let r = self.lower_stmts(&b.block.stmts, false);
+                self.scopes.pop();
+                match r? {
+                    Some(v) => Ok(v),
+                    None => Ok(Val::Tuple(vec![])),
+                }
+            }
+            Expr::If(i) => Ok(self.lower_if(i, true)?.unwrap_or(Val::Tuple(vec![]))),
+            Expr::Match(m) => Ok(self.lower_match(m, true)?.unwrap_or(Val::Tuple(vec![]))),
+            Expr::MethodCall(m) => self.lower_method(m, hint),
+            Expr::Call(c) => self.lower_call_expr(c),
+            Expr::Macro(m) => {
+                let name = m
+                    .mac
+                    .path
+                    .segments
+                    .last()
+                    .map(|s| s.ident.to_string())
+                    .unwrap_or_default();
+                if is_inert_macro(&name) {
+                    Ok(Val::Op(Operand::Lit(self.render_macro(&m.mac))))
+                } else {
+                    unsupported(e, &format!("the macro `{name}!` in this position"))
+                }
+            }
+            Expr::Range(_) => Ok(Val::Op(Operand::Lit(self.render(e)))),
+            Expr::Unsafe(_) => unsupported(e, "an `unsafe` block"),
+            Expr::Async(_) => unsupported(e, "an `async` block"),
+            Expr::Await(_) => unsupported(e, "`.await`"),
+            Expr::Closure(_) => unsupported(
+                e,
+                "a closure in this position (bind it with `let`, or pass it to `map`/`fold`)",
+            ),
+            Expr::Struct(_) => unsupported(e, "building a struct value"),
+            Expr::Assign(_)
+            | Expr::ForLoop(_)
+            | Expr::While(_)
+            | Expr::Loop(_)
+            | Expr::Return(_)
+            | Expr::Break(_)
+            | Expr::Continue(_) => {
+                self.lower_expr_stmt(e)?;
+                Ok(Val::Tuple(vec![]))
+            }
+            Expr::Try(_) => unsupported(e, "the `?` operator"),
+            Expr::Let(_) => unsupported(e, "`let` in this position"),
+            _ => unsupported(e, "this expression"),
+        }
+    }
+
+    fn render_index(&mut self, e: &Expr) -> Result<TokenStream> {
+        Ok(self.render(e))
+    }
+
+    fn lower_math(&mut self, name: &str, args: Vec<Val>, span: Span) -> Result<Val> {
+        let mut ops = Vec::new();
+        for (i, a) in args.into_iter().enumerate() {
+            let o = self.operand(a, span)?;
+            ops.push(if math_arg_is_inert(name, i) {
+                match o {
+                    Operand::Var(v) => Operand::Lit(quote!(#v)),
+                    o => o,
+                }
+            } else {
+                o
+            });
+        }
+        if ops.iter().all(|o| matches!(o, Operand::Lit(_))) {
+            let recv = ops[0].primal();
+            let rest: Vec<TokenStream> = ops[1..].iter().map(|o| o.primal()).collect();
+            let m = Ident::new(name, span);
+            return Ok(Val::Op(Operand::Lit(quote!(#recv.#m(#(#rest),*)))));
+        }
+        if name == "sin_cos" {
+            let a = self.temp(span);
+            let b = self.temp(span);
+            self.emit(Stmt::LetTuple {
+                vars: vec![a.clone(), b.clone()],
+                op: Op::Math(name.to_string(), ops),
+            });
+            return Ok(Val::Tuple(vec![
+                Val::Op(Operand::Var(a)),
+                Val::Op(Operand::Var(b)),
+            ]));
+        }
+        Ok(Val::Op(self.let_op(Op::Math(name.to_string(), ops), span)))
+    }
+
+    fn lower_method(&mut self, m: &syn::ExprMethodCall, hint: Option<&syn::Type>) -> Result<Val> {
+        let name = m.method.to_string();
+        let span = m.span();
+        if matches!(name.as_str(), "sum" | "product" | "fold") {
+            if let Some(chain) = self.parse_chain(&m.receiver)? {
+                if name == "fold" && m.args.len() != 2 {
+                    return unsupported(m, "this `fold`");
+                }
+                return self.lower_reduction(m, chain, hint);
+            }
+        }
+        if name == "collect" {
+            if let Some(chain) = self.parse_chain(&m.receiver)? {
+                let v = self.lower_collect(chain, span)?;
+                return Ok(Val::Place(Place::local(v.var().unwrap().clone()), true));
+            }
+        }
+        if is_inert_method(&name) {
+            return Ok(Val::Op(Operand::Lit(
+                self.render(&Expr::MethodCall(m.clone())),
+            )));
+        }
+        if let Some(arity) = math_arity(&name) {
+            if m.args.len() == arity {
+                let mut args = vec![self.lower_expr(&m.receiver)?];
+                for a in &m.args {
+                    args.push(self.lower_expr(a)?);
+                }
+                if matches!(args[0], Val::Op(_) | Val::Place(..)) {
+                    let is_scalar = match &args[0] {
+                        Val::Op(_) => true,
+                        Val::Place(p, _) => is_scalar_place(p, self),
+                        _ => false,
+                    };
+                    if is_scalar {
+                        return self.lower_math(&name, args, span);
+                    }
+                }
+            }
+        }
+        match name.as_str() {
+            "clone" | "to_owned" if m.args.is_empty() => {
+                let v = self.lower_expr(&m.receiver)?;
+                return match v {
+                    Val::Place(p, _) if !is_scalar_place(&p, self) => {
+                        let var = self.fresh("copy", span);
+                        self.kinds.insert(var.to_string(), VarKind::Buffer);
+                        self.emit(Stmt::Let {
+                            var: var.clone(),
+                            mutable: false,
+                            op: Op::CloneOf(p),
+                        });
+                        Ok(Val::Place(Place::local(var), false))
+                    }
+                    v => Ok(v),
+                };
+            }
+            "to_vec" if m.args.is_empty() => {
+                let v = self.lower_expr(&m.receiver)?;
+                if let Val::Place(p, _) = v {
+                    let var = self.fresh("copy", span);
+                    self.kinds.insert(var.to_string(), VarKind::Buffer);
+                    self.emit(Stmt::Let {
+                        var: var.clone(),
+                        mutable: false,
+                        op: Op::CloneOf(p),
+                    });
+                    return Ok(Val::Place(Place::local(var), false));
+                }
+                return unsupported(m, "`to_vec` on this value");
+            }
+            "as_slice" | "as_mut_slice" | "as_ref" | "as_mut" | "borrow" | "borrow_mut"
+                if m.args.is_empty() =>
+            {
+                return self.lower_expr(&m.receiver);
+            }
+            "split_at" | "split_at_mut" if m.args.len() == 1 => {
+                if let Val::Place(p, mutable) = self.lower_expr(&m.receiver)? {
+                    let k = self.render(&m.args[0]);
+                    let kv = self.fresh("split", span);
+                    self.kinds.insert(kv.to_string(), VarKind::Scalar);
+                    self.emit(Stmt::Let {
+                        var: kv.clone(),
+                        mutable: false,
+                        op: Op::Inactive(k),
+                    });
+                    let mut a = p.clone();
+                    a.proj.push(Proj::Index(quote!(..#kv)));
+                    let mut b = p;
+                    b.proj.push(Proj::Index(quote!(#kv..)));
+                    let mutable = mutable || name == "split_at_mut";
+                    return Ok(Val::Tuple(vec![
+                        Val::Place(a, mutable),
+                        Val::Place(b, mutable),
+                    ]));
+                }
+                return unsupported(m, "`split_at` on this value");
+            }
+            "iter" | "iter_mut" | "into_iter" | "map" | "zip" | "enumerate" | "chunks"
+            | "chunks_exact" | "rev" | "step_by" | "copied" | "cloned" | "windows" => {
+                if !self.mentions_locals(&Expr::MethodCall(m.clone())) {
+                    return Ok(Val::Op(Operand::Lit(
+                        self.render(&Expr::MethodCall(m.clone())),
+                    )));
+                }
+                return unsupported(
+                    m,
+                    &format!(
+                        "an iterator (`.{name}()`) that is not consumed by `for`, `sum`, `product`, `fold`, `collect` or `for_each`"
+                    ),
+                );
+            }
+            _ => {}
+        }
+        // A user method.
+        let recv = self.lower_expr(&m.receiver)?;
+        let mut args = Vec::new();
+        for a in &m.args {
+            let v = self.lower_expr(a)?;
+            args.push(self.val_arg(v, a.span())?);
+        }
+        match recv {
+            Val::Place(p, _) => self.lower_call(Callee::Method(p, m.method.clone()), args, span),
+            Val::Op(Operand::Lit(_))
+                if args.iter().all(|a| matches!(a, Arg::Val(Operand::Lit(_)))) =>
+            {
+                Ok(Val::Op(Operand::Lit(
+                    self.render(&Expr::MethodCall(m.clone())),
+                )))
+            }
+            _ => Err(syn::Error::new(
+                m.method.span(),
+                format!(
+                    "`{name}` has no derivative: it is not a builtin float method. Add `#[differentiable]` or `#[custom_rule]` to it, or wrap the call in `no_grad(..)`"
+                ),
+            )),
+        }
+    }
+
+    fn val_arg(&mut self, v: Val, span: Span) -> Result<Arg> {
+        Ok(match v {
+            Val::Place(p, m) => Arg::Ref(p, m),
+            v => Arg::Val(self.operand(v, span)?),
+        })
+    }
+
+    fn lower_call_expr(&mut self, c: &syn::ExprCall) -> Result<Val> {
+        let span = c.span();
+        let Expr::Path(fp) = strip(&c.func) else {
+            return unsupported(&c.func, "calling this expression");
+        };
+        let path = &fp.path;
+        // Local closures.
+        if let Some(id) = path.get_ident() {
+            if let Some(Binding::Closure(def)) = self.lookup(&id.to_string()).cloned() {
+                let mut args = Vec::new();
+                for a in &c.args {
+                    args.push(self.lower_expr(a)?);
+                }
+                return self.inline_closure(&def, args, span);
+            }
+        }
+        let last = path
+            .segments
+            .last()
+            .map(|s| s.ident.to_string())
+            .unwrap_or_default();
+        if last == "no_grad" {
+            return Ok(Val::Op(Operand::Lit(self.render(&Expr::Call(c.clone())))));
+        }
+        if let Some(name) = math_path(path, &self.floats) {
+            if math_arity(&name) == Some(c.args.len().saturating_sub(1)) {
+                let mut args = Vec::new();
+                for a in &c.args {
+                    args.push(self.lower_expr(a)?);
+                }
+                return self.lower_math(&name, args, span);
+            }
+        }
+        let mut args = Vec::new();
+        for a in &c.args {
+            let v = self.lower_expr(a)?;
+            args.push(self.val_arg(v, a.span())?);
+        }
+        if args.iter().all(|a| matches!(a, Arg::Val(Operand::Lit(_)))) {
+            // Every argument is constant: the call needs no derivative.
+            return Ok(Val::Op(Operand::Lit(self.render(&Expr::Call(c.clone())))));
+        }
+        let callee = if is_assoc_path(path) {
+            let mut ty = path.clone();
+            let seg = ty.segments.pop().unwrap().into_value();
+            // Drop the trailing `::` left by pop.
+            let ty = syn::Path {
+                leading_colon: ty.leading_colon,
+                segments: ty.segments.into_iter().collect(),
+            };
+            Callee::Assoc(ty, seg.ident)
+        } else {
+            Callee::Path(path.clone())
+        };
+        self.lower_call(callee, args, span)
+    }
+
+    fn lower_call(&mut self, callee: Callee, args: Vec<Arg>, span: Span) -> Result<Val> {
+        let var = self.temp(span);
+        self.emit(Stmt::Let {
+            var: var.clone(),
+            mutable: false,
+            op: Op::Call(Call { callee, args }),
+        });
+        Ok(Val::Op(Operand::Var(var)))
+    }
+
+    // ---------------------------------------------------------------- rendering
+
+    fn mentions_locals(&self, e: &Expr) -> bool {
+        let toks = e.to_token_stream();
+        let mut found = false;
+        walk_idents(&toks, &mut |id| {
+            if self.lookup(&id.to_string()).is_some() {
+                found = true;
+            }
+        });
+        found
+    }
+
+    /// An expression with no derivative, as tokens with locals renamed.
+    fn render(&self, e: &Expr) -> TokenStream {
+        let mut e = e.clone();
+        let mut r = Renamer {
+            l: self,
+            shadowed: vec![],
+        };
+        r.visit_expr_mut(&mut e);
+        e.to_token_stream()
+    }
+
+    fn render_macro(&self, mac: &syn::Macro) -> TokenStream {
+        let mut m = mac.clone();
+        m.tokens = self.rename_tokens(&m.tokens);
+        m.to_token_stream()
+    }
+
+    fn rename_tokens(&self, ts: &TokenStream) -> TokenStream {
+        let mut out = TokenStream::new();
+        for tt in ts.clone() {
+            match tt {
+                TokenTree::Ident(id) => match self.lookup(&id.to_string()) {
+                    Some(b) => out.extend(binding_tokens(b, id.span())),
+                    None => out.extend(std::iter::once(TokenTree::Ident(id))),
+                },
+                TokenTree::Group(g) => {
+                    let inner = self.rename_tokens(&g.stream());
+                    let mut ng = proc_macro2::Group::new(g.delimiter(), inner);
+                    ng.set_span(g.span());
+                    out.extend(std::iter::once(TokenTree::Group(ng)));
+                }
+                other => out.extend(std::iter::once(other)),
+            }
+        }
+        out
+    }
+}
+
+enum Branch {
+    Block(syn::Block),
+    Expr(Expr),
+}
+
+fn guard(cond: TokenStream, then: Block) -> Stmt {
+    Stmt::If {
+        cond,
+        then,
+        els: vec![],
+        outs: vec![],
+        then_vals: vec![],
+        else_vals: vec![],
+    }
+}
+
+fn val_len(v: &Val) -> usize {
+    match v {
+        Val::Tuple(items) => items.len(),
+        _ => 1,
+    }
+}
+
+fn binding_tokens(b: &Binding, span: Span) -> TokenStream {
+    match b {
+        Binding::Var(v) => {
+            let v = Ident::new(&v.to_string(), span);
+            quote!(#v)
+        }
+        Binding::Alias(p, m) => {
+            let p = p.primal();
+            if *m {
+                quote_spanned!(span=> (&mut #p))
+            } else {
+                quote_spanned!(span=> (&#p))
+            }
+        }
+        Binding::Tuple(items) => {
+            let items: Vec<TokenStream> = items.iter().map(val_tokens).collect();
+            quote_spanned!(span=> (#(#items,)*))
+        }
+        Binding::Closure(_) => {
+            quote_spanned!(span=> compile_error!("a differentiated closure cannot be used here"))
+        }
+    }
+}
+
+fn val_tokens(v: &Val) -> TokenStream {
+    match v {
+        Val::Op(o) => o.primal(),
+        Val::Place(p, m) => {
+            let p = p.primal();
+            if *m { quote!((&mut #p)) } else { quote!((&#p)) }
+        }
+        Val::Tuple(items) => {
+            let items: Vec<TokenStream> = items.iter().map(val_tokens).collect();
+            quote!((#(#items,)*))
+        }
+    }
+}
+
+/// Renames locals inside an expression that is kept as written.
+struct Renamer<'a> {
+    l: &'a Lowerer,
+    shadowed: Vec<HashSet<String>>,
+}
+
+impl VisitMut for Renamer<'_> {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        match e {
+            Expr::Path(p) if p.qself.is_none() => {
+                if let Some(id) = p.path.get_ident() {
+                    let name = id.to_string();
+                    if self.shadowed.iter().any(|s| s.contains(&name)) {
+                        return;
+                    }
+                    if let Some(b) = self.l.lookup(&name) {
+                        let toks = binding_tokens(b, id.span());
+                        *e = syn::parse2(toks).unwrap_or_else(|_| e.clone());
+                    }
+                }
+            }
+            Expr::Closure(c) => {
+                let mut names = HashSet::new();
+                for p in &c.inputs {
+                    collect_pat_idents(p, &mut names);
+                }
+                self.shadowed.push(names);
+                self.visit_expr_mut(&mut c.body);
+                self.shadowed.pop();
+            }
+            Expr::Macro(m) => {
+                m.mac.tokens = self.l.rename_tokens(&m.mac.tokens);
+            }
+            _ => syn::visit_mut::visit_expr_mut(self, e),
+        }
+    }
+}
+
+fn collect_pat_idents(p: &Pat, out: &mut HashSet<String>) {
+    match p {
+        Pat::Ident(i) => {
+            out.insert(i.ident.to_string());
+        }
+        Pat::Tuple(t) => t.elems.iter().for_each(|p| collect_pat_idents(p, out)),
+        Pat::Reference(r) => collect_pat_idents(&r.pat, out),
+        Pat::Type(t) => collect_pat_idents(&t.pat, out),
+        Pat::Paren(p) => collect_pat_idents(&p.pat, out),
+        _ => {}
+    }
+}
+
+fn pat_binds(p: &Pat) -> bool {
+    match p {
+        Pat::Ident(i) => {
+            // A lone capitalised identifier is a constant or unit variant, not a binding.
+            let s = i.ident.to_string();
+            !s.chars().next().is_some_and(|c| c.is_uppercase())
+        }
+        Pat::Tuple(t) => t.elems.iter().any(pat_binds),
+        Pat::TupleStruct(t) => t.elems.iter().any(pat_binds),
+        Pat::Struct(s) => s.fields.iter().any(|f| pat_binds(&f.pat)),
+        Pat::Or(o) => o.cases.iter().any(pat_binds),
+        Pat::Reference(r) => pat_binds(&r.pat),
+        Pat::Paren(p) => pat_binds(&p.pat),
+        Pat::Slice(s) => s.elems.iter().any(pat_binds),
+        _ => false,
+    }
+}
+
+pub fn walk_idents(ts: &TokenStream, f: &mut impl FnMut(&Ident)) {
+    for tt in ts.clone() {
+        match tt {
+            TokenTree::Ident(id) => f(&id),
+            TokenTree::Group(g) => walk_idents(&g.stream(), f),
+            _ => {}
+        }
+    }
+}
+
+fn param_kind(p: &Param) -> VarKind {
+    match p.shape {
+        Shape::Slice { mutable } | Shape::Struct { mutable } => VarKind::Ref { mutable },
+        _ => VarKind::Scalar,
+    }
+}
+
+/// A place whose value is a scalar: an indexed element, or a field (of a struct or a
+/// scalar-tuple). Whole reference parameters and buffers, and range slices, are not.
+fn is_scalar_place(p: &Place, l: &Lowerer) -> bool {
+    match p.proj.last() {
+        None => matches!(l.kinds.get(&p.base.to_string()), Some(VarKind::Scalar)),
+        Some(Proj::Index(t)) => !is_range_tokens(t),
+        Some(Proj::Field(_)) => true,
+    }
+}
+
+fn is_range_tokens(t: &TokenStream) -> bool {
+    let mut depth_zero_dots = false;
+    let mut prev_dot = false;
+    for tt in t.clone() {
+        if let TokenTree::Punct(p) = &tt {
+            if p.as_char() == '.' {
+                if prev_dot {
+                    depth_zero_dots = true;
+                }
+                prev_dot = true;
+                continue;
+            }
+        }
+        prev_dot = false;
+    }
+    depth_zero_dots
+}
+
+fn is_range_expr(e: &Expr) -> bool {
+    match strip(e) {
+        Expr::Range(_) => true,
+        Expr::MethodCall(m) => {
+            matches!(
+                m.method.to_string().as_str(),
+                "rev" | "step_by" | "skip" | "take"
+            ) && is_range_expr(&m.receiver)
+        }
+        _ => false,
+    }
+}
+
+fn strip(e: &Expr) -> &Expr {
+    match e {
+        Expr::Paren(p) => strip(&p.expr),
+        Expr::Group(g) => strip(&g.expr),
+        e => e,
+    }
+}
+
+fn compound_kind(op: &syn::BinOp) -> Option<AssignKind> {
+    Some(match op {
+        syn::BinOp::AddAssign(_) => AssignKind::Add,
+        syn::BinOp::SubAssign(_) => AssignKind::Sub,
+        syn::BinOp::MulAssign(_) => AssignKind::Mul,
+        syn::BinOp::DivAssign(_) => AssignKind::Div,
+        _ => return None,
+    })
+}
+
+/// `f64::sin`, `T::max`, `Float::powi`, `num_traits::Float::sqrt`: a builtin float method
+/// called as a function.
+fn math_path(path: &syn::Path, floats: &HashSet<String>) -> Option<String> {
+    let segs: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+    if segs.len() < 2 {
+        return None;
+    }
+    let name = segs.last()?.clone();
+    let owner = &segs[segs.len() - 2];
+    let is_float_owner = owner == "f64"
+        || owner == "f32"
+        || owner == "Float"
+        || owner == "Real"
+        || floats.contains(owner);
+    (is_float_owner && math_arity(&name).is_some()).then_some(name)
+}
+
+/// `Type::f` or `Self::f`, as opposed to `module::f`.
+fn is_assoc_path(path: &syn::Path) -> bool {
+    let n = path.segments.len();
+    if n < 2 {
+        return false;
+    }
+    let owner = path.segments[n - 2].ident.to_string();
+    owner == "Self" || owner.chars().next().is_some_and(|c| c.is_uppercase())
+}
+
+fn parse_repeat(input: syn::parse::ParseStream) -> syn::Result<(Expr, Expr)> {
+    let v: Expr = input.parse()?;
+    input.parse::<syn::Token![;]>()?;
+    let n: Expr = input.parse()?;
+    Ok((v, n))
+}
+
+fn is_unit_expr(e: &Expr) -> bool {
+    matches!(
+        strip(e),
+        Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) | Expr::Assign(_)
+    ) || matches!(strip(e), Expr::Binary(b) if compound_kind(&b.op).is_some())
+}
+
+/// True when an expression in tail position has no value, judged from its syntax.
+fn is_unit_valued(e: &Expr) -> bool {
+    match strip(e) {
+        Expr::Return(_) | Expr::Break(_) | Expr::Continue(_) => true,
+        Expr::If(i) => {
+            block_is_unit(&i.then_branch)
+                && i.else_branch
+                    .as_ref()
+                    .is_none_or(|(_, e)| is_unit_valued(e))
+        }
+        Expr::Match(m) => m.arms.iter().all(|a| is_unit_valued(&a.body)),
+        Expr::Block(b) => block_is_unit(&b.block),
+        Expr::Tuple(t) => t.elems.is_empty(),
+        Expr::Macro(m) => m.mac.path.segments.last().is_some_and(|s| {
+            let n = s.ident.to_string();
+            is_inert_macro(&n) && n != "matches" && n != "format"
+        }),
+        e => is_unit_expr(e),
+    }
+}
+
+fn block_is_unit(b: &syn::Block) -> bool {
+    match b.stmts.last() {
+        None => true,
+        Some(syn::Stmt::Expr(e, None)) => is_unit_valued(e),
+        Some(_) => true,
+    }
+}
+
+/// True when the statement may leave its block early.
+fn stmt_may_exit(s: &syn::Stmt) -> bool {
+    let mut v = ExitFinder {
+        loop_depth: 0,
+        found: false,
+    };
+    syn::visit::Visit::visit_stmt(&mut v, s);
+    v.found
+}
+
+fn block_may_exit_loop(b: &syn::Block) -> bool {
+    let mut v = ExitFinder {
+        loop_depth: 0,
+        found: false,
+    };
+    syn::visit::Visit::visit_block(&mut v, b);
+    v.found
+}
+
+fn contains_return(b: &syn::Block) -> bool {
+    let mut v = ReturnFinder { found: false };
+    syn::visit::Visit::visit_block(&mut v, b);
+    v.found
+}
+
+fn contains_return_expr(e: &Expr) -> bool {
+    let mut v = ReturnFinder { found: false };
+    syn::visit::Visit::visit_expr(&mut v, e);
+    v.found
+}
+
+struct ExitFinder {
+    loop_depth: usize,
+    found: bool,
+}
+
+impl<'a> syn::visit::Visit<'a> for ExitFinder {
+    fn visit_expr(&mut self, e: &'a Expr) {
+        match e {
+            Expr::Return(_) => self.found = true,
+            Expr::Break(_) | Expr::Continue(_) if self.loop_depth == 0 => self.found = true,
+            Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => {
+                self.loop_depth += 1;
+                syn::visit::visit_expr(self, e);
+                self.loop_depth -= 1;
+            }
+            Expr::Closure(_) => {}
+            _ => syn::visit::visit_expr(self, e),
+        }
+    }
+}
+
+struct ReturnFinder {
+    found: bool,
+}
+
+impl<'a> syn::visit::Visit<'a> for ReturnFinder {
+    fn visit_expr(&mut self, e: &'a Expr) {
+        match e {
+            Expr::Return(_) => self.found = true,
+            Expr::Closure(_) => {}
+            _ => syn::visit::visit_expr(self, e),
+        }
+    }
+}

@@ -1,0 +1,727 @@
+//! Reverse mode: a forward sweep that runs the primal and records what cannot be
+//! recomputed, then a reverse sweep that visits the statements last to first and
+//! propagates adjoints.
+//!
+//! The reverse sweep keeps one invariant: when it reaches a statement, every local it reads
+//! holds the value it had when the forward sweep reached that statement. Overwrites of such
+//! values are undone by popping their recorded old values. A nested block (a branch, a loop
+//! body) starts its reverse by re-creating its own `let`s: the cheap ones whose inputs the
+//! rest of the block does not overwrite are recomputed, the others popped. Locals of the
+//! function's outermost block are still in scope and need nothing. Each recording site has
+//! its own store: a `Slot` (on the stack) when it runs at most once per call, a `Vec` when
+//! it is inside a loop.
+
+use crate::analysis::{Analysis, op_reads, stmt_writes};
+use crate::calls::{Refs, primal_call, reverse_call};
+use crate::forward::{diff_operands, partial_at, partials, primal_op};
+use crate::ir::*;
+use proc_macro2::{Ident, TokenStream};
+use quote::{format_ident, quote};
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+
+pub struct Reverse<'a> {
+    pub an: &'a Analysis,
+    pub refs: Refs<'a>,
+    kinds: &'a HashMap<String, VarKind>,
+    /// Declarations of the recording stores, emitted before the forward sweep.
+    tapes: RefCell<Vec<TokenStream>>,
+    /// The store of each local of a nested block that is recorded rather than recomputed.
+    kept: RefCell<HashMap<String, Ident>>,
+    counter: RefCell<usize>,
+}
+
+/// Where a block sits.
+#[derive(Clone, Copy)]
+struct Level {
+    /// The function's outermost block: its locals stay in scope for the reverse sweep.
+    top: bool,
+    /// Inside a loop: stores are stacks.
+    in_loop: bool,
+}
+
+pub struct Sweeps {
+    pub tapes: TokenStream,
+    pub forward: TokenStream,
+    pub reverse: TokenStream,
+    /// Adjoint declarations of the outermost block's active locals.
+    pub adjoints: TokenStream,
+}
+
+impl<'a> Reverse<'a> {
+    pub fn new(an: &'a Analysis, kinds: &'a HashMap<String, VarKind>) -> Self {
+        Reverse {
+            an,
+            refs: Refs { kinds },
+            kinds,
+            tapes: RefCell::new(Vec::new()),
+            kept: RefCell::new(HashMap::new()),
+            counter: RefCell::new(0),
+        }
+    }
+
+    pub fn sweeps(&self, body: &Block) -> Sweeps {
+        let level = Level {
+            top: true,
+            in_loop: false,
+        };
+        let (forward, reverse) = self.block(body, level, quote!());
+        let adjoints = self.adjoint_decls(body);
+        let tapes: TokenStream = self.tapes.borrow().iter().cloned().collect();
+        Sweeps {
+            tapes,
+            forward,
+            reverse,
+            adjoints,
+        }
+    }
+
+    fn fresh(&self, base: &str) -> Ident {
+        let mut c = self.counter.borrow_mut();
+        *c += 1;
+        format_ident!("__ad_{}{}", base, *c)
+    }
+
+    fn new_store(&self, name: &Ident, level: Level) {
+        let decl = if level.in_loop {
+            quote!(let mut #name = ::std::vec::Vec::new();)
+        } else {
+            quote!(let mut #name = __ad::Slot::new();)
+        };
+        self.tapes.borrow_mut().push(decl);
+    }
+
+    /// Records `value`; returns the push and the expression that takes it back.
+    fn record(&self, value: TokenStream, level: Level) -> (TokenStream, TokenStream) {
+        let t = self.fresh("tape");
+        self.new_store(&t, level);
+        (quote!(#t.push(#value);), quote!(__ad::take(#t.pop())))
+    }
+
+    /// A value of the forward sweep that the reverse sweep reads at the same statement:
+    /// a local at the top level, recorded elsewhere.
+    fn keep(&self, name: &Ident, value: TokenStream, level: Level) -> (TokenStream, TokenStream) {
+        if level.top {
+            (quote!(let #name = #value;), quote!(#name))
+        } else {
+            let (push, load) = self.record(quote!(#name), level);
+            (quote!(let #name = #value; #push), load)
+        }
+    }
+
+    /// The push of a nested block's local into its own store.
+    fn keep_local(&self, var: &Ident, level: Level) -> TokenStream {
+        let t = format_ident!("__ad_keep_{}", var.to_string());
+        let fresh = self
+            .kept
+            .borrow_mut()
+            .insert(var.to_string(), t.clone())
+            .is_none();
+        if fresh {
+            self.new_store(&t, level);
+        }
+        quote!(#t.push(#var);)
+    }
+
+    fn load_local(&self, var: &Ident) -> TokenStream {
+        let t = self
+            .kept
+            .borrow()
+            .get(&var.to_string())
+            .cloned()
+            .expect("a kept local");
+        quote!(__ad::take(#t.pop()))
+    }
+
+    fn is_buffer(&self, v: &Ident) -> bool {
+        matches!(self.kinds.get(&v.to_string()), Some(VarKind::Buffer))
+    }
+
+    fn relevant(&self, v: &Ident) -> bool {
+        self.an.is_active(v) || self.an.needs(v)
+    }
+
+    // ---------------------------------------------------------------- blocks
+
+    /// The forward and reverse code of a block. The reverse of a nested block is wrapped in
+    /// its own scope with its locals re-created and `seeds` run first.
+    fn block(&self, b: &Block, level: Level, seeds: TokenStream) -> (TokenStream, TokenStream) {
+        let mut fwd = TokenStream::new();
+        let mut revs = Vec::new();
+        for (k, s) in b.iter().enumerate() {
+            let (f, r) = self.stmt(s, level, b, k);
+            fwd.extend(f);
+            revs.push(r);
+        }
+        revs.reverse();
+        let rev: TokenStream = revs.into_iter().collect();
+        if level.top {
+            return (fwd, quote!(#seeds #rev));
+        }
+        // Mutable locals and buffers are recorded with their final value.
+        for s in b {
+            if let Stmt::Let { var, mutable, op } = s {
+                if self.kept_at_end(var, *mutable, op) {
+                    fwd.extend(self.keep_local(var, level));
+                }
+            }
+        }
+        let prologue = self.prologue(b);
+        let adjoints = self.adjoint_decls(b);
+        (fwd, quote!({ #prologue #adjoints #seeds #rev }))
+    }
+
+    fn kept_at_end(&self, var: &Ident, mutable: bool, op: &Op) -> bool {
+        self.relevant(var) && (mutable || self.is_buffer(var)) && !matches!(op, Op::Call(_))
+    }
+
+    /// Re-creates, at the start of a nested block's reverse, the block's locals that the
+    /// reverse sweep reads.
+    fn prologue(&self, b: &Block) -> TokenStream {
+        let mut out = TokenStream::new();
+        for (k, s) in b.iter().enumerate() {
+            match s {
+                Stmt::Let { var, mutable, op } => {
+                    if !self.relevant(var) {
+                        continue;
+                    }
+                    let m = if *mutable || self.is_buffer(var) {
+                        quote!(mut)
+                    } else {
+                        quote!()
+                    };
+                    if self.kept.borrow().contains_key(&var.to_string()) {
+                        let load = self.load_local(var);
+                        out.extend(quote!(let #m #var = #load;));
+                    } else if self.recomputable(op, b, k) {
+                        let v = primal_op(op);
+                        out.extend(quote!(let #var = #v;));
+                    }
+                }
+                Stmt::LetTuple { vars, .. } => {
+                    for v in vars {
+                        if self.kept.borrow().contains_key(&v.to_string()) {
+                            let load = self.load_local(v);
+                            out.extend(quote!(let #v = #load;));
+                        }
+                    }
+                }
+                Stmt::If { outs, .. } => {
+                    for v in outs {
+                        if self.kept.borrow().contains_key(&v.to_string()) {
+                            let load = self.load_local(v);
+                            out.extend(quote!(let #v = #load;));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// `let mut __b_v = zero;` for the active locals a block declares.
+    fn adjoint_decls(&self, b: &Block) -> TokenStream {
+        let mut out = TokenStream::new();
+        let mut decl = |v: &Ident| {
+            if self.an.is_active(v) {
+                let a = adjoint_name(v);
+                out.extend(quote!(let mut #a = __ad::zero_like(&#v);));
+            }
+        };
+        for s in b {
+            match s {
+                Stmt::Let { var, .. } => decl(var),
+                Stmt::LetTuple { vars, .. } => vars.iter().for_each(&mut decl),
+                Stmt::If { outs, .. } => outs.iter().for_each(&mut decl),
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// Whether the `let` at `block[k]` can be recomputed at the start of the block's
+    /// reverse: a cheap operation whose inputs the rest of the block does not overwrite.
+    fn recomputable(&self, op: &Op, block: &Block, k: usize) -> bool {
+        let cheap = matches!(
+            op,
+            Op::Use(_)
+                | Op::Neg(_)
+                | Op::Bin(..)
+                | Op::Math(..)
+                | Op::Cast(..)
+                | Op::Load(_)
+                | Op::Inactive(_)
+        );
+        if !cheap {
+            return false;
+        }
+        let mut reads = HashSet::new();
+        op_reads(op, &mut reads);
+        let mut writes = HashSet::new();
+        for s in &block[k..] {
+            stmt_writes(s, &mut writes);
+        }
+        reads.is_disjoint(&writes)
+    }
+
+    // ---------------------------------------------------------------- statements
+
+    fn stmt(&self, s: &Stmt, level: Level, block: &Block, k: usize) -> (TokenStream, TokenStream) {
+        match s {
+            Stmt::Let { var, mutable, op } => {
+                let m = if *mutable { quote!(mut) } else { quote!() };
+                if let Op::Call(c) = op {
+                    let (record, restore) = self.record_call_outputs(c, level);
+                    let call = primal_call(c, &self.refs);
+                    let mut fwd = quote!(#record let #m #var = #call;);
+                    if !level.top && self.relevant(var) {
+                        fwd.extend(self.keep_local(var, level));
+                    }
+                    let seed = if self.an.is_active(var) {
+                        let a = adjoint_name(var);
+                        quote!(#a)
+                    } else {
+                        quote!(__ad::Zero)
+                    };
+                    let rev = self.reverse_of_call(c, restore, seed);
+                    return (fwd, rev);
+                }
+                let value = primal_op(op);
+                let mut fwd = quote!(let #m #var = #value;);
+                if !level.top
+                    && !*mutable
+                    && !self.is_buffer(var)
+                    && self.relevant(var)
+                    && !self.recomputable(op, block, k)
+                {
+                    fwd.extend(self.keep_local(var, level));
+                }
+                let rev = if self.an.is_active(var) {
+                    self.propagate(var, op)
+                } else {
+                    quote!()
+                };
+                (fwd, rev)
+            }
+            Stmt::LetTuple { vars, op } => self.let_tuple(vars, op, level),
+            Stmt::Assign { place, kind, val } => self.assign(place, *kind, val, level),
+            Stmt::Push { place, val } => {
+                let (p, v) = (place.primal(), val.primal());
+                let fwd = quote!(#p.push(#v););
+                let mut rev = TokenStream::new();
+                if self.an.place_active(place) {
+                    let a = place.adjoint();
+                    rev.extend(quote!(let __ad_g = __ad::take(#a.pop());));
+                    rev.extend(self.accumulate(val, quote!(__ad_g)));
+                }
+                if self.an.needs(&place.base) {
+                    rev.extend(quote!(#p.pop();));
+                }
+                (fwd, rev)
+            }
+            Stmt::Fill { place, val } => {
+                let (p, v) = (place.primal(), val.primal());
+                let (record, restore) = self.record_slice(place, level);
+                let fwd = quote!(#record #p.fill(#v););
+                let mut rev = TokenStream::new();
+                if self.an.place_active(place) {
+                    let a = place.adjoint();
+                    if self.an.operand_active(val) {
+                        rev.extend(self.accumulate(val, quote!(__ad::sum(&#a[..]))));
+                    }
+                    rev.extend(quote!(__ad::fill_zero(&mut #a[..]);));
+                }
+                rev.extend(restore);
+                (fwd, rev)
+            }
+            Stmt::CopyFrom { dst, src } => {
+                let (d, s) = (dst.primal(), src.primal());
+                let (record, restore) = self.record_slice(dst, level);
+                let fwd = quote!(#record #d.copy_from_slice(&#s[..]););
+                let mut rev = TokenStream::new();
+                if self.an.place_active(dst) {
+                    let ad = dst.adjoint();
+                    if self.an.place_active(src) {
+                        let asrc = src.adjoint();
+                        rev.extend(quote!(
+                            let __ad_g = <[_]>::to_vec(&#ad[..]);
+                            __ad::add_into(&mut #asrc[..], &__ad_g[..]);
+                        ));
+                    }
+                    rev.extend(quote!(__ad::fill_zero(&mut #ad[..]);));
+                }
+                rev.extend(restore);
+                (fwd, rev)
+            }
+            Stmt::CallStmt(c) => {
+                let (record, restore) = self.record_call_outputs(c, level);
+                let call = primal_call(c, &self.refs);
+                let fwd = quote!(#record #call;);
+                let rev = self.reverse_of_call(c, restore, quote!(__ad::Zero));
+                (fwd, rev)
+            }
+            Stmt::If {
+                cond,
+                then,
+                els,
+                outs,
+                then_vals,
+                else_vals,
+            } => {
+                let nested = Level {
+                    top: false,
+                    in_loop: level.in_loop,
+                };
+                let mut then_seeds = TokenStream::new();
+                let mut else_seeds = TokenStream::new();
+                for ((o, a), b) in outs.iter().zip(then_vals).zip(else_vals) {
+                    if self.an.is_active(o) {
+                        let ao = adjoint_name(o);
+                        then_seeds.extend(self.accumulate(a, quote!(#ao)));
+                        else_seeds.extend(self.accumulate(b, quote!(#ao)));
+                    }
+                }
+                let (tf, tr) = self.block(then, nested, then_seeds);
+                let (ef, er) = self.block(els, nested, else_seeds);
+                let c = self.fresh("cond");
+                let (def, load) = self.keep(&c, cond.clone(), level);
+                let mut fwd = quote!(#def);
+                if outs.is_empty() {
+                    fwd.extend(quote!(if #c { #tf } else { #ef }));
+                } else {
+                    let tv: Vec<TokenStream> = then_vals.iter().map(Operand::primal).collect();
+                    let ev: Vec<TokenStream> = else_vals.iter().map(Operand::primal).collect();
+                    fwd.extend(quote!(let (#(#outs),*) = if #c { #tf (#(#tv),*) } else { #ef (#(#ev),*) };));
+                    if !level.top {
+                        for o in outs {
+                            if self.relevant(o) {
+                                fwd.extend(self.keep_local(o, level));
+                            }
+                        }
+                    }
+                }
+                let rev = quote!(if #load { #tr } else { #er });
+                (fwd, rev)
+            }
+            Stmt::For {
+                pat,
+                iter,
+                body,
+                exit,
+            } => {
+                let inner = Level {
+                    top: false,
+                    in_loop: true,
+                };
+                let (bf, br) = self.block(body, inner, quote!());
+                let it = self.fresh("iter");
+                let (def, it_load) = self.keep(&it, iter.clone(), level);
+                match exit {
+                    None => {
+                        let fwd =
+                            quote!(#def for #pat in ::core::clone::Clone::clone(&#it) { #bf });
+                        let rev = quote!(for #pat in ::core::iter::Iterator::rev(#it_load) { #br });
+                        (fwd, rev)
+                    }
+                    Some(e) => {
+                        let n = self.fresh("trips");
+                        let n_final = self.fresh("trips");
+                        let (ndef, n_load) = self.keep(&n_final, quote!(#n), level);
+                        let fwd = quote!(
+                            #def
+                            let mut #n = 0usize;
+                            for #pat in ::core::clone::Clone::clone(&#it) { #n += 1; #bf if #e { break; } }
+                            #ndef
+                        );
+                        let rev = quote!(
+                            let __ad_it = #it_load;
+                            for #pat in __ad::rev_prefix(__ad_it, #n_load) { #br }
+                        );
+                        (fwd, quote!({ #rev }))
+                    }
+                }
+            }
+            Stmt::Loop { body, exit } => {
+                let inner = Level {
+                    top: false,
+                    in_loop: true,
+                };
+                let (bf, br) = self.block(body, inner, quote!());
+                let n = self.fresh("trips");
+                let n_final = self.fresh("trips");
+                let (ndef, n_load) = self.keep(&n_final, quote!(#n), level);
+                let fwd =
+                    quote!(let mut #n = 0usize; loop { #n += 1; #bf if #exit { break; } } #ndef);
+                let rev = quote!(for _ in 0..#n_load { #br });
+                (fwd, rev)
+            }
+            Stmt::Inactive(t) => (t.clone(), quote!()),
+        }
+    }
+
+    /// `__b_o += g` for an active operand.
+    fn accumulate(&self, o: &Operand, g: TokenStream) -> TokenStream {
+        match o {
+            Operand::Var(v) if self.an.is_active(v) => {
+                let a = adjoint_name(v);
+                if self.is_buffer(v) {
+                    quote!(__ad::add_into(&mut #a, &#g);)
+                } else {
+                    quote!(#a += #g;)
+                }
+            }
+            _ => quote!(),
+        }
+    }
+
+    /// The reverse of `var = op`: adds `∂op/∂input · adjoint(var)` into each active input.
+    fn propagate(&self, var: &Ident, op: &Op) -> TokenStream {
+        let g = adjoint_name(var);
+        let g = quote!(#g);
+        match op {
+            Op::Use(o) => self.accumulate(o, g),
+            Op::Neg(o) => self.accumulate(o, quote!(-#g)),
+            Op::Bin(b, x, y) => {
+                let (px, py) = (x.primal(), y.primal());
+                match b {
+                    BinOp::Add => {
+                        let mut t = self.accumulate(x, g.clone());
+                        t.extend(self.accumulate(y, g));
+                        t
+                    }
+                    BinOp::Sub => {
+                        let mut t = self.accumulate(x, g.clone());
+                        t.extend(self.accumulate(y, quote!(-#g)));
+                        t
+                    }
+                    BinOp::Mul => {
+                        let mut t = self.accumulate(x, quote!(#g * #py));
+                        t.extend(self.accumulate(y, quote!(#px * #g)));
+                        t
+                    }
+                    BinOp::Div => {
+                        let mut t = self.accumulate(x, quote!(#g / #py));
+                        t.extend(self.accumulate(y, quote!(-(#g * #var) / #py)));
+                        t
+                    }
+                }
+            }
+            Op::Math(name, ops) => {
+                let idx = diff_operands(name, ops);
+                let active: Vec<(usize, usize)> = idx
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, i)| self.an.operand_active(&ops[**i]))
+                    .map(|(k, i)| (k, *i))
+                    .collect();
+                if active.is_empty() {
+                    return quote!();
+                }
+                let p = format_ident!("__ad_p");
+                let ps = partials(name, ops, quote!(#var));
+                let mut out = quote!(let #p = #ps;);
+                for (k, i) in active {
+                    let pk = partial_at(&p, k, idx.len());
+                    out.extend(self.accumulate(&ops[i], quote!(#g * #pk)));
+                }
+                quote!({ #out })
+            }
+            Op::Cast(o, _) => match o {
+                Operand::Var(v) if self.an.is_active(v) => {
+                    let a = adjoint_name(v);
+                    quote!(#a += __ad::cast_like(#g, &#v);)
+                }
+                _ => quote!(),
+            },
+            Op::Load(p) if self.an.place_active(p) => {
+                let a = p.adjoint();
+                quote!(#a += #g;)
+            }
+            Op::VecRepeat(o, _) | Op::ArrRepeat(o, _) => {
+                self.accumulate(o, quote!(__ad::sum(&#g[..])))
+            }
+            Op::ArrLit(ops, _) => {
+                let mut out = TokenStream::new();
+                for (i, o) in ops.iter().enumerate() {
+                    out.extend(self.accumulate(o, quote!(#g[#i])));
+                }
+                out
+            }
+            Op::CloneOf(p) if self.an.place_active(p) => {
+                let a = p.adjoint();
+                quote!(__ad::add_into(&mut #a[..], &#g[..]);)
+            }
+            _ => quote!(),
+        }
+    }
+
+    fn let_tuple(&self, vars: &[Ident], op: &Op, level: Level) -> (TokenStream, TokenStream) {
+        let keep: TokenStream = if level.top {
+            quote!()
+        } else {
+            vars.iter()
+                .filter(|v| self.relevant(v))
+                .map(|v| self.keep_local(v, level))
+                .collect()
+        };
+        let any_active = vars.iter().any(|v| self.an.is_active(v));
+        let seeds: Vec<TokenStream> = vars
+            .iter()
+            .map(|v| {
+                if self.an.is_active(v) {
+                    let a = adjoint_name(v);
+                    quote!(#a)
+                } else {
+                    quote!(__ad::zero_like(&#v))
+                }
+            })
+            .collect();
+        match op {
+            Op::Call(c) => {
+                let (record, restore) = self.record_call_outputs(c, level);
+                let call = primal_call(c, &self.refs);
+                let fwd = quote!(#record let (#(#vars),*) = #call; #keep);
+                let seed = if any_active {
+                    quote!((#(#seeds),*))
+                } else {
+                    quote!(__ad::Zero)
+                };
+                (fwd, self.reverse_of_call(c, restore, seed))
+            }
+            Op::Use(o) => {
+                let p = o.primal();
+                let fwd = quote!(let (#(#vars),*) = #p; #keep);
+                let rev = match o {
+                    Operand::Var(t) if any_active && self.an.is_active(t) => {
+                        let at = adjoint_name(t);
+                        let mut r = TokenStream::new();
+                        for (i, v) in vars.iter().enumerate() {
+                            if self.an.is_active(v) {
+                                let i = syn::Index::from(i);
+                                let av = adjoint_name(v);
+                                r.extend(quote!(#at.#i += #av;));
+                            }
+                        }
+                        r
+                    }
+                    _ => quote!(),
+                };
+                (fwd, rev)
+            }
+            Op::Math(name, ops) if name == "sin_cos" => {
+                let p = primal_op(op);
+                let fwd = quote!(let (#(#vars),*) = #p; #keep);
+                let (s, c) = (&vars[0], &vars[1]);
+                let (as_, ac) = (adjoint_name(s), adjoint_name(c));
+                let rev = if any_active && self.an.operand_active(&ops[0]) {
+                    let g = match (self.an.is_active(s), self.an.is_active(c)) {
+                        (true, true) => quote!(#as_ * #c - #ac * #s),
+                        (true, false) => quote!(#as_ * #c),
+                        _ => quote!(-(#ac * #s)),
+                    };
+                    self.accumulate(&ops[0], g)
+                } else {
+                    quote!()
+                };
+                (fwd, rev)
+            }
+            op => {
+                let p = primal_op(op);
+                (quote!(let (#(#vars),*) = #p; #keep), quote!())
+            }
+        }
+    }
+
+    fn assign(
+        &self,
+        place: &Place,
+        kind: AssignKind,
+        val: &Operand,
+        level: Level,
+    ) -> (TokenStream, TokenStream) {
+        let p = place.primal();
+        let v = val.primal();
+        let (record, restore) = if self.an.needs(&place.base) {
+            let (push, load) = self.record(quote!(#p), level);
+            (push, quote!(#p = #load;))
+        } else {
+            (quote!(), quote!())
+        };
+        let op = match kind {
+            AssignKind::Set => quote!(=),
+            AssignKind::Add => quote!(+=),
+            AssignKind::Sub => quote!(-=),
+            AssignKind::Mul => quote!(*=),
+            AssignKind::Div => quote!(/=),
+        };
+        let fwd = quote!(#record #p #op #v;);
+        if !self.an.place_active(place) {
+            return (fwd, restore);
+        }
+        let a = place.adjoint();
+        let rev = match kind {
+            AssignKind::Set => {
+                let acc = self.accumulate(val, quote!(__ad_g));
+                quote!(let __ad_g = #a; #a = __ad::zero_like(&__ad_g); #restore #acc)
+            }
+            AssignKind::Add => {
+                let acc = self.accumulate(val, quote!(#a));
+                quote!(#restore #acc)
+            }
+            AssignKind::Sub => {
+                let acc = self.accumulate(val, quote!(-#a));
+                quote!(#restore #acc)
+            }
+            AssignKind::Mul => {
+                let acc = self.accumulate(val, quote!(#a * #p));
+                quote!(#restore #acc #a *= #v;)
+            }
+            AssignKind::Div => {
+                let acc = self.accumulate(val, quote!(-(#a * #p) / (#v * #v)));
+                quote!(#restore #acc #a /= #v;)
+            }
+        };
+        (fwd, rev)
+    }
+
+    /// Records the old contents of a buffer before `fill` or `copy_from_slice` overwrites
+    /// it; returns the push and the restore.
+    fn record_slice(&self, place: &Place, level: Level) -> (TokenStream, TokenStream) {
+        if !self.an.needs(&place.base) {
+            return (quote!(), quote!());
+        }
+        let p = place.primal();
+        let (push, load) = self.record(quote!(<[_]>::to_vec(&#p[..])), level);
+        (push, quote!(#p.copy_from_slice(&#load[..]);))
+    }
+
+    /// Records what a call may overwrite through `&mut` arguments, when the reverse sweep
+    /// reads it; returns the pushes and the restores.
+    fn record_call_outputs(&self, c: &Call, level: Level) -> (TokenStream, TokenStream) {
+        let mut push = TokenStream::new();
+        let mut restore = TokenStream::new();
+        for a in &c.args {
+            if let Arg::Ref(p, true) = a {
+                if self.an.needs(&p.base) {
+                    let r = self.refs.reference(p, p.primal(), false);
+                    let (pu, load) = self.record(quote!(__ad::snapshot(#r)), level);
+                    push.extend(pu);
+                    let rm = self.refs.reference(p, p.primal(), true);
+                    restore.extend(quote!(__ad::restore(#rm, #load);));
+                }
+            }
+        }
+        (push, restore)
+    }
+
+    /// Restores the call's outputs, then runs the callee's reverse companion, which
+    /// recomputes the call from its (restored) arguments and adds into the adjoints.
+    fn reverse_of_call(&self, c: &Call, restore: TokenStream, seed: TokenStream) -> TokenStream {
+        if !self.an.call_active(c) {
+            return restore;
+        }
+        let call = reverse_call(c, self.an, &self.refs, seed);
+        quote!(#restore #call;)
+    }
+}

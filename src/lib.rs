@@ -1,0 +1,1 @@
+//! Examples and integration tests of autodiff-rs live in `examples/` and `tests/`.
