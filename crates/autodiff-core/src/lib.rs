@@ -38,6 +38,7 @@ pub mod partials;
 mod protocol;
 mod real;
 mod tape;
+pub mod testing;
 
 pub use autodiff_macros::{autodiff_forward, autodiff_reverse, differentiable};
 pub use real::Real;

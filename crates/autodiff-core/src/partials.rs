@@ -237,7 +237,7 @@ mod tests {
             assert!((pa - wa).abs() < 1e-6, "{name} d/da: {pa} vs {wa}");
             assert!((pb - wb).abs() < 1e-6, "{name} d/db: {pb} vs {wb}");
         }
-        assert!((powi(1.7, 3, 0.0) - 3.0 * 1.7 * 1.7).abs() < 1e-12);
+        assert!((powi(1.7_f64, 3, 0.0) - 3.0 * 1.7 * 1.7).abs() < 1e-12);
         assert_eq!(clamp(0.5, 0.0, 1.0, 0.5), (1.0, 0.0, 0.0));
         assert_eq!(clamp(-0.5, 0.0, 1.0, 0.0), (0.0, 1.0, 0.0));
         assert_eq!(mul_add(2.0, 3.0, 4.0, 10.0), (3.0, 2.0, 1.0));
