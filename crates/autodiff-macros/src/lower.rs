@@ -1832,8 +1832,7 @@ impl Lowerer {
         let recv = self.lower_expr(&m.receiver)?;
         let mut args = Vec::new();
         for a in &m.args {
-            let v = self.lower_expr(a)?;
-            args.push(self.val_arg(v, a.span())?);
+            args.push(self.lower_arg(a)?);
         }
         match recv {
             Val::Place(p, _) => self.lower_call(Callee::Method(p, m.method.clone()), args, span),
@@ -1853,11 +1852,23 @@ impl Lowerer {
         }
     }
 
+    /// An argument: a reference when written `&x`/`&mut x` or when the place is itself a
+    /// reference or a buffer; the value otherwise (`y[0]`, `p.b`).
     fn val_arg(&mut self, v: Val, span: Span) -> Result<Arg> {
         Ok(match v {
-            Val::Place(p, m) => Arg::Ref(p, m),
+            Val::Place(p, m) if !is_scalar_place(&p, self) => Arg::Ref(p, m),
             v => Arg::Val(self.operand(v, span)?),
         })
+    }
+
+    fn lower_arg(&mut self, e: &Expr) -> Result<Arg> {
+        if let Expr::Reference(r) = strip(e) {
+            if let Val::Place(p, _) = self.lower_expr(&r.expr)? {
+                return Ok(Arg::Ref(p, r.mutability.is_some()));
+            }
+        }
+        let v = self.lower_expr(e)?;
+        self.val_arg(v, e.span())
     }
 
     fn lower_call_expr(&mut self, c: &syn::ExprCall) -> Result<Val> {
@@ -1895,8 +1906,7 @@ impl Lowerer {
         }
         let mut args = Vec::new();
         for a in &c.args {
-            let v = self.lower_expr(a)?;
-            args.push(self.val_arg(v, a.span())?);
+            args.push(self.lower_arg(a)?);
         }
         if args.iter().all(|a| matches!(a, Arg::Val(Operand::Lit(_)))) {
             // Every argument is constant: the call needs no derivative.

@@ -1,0 +1,11 @@
+use autodiff_core::prelude::*;
+
+#[autodiff_forward(df, Dual, Dual)]
+fn f(x: f64) -> f64 {
+    let _fut = async { 1.0 };
+    x * x
+}
+
+fn main() {
+    assert_eq!(f(2.0), 4.0);
+}
