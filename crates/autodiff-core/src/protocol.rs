@@ -110,6 +110,11 @@ pub fn slice_tangent<'a, T: Real, A: SliceTangent<T>>(
 pub trait SliceShadow<T> {
     /// The shadow, or `None` when the caller has none.
     fn as_shadow(&mut self) -> Option<&mut [T]>;
+    /// False when the caller has no shadow (known at compile time).
+    #[inline(always)]
+    fn is_active(&self) -> bool {
+        true
+    }
 }
 
 impl<T: Real> SliceShadow<T> for &mut [T] {
@@ -135,11 +140,19 @@ impl<T> SliceShadow<T> for Zero {
     fn as_shadow(&mut self) -> Option<&mut [T]> {
         None
     }
+    #[inline(always)]
+    fn is_active(&self) -> bool {
+        false
+    }
 }
 impl<T> SliceShadow<T> for Discard {
     #[inline(always)]
     fn as_shadow(&mut self) -> Option<&mut [T]> {
         None
+    }
+    #[inline(always)]
+    fn is_active(&self) -> bool {
+        false
     }
 }
 
@@ -164,6 +177,11 @@ pub fn slice_shadow<'a, T: Real, A: SliceShadow<T>>(
 pub trait ScalarSink<T> {
     /// Adds `v` into the caller's adjoint.
     fn add(self, v: T);
+    /// False when the caller has no adjoint (known at compile time).
+    #[inline(always)]
+    fn is_active(&self) -> bool {
+        true
+    }
 }
 
 impl<T: Real> ScalarSink<T> for &mut T {
@@ -176,6 +194,10 @@ impl<T: Real> ScalarSink<T> for &mut T {
 impl<T> ScalarSink<T> for Discard {
     #[inline(always)]
     fn add(self, _v: T) {}
+    #[inline(always)]
+    fn is_active(&self) -> bool {
+        false
+    }
 }
 
 /// The forward tangent of a parameter that is a shared reference to a user type (`&self`,

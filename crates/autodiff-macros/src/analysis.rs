@@ -55,6 +55,21 @@ impl Analysis {
         c.args.iter().any(|a| self.arg_active(a))
             || matches!(&c.callee, Callee::Method(p, _) if self.place_active(p))
     }
+    /// Whether a call goes through the callee's derivative companions: when an argument is
+    /// active, and also when one is passed by reference or there is none, so that a custom
+    /// rule of the callee runs even when everything is constant. A call with only constant
+    /// scalar arguments (`scale(n)`, `f64::from(k)`) is plain primal code.
+    pub fn call_uses_protocol(&self, c: &Call) -> bool {
+        if self.call_active(c) {
+            return true;
+        }
+        let by_ref = c.args.iter().any(|a| matches!(a, Arg::Ref(..)));
+        match &c.callee {
+            Callee::Path(_) => by_ref || c.args.is_empty(),
+            Callee::Assoc(..) | Callee::Method(..) => by_ref,
+        }
+    }
+
     pub fn op_active(&self, op: &Op) -> bool {
         match op {
             Op::Use(o)

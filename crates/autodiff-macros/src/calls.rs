@@ -71,7 +71,8 @@ pub fn primal_arg(a: &Arg, refs: &Refs) -> TokenStream {
     }
 }
 
-/// The forward companion call: arguments interleaved with their tangents (or `Zero`).
+/// The forward companion call: arguments interleaved with their tangents (or `Zero`),
+/// then a unit marker (which lets a callee without a forward rule fail only when used).
 pub fn forward_call(c: &Call, an: &Analysis, refs: &Refs) -> TokenStream {
     let mut args = Vec::new();
     for a in &c.args {
@@ -85,6 +86,7 @@ pub fn forward_call(c: &Call, an: &Analysis, refs: &Refs) -> TokenStream {
             _ => quote!(__ad::Zero),
         });
     }
+    args.push(quote!(()));
     match &c.callee {
         Callee::Path(p) => {
             let f = companion_path(p, "__ad_fwd");
@@ -107,10 +109,38 @@ pub fn forward_call(c: &Call, an: &Analysis, refs: &Refs) -> TokenStream {
     }
 }
 
-/// The reverse companion call: arguments interleaved with adjoint sinks (or `Discard`),
-/// then the cotangent of the result.
-pub fn reverse_call(c: &Call, an: &Analysis, refs: &Refs, seed: TokenStream) -> TokenStream {
-    let mut args = Vec::new();
+/// The augmented call of the forward sweep: returns the result and the state that the
+/// pullback needs (a custom rule's pullback closure, or nothing).
+pub fn augmented_call(c: &Call, refs: &Refs) -> TokenStream {
+    let args: Vec<TokenStream> = c.args.iter().map(|a| primal_arg(a, refs)).collect();
+    match &c.callee {
+        Callee::Path(p) => {
+            let f = companion_path(p, "__ad_aug");
+            quote!(#f(#(#args),*))
+        }
+        Callee::Assoc(ty, name) => {
+            let m = method_companion(name, "aug");
+            quote!(#ty::#m(#(#args),*))
+        }
+        Callee::Method(recv, name) => {
+            let m = method_companion(name, "aug");
+            let r = recv.primal();
+            quote!(#r.#m(#(#args),*))
+        }
+    }
+}
+
+/// The pullback call of the reverse sweep: the state from the augmented call, the
+/// arguments interleaved with adjoint sinks (or `Discard`), then the cotangent of the
+/// result.
+pub fn pullback_call(
+    c: &Call,
+    an: &Analysis,
+    refs: &Refs,
+    state: TokenStream,
+    seed: TokenStream,
+) -> TokenStream {
+    let mut args = vec![state];
     for a in &c.args {
         args.push(primal_arg(a, refs));
         args.push(match a {
@@ -125,22 +155,23 @@ pub fn reverse_call(c: &Call, an: &Analysis, refs: &Refs, seed: TokenStream) -> 
     args.push(seed);
     match &c.callee {
         Callee::Path(p) => {
-            let f = companion_path(p, "__ad_rev");
+            let f = companion_path(p, "__ad_pull");
             quote!(#f(#(#args),*))
         }
         Callee::Assoc(ty, name) => {
-            let m = method_companion(name, "rev");
+            let m = method_companion(name, "pull");
             quote!(#ty::#m(#(#args),*))
         }
         Callee::Method(recv, name) => {
-            let m = method_companion(name, "rev");
+            let m = method_companion(name, "pull");
             let r = recv.primal();
             let s = if an.place_active(recv) {
                 refs.reference(recv, recv.adjoint(), true)
             } else {
                 quote!(__ad::Discard)
             };
-            quote!(#r.#m(#s, #(#args),*))
+            let state = args.remove(0);
+            quote!(#r.#m(#state, #s, #(#args),*))
         }
     }
 }

@@ -3,10 +3,13 @@
 //!
 //! Every annotated free function `foo` also gets a braced struct `foo {}` (it lives in the
 //! type namespace, so it does not clash with the function, and `use m::foo` imports both)
-//! whose associated functions `__ad_fwd` and `__ad_rev` are its companions with every
-//! differentiable parameter active. A differentiated caller reaches them as
-//! `m::foo::__ad_fwd(..)`, so imports, re-exports and other crates resolve by themselves.
-//! Methods get inherent companion methods `__ad_fwd_name` / `__ad_rev_name` instead.
+//! whose associated functions are its derivatives with every differentiable parameter
+//! active: `__ad_fwd` (forward mode), `__ad_aug` (the forward sweep of reverse mode: the
+//! result and a state) and `__ad_pull` (the reverse sweep, given that state). A
+//! differentiated caller reaches them as `m::foo::__ad_fwd(..)`, so imports, re-exports and
+//! other crates resolve by themselves. Custom rules implement the same three functions.
+//! Methods get inherent companion methods `__ad_fwd_name`, `__ad_aug_name`,
+//! `__ad_pull_name` instead.
 
 use crate::activity::{Activity, Mode, Spec, parse_spec};
 use crate::analysis::{Analysis, analyse};
@@ -504,6 +507,35 @@ impl Gen<'_> {
         }
     }
 
+    /// The augmented call: the primal, and no state (the pullback recomputes).
+    fn protocol_augmented(&self) -> TokenStream {
+        let params: Vec<TokenStream> = self.sig.params.iter().map(|p| self.param_decl(p)).collect();
+        let args: Vec<&Ident> = self
+            .sig
+            .params
+            .iter()
+            .filter(|p| !p.is_self())
+            .map(|p| &p.name)
+            .collect();
+        let fname = &self.func.sig.ident;
+        let call = if self.receiver().is_some() {
+            quote!(self.#fname(#(#args),*))
+        } else {
+            quote!(#fname(#(#args),*))
+        };
+        let r = ret_type(&self.sig.ret);
+        let name = self.protocol_name("aug");
+        let (gens, wh) = self.generics();
+        quote! {
+            #[doc(hidden)]
+            #[inline(always)]
+            #[allow(unused, non_snake_case, clippy::all)]
+            pub fn #name #gens (#(#params),*) -> (#r, ()) #wh {
+                (#call, ())
+            }
+        }
+    }
+
     fn protocol_forward(&self) -> TokenStream {
         let acts: Vec<Activity> = self
             .sig
@@ -564,23 +596,19 @@ impl Gen<'_> {
                 Shape::Other => params.push(quote!(#t: impl ::core::marker::Sized)),
             }
         }
+        params.push(quote!(__ad_mark: impl ::core::marker::Sized));
         let body = self.forward_body(&an);
         let (prim, tan) = self.forward_ret(&an);
         let r = ret_type(&self.sig.ret);
         let name = self.protocol_name("fwd");
         let (gens, wh) = self.generics();
-        let sep = if self.receiver().is_some() && !params.is_empty() {
-            quote!()
-        } else {
-            quote!()
-        };
+
         quote! {
             #[doc(hidden)]
             #[inline]
             #[allow(unused, unused_mut, unused_parens, non_snake_case, clippy::all)]
             pub fn #name #gens (#(#params),*) -> (#r, #r) #wh {
                 use ::autodiff_core::__private as __ad;
-                #sep
                 #convert
                 #body
                 (#prim, #tan)
@@ -600,8 +628,15 @@ impl Gen<'_> {
         let mut convert = TokenStream::new();
         let mut adj_decls = TokenStream::new();
         let mut sinks = TokenStream::new();
+        let mut any_sink = Vec::new();
+        if self.receiver().is_none() {
+            params.push(quote!(__ad_state: ()));
+        }
         for p in &self.sig.params {
             params.push(self.param_decl(p));
+            if p.is_self() {
+                params.push(quote!(__ad_state: ()));
+            }
             let n = &p.name;
             let k = format_ident!("__ad_k_{}", n);
             let b = adjoint_name(n);
@@ -610,12 +645,14 @@ impl Gen<'_> {
                 Shape::Scalar => {
                     let ty = p.ty.as_ref().unwrap();
                     params.push(quote!(#k: impl ::autodiff_core::__private::ScalarSink<#ty>));
+                    any_sink.push(quote!(__ad::ScalarSink::is_active(&#k)));
                     adj_decls.extend(quote!(let mut #b = __ad::zero_like(&#n);));
                     sinks.extend(quote!(__ad::ScalarSink::add(#k, #b);));
                 }
                 Shape::Slice { .. } => {
                     let e = p.elem.as_ref().unwrap();
                     params.push(quote!(mut #k: impl ::autodiff_core::__private::SliceShadow<#e>));
+                    any_sink.push(quote!(__ad::SliceShadow::is_active(&#k)));
                     convert.extend(quote!(
                         let mut #s = ::std::vec::Vec::new();
                         let #b: &mut [#e] = __ad::slice_shadow(&mut #k, &mut #s, #n.len());
@@ -623,6 +660,7 @@ impl Gen<'_> {
                 }
                 Shape::Struct { .. } => {
                     let inner = referent(p);
+                    any_sink.push(quote!(true));
                     params.push(
                         quote!(mut #k: impl ::autodiff_core::__private::StructShadowMut<#inner>),
                     );
@@ -644,14 +682,20 @@ impl Gen<'_> {
             None
         };
         let core = self.reverse_core(&an, seed, adj_decls, quote!());
-        let name = self.protocol_name("rev");
+        let name = self.protocol_name("pull");
         let (gens, wh) = self.generics();
+        let aug = self.protocol_augmented();
         quote! {
+            #aug
             #[doc(hidden)]
             #[inline]
             #[allow(unused, unused_mut, unused_parens, non_snake_case, clippy::all)]
             pub fn #name #gens (#(#params),*) #wh {
                 use ::autodiff_core::__private as __ad;
+                // Nothing to propagate when the caller has no adjoint for any argument.
+                if !(false #(|| #any_sink)*) {
+                    return;
+                }
                 #convert
                 #core
                 #sinks

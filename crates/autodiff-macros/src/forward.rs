@@ -189,7 +189,7 @@ impl Forward<'_> {
                 let active = self.an.is_active(var);
                 let dv = tangent_name(var);
                 if let Op::Call(c) = op {
-                    return if self.an.call_active(c) {
+                    return if self.an.call_uses_protocol(c) {
                         let call = forward_call(c, self.an, &self.refs);
                         if active {
                             quote!(let (#m #var, #m #dv) = #call;)
@@ -247,7 +247,7 @@ impl Forward<'_> {
                 out
             }
             Stmt::CallStmt(c) => {
-                if self.an.call_active(c) {
+                if self.an.call_uses_protocol(c) {
                     let call = forward_call(c, self.an, &self.refs);
                     quote!(let _ = #call;)
                 } else {
@@ -316,7 +316,7 @@ impl Forward<'_> {
         let active = vars.iter().any(|v| self.an.is_active(v));
         let dvars: Vec<Ident> = vars.iter().map(tangent_name).collect();
         match op {
-            Op::Call(c) if self.an.call_active(c) => {
+            Op::Call(c) if self.an.call_uses_protocol(c) => {
                 let call = forward_call(c, self.an, &self.refs);
                 quote!(let ((#(#vars),*), (#(#dvars),*)) = #call;)
             }

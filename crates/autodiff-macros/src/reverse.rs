@@ -12,7 +12,7 @@
 //! it is inside a loop.
 
 use crate::analysis::{Analysis, op_reads, stmt_writes};
-use crate::calls::{Refs, primal_call, reverse_call};
+use crate::calls::{Refs, augmented_call, primal_call, pullback_call};
 use crate::forward::{diff_operands, partial_at, partials, primal_op};
 use crate::ir::*;
 use proc_macro2::{Ident, TokenStream};
@@ -272,19 +272,16 @@ impl<'a> Reverse<'a> {
             Stmt::Let { var, mutable, op } => {
                 let m = if *mutable { quote!(mut) } else { quote!() };
                 if let Op::Call(c) = op {
-                    let (record, restore) = self.record_call_outputs(c, level);
-                    let call = primal_call(c, &self.refs);
-                    let mut fwd = quote!(#record let #m #var = #call;);
-                    if !level.top && self.relevant(var) {
-                        fwd.extend(self.keep_local(var, level));
-                    }
                     let seed = if self.an.is_active(var) {
                         let a = adjoint_name(var);
                         quote!(#a)
                     } else {
                         quote!(__ad::Zero)
                     };
-                    let rev = self.reverse_of_call(c, restore, seed);
+                    let (mut fwd, rev) = self.call(c, level, Some(quote!(#m #var)), seed);
+                    if !level.top && self.relevant(var) {
+                        fwd.extend(self.keep_local(var, level));
+                    }
                     return (fwd, rev);
                 }
                 let value = primal_op(op);
@@ -354,13 +351,7 @@ impl<'a> Reverse<'a> {
                 rev.extend(restore);
                 (fwd, rev)
             }
-            Stmt::CallStmt(c) => {
-                let (record, restore) = self.record_call_outputs(c, level);
-                let call = primal_call(c, &self.refs);
-                let fwd = quote!(#record #call;);
-                let rev = self.reverse_of_call(c, restore, quote!(__ad::Zero));
-                (fwd, rev)
-            }
+            Stmt::CallStmt(c) => self.call(c, level, None, quote!(__ad::Zero)),
             Stmt::If {
                 cond,
                 then,
@@ -579,15 +570,14 @@ impl<'a> Reverse<'a> {
             .collect();
         match op {
             Op::Call(c) => {
-                let (record, restore) = self.record_call_outputs(c, level);
-                let call = primal_call(c, &self.refs);
-                let fwd = quote!(#record let (#(#vars),*) = #call; #keep);
                 let seed = if any_active {
                     quote!((#(#seeds),*))
                 } else {
                     quote!(__ad::Zero)
                 };
-                (fwd, self.reverse_of_call(c, restore, seed))
+                let (mut fwd, rev) = self.call(c, level, Some(quote!((#(#vars),*))), seed);
+                fwd.extend(keep);
+                (fwd, rev)
             }
             Op::Use(o) => {
                 let p = o.primal();
@@ -696,32 +686,51 @@ impl<'a> Reverse<'a> {
         (push, quote!(#p.copy_from_slice(&#load[..]);))
     }
 
-    /// Records what a call may overwrite through `&mut` arguments, when the reverse sweep
-    /// reads it; returns the pushes and the restores.
-    fn record_call_outputs(&self, c: &Call, level: Level) -> (TokenStream, TokenStream) {
-        let mut push = TokenStream::new();
-        let mut restore = TokenStream::new();
+    /// The code of a call whose result is bound to `pat` (or dropped).
+    ///
+    /// A call through the callee's companions runs its augmented form in the forward sweep,
+    /// keeping the state it returns (a custom rule's pullback, or nothing), and its pullback
+    /// in the reverse sweep. What the call overwrites through `&mut` arguments is recorded
+    /// when the reverse sweep reads it: restored before the pullback (which may recompute
+    /// the call from its arguments) and again after it.
+    fn call(
+        &self,
+        c: &Call,
+        level: Level,
+        pat: Option<TokenStream>,
+        seed: TokenStream,
+    ) -> (TokenStream, TokenStream) {
+        let mut record = TokenStream::new();
+        let mut before = TokenStream::new();
+        let mut after = TokenStream::new();
         for a in &c.args {
             if let Arg::Ref(p, true) = a {
                 if self.an.needs(&p.base) {
                     let r = self.refs.reference(p, p.primal(), false);
-                    let (pu, load) = self.record(quote!(__ad::snapshot(#r)), level);
-                    push.extend(pu);
+                    let (push, load) = self.record(quote!(__ad::snapshot(#r)), level);
+                    record.extend(push);
                     let rm = self.refs.reference(p, p.primal(), true);
-                    restore.extend(quote!(__ad::restore(#rm, #load);));
+                    let snap = self.fresh("saved");
+                    before.extend(quote!(let #snap = #load; __ad::restore(#rm, ::core::clone::Clone::clone(&#snap));));
+                    after.extend(quote!(__ad::restore(#rm, #snap);));
                 }
             }
         }
-        (push, restore)
-    }
-
-    /// Restores the call's outputs, then runs the callee's reverse companion, which
-    /// recomputes the call from its (restored) arguments and adds into the adjoints.
-    fn reverse_of_call(&self, c: &Call, restore: TokenStream, seed: TokenStream) -> TokenStream {
-        if !self.an.call_active(c) {
-            return restore;
+        let bind = |value: TokenStream| match &pat {
+            Some(p) => quote!(let #p = #value;),
+            None => quote!(let _ = #value;),
+        };
+        if !self.an.call_uses_protocol(c) {
+            let fwd = bind(primal_call(c, &self.refs));
+            return (quote!(#record #fwd), quote!(#before #after));
         }
-        let call = reverse_call(c, self.an, &self.refs, seed);
-        quote!(#restore #call;)
+        let state = self.fresh("state");
+        let result = self.fresh("result");
+        let (keep_state, load_state) = self.keep(&state, quote!(#result.1), level);
+        let value = bind(quote!(#result.0));
+        let aug = augmented_call(c, &self.refs);
+        let fwd = quote!(#record let #result = #aug; #keep_state #value);
+        let pull = pullback_call(c, self.an, &self.refs, load_state, seed);
+        (fwd, quote!(#before #pull; #after))
     }
 }
