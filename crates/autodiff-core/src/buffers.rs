@@ -29,7 +29,7 @@ macro_rules! inert_zero_like {
         }
     )*};
 }
-inert_zero_like!(usize, isize, u8, u16, u32, u64, i8, i16, i32, i64, bool);
+inert_zero_like!(usize, isize, u8, u16, u32, u64, i8, i16, i32, i64, bool, ());
 
 impl<T: ZeroLike> ZeroLike for Vec<T> {
     type Out = Vec<T::Out>;

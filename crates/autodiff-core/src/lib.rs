@@ -40,7 +40,7 @@ mod real;
 mod tape;
 pub mod testing;
 
-pub use autodiff_macros::{autodiff_forward, autodiff_reverse, differentiable};
+pub use autodiff_macros::{autodiff_forward, autodiff_reverse, custom_rule, differentiable};
 pub use real::Real;
 
 /// Stops differentiation: returns `value` unchanged, and differentiated code treats it as a
@@ -62,7 +62,9 @@ pub fn no_grad<T>(value: T) -> T {
 
 /// Everything a user needs: `use autodiff_core::prelude::*;`.
 pub mod prelude {
-    pub use crate::{Real, autodiff_forward, autodiff_reverse, differentiable, no_grad};
+    pub use crate::{
+        Real, autodiff_forward, autodiff_reverse, custom_rule, differentiable, no_grad,
+    };
 }
 
 /// Items used by generated code. Not a public API: names and signatures may change.

@@ -14,6 +14,7 @@ mod forward;
 mod ir;
 mod lower;
 mod reverse;
+mod rules;
 mod signature;
 
 use activity::Mode;
@@ -56,4 +57,12 @@ pub fn differentiable(args: TokenStream, item: TokenStream) -> TokenStream {
         return quote::quote!(#err #item).into();
     }
     expand(Trigger::Differentiable, item.into()).into()
+}
+
+/// Gives a function its own derivative: `#[custom_rule(forward = f_fwd, reverse = f_rev)]`
+/// (either or both). Differentiated code then uses the rule at every call of the function,
+/// in every mode. See the `autodiff_core` documentation for the signatures of the rules.
+#[proc_macro_attribute]
+pub fn custom_rule(args: TokenStream, item: TokenStream) -> TokenStream {
+    rules::expand(args.into(), item.into()).into()
 }

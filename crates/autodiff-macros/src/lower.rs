@@ -239,7 +239,7 @@ impl Lowerer {
             }
             v if n == 0 => {
                 // A unit value: nothing to return, but it may have been computed.
-                let _ = v;
+                self.discard_call_result(v);
                 Ok(vec![])
             }
             v if n == 1 => Ok(vec![self.operand(v, Span::call_site())?]),

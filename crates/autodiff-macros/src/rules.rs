@@ -1,0 +1,640 @@
+//! `#[custom_rule(forward = f_fwd, reverse = f_rev)]`: a user's derivative for a function.
+//!
+//! The rule implements the same calling protocol as a generated function (see
+//! [`crate::expand`]): `__ad_fwd` calls the forward rule, `__ad_aug` calls the reverse
+//! rule and hands its pullback to the caller, who keeps it until its reverse sweep and
+//! passes it back to `__ad_pull`. Differentiated callers cannot tell the difference, so a
+//! rule is used at every call, in every mode, whatever the caller's activities: a constant
+//! argument gets a zero tangent or a scratch shadow. A mode with no rule still has its
+//! protocol function, which fails to compile only where a caller needs it, naming the
+//! function and the missing mode.
+
+use crate::signature::{Ret, Shape, float_type_params, shape_of};
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::parse::{Parse, ParseStream};
+use syn::spanned::Spanned;
+use syn::visit_mut::VisitMut;
+use syn::{FnArg, ImplItemFn, Pat, Token, Type};
+
+struct RuleArgs {
+    forward: Option<syn::Path>,
+    reverse: Option<syn::Path>,
+}
+
+impl Parse for RuleArgs {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let mut out = RuleArgs {
+            forward: None,
+            reverse: None,
+        };
+        let items =
+            syn::punctuated::Punctuated::<syn::MetaNameValue, Token![,]>::parse_terminated(input)?;
+        for it in items {
+            let key = it
+                .path
+                .get_ident()
+                .map(|i| i.to_string())
+                .unwrap_or_default();
+            let syn::Expr::Path(p) = &it.value else {
+                return Err(syn::Error::new_spanned(
+                    &it.value,
+                    "expected the path of the rule function",
+                ));
+            };
+            match key.as_str() {
+                "forward" if out.forward.is_none() => out.forward = Some(p.path.clone()),
+                "reverse" if out.reverse.is_none() => out.reverse = Some(p.path.clone()),
+                "forward" | "reverse" => {
+                    return Err(syn::Error::new_spanned(
+                        &it.path,
+                        format!("`{key}` given twice"),
+                    ));
+                }
+                _ => {
+                    return Err(syn::Error::new_spanned(
+                        &it.path,
+                        "unknown key: expected `forward = path` and/or `reverse = path`",
+                    ));
+                }
+            }
+        }
+        if out.forward.is_none() && out.reverse.is_none() {
+            return Err(input.error(
+                "expected `forward = path` and/or `reverse = path`, e.g. `#[custom_rule(reverse = f_rev)]`",
+            ));
+        }
+        Ok(out)
+    }
+}
+
+/// What a parameter of a function with a rule is, decided by its written type.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Scalar,
+    /// A float slice (shadow `&mut [F]`).
+    Slice {
+        mutable: bool,
+    },
+    /// `#[duplicated]` reference to a user type (shadow of the same type).
+    Struct {
+        mutable: bool,
+    },
+    Constant,
+}
+
+struct RuleParam {
+    name: Ident,
+    /// `None` for `self`.
+    ty: Option<Type>,
+    /// The element type of a slice, the referent of a struct reference.
+    inner: Option<Type>,
+    kind: Kind,
+}
+
+pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
+    let mut func: ImplItemFn = match syn::parse2(item.clone()) {
+        Ok(f) => f,
+        Err(_) => {
+            let err = syn::Error::new(
+                Span::call_site(),
+                "`#[custom_rule]` applies to functions and methods",
+            )
+            .to_compile_error();
+            return quote!(#err #item);
+        }
+    };
+    let markers = strip_markers(&mut func);
+    match expand_rule(args, &func, &markers) {
+        Ok(extra) => quote!(#func #extra),
+        Err(e) => {
+            let err = e.to_compile_error();
+            quote!(#err #func)
+        }
+    }
+}
+
+#[derive(Clone, Copy, Default)]
+struct Markers {
+    constant: bool,
+    duplicated: bool,
+}
+
+/// Removes `#[constant]` / `#[duplicated]` from the parameters; returns them in order.
+fn strip_markers(func: &mut ImplItemFn) -> Vec<Markers> {
+    let mut out = Vec::new();
+    for input in func.sig.inputs.iter_mut() {
+        let attrs = match input {
+            FnArg::Receiver(r) => &mut r.attrs,
+            FnArg::Typed(t) => &mut t.attrs,
+        };
+        let mut m = Markers::default();
+        attrs.retain(|a| {
+            if a.path().is_ident("constant") {
+                m.constant = true;
+                false
+            } else if a.path().is_ident("duplicated") {
+                m.duplicated = true;
+                false
+            } else {
+                true
+            }
+        });
+        out.push(m);
+    }
+    out
+}
+
+fn classify(func: &ImplItemFn, markers: &[Markers]) -> syn::Result<Vec<RuleParam>> {
+    let floats = float_type_params(&func.sig.generics);
+    let mut out = Vec::new();
+    for (input, m) in func.sig.inputs.iter().zip(markers) {
+        match input {
+            FnArg::Receiver(r) => {
+                let kind = if m.duplicated {
+                    if r.reference.is_none() {
+                        return Err(syn::Error::new_spanned(
+                            r,
+                            "`#[duplicated]` applies to `&self` or `&mut self`",
+                        ));
+                    }
+                    Kind::Struct {
+                        mutable: r.mutability.is_some(),
+                    }
+                } else {
+                    Kind::Constant
+                };
+                out.push(RuleParam {
+                    name: Ident::new("self", r.self_token.span),
+                    ty: None,
+                    inner: None,
+                    kind,
+                });
+            }
+            FnArg::Typed(t) => {
+                let name = match &*t.pat {
+                    Pat::Ident(pi) => pi.ident.clone(),
+                    other => {
+                        return Err(syn::Error::new_spanned(
+                            other,
+                            "functions with rules take plain named parameters",
+                        ));
+                    }
+                };
+                if is_closure_param(&t.ty, &func.sig.generics) {
+                    return Err(syn::Error::new_spanned(
+                        &t.ty,
+                        "closure parameters of functions with custom rules are not supported yet",
+                    ));
+                }
+                let (shape, elem) = shape_of(&t.ty, &floats);
+                let kind = if m.constant {
+                    Kind::Constant
+                } else if m.duplicated {
+                    match &*t.ty {
+                        Type::Reference(r) => Kind::Struct {
+                            mutable: r.mutability.is_some(),
+                        },
+                        other => {
+                            return Err(syn::Error::new_spanned(
+                                other,
+                                "`#[duplicated]` applies to references",
+                            ));
+                        }
+                    }
+                } else {
+                    match shape {
+                        Shape::Scalar => Kind::Scalar,
+                        Shape::Slice { mutable } => Kind::Slice { mutable },
+                        Shape::Struct { .. } | Shape::Other => Kind::Constant,
+                    }
+                };
+                let inner = match kind {
+                    Kind::Slice { .. } => elem,
+                    Kind::Struct { .. } => match &*t.ty {
+                        Type::Reference(r) => Some((*r.elem).clone()),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                out.push(RuleParam {
+                    name,
+                    ty: Some((*t.ty).clone()),
+                    inner,
+                    kind,
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// `impl Fn..`, `&dyn Fn..`, or a type parameter bounded by `Fn`/`FnMut`/`FnOnce`.
+fn is_closure_param(ty: &Type, generics: &syn::Generics) -> bool {
+    let is_fn_bound = |b: &syn::TypeParamBound| match b {
+        syn::TypeParamBound::Trait(t) => t
+            .path
+            .segments
+            .last()
+            .is_some_and(|s| matches!(s.ident.to_string().as_str(), "Fn" | "FnMut" | "FnOnce")),
+        _ => false,
+    };
+    match ty {
+        Type::ImplTrait(i) => i.bounds.iter().any(is_fn_bound),
+        Type::Reference(r) => is_closure_param(&r.elem, generics),
+        Type::TraitObject(o) => o.bounds.iter().any(is_fn_bound),
+        Type::Path(p) => p.path.get_ident().is_some_and(|id| {
+            generics
+                .type_params()
+                .any(|tp| tp.ident == *id && tp.bounds.iter().any(is_fn_bound))
+                || generics.where_clause.as_ref().is_some_and(|w| {
+                    w.predicates.iter().any(|pr| match pr {
+                        syn::WherePredicate::Type(pt) => {
+                            matches!(&pt.bounded_ty, Type::Path(bp) if bp.path.is_ident(id))
+                                && pt.bounds.iter().any(is_fn_bound)
+                        }
+                        _ => false,
+                    })
+                })
+        }),
+        _ => false,
+    }
+}
+
+/// Gives every elided reference lifetime in a type the name `'__ad`.
+struct NameLifetimes;
+
+impl VisitMut for NameLifetimes {
+    fn visit_type_reference_mut(&mut self, r: &mut syn::TypeReference) {
+        if r.lifetime.is_none() {
+            r.lifetime = Some(syn::Lifetime::new("'__ad", Span::call_site()));
+        }
+        syn::visit_mut::visit_type_reference_mut(self, r);
+    }
+}
+
+fn named(ty: &Type) -> Type {
+    let mut t = ty.clone();
+    NameLifetimes.visit_type_mut(&mut t);
+    t
+}
+
+fn expand_rule(
+    args: TokenStream,
+    func: &ImplItemFn,
+    markers: &[Markers],
+) -> syn::Result<TokenStream> {
+    let args: RuleArgs = syn::parse2(args)?;
+    let params = classify(func, markers)?;
+    let sig_ret = match &func.sig.output {
+        syn::ReturnType::Default => Ret::Unit,
+        syn::ReturnType::Type(_, t) => match &**t {
+            Type::Tuple(tt) if tt.elems.is_empty() => Ret::Unit,
+            t => Ret::Ty(t.clone()),
+        },
+    };
+    let r = match &sig_ret {
+        Ret::Unit => quote!(()),
+        Ret::Ty(t) => quote!(#t),
+    };
+    let has_ret = matches!(sig_ret, Ret::Ty(_));
+    let is_method = params.first().is_some_and(|p| p.ty.is_none());
+    let fname = &func.sig.ident;
+    let name_of = |mode: &str| {
+        if is_method {
+            format_ident!("__ad_{}_{}", mode, fname)
+        } else {
+            format_ident!("__ad_{}", mode)
+        }
+    };
+    let floats = float_type_params(&func.sig.generics);
+    let g = &func.sig.generics;
+    let gparams = &g.params;
+    let mut preds: Vec<TokenStream> = g
+        .where_clause
+        .as_ref()
+        .map(|w| w.predicates.iter().map(|p| quote!(#p)).collect())
+        .unwrap_or_default();
+    let mut fl: Vec<&String> = floats.iter().collect();
+    fl.sort();
+    for f in fl {
+        let id = format_ident!("{}", f);
+        preds.push(quote!(#id: ::autodiff_core::Real));
+    }
+    let wh = if preds.is_empty() {
+        quote!()
+    } else {
+        quote!(where #(#preds),*)
+    };
+    let receiver_decl = match func.sig.inputs.first() {
+        Some(FnArg::Receiver(rc)) => {
+            let m = &rc.mutability;
+            Some(quote!(&#m self))
+        }
+        _ => None,
+    };
+    let decl = |p: &RuleParam, lifetimes: bool| match &p.ty {
+        None => receiver_decl.clone().unwrap(),
+        Some(t) => {
+            let n = &p.name;
+            let t = if lifetimes { named(t) } else { t.clone() };
+            quote!(#n: #t)
+        }
+    };
+    let missing = |mode: &str, key: &str, generic: &Ident| {
+        let msg = format!(
+            "`{fname}` has a custom rule without a {mode} rule, and differentiated code needs its {mode} mode here: add `{key} = ..` to its `#[custom_rule]`"
+        );
+        quote! {
+            struct __AdMissingRule<T>(::core::marker::PhantomData<T>);
+            impl<T> __AdMissingRule<T> {
+                const ERROR: () = ::core::panic!(#msg);
+            }
+            let () = __AdMissingRule::<#generic>::ERROR;
+            ::core::unreachable!()
+        }
+    };
+
+    // ---------------------------------------------------------------- forward
+    let mut fparams = Vec::new();
+    let mut convert = TokenStream::new();
+    let mut rule_args = Vec::new();
+    let mut rule_tys = Vec::new();
+    for p in &params {
+        fparams.push(decl(p, false));
+        let n = &p.name;
+        let t = format_ident!("__ad_t_{}", n);
+        let d = format_ident!("__ad_d_{}", n);
+        let s = format_ident!("__ad_s_{}", n);
+        let pty =
+            p.ty.as_ref()
+                .map(|t| quote!(#t))
+                .unwrap_or_else(|| receiver_decl.clone().unwrap_or_default());
+        if p.ty.is_some() {
+            rule_args.push(quote!(#n));
+            rule_tys.push(pty.clone());
+        }
+        match p.kind {
+            Kind::Scalar => {
+                let ty = p.ty.as_ref().unwrap();
+                fparams.push(quote!(#t: impl ::autodiff_core::__private::ScalarTangent<#ty>));
+                convert.extend(quote!(let #d: #ty = __ad::ScalarTangent::tangent(#t);));
+                rule_args.push(quote!(#d));
+                rule_tys.push(quote!(#ty));
+            }
+            Kind::Slice { mutable: false } => {
+                let e = p.inner.as_ref().unwrap();
+                fparams.push(quote!(#t: impl ::autodiff_core::__private::SliceTangent<#e>));
+                convert.extend(quote!(
+                    let mut #s = ::std::vec::Vec::new();
+                    let #d: &[#e] = __ad::slice_tangent(&#t, &mut #s, #n.len());
+                ));
+                rule_args.push(quote!(#d));
+                rule_tys.push(quote!(&[#e]));
+            }
+            Kind::Slice { mutable: true } => {
+                let e = p.inner.as_ref().unwrap();
+                fparams.push(quote!(mut #t: impl ::autodiff_core::__private::SliceShadow<#e>));
+                convert.extend(quote!(
+                    let mut #s = ::std::vec::Vec::new();
+                    let #d: &mut [#e] = __ad::slice_shadow(&mut #t, &mut #s, #n.len());
+                ));
+                rule_args.push(quote!(#d));
+                rule_tys.push(quote!(&mut [#e]));
+            }
+            Kind::Struct { mutable: false } => {
+                let inner = p.inner.as_ref().map(|t| quote!(#t)).unwrap_or(quote!(Self));
+                fparams.push(quote!(#t: impl ::autodiff_core::__private::StructShadow<#inner>));
+                convert.extend(quote!(let #d: &#inner = __ad::StructShadow::shadow(&#t);));
+                rule_args.push(quote!(#d));
+                rule_tys.push(quote!(&#inner));
+            }
+            Kind::Struct { mutable: true } => {
+                let inner = p.inner.as_ref().map(|t| quote!(#t)).unwrap_or(quote!(Self));
+                fparams
+                    .push(quote!(mut #t: impl ::autodiff_core::__private::StructShadowMut<#inner>));
+                convert.extend(
+                    quote!(let #d: &mut #inner = __ad::StructShadowMut::shadow_mut(&mut #t);),
+                );
+                rule_args.push(quote!(#d));
+                rule_tys.push(quote!(&mut #inner));
+            }
+            Kind::Constant => fparams.push(quote!(#t: impl ::core::marker::Sized)),
+        }
+    }
+    let mark = format_ident!("__AdMark");
+    fparams.push(quote!(__ad_mark: #mark));
+    let self_arg = if is_method { quote!(self,) } else { quote!() };
+    let fwd_body = match &args.forward {
+        Some(rule) => {
+            let sp = rule.span();
+            let check = quote_spanned!(sp=> let __ad_rule: fn(#(#rule_tys),*) -> (#r, #r) = #rule;);
+            let call = if is_method {
+                quote!(#rule(#self_arg #(#rule_args),*))
+            } else {
+                quote!(__ad_rule(#(#rule_args),*))
+            };
+            let check = if is_method { quote!() } else { check };
+            quote!(#convert #check #call)
+        }
+        None => missing("forward", "forward", &mark),
+    };
+    let fwd_name = name_of("fwd");
+
+    // ---------------------------------------------------------------- reverse
+    let aug_name = name_of("aug");
+    let pull_name = name_of("pull");
+    let mut shadow_tys = Vec::new();
+    let mut adj_tys = Vec::new();
+    for p in &params {
+        match p.kind {
+            Kind::Slice { .. } => {
+                let e = p.inner.as_ref().unwrap();
+                shadow_tys.push(quote!(&mut [#e]));
+            }
+            Kind::Struct { .. } => {
+                let inner = p.inner.as_ref().map(|t| quote!(#t)).unwrap_or(quote!(Self));
+                shadow_tys.push(quote!(&mut #inner));
+            }
+            Kind::Scalar => {
+                let t = p.ty.as_ref().unwrap();
+                adj_tys.push(quote!(#t));
+            }
+            Kind::Constant => {}
+        }
+    }
+    let mut pb_inputs = shadow_tys.clone();
+    if has_ret {
+        pb_inputs.push(r.clone());
+    }
+    let adj_ty = match adj_tys.len() {
+        0 => quote!(()),
+        1 => adj_tys[0].clone(),
+        _ => quote!((#(#adj_tys),*)),
+    };
+    let pb_bound = quote!(::core::ops::FnOnce(#(#pb_inputs),*) -> #adj_ty);
+    let aug_params: Vec<TokenStream> = params.iter().map(|p| decl(p, true)).collect();
+    let call_args: Vec<&Ident> = params
+        .iter()
+        .filter(|p| p.ty.is_some())
+        .map(|p| &p.name)
+        .collect();
+    let state_ty = format_ident!("__AdState");
+    let (aug_ret, aug_body, pull_state, pull_body_core) = match &args.reverse {
+        Some(rule) => {
+            let sp = rule.span();
+            let prim_tys: Vec<Type> = params
+                .iter()
+                .filter_map(|p| p.ty.as_ref().map(named))
+                .collect();
+            let check = if is_method {
+                quote!()
+            } else {
+                quote_spanned!(sp=> let __ad_rule: fn(#(#prim_tys),*) -> (#r, _) = #rule;)
+            };
+            let call = if is_method {
+                quote!(#rule(self, #(#call_args),*))
+            } else {
+                quote!(__ad_rule(#(#call_args),*))
+            };
+            let ret = quote!((#r, impl #pb_bound + '__ad));
+            let body = quote!(#check #call);
+            (ret, body, quote!(__ad_state: impl #pb_bound), None)
+        }
+        None => {
+            let call = if is_method {
+                quote!(self.#fname(#(#call_args),*))
+            } else {
+                quote!(#fname(#(#call_args),*))
+            };
+            (
+                quote!((#r, ())),
+                quote!((#call, ())),
+                quote!(__ad_state: #state_ty),
+                Some(missing("reverse", "reverse", &state_ty)),
+            )
+        }
+    };
+    let mut pparams = Vec::new();
+    if !is_method {
+        pparams.push(pull_state.clone());
+    }
+    let mut pconvert = TokenStream::new();
+    let mut pb_args = Vec::new();
+    let mut sinks = Vec::new();
+    for p in &params {
+        pparams.push(decl(p, false));
+        if p.ty.is_none() {
+            pparams.push(pull_state.clone());
+        }
+        let n = &p.name;
+        let k = format_ident!("__ad_k_{}", n);
+        let b = format_ident!("__ad_b_{}", n);
+        let s = format_ident!("__ad_s_{}", n);
+        match p.kind {
+            Kind::Scalar => {
+                let ty = p.ty.as_ref().unwrap();
+                pparams.push(quote!(#k: impl ::autodiff_core::__private::ScalarSink<#ty>));
+                sinks.push(k);
+            }
+            Kind::Slice { .. } => {
+                let e = p.inner.as_ref().unwrap();
+                pparams.push(quote!(mut #k: impl ::autodiff_core::__private::SliceShadow<#e>));
+                pconvert.extend(quote!(
+                    let mut #s = ::std::vec::Vec::new();
+                    let #b: &mut [#e] = __ad::slice_shadow(&mut #k, &mut #s, #n.len());
+                ));
+                pb_args.push(quote!(#b));
+            }
+            Kind::Struct { .. } => {
+                let inner = p.inner.as_ref().map(|t| quote!(#t)).unwrap_or(quote!(Self));
+                pparams
+                    .push(quote!(mut #k: impl ::autodiff_core::__private::StructShadowMut<#inner>));
+                pconvert.extend(
+                    quote!(let #b: &mut #inner = __ad::StructShadowMut::shadow_mut(&mut #k);),
+                );
+                pb_args.push(quote!(#b));
+            }
+            Kind::Constant => pparams.push(quote!(#k: impl ::core::marker::Sized)),
+        }
+    }
+    if has_ret {
+        pparams.push(quote!(__ad_dret: impl ::autodiff_core::__private::ScalarTangent<#r>));
+        pconvert.extend(quote!(let __ad_dret: #r = __ad::ScalarTangent::tangent(__ad_dret);));
+        pb_args.push(quote!(__ad_dret));
+    } else {
+        pparams.push(quote!(__ad_dret: impl ::core::marker::Sized));
+    }
+    let adds = match sinks.len() {
+        0 => quote!(let () = __ad_adj;),
+        1 => {
+            let k = &sinks[0];
+            quote!(__ad::ScalarSink::add(#k, __ad_adj);)
+        }
+        _ => {
+            let idx = (0..sinks.len()).map(syn::Index::from);
+            quote!(#(__ad::ScalarSink::add(#sinks, __ad_adj.#idx);)*)
+        }
+    };
+    let pull_body = match pull_body_core {
+        Some(err) => err,
+        None => quote!(#pconvert let __ad_adj = __ad_state(#(#pb_args),*); #adds),
+    };
+    let with = |extra: &[TokenStream], lifetime: bool| {
+        let mut all: Vec<TokenStream> = Vec::new();
+        if lifetime {
+            all.push(quote!('__ad));
+        }
+        all.extend(gparams.iter().map(|p| quote!(#p)));
+        all.extend(extra.iter().cloned());
+        if all.is_empty() {
+            quote!()
+        } else {
+            quote!(<#(#all),*>)
+        }
+    };
+    let aug_gens = with(&[], true);
+    let pull_gens = if args.reverse.is_some() {
+        with(&[], false)
+    } else {
+        with(&[quote!(#state_ty)], false)
+    };
+    let fwd_gens = with(&[quote!(#mark)], false);
+    let items = quote! {
+        #[doc(hidden)]
+        #[inline]
+        #[allow(unused, unused_mut, non_snake_case, clippy::all)]
+        pub fn #fwd_name #fwd_gens (#(#fparams),*) -> (#r, #r) #wh {
+            use ::autodiff_core::__private as __ad;
+            #fwd_body
+        }
+        #[doc(hidden)]
+        #[inline]
+        #[allow(unused, unused_mut, non_snake_case, clippy::all)]
+        pub fn #aug_name #aug_gens (#(#aug_params),*) -> #aug_ret #wh {
+            use ::autodiff_core::__private as __ad;
+            #aug_body
+        }
+        #[doc(hidden)]
+        #[inline]
+        #[allow(unused, unused_mut, non_snake_case, clippy::all)]
+        pub fn #pull_name #pull_gens (#(#pparams),*) #wh {
+            use ::autodiff_core::__private as __ad;
+            #pull_body
+        }
+    };
+    if is_method {
+        return Ok(items);
+    }
+    let vis = &func.vis;
+    let doc =
+        format!(" The custom derivative rule of [`{fname}`], used by differentiated callers.");
+    Ok(quote! {
+        #[doc = #doc]
+        #[allow(non_camel_case_types, dead_code)]
+        #vis struct #fname {}
+        impl #fname {
+            #items
+        }
+    })
+}

@@ -1,0 +1,255 @@
+//! Custom rules always fire: with constant arguments and a unit return, inlined or not, in
+//! other modules and through aliases, at several types, once per call inside loops.
+
+use autodiff_core::prelude::*;
+use autodiff_core::testing::close;
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+// ------------------------------------------------------------------ all-constant rule
+
+static AUGMENTED: AtomicUsize = AtomicUsize::new(0);
+static PULLBACKS: AtomicUsize = AtomicUsize::new(0);
+static FORWARDS: AtomicUsize = AtomicUsize::new(0);
+
+trait Marker {
+    fn apply(&self);
+}
+
+/// A zero-sized type: `bar` is a no-op on it.
+struct MyConst;
+
+impl Marker for MyConst {
+    fn apply(&self) {}
+}
+
+struct MyConst2 {
+    v: RefCell<Vec<f64>>,
+}
+
+impl Marker for MyConst2 {
+    fn apply(&self) {
+        for x in self.v.borrow_mut().iter_mut() {
+            *x *= 2.0;
+        }
+    }
+}
+
+#[custom_rule(forward = bar_fwd, reverse = bar_rev)]
+fn bar<T: Marker>(x: &T) {
+    x.apply();
+}
+
+fn bar_fwd<T: Marker>(x: &T) -> ((), ()) {
+    FORWARDS.fetch_add(1, Ordering::SeqCst);
+    x.apply();
+    ((), ())
+}
+
+#[allow(clippy::unused_unit)]
+fn bar_rev<T: Marker>(x: &T) -> ((), impl FnOnce() + '_) {
+    AUGMENTED.fetch_add(1, Ordering::SeqCst);
+    x.apply();
+    ((), || {
+        PULLBACKS.fetch_add(1, Ordering::SeqCst);
+    })
+}
+
+#[autodiff_reverse(dfoo, Const)]
+#[autodiff_forward(foo_jvp, Const)]
+fn foo<T: Marker>(c: &T) {
+    bar(c)
+}
+
+fn counts() -> (usize, usize, usize) {
+    (
+        AUGMENTED.swap(0, Ordering::SeqCst),
+        PULLBACKS.swap(0, Ordering::SeqCst),
+        FORWARDS.swap(0, Ordering::SeqCst),
+    )
+}
+
+#[test]
+fn all_constant_rule_fires_once_per_call_in_every_mode() {
+    counts();
+    dfoo(&MyConst);
+    assert_eq!(counts(), (1, 1, 0), "reverse, zero-sized type");
+
+    let c2 = MyConst2 {
+        v: RefCell::new(vec![1.0, 3.0]),
+    };
+    dfoo(&c2);
+    assert_eq!(counts(), (1, 1, 0), "reverse, MyConst2");
+    // The augmented rule ran once, and the primal never ran besides it.
+    assert_eq!(*c2.v.borrow(), vec![2.0, 6.0]);
+
+    foo_jvp(&MyConst);
+    assert_eq!(counts(), (0, 0, 1), "forward, zero-sized type");
+    foo_jvp(&c2);
+    assert_eq!(counts(), (0, 0, 1), "forward, MyConst2");
+    assert_eq!(*c2.v.borrow(), vec![4.0, 12.0]);
+}
+
+// ------------------------------------------------------------------ a deliberately wrong rule
+
+/// The rule's gradient of `Σ x_i²` is deliberately wrong: `dx_i += (2·dret·x_i)²`, so that
+/// its use is visible in the result.
+fn wrong_pullback(x: &[f64]) -> impl FnOnce(&mut [f64], f64) + '_ {
+    move |dx: &mut [f64], dret: f64| {
+        for i in 0..x.len() {
+            dx[i] += (2.0 * dret * x[i]).powi(2);
+        }
+    }
+}
+
+#[custom_rule(reverse = f_custom_rev)]
+#[inline(always)]
+fn f_custom(x: &[f64]) -> f64 {
+    x.iter().map(|v| v * v).sum()
+}
+
+fn f_custom_rev(x: &[f64]) -> (f64, impl FnOnce(&mut [f64], f64) + '_) {
+    (f_custom(x), wrong_pullback(x))
+}
+
+mod elsewhere {
+    use autodiff_core::prelude::*;
+
+    #[custom_rule(reverse = f_custom_rev)]
+    #[inline(never)]
+    pub fn f_custom(x: &[f64]) -> f64 {
+        x.iter().map(|v| v * v).sum()
+    }
+
+    pub fn f_custom_rev(x: &[f64]) -> (f64, impl FnOnce(&mut [f64], f64) + '_) {
+        (f_custom(x), super::wrong_pullback(x))
+    }
+}
+
+#[autodiff_reverse(d_g_custom, Duplicated, Active)]
+fn g_custom(x: &[f64]) -> f64 {
+    f_custom(x).cos()
+}
+
+#[autodiff_reverse(d_g_elsewhere, Duplicated, Active)]
+fn g_elsewhere(x: &[f64]) -> f64 {
+    elsewhere::f_custom(x).cos()
+}
+
+use elsewhere::f_custom as aliased;
+
+#[autodiff_reverse(d_g_alias, Duplicated, Active)]
+fn g_alias(x: &[f64]) -> f64 {
+    aliased(x).cos()
+}
+
+#[autodiff_reverse(d_g_true, Duplicated, Active)]
+fn g_true(x: &[f64]) -> f64 {
+    let s: f64 = x.iter().map(|v| v * v).sum();
+    s.cos()
+}
+
+/// What the wrong rule implies for `cos(f(x))`: `dx_i = (2·(-sin f)·x_i)²`.
+fn implied_by_wrong_rule(x: &[f64]) -> Vec<f64> {
+    let f: f64 = x.iter().map(|v| v * v).sum();
+    let dret = -f.sin();
+    x.iter().map(|xi| (2.0 * dret * xi).powi(2)).collect()
+}
+
+#[test]
+fn wrong_rule_is_used_inlined_or_not_here_or_elsewhere() {
+    for x in [vec![2.0], vec![0.5, -1.25, 0.75]] {
+        let want = implied_by_wrong_rule(&x);
+        type Grad = fn(&[f64], &mut [f64], f64) -> f64;
+        for (name, d) in [
+            ("inline(always)", d_g_custom as Grad),
+            ("inline(never), other module", d_g_elsewhere as Grad),
+            ("use alias", d_g_alias as Grad),
+        ] {
+            let mut g = vec![0.0; x.len()];
+            let f = d(&x, &mut g, 1.0);
+            close(name, f, g_custom(&x), 0.0).unwrap();
+            for i in 0..x.len() {
+                close(&format!("{name}, component {i}"), g[i], want[i], 1e-12).unwrap();
+            }
+        }
+        // The true gradient differs: the rule, not the body, was differentiated.
+        let mut t = vec![0.0; x.len()];
+        d_g_true(&x, &mut t, 1.0);
+        let f: f64 = x.iter().map(|v| v * v).sum();
+        for i in 0..x.len() {
+            close("true gradient", t[i], -f.sin() * 2.0 * x[i], 1e-12).unwrap();
+            assert!((t[i] - want[i]).abs() > 1e-3);
+        }
+    }
+}
+
+// ------------------------------------------------------------------ loops, scalars, generics
+
+/// `x²` with a forward rule and a reverse rule that both claim `d/dx = 3x` (wrong on
+/// purpose) and count their pullbacks.
+static SQ_PULLBACKS: AtomicUsize = AtomicUsize::new(0);
+
+#[custom_rule(forward = sq_fwd, reverse = sq_rev)]
+fn sq<T: num_traits::Float>(x: T) -> T {
+    x * x
+}
+
+fn sq_fwd<T: num_traits::Float>(x: T, dx: T) -> (T, T) {
+    (x * x, T::from(3.0).unwrap() * x * dx)
+}
+
+fn sq_rev<T: num_traits::Float>(x: T) -> (T, impl FnOnce(T) -> T) {
+    (x * x, move |dret: T| {
+        SQ_PULLBACKS.fetch_add(1, Ordering::SeqCst);
+        T::from(3.0).unwrap() * x * dret
+    })
+}
+
+#[autodiff_reverse(d_sum_sq, Duplicated, Active)]
+#[autodiff_forward(sum_sq_jvp, Dual, Dual)]
+fn sum_sq(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        s += sq(x[i]);
+    }
+    s
+}
+
+#[autodiff_reverse(d_sq32, Active, Active)]
+fn sq32(x: f32) -> f32 {
+    sq(x) + x
+}
+
+#[test]
+fn rules_fire_per_iteration_with_their_own_state() {
+    let x = [0.5, -2.0, 3.0, 1.5];
+    SQ_PULLBACKS.store(0, Ordering::SeqCst);
+    let mut g = [0.0; 4];
+    d_sum_sq(&x, &mut g, 1.0);
+    assert_eq!(SQ_PULLBACKS.swap(0, Ordering::SeqCst), 4);
+    for i in 0..4 {
+        // Each pullback saw its own x[i].
+        close("reverse", g[i], 3.0 * x[i], 1e-12).unwrap();
+    }
+    let v = [1.0, 0.5, -1.0, 2.0];
+    let (_, t) = sum_sq_jvp(&x, &v);
+    let want: f64 = (0..4).map(|i| 3.0 * x[i] * v[i]).sum();
+    close("forward", t, want, 1e-12).unwrap();
+    // The same generic rule at f32.
+    let (_, g32) = d_sq32(2.0f32, 1.0);
+    assert_eq!(g32, 7.0);
+}
+
+#[test]
+fn constant_arguments_get_scratch_shadows() {
+    // `x` is constant in `h`, but the rule of `f_custom` still has a shadow for it.
+    #[autodiff_reverse(d_h, Const, Active, Active)]
+    fn h(x: &[f64], a: f64) -> f64 {
+        a * f_custom(x)
+    }
+    let x = [1.0, 2.0];
+    let (v, ga) = d_h(&x, 3.0, 1.0);
+    close("primal", v, 15.0, 0.0).unwrap();
+    close("d/da", ga, 5.0, 1e-12).unwrap();
+}
