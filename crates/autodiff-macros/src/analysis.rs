@@ -231,7 +231,15 @@ fn call_reads(c: &Call, out: &mut HashSet<String>) {
     }
 }
 
-fn needed_block(b: &Block, out: &mut HashSet<String>) {
+/// The locals that a statement (and everything nested in it) reads in a way its reverse
+/// sweep may depend on.
+pub fn stmt_reads(s: &Stmt) -> HashSet<String> {
+    let mut out = HashSet::new();
+    needed_block(std::slice::from_ref(s), &mut out);
+    out
+}
+
+fn needed_block(b: &[Stmt], out: &mut HashSet<String>) {
     for s in b {
         match s {
             Stmt::Let { op, .. } | Stmt::LetTuple { op, .. } => op_reads(op, out),

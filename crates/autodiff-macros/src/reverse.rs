@@ -11,7 +11,7 @@
 //! its own store: a `Slot` (on the stack) when it runs at most once per call, a `Vec` when
 //! it is inside a loop.
 
-use crate::analysis::{Analysis, op_reads, stmt_writes};
+use crate::analysis::{Analysis, op_reads, stmt_reads, stmt_writes};
 use crate::calls::{Refs, augmented_call, primal_call, pullback_call};
 use crate::forward::{diff_operands, partial_at, partials, primal_op};
 use crate::ir::*;
@@ -29,6 +29,14 @@ pub struct Reverse<'a> {
     /// The store of each local of a nested block that is recorded rather than recomputed.
     kept: RefCell<HashMap<String, Ident>>,
     counter: RefCell<usize>,
+    /// For each statement of the outermost block: the locals read by it and before it.
+    /// An overwrite needs its old value recorded only when such a read exists: a read
+    /// after it (in program order) is reversed before it and sees the newer value.
+    reads_up_to: RefCell<Vec<HashSet<String>>>,
+    /// The outermost statement being emitted.
+    top_index: RefCell<usize>,
+    /// Stores declared inside the loop being emitted, to reserve before it.
+    loop_stores: RefCell<Vec<Vec<Ident>>>,
 }
 
 /// Where a block sits.
@@ -57,10 +65,30 @@ impl<'a> Reverse<'a> {
             tapes: RefCell::new(Vec::new()),
             kept: RefCell::new(HashMap::new()),
             counter: RefCell::new(0),
+            reads_up_to: RefCell::new(Vec::new()),
+            top_index: RefCell::new(0),
+            loop_stores: RefCell::new(Vec::new()),
         }
     }
 
+    /// Whether an overwrite of `v` at the current point must record the old value.
+    fn must_record(&self, v: &Ident) -> bool {
+        if !self.an.needs(v) {
+            return false;
+        }
+        let reads = self.reads_up_to.borrow();
+        let k = *self.top_index.borrow();
+        reads.get(k).is_none_or(|r| r.contains(&v.to_string()))
+    }
+
     pub fn sweeps(&self, body: &Block) -> Sweeps {
+        let mut acc = HashSet::new();
+        let mut reads = Vec::new();
+        for s in body {
+            acc.extend(stmt_reads(s));
+            reads.push(acc.clone());
+        }
+        *self.reads_up_to.borrow_mut() = reads;
         let level = Level {
             top: true,
             in_loop: false,
@@ -83,6 +111,9 @@ impl<'a> Reverse<'a> {
     }
 
     fn new_store(&self, name: &Ident, level: Level) {
+        if let Some(stores) = self.loop_stores.borrow_mut().last_mut() {
+            stores.push(name.clone());
+        }
         let decl = if level.in_loop {
             quote!(let mut #name = ::std::vec::Vec::new();)
         } else {
@@ -149,6 +180,9 @@ impl<'a> Reverse<'a> {
         let mut fwd = TokenStream::new();
         let mut revs = Vec::new();
         for (k, s) in b.iter().enumerate() {
+            if level.top {
+                *self.top_index.borrow_mut() = k;
+            }
             let (f, r) = self.stmt(s, level, b, k);
             fwd.extend(f);
             revs.push(r);
@@ -312,7 +346,7 @@ impl<'a> Reverse<'a> {
                     rev.extend(quote!(let __ad_g = __ad::take(#a.pop());));
                     rev.extend(self.accumulate(val, quote!(__ad_g)));
                 }
-                if self.an.needs(&place.base) {
+                if self.must_record(&place.base) {
                     rev.extend(quote!(#p.pop();));
                 }
                 (fwd, rev)
@@ -405,9 +439,21 @@ impl<'a> Reverse<'a> {
                     top: false,
                     in_loop: true,
                 };
+                self.loop_stores.borrow_mut().push(Vec::new());
                 let (bf, br) = self.block(body, inner, quote!());
+                let stores = self.loop_stores.borrow_mut().pop().unwrap_or_default();
                 let it = self.fresh("iter");
                 let (def, it_load) = self.keep(&it, iter.clone(), level);
+                // Stores written once per iteration get the trip count reserved up front.
+                let reserve = if stores.is_empty() {
+                    quote!()
+                } else {
+                    quote!({
+                        let __ad_n = ::core::iter::Iterator::size_hint(&#it).0;
+                        #(#stores.reserve(__ad_n);)*
+                    })
+                };
+                let def = quote!(#def #reserve);
                 match exit {
                     None => {
                         let fwd =
@@ -438,7 +484,9 @@ impl<'a> Reverse<'a> {
                     top: false,
                     in_loop: true,
                 };
+                self.loop_stores.borrow_mut().push(Vec::new());
                 let (bf, br) = self.block(body, inner, quote!());
+                self.loop_stores.borrow_mut().pop();
                 let n = self.fresh("trips");
                 let n_final = self.fresh("trips");
                 let (ndef, n_load) = self.keep(&n_final, quote!(#n), level);
@@ -632,7 +680,7 @@ impl<'a> Reverse<'a> {
     ) -> (TokenStream, TokenStream) {
         let p = place.primal();
         let v = val.primal();
-        let (record, restore) = if self.an.needs(&place.base) {
+        let (record, restore) = if self.must_record(&place.base) {
             let (push, load) = self.record(quote!(#p), level);
             (push, quote!(#p = #load;))
         } else {
@@ -678,7 +726,7 @@ impl<'a> Reverse<'a> {
     /// Records the old contents of a buffer before `fill` or `copy_from_slice` overwrites
     /// it; returns the push and the restore.
     fn record_slice(&self, place: &Place, level: Level) -> (TokenStream, TokenStream) {
-        if !self.an.needs(&place.base) {
+        if !self.must_record(&place.base) {
             return (quote!(), quote!());
         }
         let p = place.primal();
@@ -705,7 +753,7 @@ impl<'a> Reverse<'a> {
         let mut after = TokenStream::new();
         for a in &c.args {
             if let Arg::Ref(p, true) = a {
-                if self.an.needs(&p.base) {
+                if self.must_record(&p.base) {
                     let r = self.refs.reference(p, p.primal(), false);
                     let (push, load) = self.record(quote!(__ad::snapshot(#r)), level);
                     record.extend(push);
