@@ -34,6 +34,7 @@
 //! The crate re-exports the attribute macros; it is the only dependency a user needs.
 
 mod buffers;
+mod difffn;
 pub mod partials;
 mod protocol;
 mod real;
@@ -41,6 +42,7 @@ mod tape;
 pub mod testing;
 
 pub use autodiff_macros::{autodiff_forward, autodiff_reverse, custom_rule, differentiable};
+pub use difffn::DiffFn;
 pub use real::Real;
 
 /// Stops differentiation: returns `value` unchanged, and differentiated code treats it as a
@@ -63,7 +65,7 @@ pub fn no_grad<T>(value: T) -> T {
 /// Everything a user needs: `use autodiff_core::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        Real, autodiff_forward, autodiff_reverse, custom_rule, differentiable, no_grad,
+        DiffFn, Real, autodiff_forward, autodiff_reverse, custom_rule, differentiable, no_grad,
     };
 }
 
@@ -74,6 +76,7 @@ pub mod __private {
         AddInto, Snapshot, ZeroLike, add_into, cast_like, fill_zero, min_len, restore, snapshot,
         sum, zero_like,
     };
+    pub use crate::difffn::{DiffFn, ForwardFn, ReverseFn, cell_add, cell_take};
     pub use crate::partials as d;
     pub use crate::protocol::{
         Discard, ScalarSink, ScalarTangent, SliceShadow, SliceTangent, StructShadow,

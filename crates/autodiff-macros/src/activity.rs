@@ -156,10 +156,15 @@ fn allowed_all(mode: Mode) -> &'static str {
 fn check_input(mode: Mode, act: Activity, span: Span, p: &Param) -> syn::Result<()> {
     let name = &p.name;
     let err = |msg: String| Err(syn::Error::new(span, msg));
+    if matches!(p.shape, Shape::Closure(_)) && act != Activity::Const {
+        return err(format!(
+            "`{name}` is a closure: it takes `Const` here (its derivatives reach custom rules and `#[differentiable]` functions inside it, as a `DiffFn`)"
+        ));
+    }
     match (mode, act) {
         (_, Activity::Const) => Ok(()),
         (Mode::Forward, Activity::Dual) => match p.shape {
-            Shape::Other => err(format!(
+            Shape::Other | Shape::Closure(_) => err(format!(
                 "`Dual` on `{name}`, whose type carries no floats: use `Const`"
             )),
             _ => Ok(()),
@@ -169,7 +174,7 @@ fn check_input(mode: Mode, act: Activity, span: Span, p: &Param) -> syn::Result<
             Shape::Slice { .. } | Shape::Struct { .. } => err(format!(
                 "`Active` on `{name}`, a reference: references are `Duplicated` (a shadow receives the gradient)"
             )),
-            Shape::Other => err(format!(
+            Shape::Other | Shape::Closure(_) => err(format!(
                 "`Active` on `{name}`, which is not a float: use `Const`"
             )),
         },
@@ -178,7 +183,7 @@ fn check_input(mode: Mode, act: Activity, span: Span, p: &Param) -> syn::Result<
             Shape::Scalar => err(format!(
                 "`Duplicated` on `{name}`, a float passed by value: use `Active` (its adjoint is returned)"
             )),
-            Shape::Other => err(format!(
+            Shape::Other | Shape::Closure(_) => err(format!(
                 "`Duplicated` on `{name}`, whose type carries no floats: use `Const`"
             )),
         },

@@ -49,11 +49,15 @@ impl Analysis {
         match a {
             Arg::Val(o) => self.operand_active(o),
             Arg::Ref(p, _) => self.place_active(p),
+            Arg::Closure(c) => c.captures.iter().any(|v| self.is_active(v)),
+            // A closure parameter may carry the derivatives of what it captured.
+            Arg::ClosureParam(_) => true,
         }
     }
     pub fn call_active(&self, c: &Call) -> bool {
         c.args.iter().any(|a| self.arg_active(a))
             || matches!(&c.callee, Callee::Method(p, _) if self.place_active(p))
+            || matches!(&c.callee, Callee::ClosureParam(..))
     }
     /// Whether a call goes through the callee's derivative companions: when an argument is
     /// active, and also when one is passed by reference or there is none, so that a custom
@@ -63,10 +67,11 @@ impl Analysis {
         if self.call_active(c) {
             return true;
         }
-        let by_ref = c.args.iter().any(|a| matches!(a, Arg::Ref(..)));
+        let by_ref = c.args.iter().any(|a| !matches!(a, Arg::Val(_)));
         match &c.callee {
             Callee::Path(_) => by_ref || c.args.is_empty(),
             Callee::Assoc(..) | Callee::Method(..) => by_ref,
+            Callee::ClosureParam(..) => true,
         }
     }
 
@@ -224,6 +229,10 @@ fn call_reads(c: &Call, out: &mut HashSet<String>) {
         match a {
             Arg::Val(o) => operand_reads(o, out),
             Arg::Ref(p, _) => place_reads(p, out),
+            Arg::Closure(cl) => out.extend(cl.captures.iter().map(|v| v.to_string())),
+            Arg::ClosureParam(v) => {
+                out.insert(v.to_string());
+            }
         }
     }
     if let Callee::Method(p, _) = &c.callee {

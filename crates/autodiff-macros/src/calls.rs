@@ -61,6 +61,10 @@ pub fn primal_call(c: &Call, refs: &Refs) -> TokenStream {
             let r = recv.primal();
             quote!(#r.#name(#(#args),*))
         }
+        Callee::ClosureParam(f, _) => {
+            let x = closure_call_args(c, refs);
+            quote!(__ad::DiffFn::call(&#f, #x))
+        }
     }
 }
 
@@ -68,6 +72,43 @@ pub fn primal_arg(a: &Arg, refs: &Refs) -> TokenStream {
     match a {
         Arg::Val(o) => o.primal(),
         Arg::Ref(p, m) => refs.reference(p, p.primal(), *m),
+        Arg::Closure(c) => {
+            let id = &c.id;
+            quote!(#id)
+        }
+        Arg::ClosureParam(f) => quote!(#f),
+    }
+}
+
+/// The arguments of a closure-parameter call, packed as the `DiffFn`'s input.
+fn pack(items: Vec<TokenStream>) -> TokenStream {
+    match items.len() {
+        1 => quote!(#(#items)*),
+        _ => quote!((#(#items),*)),
+    }
+}
+
+fn closure_call_args(c: &Call, refs: &Refs) -> TokenStream {
+    pack(c.args.iter().map(|a| primal_arg(a, refs)).collect())
+}
+
+/// The function of the callee that builds the `DiffFn` for its closure argument `index`.
+pub fn closure_builder(c: &Call, index: usize, mode: &str) -> TokenStream {
+    let which = format!("__ad_{mode}_fn{index}");
+    match &c.callee {
+        Callee::Path(p) => companion_path(p, &which),
+        Callee::Assoc(ty, name) => {
+            let m = format_ident!("{}_{}", which, name);
+            quote!(#ty::#m)
+        }
+        Callee::Method(recv, name) => {
+            let m = format_ident!("{}_{}", which, name);
+            let r = recv.primal();
+            quote!(#r.#m)
+        }
+        Callee::ClosureParam(..) => quote!(::core::compile_error!(
+            "a closure passed to a closure parameter is not supported in differentiated code"
+        )),
     }
 }
 
@@ -83,11 +124,32 @@ pub fn forward_call(c: &Call, an: &Analysis, refs: &Refs) -> TokenStream {
                 quote!(#t)
             }
             Arg::Ref(p, m) if an.place_active(p) => refs.reference(p, p.tangent(), *m),
+            Arg::Closure(_) | Arg::ClosureParam(_) => quote!(()),
             _ => quote!(__ad::Zero),
         });
     }
     args.push(quote!(()));
+    if let Callee::ClosureParam(f, _) = &c.callee {
+        let x = closure_call_args(c, refs);
+        let dx = pack(
+            c.args
+                .iter()
+                .map(|a| match a {
+                    Arg::Val(o) if an.operand_active(o) => {
+                        let t = tangent_name(o.var().unwrap());
+                        quote!(#t)
+                    }
+                    a => {
+                        let p = primal_arg(a, refs);
+                        quote!(__ad::zero_like(&#p))
+                    }
+                })
+                .collect(),
+        );
+        return quote!(__ad::DiffFn::jvp(&#f, #x, #dx));
+    }
     match &c.callee {
+        Callee::ClosureParam(..) => unreachable!("handled above"),
         Callee::Path(p) => {
             let f = companion_path(p, "__ad_fwd");
             quote!(#f(#(#args),*))
@@ -113,7 +175,12 @@ pub fn forward_call(c: &Call, an: &Analysis, refs: &Refs) -> TokenStream {
 /// pullback needs (a custom rule's pullback closure, or nothing).
 pub fn augmented_call(c: &Call, refs: &Refs) -> TokenStream {
     let args: Vec<TokenStream> = c.args.iter().map(|a| primal_arg(a, refs)).collect();
+    if let Callee::ClosureParam(f, _) = &c.callee {
+        let x = closure_call_args(c, refs);
+        return quote!((__ad::DiffFn::call(&#f, #x), ()));
+    }
     match &c.callee {
+        Callee::ClosureParam(..) => unreachable!("handled above"),
         Callee::Path(p) => {
             let f = companion_path(p, "__ad_aug");
             quote!(#f(#(#args),*))
@@ -152,8 +219,29 @@ pub fn pullback_call(
             _ => quote!(__ad::Discard),
         });
     }
+    if let Callee::ClosureParam(f, y) = &c.callee {
+        let x = closure_call_args(c, refs);
+        let sinks: Vec<&TokenStream> = args.iter().skip(2).step_by(2).collect();
+        let adds: Vec<TokenStream> = if sinks.len() == 1 {
+            vec![quote!(__ad::ScalarSink::add(#(#sinks)*, __ad_xb);)]
+        } else {
+            sinks
+                .iter()
+                .enumerate()
+                .map(|(i, s)| {
+                    let i = syn::Index::from(i);
+                    quote!(__ad::ScalarSink::add(#s, __ad_xb.#i);)
+                })
+                .collect()
+        };
+        return quote!({
+            let __ad_xb = __ad::DiffFn::vjp(&#f, #x, <_ as __ad::ScalarTangent<#y>>::tangent(#seed)).1;
+            #(#adds)*
+        });
+    }
     args.push(seed);
     match &c.callee {
+        Callee::ClosureParam(..) => unreachable!("handled above"),
         Callee::Path(p) => {
             let f = companion_path(p, "__ad_pull");
             quote!(#f(#(#args),*))

@@ -155,6 +155,24 @@ fn all_active(p: &Param, mode: Mode) -> Activity {
     }
 }
 
+/// A parameter as an argument of the primal: a `DiffFn` closure is called through `call`.
+pub fn closure_as_fn(p: &Param) -> TokenStream {
+    let n = &p.name;
+    match &p.shape {
+        Shape::Closure(c) => {
+            let xs: Vec<Ident> = (0..c.arity())
+                .map(|i| format_ident!("__ad_x{}", i))
+                .collect();
+            let packed = match xs.len() {
+                1 => quote!(#(#xs)*),
+                _ => quote!((#(#xs),*)),
+            };
+            quote!(move |#(#xs),*| ::autodiff_core::DiffFn::call(&#n, #packed))
+        }
+        _ => quote!(#n),
+    }
+}
+
 fn ret_type(r: &Ret) -> TokenStream {
     match r {
         Ret::Unit => quote!(()),
@@ -191,12 +209,44 @@ impl Gen<'_> {
 
     /// Generics with `T: Real` added for each float type parameter.
     fn generics(&self) -> (TokenStream, TokenStream) {
+        self.generics_without(&[])
+    }
+
+    /// Type parameters that name closure types: protocol functions take a `DiffFn` instead.
+    fn closure_generics(&self) -> Vec<String> {
+        self.sig
+            .params
+            .iter()
+            .filter_map(|p| match &p.shape {
+                Shape::Closure(c) => c.generic.clone(),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Generics with `T: Real` added for each float type parameter, without the type
+    /// parameters named in `drop`.
+    fn generics_without(&self, drop: &[String]) -> (TokenStream, TokenStream) {
         let g = &self.func.sig.generics;
-        let (impl_g, _, where_clause) = g.split_for_impl();
-        let _ = impl_g;
-        let params = &g.params;
-        let mut preds: Vec<TokenStream> = where_clause
-            .map(|w| w.predicates.iter().map(|p| quote!(#p)).collect())
+        let keep = |p: &syn::GenericParam| match p {
+            syn::GenericParam::Type(t) => !drop.contains(&t.ident.to_string()),
+            _ => true,
+        };
+        let params: Vec<&syn::GenericParam> = g.params.iter().filter(|p| keep(p)).collect();
+        let mut preds: Vec<TokenStream> = g
+            .where_clause
+            .as_ref()
+            .map(|w| {
+                w.predicates
+                    .iter()
+                    .filter(|p| match p {
+                        syn::WherePredicate::Type(pt) => !matches!(&pt.bounded_ty,
+                            syn::Type::Path(tp) if tp.path.get_ident().is_some_and(|i| drop.contains(&i.to_string()))),
+                        _ => true,
+                    })
+                    .map(|p| quote!(#p))
+                    .collect()
+            })
             .unwrap_or_default();
         let mut floats: Vec<&String> = self.sig.float_params.iter().collect();
         floats.sort();
@@ -207,7 +257,7 @@ impl Gen<'_> {
         let gens = if params.is_empty() {
             quote!()
         } else {
-            quote!(<#params>)
+            quote!(<#(#params),*>)
         };
         let wh = if preds.is_empty() {
             quote!()
@@ -215,6 +265,18 @@ impl Gen<'_> {
             quote!(where #(#preds),*)
         };
         (gens, wh)
+    }
+
+    /// A parameter of a protocol function: closures become `DiffFn`s.
+    fn protocol_param_decl(&self, p: &Param) -> TokenStream {
+        match &p.shape {
+            Shape::Closure(c) => {
+                let n = &p.name;
+                let d = c.diff_fn();
+                quote!(#n: impl #d + ::core::marker::Copy)
+            }
+            _ => self.param_decl(p),
+        }
     }
 
     fn receiver(&self) -> Option<&syn::Receiver> {
@@ -476,9 +538,35 @@ impl Gen<'_> {
 
     // ---------------------------------------------------------------- protocol
 
+    /// The generic parameters (as a list) and where clause of protocol functions.
+    fn protocol_generic_list(&self) -> (Vec<TokenStream>, TokenStream) {
+        let drop = self.closure_generics();
+        let params: Vec<TokenStream> = self
+            .func
+            .sig
+            .generics
+            .params
+            .iter()
+            .filter(|p| match p {
+                syn::GenericParam::Type(t) => !drop.contains(&t.ident.to_string()),
+                _ => true,
+            })
+            .map(|p| quote!(#p))
+            .collect();
+        let (_, wh) = self.generics_without(&drop);
+        (params, wh)
+    }
+
     fn protocol(&self) -> TokenStream {
-        let fwd = self.protocol_forward();
+        let mut fwd = self.protocol_forward();
         let rev = self.protocol_reverse();
+        let (gl, wh) = self.protocol_generic_list();
+        let method = self.receiver().map(|_| &self.func.sig.ident);
+        for (i, p) in self.sig.params.iter().enumerate() {
+            if let Shape::Closure(c) = &p.shape {
+                fwd.extend(crate::closures::builders(i, c, method, &gl, &wh));
+            }
+        }
         let name = &self.func.sig.ident;
         if self.receiver().is_some() {
             return quote!(#fwd #rev);
@@ -509,13 +597,18 @@ impl Gen<'_> {
 
     /// The augmented call: the primal, and no state (the pullback recomputes).
     fn protocol_augmented(&self) -> TokenStream {
-        let params: Vec<TokenStream> = self.sig.params.iter().map(|p| self.param_decl(p)).collect();
-        let args: Vec<&Ident> = self
+        let params: Vec<TokenStream> = self
+            .sig
+            .params
+            .iter()
+            .map(|p| self.protocol_param_decl(p))
+            .collect();
+        let args: Vec<TokenStream> = self
             .sig
             .params
             .iter()
             .filter(|p| !p.is_self())
-            .map(|p| &p.name)
+            .map(|p| closure_as_fn(p))
             .collect();
         let fname = &self.func.sig.ident;
         let call = if self.receiver().is_some() {
@@ -525,7 +618,7 @@ impl Gen<'_> {
         };
         let r = ret_type(&self.sig.ret);
         let name = self.protocol_name("aug");
-        let (gens, wh) = self.generics();
+        let (gens, wh) = self.generics_without(&self.closure_generics());
         quote! {
             #[doc(hidden)]
             #[inline(always)]
@@ -547,7 +640,7 @@ impl Gen<'_> {
         let mut params = Vec::new();
         let mut convert = TokenStream::new();
         for p in &self.sig.params {
-            params.push(self.param_decl(p));
+            params.push(self.protocol_param_decl(p));
             let n = &p.name;
             let t = format_ident!("__ad_t_{}", n);
             let d = tangent_name(n);
@@ -593,7 +686,9 @@ impl Gen<'_> {
                         quote!(let #d: &mut #inner = __ad::StructShadowMut::shadow_mut(&mut #t);),
                     );
                 }
-                Shape::Other => params.push(quote!(#t: impl ::core::marker::Sized)),
+                Shape::Other | Shape::Closure(_) => {
+                    params.push(quote!(#t: impl ::core::marker::Sized))
+                }
             }
         }
         params.push(quote!(__ad_mark: impl ::core::marker::Sized));
@@ -601,7 +696,7 @@ impl Gen<'_> {
         let (prim, tan) = self.forward_ret(&an);
         let r = ret_type(&self.sig.ret);
         let name = self.protocol_name("fwd");
-        let (gens, wh) = self.generics();
+        let (gens, wh) = self.generics_without(&self.closure_generics());
 
         quote! {
             #[doc(hidden)]
@@ -633,7 +728,7 @@ impl Gen<'_> {
             params.push(quote!(__ad_state: ()));
         }
         for p in &self.sig.params {
-            params.push(self.param_decl(p));
+            params.push(self.protocol_param_decl(p));
             if p.is_self() {
                 params.push(quote!(__ad_state: ()));
             }
@@ -668,7 +763,9 @@ impl Gen<'_> {
                         quote!(let #b: &mut #inner = __ad::StructShadowMut::shadow_mut(&mut #k);),
                     );
                 }
-                Shape::Other => params.push(quote!(#k: impl ::core::marker::Sized)),
+                Shape::Other | Shape::Closure(_) => {
+                    params.push(quote!(#k: impl ::core::marker::Sized))
+                }
             }
         }
         let r = ret_type(&self.sig.ret);
@@ -683,7 +780,7 @@ impl Gen<'_> {
         };
         let core = self.reverse_core(&an, seed, adj_decls, quote!());
         let name = self.protocol_name("pull");
-        let (gens, wh) = self.generics();
+        let (gens, wh) = self.generics_without(&self.closure_generics());
         let aug = self.protocol_augmented();
         quote! {
             #aug

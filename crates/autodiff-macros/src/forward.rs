@@ -89,6 +89,17 @@ pub fn partial_at(p: &Ident, i: usize, n: usize) -> TokenStream {
 }
 
 impl Forward<'_> {
+    /// The `DiffFn`s of the closures passed to a call, built before it.
+    fn closures(&self, c: &Call) -> TokenStream {
+        c.args
+            .iter()
+            .filter_map(|a| match a {
+                Arg::Closure(cl) => Some(crate::closures::forward_build(cl, c, self.an)),
+                _ => None,
+            })
+            .collect()
+    }
+
     fn tan(&self, o: &Operand) -> Option<TokenStream> {
         if self.an.operand_active(o) {
             let t = tangent_name(o.var().unwrap());
@@ -191,6 +202,8 @@ impl Forward<'_> {
                 if let Op::Call(c) = op {
                     return if self.an.call_uses_protocol(c) {
                         let call = forward_call(c, self.an, &self.refs);
+                        let build = self.closures(c);
+                        let call = quote!({ #build #call });
                         if active {
                             quote!(let (#m #var, #m #dv) = #call;)
                         } else {
@@ -249,7 +262,8 @@ impl Forward<'_> {
             Stmt::CallStmt(c) => {
                 if self.an.call_uses_protocol(c) {
                     let call = forward_call(c, self.an, &self.refs);
-                    quote!(let _ = #call;)
+                    let build = self.closures(c);
+                    quote!(let _ = { #build #call };)
                 } else {
                     let call = primal_call(c, &self.refs);
                     quote!(#call;)
@@ -318,6 +332,8 @@ impl Forward<'_> {
         match op {
             Op::Call(c) if self.an.call_uses_protocol(c) => {
                 let call = forward_call(c, self.an, &self.refs);
+                let build = self.closures(c);
+                let call = quote!({ #build #call });
                 quote!(let ((#(#vars),*), (#(#dvars),*)) = #call;)
             }
             Op::Call(c) => {

@@ -129,6 +129,26 @@ pub enum Arg {
     Val(Operand),
     /// `&place` or `&mut place`.
     Ref(Place, bool),
+    /// A closure written at the call (or bound to a local): the callee receives it as a
+    /// `DiffFn` built from its differentiated body.
+    Closure(Box<ClosureIr>),
+    /// A closure parameter of the function being differentiated, passed on (already a
+    /// `DiffFn`).
+    ClosureParam(Ident),
+}
+
+/// A closure passed to a differentiated call, lowered like a function body.
+#[derive(Clone, Debug)]
+pub struct ClosureIr {
+    /// The local that holds the `DiffFn` built for it.
+    pub id: Ident,
+    pub params: Vec<Ident>,
+    pub body: Body,
+    /// The caller's locals it reads.
+    pub captures: Vec<Ident>,
+    pub kinds: std::collections::HashMap<String, VarKind>,
+    /// Its position among the call's arguments (the callee builds its `DiffFn`).
+    pub arg_index: usize,
 }
 
 #[derive(Clone, Debug)]
@@ -140,6 +160,8 @@ pub enum Callee {
     Assoc(syn::Path, Ident),
     /// `recv.name(..)`: companions are methods `__ad_fwd_name` found by method resolution.
     Method(Place, Ident),
+    /// A call of a closure parameter `f(..)`, which is a `DiffFn<X, Y>`: `Y` is given.
+    ClosureParam(Ident, syn::Type),
 }
 
 #[derive(Clone, Debug)]
@@ -244,10 +266,12 @@ pub enum VarKind {
     Ref { mutable: bool },
     /// An owned buffer (`Vec`, array): its shadow is an owned buffer of the same shape.
     Buffer,
+    /// A closure parameter (a `DiffFn` in derivative code) of this many arguments.
+    Closure(usize),
 }
 
 /// A lowered function body.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Body {
     pub block: Block,
     /// The returned value (`Lit(())` for unit).

@@ -9,6 +9,7 @@ mod activity;
 mod analysis;
 mod builtins;
 mod calls;
+mod closures;
 mod expand;
 mod forward;
 mod ir;

@@ -71,6 +71,10 @@ pub struct Lowerer {
     pub kinds: HashMap<String, VarKind>,
     loops: Vec<LoopCtl>,
     ret: Option<RetCtl>,
+    /// Prefix of generated names (closures lowered inside a body get their own).
+    prefix: String,
+    /// The result type of each closure parameter, by name.
+    closure_outputs: HashMap<String, syn::Type>,
 }
 
 /// A parsed iterator source.
@@ -99,9 +103,14 @@ impl Lowerer {
     pub fn new(sig: &SigInfo) -> Self {
         let mut scope = HashMap::new();
         let mut kinds = HashMap::new();
+        let mut closure_outputs = HashMap::new();
         for p in &sig.params {
             scope.insert(p.name.to_string(), Binding::Var(p.name.clone()));
             kinds.insert(p.name.to_string(), param_kind(p));
+            if let Shape::Closure(c) = &p.shape {
+                let y: syn::Type = syn::parse_str(&c.output).expect("a type");
+                closure_outputs.insert(p.name.to_string(), y);
+            }
         }
         Lowerer {
             scopes: vec![scope],
@@ -111,13 +120,92 @@ impl Lowerer {
             kinds,
             loops: Vec::new(),
             ret: None,
+            prefix: "__ad".to_string(),
+            closure_outputs,
         }
     }
 
     fn fresh(&mut self, base: &str, span: Span) -> Ident {
         self.counter += 1;
         let base = base.trim_start_matches("r#").trim_start_matches('_');
-        Ident::new(&format!("__ad{}_{}", self.counter, base), span)
+        Ident::new(&format!("{}{}_{}", self.prefix, self.counter, base), span)
+    }
+
+    /// Lowers a closure passed as argument `index` of a call, as a body of its own.
+    fn lower_closure(&mut self, def: &ClosureDef, index: usize, span: Span) -> Result<ClosureIr> {
+        let id = self.fresh("fn", span);
+        let mut sub = Lowerer {
+            scopes: def.scopes.clone(),
+            out: vec![Vec::new()],
+            counter: 0,
+            floats: self.floats.clone(),
+            kinds: self.kinds.clone(),
+            loops: Vec::new(),
+            ret: None,
+            prefix: format!("{id}_"),
+            closure_outputs: self.closure_outputs.clone(),
+        };
+        sub.scopes.push(HashMap::new());
+        let mut params = Vec::new();
+        for p in &def.params {
+            let ident = match p {
+                Pat::Ident(pi) => &pi.ident,
+                Pat::Type(pt) => match &*pt.pat {
+                    Pat::Ident(pi) => &pi.ident,
+                    other => return unsupported(other, "this closure parameter pattern"),
+                },
+                other => return unsupported(other, "this closure parameter pattern"),
+            };
+            let v = sub.new_var_unbound(ident, VarKind::Scalar);
+            sub.bind(ident, Binding::Var(v.clone()));
+            params.push(v);
+        }
+        if contains_return_expr(&def.body) {
+            return unsupported(&def.body, "`return` inside a closure");
+        }
+        let tail = sub.lower_expr(&def.body)?;
+        let n = val_len(&tail);
+        let ret = sub.flatten(tail, n)?;
+        let block = sub.out.pop().expect("the closure body");
+        let body = Body {
+            block,
+            ret,
+            ret_tuple: n > 1,
+        };
+        let mut reads = HashSet::new();
+        let mut writes = HashSet::new();
+        for s in &body.block {
+            reads.extend(crate::analysis::stmt_reads(s));
+            crate::analysis::stmt_writes(s, &mut writes);
+        }
+        for o in &body.ret {
+            if let Operand::Var(v) = o {
+                reads.insert(v.to_string());
+            }
+        }
+        if let Some(w) = writes.iter().find(|w| self.kinds.contains_key(*w)) {
+            return Err(syn::Error::new(
+                span,
+                format!(
+                    "a closure passed to a differentiated call may not assign to `{}`, a variable it captures",
+                    w.split('_').last().unwrap_or(w)
+                ),
+            ));
+        }
+        let mut captures: Vec<Ident> = reads
+            .into_iter()
+            .filter(|r| self.kinds.contains_key(r))
+            .map(|r| Ident::new(&r, Span::call_site()))
+            .collect();
+        captures.sort_by_key(|c| c.to_string());
+        Ok(ClosureIr {
+            id,
+            params,
+            body,
+            captures,
+            kinds: sub.kinds,
+            arg_index: index,
+        })
     }
 
     fn emit(&mut self, s: Stmt) {
@@ -1512,6 +1600,7 @@ impl Lowerer {
                                         Val::Place(Place::local(v), mutable)
                                     }
                                     VarKind::Buffer => Val::Place(Place::local(v), true),
+                                    VarKind::Closure(_) => Val::Op(Operand::Var(v)),
                                 });
                             }
                             Some(Binding::Alias(p, m)) => return Ok(Val::Place(p, m)),
@@ -1831,8 +1920,8 @@ impl Lowerer {
         // A user method.
         let recv = self.lower_expr(&m.receiver)?;
         let mut args = Vec::new();
-        for a in &m.args {
-            args.push(self.lower_arg(a)?);
+        for (i, a) in m.args.iter().enumerate() {
+            args.push(self.lower_arg(a, i + 1)?);
         }
         match recv {
             Val::Place(p, _) => self.lower_call(Callee::Method(p, m.method.clone()), args, span),
@@ -1861,7 +1950,40 @@ impl Lowerer {
         })
     }
 
-    fn lower_arg(&mut self, e: &Expr) -> Result<Arg> {
+    fn lower_arg(&mut self, e: &Expr, index: usize) -> Result<Arg> {
+        match strip(e) {
+            Expr::Closure(c) => {
+                let def = ClosureDef {
+                    params: c.inputs.iter().cloned().collect(),
+                    body: (*c.body).clone(),
+                    scopes: self.scopes.clone(),
+                };
+                return Ok(Arg::Closure(Box::new(self.lower_closure(
+                    &def,
+                    index,
+                    e.span(),
+                )?)));
+            }
+            Expr::Path(p) if p.path.get_ident().is_some() => {
+                let name = p.path.get_ident().unwrap().to_string();
+                match self.lookup(&name).cloned() {
+                    Some(Binding::Closure(def)) => {
+                        return Ok(Arg::Closure(Box::new(self.lower_closure(
+                            &def,
+                            index,
+                            e.span(),
+                        )?)));
+                    }
+                    Some(Binding::Var(v))
+                        if matches!(self.kinds.get(&v.to_string()), Some(VarKind::Closure(_))) =>
+                    {
+                        return Ok(Arg::ClosureParam(v));
+                    }
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
         if let Expr::Reference(r) = strip(e) {
             if let Val::Place(p, _) = self.lower_expr(&r.expr)? {
                 return Ok(Arg::Ref(p, r.mutability.is_some()));
@@ -1877,8 +1999,18 @@ impl Lowerer {
             return unsupported(&c.func, "calling this expression");
         };
         let path = &fp.path;
-        // Local closures.
+        // Local closures, and closure parameters.
         if let Some(id) = path.get_ident() {
+            if let Some(Binding::Var(v)) = self.lookup(&id.to_string()).cloned() {
+                if let Some(y) = self.closure_outputs.get(&v.to_string()).cloned() {
+                    let mut args = Vec::new();
+                    for a in &c.args {
+                        let v = self.lower_expr(a)?;
+                        args.push(Arg::Val(self.operand(v, a.span())?));
+                    }
+                    return self.lower_call(Callee::ClosureParam(v, y), args, span);
+                }
+            }
             if let Some(Binding::Closure(def)) = self.lookup(&id.to_string()).cloned() {
                 let mut args = Vec::new();
                 for a in &c.args {
@@ -1905,11 +2037,11 @@ impl Lowerer {
             }
         }
         let mut args = Vec::new();
-        for a in &c.args {
-            args.push(self.lower_arg(a)?);
+        for (i, a) in c.args.iter().enumerate() {
+            args.push(self.lower_arg(a, i)?);
         }
-        if args.iter().all(|a| matches!(a, Arg::Val(Operand::Lit(_)))) {
-            // Every argument is constant: the call needs no derivative.
+        if !args.is_empty() && args.iter().all(|a| matches!(a, Arg::Val(Operand::Lit(_)))) {
+            // Every argument is a constant expression: the call needs no derivative.
             return Ok(Val::Op(Operand::Lit(self.render(&Expr::Call(c.clone())))));
         }
         let callee = if is_assoc_path(path) {
@@ -2129,8 +2261,9 @@ pub fn walk_idents(ts: &TokenStream, f: &mut impl FnMut(&Ident)) {
 }
 
 fn param_kind(p: &Param) -> VarKind {
-    match p.shape {
-        Shape::Slice { mutable } | Shape::Struct { mutable } => VarKind::Ref { mutable },
+    match &p.shape {
+        Shape::Slice { mutable } | Shape::Struct { mutable } => VarKind::Ref { mutable: *mutable },
+        Shape::Closure(c) => VarKind::Closure(c.arity()),
         _ => VarKind::Scalar,
     }
 }

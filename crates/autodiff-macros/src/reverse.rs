@@ -140,6 +140,21 @@ impl<'a> Reverse<'a> {
         }
     }
 
+    /// Like [`Self::keep`], for a value the forward sweep goes on using (a loop's range).
+    fn keep_clone(
+        &self,
+        name: &Ident,
+        value: TokenStream,
+        level: Level,
+    ) -> (TokenStream, TokenStream) {
+        if level.top {
+            (quote!(let #name = #value;), quote!(#name))
+        } else {
+            let (push, load) = self.record(quote!(::core::clone::Clone::clone(&#name)), level);
+            (quote!(let #name = #value; #push), load)
+        }
+    }
+
     /// The push of a nested block's local into its own store.
     fn keep_local(&self, var: &Ident, level: Level) -> TokenStream {
         let t = format_ident!("__ad_keep_{}", var.to_string());
@@ -443,7 +458,7 @@ impl<'a> Reverse<'a> {
                 let (bf, br) = self.block(body, inner, quote!());
                 let stores = self.loop_stores.borrow_mut().pop().unwrap_or_default();
                 let it = self.fresh("iter");
-                let (def, it_load) = self.keep(&it, iter.clone(), level);
+                let (def, it_load) = self.keep_clone(&it, iter.clone(), level);
                 // Stores written once per iteration get the trip count reserved up front.
                 let reserve = if stores.is_empty() {
                     quote!()
@@ -772,13 +787,31 @@ impl<'a> Reverse<'a> {
             let fwd = bind(primal_call(c, &self.refs));
             return (quote!(#record #fwd), quote!(#before #after));
         }
+        // Closures passed to the call become `DiffFn`s, kept for the pullback.
+        let mut build = TokenStream::new();
+        let mut reload = TokenStream::new();
+        let mut drains = TokenStream::new();
+        for a in &c.args {
+            if let Arg::Closure(cl) = a {
+                let mut declare = |t: TokenStream| self.tapes.borrow_mut().push(t);
+                let (construct, drain) =
+                    crate::closures::reverse_build(cl, c, self.an, &mut declare);
+                let id = &cl.id;
+                let (keep, load) = self.keep(id, quote!(#id), level);
+                build.extend(quote!(#construct #keep));
+                if !level.top {
+                    reload.extend(quote!(let #id = #load;));
+                }
+                drains.extend(drain);
+            }
+        }
         let state = self.fresh("state");
         let result = self.fresh("result");
         let (keep_state, load_state) = self.keep(&state, quote!(#result.1), level);
         let value = bind(quote!(#result.0));
         let aug = augmented_call(c, &self.refs);
-        let fwd = quote!(#record let #result = #aug; #keep_state #value);
+        let fwd = quote!(#record #build let #result = #aug; #keep_state #value);
         let pull = pullback_call(c, self.an, &self.refs, load_state, seed);
-        (fwd, quote!(#before #pull; #after))
+        (fwd, quote!(#before #reload #pull; #drains #after))
     }
 }

@@ -9,7 +9,7 @@
 //! protocol function, which fails to compile only where a caller needs it, naming the
 //! function and the missing mode.
 
-use crate::signature::{Ret, Shape, float_type_params, shape_of};
+use crate::signature::{ClosureSig, Ret, Shape, closure_sig, float_type_params, shape_of};
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::parse::{Parse, ParseStream};
@@ -69,8 +69,10 @@ impl Parse for RuleArgs {
 }
 
 /// What a parameter of a function with a rule is, decided by its written type.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 enum Kind {
+    /// A closure: the rule receives a `DiffFn`.
+    Closure(ClosureSig),
     Scalar,
     /// A float slice (shadow `&mut [F]`).
     Slice {
@@ -181,14 +183,11 @@ fn classify(func: &ImplItemFn, markers: &[Markers]) -> syn::Result<Vec<RuleParam
                         ));
                     }
                 };
-                if is_closure_param(&t.ty, &func.sig.generics) {
-                    return Err(syn::Error::new_spanned(
-                        &t.ty,
-                        "closure parameters of functions with custom rules are not supported yet",
-                    ));
-                }
                 let (shape, elem) = shape_of(&t.ty, &floats);
-                let kind = if m.constant {
+                let closure = closure_sig(&t.ty, &func.sig.generics);
+                let kind = if let (Some(c), false) = (closure, m.constant) {
+                    Kind::Closure(c)
+                } else if m.constant {
                     Kind::Constant
                 } else if m.duplicated {
                     match &*t.ty {
@@ -206,10 +205,10 @@ fn classify(func: &ImplItemFn, markers: &[Markers]) -> syn::Result<Vec<RuleParam
                     match shape {
                         Shape::Scalar => Kind::Scalar,
                         Shape::Slice { mutable } => Kind::Slice { mutable },
-                        Shape::Struct { .. } | Shape::Other => Kind::Constant,
+                        Shape::Struct { .. } | Shape::Other | Shape::Closure(_) => Kind::Constant,
                     }
                 };
-                let inner = match kind {
+                let inner = match &kind {
                     Kind::Slice { .. } => elem,
                     Kind::Struct { .. } => match &*t.ty {
                         Type::Reference(r) => Some((*r.elem).clone()),
@@ -227,38 +226,6 @@ fn classify(func: &ImplItemFn, markers: &[Markers]) -> syn::Result<Vec<RuleParam
         }
     }
     Ok(out)
-}
-
-/// `impl Fn..`, `&dyn Fn..`, or a type parameter bounded by `Fn`/`FnMut`/`FnOnce`.
-fn is_closure_param(ty: &Type, generics: &syn::Generics) -> bool {
-    let is_fn_bound = |b: &syn::TypeParamBound| match b {
-        syn::TypeParamBound::Trait(t) => t
-            .path
-            .segments
-            .last()
-            .is_some_and(|s| matches!(s.ident.to_string().as_str(), "Fn" | "FnMut" | "FnOnce")),
-        _ => false,
-    };
-    match ty {
-        Type::ImplTrait(i) => i.bounds.iter().any(is_fn_bound),
-        Type::Reference(r) => is_closure_param(&r.elem, generics),
-        Type::TraitObject(o) => o.bounds.iter().any(is_fn_bound),
-        Type::Path(p) => p.path.get_ident().is_some_and(|id| {
-            generics
-                .type_params()
-                .any(|tp| tp.ident == *id && tp.bounds.iter().any(is_fn_bound))
-                || generics.where_clause.as_ref().is_some_and(|w| {
-                    w.predicates.iter().any(|pr| match pr {
-                        syn::WherePredicate::Type(pt) => {
-                            matches!(&pt.bounded_ty, Type::Path(bp) if bp.path.is_ident(id))
-                                && pt.bounds.iter().any(is_fn_bound)
-                        }
-                        _ => false,
-                    })
-                })
-        }),
-        _ => false,
-    }
 }
 
 /// Gives every elided reference lifetime in a type the name `'__ad`.
@@ -309,11 +276,36 @@ fn expand_rule(
     };
     let floats = float_type_params(&func.sig.generics);
     let g = &func.sig.generics;
-    let gparams = &g.params;
+    let closure_generics: Vec<String> = params
+        .iter()
+        .filter_map(|p| match &p.kind {
+            Kind::Closure(c) => c.generic.clone(),
+            _ => None,
+        })
+        .collect();
+    let has_closure = params.iter().any(|p| matches!(p.kind, Kind::Closure(_)));
+    let gparams: Vec<&syn::GenericParam> = g
+        .params
+        .iter()
+        .filter(|p| match p {
+            syn::GenericParam::Type(t) => !closure_generics.contains(&t.ident.to_string()),
+            _ => true,
+        })
+        .collect();
     let mut preds: Vec<TokenStream> = g
         .where_clause
         .as_ref()
-        .map(|w| w.predicates.iter().map(|p| quote!(#p)).collect())
+        .map(|w| {
+            w.predicates
+                .iter()
+                .filter(|p| match p {
+                    syn::WherePredicate::Type(pt) => !matches!(&pt.bounded_ty,
+                        Type::Path(tp) if tp.path.get_ident().is_some_and(|i| closure_generics.contains(&i.to_string()))),
+                    _ => true,
+                })
+                .map(|p| quote!(#p))
+                .collect()
+        })
         .unwrap_or_default();
     let mut fl: Vec<&String> = floats.iter().collect();
     fl.sort();
@@ -333,9 +325,15 @@ fn expand_rule(
         }
         _ => None,
     };
-    let decl = |p: &RuleParam, lifetimes: bool| match &p.ty {
-        None => receiver_decl.clone().unwrap(),
-        Some(t) => {
+    let decl = |p: &RuleParam, lifetimes: bool| match (&p.ty, &p.kind) {
+        (None, _) => receiver_decl.clone().unwrap(),
+        (Some(_), Kind::Closure(c)) => {
+            let n = &p.name;
+            let d = c.diff_fn();
+            let life = if lifetimes { quote!(+ '__ad) } else { quote!() };
+            quote!(#n: impl #d + ::core::marker::Copy #life)
+        }
+        (Some(t), _) => {
             let n = &p.name;
             let t = if lifetimes { named(t) } else { t.clone() };
             quote!(#n: #t)
@@ -374,7 +372,7 @@ fn expand_rule(
             rule_args.push(quote!(#n));
             rule_tys.push(pty.clone());
         }
-        match p.kind {
+        match &p.kind {
             Kind::Scalar => {
                 let ty = p.ty.as_ref().unwrap();
                 fparams.push(quote!(#t: impl ::autodiff_core::__private::ScalarTangent<#ty>));
@@ -419,7 +417,9 @@ fn expand_rule(
                 rule_args.push(quote!(#d));
                 rule_tys.push(quote!(&mut #inner));
             }
-            Kind::Constant => fparams.push(quote!(#t: impl ::core::marker::Sized)),
+            Kind::Constant | Kind::Closure(_) => {
+                fparams.push(quote!(#t: impl ::core::marker::Sized))
+            }
         }
     }
     let mark = format_ident!("__AdMark");
@@ -429,12 +429,16 @@ fn expand_rule(
         Some(rule) => {
             let sp = rule.span();
             let check = quote_spanned!(sp=> let __ad_rule: fn(#(#rule_tys),*) -> (#r, #r) = #rule;);
-            let call = if is_method {
+            let call = if is_method || has_closure {
                 quote!(#rule(#self_arg #(#rule_args),*))
             } else {
                 quote!(__ad_rule(#(#rule_args),*))
             };
-            let check = if is_method { quote!() } else { check };
+            let check = if is_method || has_closure {
+                quote!()
+            } else {
+                check
+            };
             quote!(#convert #check #call)
         }
         None => missing("forward", "forward", &mark),
@@ -447,7 +451,7 @@ fn expand_rule(
     let mut shadow_tys = Vec::new();
     let mut adj_tys = Vec::new();
     for p in &params {
-        match p.kind {
+        match &p.kind {
             Kind::Slice { .. } => {
                 let e = p.inner.as_ref().unwrap();
                 shadow_tys.push(quote!(&mut [#e]));
@@ -460,7 +464,7 @@ fn expand_rule(
                 let t = p.ty.as_ref().unwrap();
                 adj_tys.push(quote!(#t));
             }
-            Kind::Constant => {}
+            Kind::Constant | Kind::Closure(_) => {}
         }
     }
     let mut pb_inputs = shadow_tys.clone();
@@ -479,6 +483,29 @@ fn expand_rule(
         .filter(|p| p.ty.is_some())
         .map(|p| &p.name)
         .collect();
+    // The primal takes closures: a `DiffFn` is called through `call`.
+    let primal_args: Vec<TokenStream> = params
+        .iter()
+        .filter(|p| p.ty.is_some())
+        .map(|p| match &p.kind {
+            Kind::Closure(c) => {
+                let n = &p.name;
+                let xs: Vec<Ident> = (0..c.arity())
+                    .map(|i| format_ident!("__ad_x{}", i))
+                    .collect();
+                let packed = if xs.len() == 1 {
+                    quote!(#(#xs)*)
+                } else {
+                    quote!((#(#xs),*))
+                };
+                quote!(move |#(#xs),*| ::autodiff_core::DiffFn::call(&#n, #packed))
+            }
+            _ => {
+                let n = &p.name;
+                quote!(#n)
+            }
+        })
+        .collect();
     let state_ty = format_ident!("__AdState");
     let (aug_ret, aug_body, pull_state, pull_body_core) = match &args.reverse {
         Some(rule) => {
@@ -487,13 +514,15 @@ fn expand_rule(
                 .iter()
                 .filter_map(|p| p.ty.as_ref().map(named))
                 .collect();
-            let check = if is_method {
+            let check = if is_method || has_closure {
                 quote!()
             } else {
                 quote_spanned!(sp=> let __ad_rule: fn(#(#prim_tys),*) -> (#r, _) = #rule;)
             };
             let call = if is_method {
                 quote!(#rule(self, #(#call_args),*))
+            } else if has_closure {
+                quote!(#rule(#(#call_args),*))
             } else {
                 quote!(__ad_rule(#(#call_args),*))
             };
@@ -503,9 +532,9 @@ fn expand_rule(
         }
         None => {
             let call = if is_method {
-                quote!(self.#fname(#(#call_args),*))
+                quote!(self.#fname(#(#primal_args),*))
             } else {
-                quote!(#fname(#(#call_args),*))
+                quote!(#fname(#(#primal_args),*))
             };
             (
                 quote!((#r, ())),
@@ -531,7 +560,7 @@ fn expand_rule(
         let k = format_ident!("__ad_k_{}", n);
         let b = format_ident!("__ad_b_{}", n);
         let s = format_ident!("__ad_s_{}", n);
-        match p.kind {
+        match &p.kind {
             Kind::Scalar => {
                 let ty = p.ty.as_ref().unwrap();
                 pparams.push(quote!(#k: impl ::autodiff_core::__private::ScalarSink<#ty>));
@@ -555,7 +584,9 @@ fn expand_rule(
                 );
                 pb_args.push(quote!(#b));
             }
-            Kind::Constant => pparams.push(quote!(#k: impl ::core::marker::Sized)),
+            Kind::Constant | Kind::Closure(_) => {
+                pparams.push(quote!(#k: impl ::core::marker::Sized))
+            }
         }
     }
     if has_ret {
@@ -623,6 +654,19 @@ fn expand_rule(
             #pull_body
         }
     };
+    let gl: Vec<TokenStream> = gparams.iter().map(|p| quote!(#p)).collect();
+    let mut items = items;
+    for (i, p) in params.iter().enumerate() {
+        if let Kind::Closure(c) = &p.kind {
+            items.extend(crate::closures::builders(
+                i,
+                c,
+                is_method.then_some(fname),
+                &gl,
+                &wh,
+            ));
+        }
+    }
     if is_method {
         return Ok(items);
     }

@@ -14,8 +14,99 @@ pub enum Shape {
     Slice { mutable: bool },
     /// A reference to any other type, `self` included: its shadow has the same type.
     Struct { mutable: bool },
+    /// A closure (`impl Fn(X) -> Y`, `F: Fn(X) -> Y`, `&dyn Fn(X) -> Y`): its derivatives
+    /// travel inside it, as a `DiffFn<X, Y>`.
+    Closure(ClosureSig),
     /// Anything else (integers, `bool`, `&str`, by-value non-floats): never differentiated.
     Other,
+}
+
+/// The argument and result types of a closure parameter.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClosureSig {
+    pub inputs: Vec<String>,
+    pub output: String,
+    /// The type parameter that names the closure type, if any.
+    pub generic: Option<String>,
+}
+
+impl ClosureSig {
+    pub fn arity(&self) -> usize {
+        self.inputs.len()
+    }
+    /// `DiffFn<X, Y>` for this closure.
+    pub fn diff_fn(&self) -> proc_macro2::TokenStream {
+        let inputs: Vec<syn::Type> = self
+            .inputs
+            .iter()
+            .map(|t| syn::parse_str(t).expect("a type"))
+            .collect();
+        let x = match inputs.len() {
+            1 => quote::quote!(#(#inputs)*),
+            _ => quote::quote!((#(#inputs),*)),
+        };
+        let y: syn::Type = syn::parse_str(&self.output).expect("a type");
+        quote::quote!(::autodiff_core::DiffFn<#x, #y>)
+    }
+}
+
+fn fn_bound(b: &TypeParamBound) -> Option<ClosureSig> {
+    let TypeParamBound::Trait(t) = b else {
+        return None;
+    };
+    let last = t.path.segments.last()?;
+    if !matches!(last.ident.to_string().as_str(), "Fn" | "FnMut" | "FnOnce") {
+        return None;
+    }
+    let syn::PathArguments::Parenthesized(args) = &last.arguments else {
+        return None;
+    };
+    let inputs = args
+        .inputs
+        .iter()
+        .map(|t| quote::ToTokens::to_token_stream(t).to_string())
+        .collect();
+    let output = match &args.output {
+        ReturnType::Default => "()".to_string(),
+        ReturnType::Type(_, t) => quote::ToTokens::to_token_stream(t).to_string(),
+    };
+    Some(ClosureSig {
+        inputs,
+        output,
+        generic: None,
+    })
+}
+
+/// The closure signature of a parameter type, if it is a closure.
+pub fn closure_sig(ty: &Type, generics: &syn::Generics) -> Option<ClosureSig> {
+    match ty {
+        Type::ImplTrait(i) => i.bounds.iter().find_map(fn_bound),
+        Type::Reference(r) => closure_sig(&r.elem, generics),
+        Type::TraitObject(o) => o.bounds.iter().find_map(fn_bound),
+        Type::Paren(p) => closure_sig(&p.elem, generics),
+        Type::Path(p) => {
+            let id = p.path.get_ident()?;
+            let from_params = generics
+                .type_params()
+                .filter(|tp| tp.ident == *id)
+                .flat_map(|tp| tp.bounds.iter())
+                .find_map(fn_bound);
+            let from_where = || {
+                generics.where_clause.as_ref().and_then(|w| {
+                    w.predicates.iter().find_map(|pr| match pr {
+                        WherePredicate::Type(pt) if matches!(&pt.bounded_ty, Type::Path(bp) if bp.path.is_ident(id)) => {
+                            pt.bounds.iter().find_map(fn_bound)
+                        }
+                        _ => None,
+                    })
+                })
+            };
+            let mut sig = from_params.or_else(from_where)?;
+            sig.generic = Some(id.to_string());
+            Some(sig)
+        }
+        _ => None,
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -205,7 +296,10 @@ pub fn analyse(sig: &Signature) -> syn::Result<SigInfo> {
                         ));
                     }
                 };
-                let (shape, elem) = shape_of(&pt.ty, &floats);
+                let (shape, elem) = match closure_sig(&pt.ty, &sig.generics) {
+                    Some(c) => (Shape::Closure(c), None),
+                    None => shape_of(&pt.ty, &floats),
+                };
                 params.push(Param {
                     name,
                     ty: Some((*pt.ty).clone()),

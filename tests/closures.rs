@@ -1,0 +1,95 @@
+//! Closures over active values passed to functions with rules and to differentiable
+//! higher-order functions, with non-differentiable options beside them.
+
+use autodiff_core::prelude::*;
+use autodiff_core::testing::close;
+
+// ------------------------------------------------------------------ a rule taking a closure
+
+#[custom_rule(forward = call_fwd, reverse = call_rev)]
+fn call<F: Fn() -> f64>(f: F, #[constant] info: f64) -> f64 {
+    f() * info
+}
+
+fn call_fwd<F: DiffFn<(), f64>>(f: F, info: f64) -> (f64, f64) {
+    let (y, dy) = f.jvp((), ());
+    (y * info, dy * info)
+}
+
+fn call_rev<F: DiffFn<(), f64>>(f: F, info: f64) -> (f64, impl FnOnce(f64)) {
+    let y = f.call(());
+    (y * info, move |ybar: f64| {
+        f.vjp((), ybar * info);
+    })
+}
+
+#[autodiff_reverse(d_constcall, Active, Const, Active)]
+#[autodiff_forward(constcall_jvp, Dual, Const, Dual)]
+fn constcall(a: f64, info: f64) -> f64 {
+    call(|| a * a, info)
+}
+
+#[test]
+fn closure_argument_with_constant_options() {
+    for &(a, info) in &[(3.0, 2.0), (-0.5, 1e-8), (1.25, -4.0)] {
+        let (v, da) = d_constcall(a, info, 1.0);
+        close("primal", v, a * a * info, 0.0).unwrap();
+        close("reverse", da, 2.0 * a * info, 1e-12).unwrap();
+        let (v2, t) = constcall_jvp(a, 1.0, info);
+        close("primal", v2, v, 0.0).unwrap();
+        close("forward", t, 2.0 * a * info, 1e-12).unwrap();
+    }
+}
+
+// ------------------------------------------------------------------ differentiating through a higher-order function
+
+#[differentiable]
+fn apply<F: Fn(f64) -> f64>(f: F, x: f64) -> f64 {
+    2.0 * f(x)
+}
+
+#[autodiff_reverse(d_use_apply, Active, Active, Active)]
+#[autodiff_forward(use_apply_jvp, Dual, Dual, Dual)]
+fn use_apply(p: f64, x: f64) -> f64 {
+    apply(|t| p * t.sin(), x)
+}
+
+#[test]
+fn higher_order_function_without_a_rule() {
+    for &(p, x) in &[(0.7, 1.3), (-2.0, 0.25)] {
+        let (v, dp, dx) = d_use_apply(p, x, 1.0);
+        close("primal", v, 2.0 * p * x.sin(), 1e-15).unwrap();
+        close("d/dp", dp, 2.0 * x.sin(), 1e-12).unwrap();
+        close("d/dx", dx, 2.0 * p * x.cos(), 1e-12).unwrap();
+        let (_, tp) = use_apply_jvp(p, 1.0, x, 0.0);
+        close("forward d/dp", tp, 2.0 * x.sin(), 1e-12).unwrap();
+        let (_, tx) = use_apply_jvp(p, 0.0, x, 1.0);
+        close("forward d/dx", tx, 2.0 * p * x.cos(), 1e-12).unwrap();
+    }
+}
+
+/// A local closure variable passed on, called in a loop.
+#[autodiff_reverse(d_sum_apply, Duplicated, Active, Active)]
+fn sum_apply(xs: &[f64], q: f64) -> f64 {
+    let g = |t: f64| (q * t).exp();
+    let mut s = 0.0;
+    for i in 0..xs.len() {
+        s += apply(g, xs[i]);
+    }
+    s
+}
+
+#[test]
+fn closure_variable_in_a_loop() {
+    let xs = [0.1, -0.4, 0.9];
+    let q = 0.6;
+    let mut gx = [0.0; 3];
+    let (v, dq) = d_sum_apply(&xs, &mut gx, q, 1.0);
+    let want: f64 = xs.iter().map(|x| 2.0 * (q * x).exp()).sum();
+    close("primal", v, want, 1e-14).unwrap();
+    let want_dq: f64 = xs.iter().map(|x| 2.0 * x * (q * x).exp()).sum();
+    close("d/dq", dq, want_dq, 1e-12).unwrap();
+    for i in 0..3 {
+        close("d/dx", gx[i], 2.0 * q * (q * xs[i]).exp(), 1e-12).unwrap();
+    }
+}
