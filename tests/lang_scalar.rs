@@ -2,6 +2,9 @@
 //! num-dual oracle: bindings, arithmetic, casts, float methods, constants, `f32`, generic
 //! floats, conditions, `if`, `match` and `no_grad`.
 
+// `!(a >= b)` on floats is one of the constructs under test.
+#![allow(clippy::neg_cmp_op_on_partial_ord)]
+
 mod lang_common;
 
 use autodiff_core::prelude::*;
@@ -86,7 +89,7 @@ fn tuples_o<D: Num>(x: D, y: D) -> D {
 fn reassign(x: f64, y: f64) -> f64 {
     let mut a = x;
     a = a * a; // reads the old value
-    a = a + y;
+    a = y - a;
     let mut b = y;
     let yb = b * 2.0;
     b = x; // overwritten: only `yb` still depends on the old value
@@ -99,13 +102,51 @@ fn reassign(x: f64, y: f64) -> f64 {
 }
 
 fn reassign_o<D: Num>(x: D, y: D) -> D {
-    let mut a = x * x + y;
+    let mut a = y - x * x;
     let mut b = x;
     b *= a;
     a = (b - a) / 1.5;
     b -= a;
     b += a * x;
     a * b + y * y * 4.0
+}
+
+/// Shadowing inside blocks and loops ends with the block.
+#[autodiff_forward(scopes_fwd, Dual, Dual, Dual)]
+#[autodiff_reverse(scopes_rev, Active, Active, Active)]
+fn scopes(x: f64, y: f64) -> f64 {
+    let a = x * 2.0;
+    let mut s = a;
+    {
+        let a = a * y; // shadows until the end of the block
+        s += a;
+        let s = s * 10.0; // a block-local `s`: the outer one is unchanged
+        let _ = s;
+    }
+    s += a; // the outer `a`
+    for i in 0..3 {
+        let a = s * 0.5;
+        let y = a + i as f64;
+        s += a * y * 0.1;
+    }
+    if x > 0.0 {
+        let x = y;
+        s *= x;
+    }
+    s * a + x
+}
+
+fn scopes_o<D: Num>(x: D, y: D) -> D {
+    let a = x * 2.0;
+    let mut s = a + a * y + a;
+    for i in 0..3 {
+        let h = s * 0.5;
+        s += h * (h + i as f64) * 0.1;
+    }
+    if x > 0.0 {
+        s *= y;
+    }
+    s * a + x
 }
 
 // ---------------------------------------------------------------- arithmetic
@@ -453,7 +494,7 @@ fn blocks(x: f64, y: f64, k: usize) -> f64 {
     };
     let b = 2.0 * if x > y { a } else { a * x } + 1.0;
     let c = match k {
-        _ if k % 2 == 0 => {
+        _ if k.is_multiple_of(2) => {
             let u = b * x;
             u + a
         }
@@ -475,7 +516,7 @@ fn blocks_o<D: Num>(x: D, y: D, k: usize) -> D {
     let t = x * y;
     let a = t * t + 1.0;
     let b = if x > y { a } else { a * x } * 2.0 + 1.0;
-    let c = if k % 2 == 0 {
+    let c = if k.is_multiple_of(2) {
         b * x + a
     } else if k == 1 || k == 3 {
         b - y
@@ -536,6 +577,11 @@ proptest! {
     #[test]
     fn mutable_reassignment(x in [float(-2.0, 2.0), float(-2.0, 2.0)], v in [dir(), dir()], s in seed()) {
         check2("reassign", (x, v, s), reassign, reassign_fwd, reassign_rev, reassign_o::<Dual64>);
+    }
+
+    #[test]
+    fn block_and_loop_scopes(x in [float(-2.0, 2.0), float(-2.0, 2.0)], v in [dir(), dir()], s in seed()) {
+        check2("scopes", (x, v, s), scopes, scopes_fwd, scopes_rev, scopes_o::<Dual64>);
     }
 
     #[test]

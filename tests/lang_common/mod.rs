@@ -7,7 +7,7 @@
 //! the larger magnitude, or absolute below 1).
 
 // Each test file uses only some of these helpers.
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 
 use autodiff_core::testing::close;
 pub use num_dual::{Dual32, Dual64, DualNum};
@@ -257,4 +257,202 @@ pub fn vecf(lo: f64, hi: f64, n: usize) -> impl Strategy<Value = Vec<f64>> {
 /// `n` direction components.
 pub fn dirs(n: usize) -> impl Strategy<Value = Vec<f64>> {
     vecf(-1.0, 1.0, n)
+}
+
+/// [`check_scalar`] for `f(x: &[f64], t: f64) -> f64` with `(Dual, Dual, Dual)` and
+/// `(Duplicated, Active, Active)`. `v` has one component more than `x`, for `t`.
+#[track_caller]
+pub fn check_slice_scalar(
+    name: &str,
+    (x, t, v, shadow0, seed): (&[f64], f64, &[f64], &[f64], f64),
+    f: impl Fn(&[f64], f64) -> f64,
+    fwd: impl Fn(&[f64], &[f64], f64, f64) -> (f64, f64),
+    rev: impl Fn(&[f64], &mut [f64], f64, f64) -> (f64, f64),
+    oracle: impl Fn(&[Dual64], Dual64) -> Dual64,
+) {
+    let n = x.len();
+    assert_eq!(v.len(), n + 1);
+    let mut shadow = shadow0.to_vec();
+    let (r, gt) = rev(x, &mut shadow, t, seed);
+    let mut grad: Vec<f64> = shadow.iter().zip(shadow0).map(|(a, b)| a - b).collect();
+    grad.push(gt);
+    let got = Got {
+        primal: f(x, t),
+        fwd: fwd(x, &v[..n], t, v[n]),
+        rev: r,
+        grad,
+    };
+    let mut z = x.to_vec();
+    z.push(t);
+    check_scalar(name, &z, v, seed, got, |d| oracle(&d[..n], d[n]));
+}
+
+/// A slice of `lens` floats in `lo..hi`, a direction with `extra` more components (for
+/// scalar parameters), and a starting shadow for the slice.
+pub fn slice_case(
+    lo: f64,
+    hi: f64,
+    lens: std::ops::Range<usize>,
+    extra: usize,
+) -> impl Strategy<Value = (Vec<f64>, Vec<f64>, Vec<f64>)> {
+    lens.prop_flat_map(move |n| (vecf(lo, hi, n), dirs(n + extra), dirs(n)))
+}
+
+/// The values of a function's slice arguments, tangents, and cotangents for
+/// [`check_args`]. A scalar argument is a slice of one element.
+#[derive(Clone, Debug)]
+pub struct Args {
+    /// Initial values of the arguments.
+    pub x: Vec<Vec<f64>>,
+    /// Which arguments the function overwrites (`&mut`): their final values are outputs.
+    pub out: Vec<bool>,
+    /// Tangents of the initial values (forward mode).
+    pub v: Vec<Vec<f64>>,
+    /// Reverse mode: for an input, the shadow's initial value (the gradient is added to
+    /// it); for an output, the cotangent of its final value.
+    pub w: Vec<Vec<f64>>,
+    /// The seed of the return value (reverse mode); 0 for a function returning `()`.
+    pub seed: f64,
+}
+
+/// The concatenated values of the arguments marked in `out`.
+fn outputs(vs: &[Vec<f64>], out: &[bool]) -> Vec<f64> {
+    vs.iter()
+        .zip(out)
+        .filter(|(_, o)| **o)
+        .flat_map(|(v, _)| v.iter().copied())
+        .collect()
+}
+
+/// Checks a function of slice arguments (some of them overwritten) against its oracle:
+/// - `primal(args) -> ret` runs the function on copies of the arguments;
+/// - `fwd(args, tangents) -> (ret, dret)` runs the forward companion; the tangents of the
+///   outputs must then be those of their final values;
+/// - `rev(args, shadows, seed) -> ret` runs the reverse companion: the shadows of inputs
+///   must have the gradient added, those of outputs must hold the cotangent of their
+///   initial values;
+/// - `oracle(args) -> ret` overwrites the outputs like the function does.
+///
+/// For a function returning `()`, closures return `0.0` / `(0.0, 0.0)`.
+#[track_caller]
+pub fn check_args(
+    name: &str,
+    a: &Args,
+    primal: impl Fn(&mut [Vec<f64>]) -> f64,
+    fwd: impl Fn(&mut [Vec<f64>], &mut [Vec<f64>]) -> (f64, f64),
+    rev: impl Fn(&mut [Vec<f64>], &mut [Vec<f64>], f64) -> f64,
+    oracle: impl Fn(&mut [Vec<Dual64>]) -> Dual64,
+) {
+    let k = a.x.len();
+    assert!(a.out.len() == k && a.v.len() == k && a.w.len() == k);
+    let lens: Vec<usize> = a.x.iter().map(Vec::len).collect();
+    let flat = |vs: &[Vec<f64>]| -> Vec<f64> { vs.iter().flatten().copied().collect() };
+    // The oracle as a map from all initial values to (final outputs.., ret).
+    let map = |z: &[Dual64]| -> Vec<Dual64> {
+        let mut args = Vec::new();
+        let mut at = 0;
+        for n in &lens {
+            args.push(z[at..at + n].to_vec());
+            at += n;
+        }
+        let r = oracle(&mut args);
+        let mut outs: Vec<Dual64> = Vec::new();
+        for (arg, is_out) in args.iter().zip(&a.out) {
+            if *is_out {
+                outs.extend(arg);
+            }
+        }
+        outs.push(r);
+        outs
+    };
+    let z = flat(&a.x);
+    let (values, tangents) = oracle_jvp(map, &z, &flat(&a.v));
+    let ret = *values.last().unwrap();
+    let at = format!("{name} at {:?}", a.x);
+
+    // Primal.
+    let mut args = a.x.clone();
+    check(&format!("{at}: primal"), primal(&mut args), ret);
+    let finals = outputs(&args, &a.out);
+    check_all(
+        &format!("{at}: primal outputs"),
+        &finals,
+        &values[..values.len() - 1],
+    );
+
+    // Forward.
+    let mut args = a.x.clone();
+    let mut t = a.v.clone();
+    let (r, dr) = fwd(&mut args, &mut t);
+    check(&format!("{at}: forward primal"), r, ret);
+    check(
+        &format!("{at}, v = {:?}: tangent of the return value", a.v),
+        dr,
+        *tangents.last().unwrap(),
+    );
+    let got_vals = outputs(&args, &a.out);
+    let got_tans = outputs(&t, &a.out);
+    check_all(
+        &format!("{at}: forward outputs"),
+        &got_vals,
+        &values[..values.len() - 1],
+    );
+    check_all(
+        &format!("{at}, v = {:?}: tangents of the outputs", a.v),
+        &got_tans,
+        &tangents[..tangents.len() - 1],
+    );
+
+    // Reverse.
+    let mut wy = outputs(&a.w, &a.out);
+    wy.push(a.seed);
+    let vjp = oracle_vjp(map, &z, &wy);
+    let mut args = a.x.clone();
+    let mut shadows = a.w.clone();
+    let r = rev(&mut args, &mut shadows, a.seed);
+    check(&format!("{at}: reverse primal"), r, ret);
+    let got_vals = outputs(&args, &a.out);
+    check_all(
+        &format!("{at}: reverse outputs"),
+        &got_vals,
+        &values[..values.len() - 1],
+    );
+    let mut grad = Vec::new();
+    for ((shadow, w0), is_out) in shadows.iter().zip(&a.w).zip(&a.out) {
+        for (s, s0) in shadow.iter().zip(w0) {
+            grad.push(if *is_out { *s } else { s - s0 });
+        }
+    }
+    check_all(
+        &format!("{at}, cotangents {:?}: gradient", a.w),
+        &grad,
+        &vjp,
+    );
+
+    // Forward against reverse.
+    let lhs: f64 = grad.iter().zip(flat(&a.v)).map(|(g, v)| g * v).sum();
+    let mut ft = got_tans.clone();
+    ft.push(dr);
+    let rhs: f64 = ft.iter().zip(&wy).map(|(t, w)| t * w).sum();
+    check(&format!("{at}: ⟨J^T w, v⟩ against ⟨w, J v⟩"), lhs, rhs);
+}
+
+/// [`Args`] for arguments of lengths `lens` with values in `lo..hi`, the ones marked in
+/// `out` overwritten.
+pub fn args_case(
+    lo: f64,
+    hi: f64,
+    lens: Vec<usize>,
+    out: Vec<bool>,
+) -> impl Strategy<Value = Args> {
+    let vals: Vec<_> = lens.iter().map(|n| vecf(lo, hi, *n)).collect();
+    let vs: Vec<_> = lens.iter().map(|n| dirs(*n)).collect();
+    let ws: Vec<_> = lens.iter().map(|n| dirs(*n)).collect();
+    (vals, vs, ws, seed()).prop_map(move |(x, v, w, seed)| Args {
+        x,
+        out: out.clone(),
+        v,
+        w,
+        seed,
+    })
 }

@@ -53,6 +53,8 @@ pub fn expand(trigger: Trigger, item: TokenStream) -> TokenStream {
     // that the rest of the crate and the IDE keep working.
     let mut original = func.clone();
     original.attrs.retain(|a| our_attr(a).is_none());
+    // A function used only through its companions is not dead code.
+    original.attrs.push(syn::parse_quote!(#[allow(dead_code)]));
     match expand_fn(trigger, &func) {
         Ok(extra) => {
             if std::env::var("AUTODIFF_DEBUG_EXPAND").is_ok_and(|v| v == func.sig.ident.to_string())

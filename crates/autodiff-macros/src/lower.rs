@@ -20,9 +20,17 @@ use syn::{Expr, Pat};
 
 type Result<T> = syn::Result<T>;
 
-fn unsupported<T>(span: impl Spanned, what: &str) -> Result<T> {
+/// An error over the whole construct.
+fn unsupported<T>(node: impl ToTokens, what: &str) -> Result<T> {
+    Err(syn::Error::new_spanned(
+        node,
+        format!("{what} is not supported in differentiated code"),
+    ))
+}
+
+fn unsupported_at<T>(span: Span, what: &str) -> Result<T> {
     Err(syn::Error::new(
-        span.span(),
+        span,
         format!("{what} is not supported in differentiated code"),
     ))
 }
@@ -438,7 +446,12 @@ impl Lowerer {
             self.emit(Stmt::Inactive(quote!(#toks;)));
             Ok(())
         } else {
-            unsupported(mac, &format!("the macro `{name}!`"))
+            Err(syn::Error::new_spanned(
+                mac,
+                format!(
+                    "the macro `{name}!` cannot be differentiated through: only `vec!` and printing and assertion macros are understood"
+                ),
+            ))
         }
     }
 
@@ -469,6 +482,11 @@ impl Lowerer {
                 return Ok(());
             }
             if let Some(op) = self.buffer_init(e)? {
+                if let Op::Use(Operand::Var(collected)) = op {
+                    // `collect` built the buffer already: the binding names it.
+                    self.bind(name, Binding::Var(collected));
+                    return Ok(());
+                }
                 let v = self.new_var_unbound(name, VarKind::Buffer);
                 self.emit(Stmt::Let {
                     var: v.clone(),
@@ -512,7 +530,7 @@ impl Lowerer {
                 self.bind(name, Binding::Tuple(items));
                 Ok(())
             }
-            Val::Tuple(_) => unsupported(span, "a mutable tuple binding"),
+            Val::Tuple(_) => unsupported_at(span, "a mutable tuple binding"),
             Val::Op(Operand::Var(t)) if !mutable && self.rename_last_let(&t, name) => Ok(()),
             Val::Op(o) => {
                 let kind = o
@@ -1371,7 +1389,7 @@ impl Lowerer {
                         v = match a {
                             Adapter::Map(f) => l.apply_fn(f, vec![v], span)?,
                             Adapter::Copied => v,
-                            _ => return unsupported(span, "`zip` or `enumerate` on a range"),
+                            _ => return unsupported_at(span, "`zip` or `enumerate` on a range"),
                         };
                     }
                     body(l, v)
@@ -1553,6 +1571,12 @@ impl Lowerer {
             }
             if contains_return_expr(&def.body) {
                 return unsupported(&def.body, "`return` inside a closure");
+            }
+            if is_unit_valued(&def.body)
+                || matches!(strip(&def.body), Expr::Binary(b) if compound_kind(&b.op).is_some())
+            {
+                self.lower_expr_stmt(&def.body)?;
+                return Ok(Val::Tuple(vec![]));
             }
             self.lower_expr(&def.body)
         })();
@@ -1737,7 +1761,12 @@ impl Lowerer {
                 if is_inert_macro(&name) {
                     Ok(Val::Op(Operand::Lit(self.render_macro(&m.mac))))
                 } else {
-                    unsupported(e, &format!("the macro `{name}!` in this position"))
+                    Err(syn::Error::new_spanned(
+                        e,
+                        format!(
+                            "the macro `{name}!` cannot be differentiated through: compute its value outside the function, or wrap it in `no_grad(..)`"
+                        ),
+                    ))
                 }
             }
             Expr::Range(_) => Ok(Val::Op(Operand::Lit(self.render(e)))),

@@ -1,0 +1,531 @@
+//! Structs and calls in the supported language, in both modes, at random points, against a
+//! num-dual oracle: field access on struct parameters (nested structs, tuple fields), a
+//! model with a `#[differentiable]` method and a loss over it, companions of `&self` and
+//! `&mut self` methods, calls to `#[differentiable]` functions by name, through `use` and
+//! through `crate::`/`super::` paths, recursion, and plain helpers called with constants.
+
+// Index loops are constructs under test.
+#![allow(clippy::needless_range_loop)]
+
+mod lang_common;
+
+use autodiff_core::prelude::*;
+use lang_common::*;
+use proptest::prelude::*;
+
+// ---------------------------------------------------------------- struct parameters
+
+#[derive(Clone, Debug, PartialEq)]
+struct Point {
+    x: f64,
+    y: f64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+struct Params {
+    w: f64,
+    p: Point,
+    t: (f64, f64),
+    v: Vec<f64>,
+}
+
+/// `Params` from `[w, p.x, p.y, t.0, t.1, v..]`.
+fn params(flat: &[f64]) -> Params {
+    Params {
+        w: flat[0],
+        p: Point {
+            x: flat[1],
+            y: flat[2],
+        },
+        t: (flat[3], flat[4]),
+        v: flat[5..].to_vec(),
+    }
+}
+
+fn flat_params(p: &Params) -> Vec<f64> {
+    let mut out = vec![p.w, p.p.x, p.p.y, p.t.0, p.t.1];
+    out.extend(&p.v);
+    out
+}
+
+#[differentiable]
+fn weight_sum(p: &Params) -> f64 {
+    p.w * p.t.0 + p.p.y
+}
+
+#[autodiff_forward(fields_fwd, Dual, Dual, Dual)]
+#[autodiff_reverse(fields_rev, Duplicated, Duplicated, Active)]
+fn fields(p: &Params, x: &[f64]) -> f64 {
+    let mut s = p.w * p.p.x;
+    for i in 0..p.v.len() {
+        s += p.v[i] * x[i % x.len()];
+    }
+    s += p.t.0 * p.t.1.sin() + p.p.y * p.w;
+    s * p.p.x + p.p.y.exp() + weight_sum(p) * s
+}
+
+/// The oracle of `fields`, with `p` flattened.
+fn fields_o<D: Num>(p: &[D], x: &[D]) -> D {
+    let (w, px, py, t0, t1, v) = (p[0], p[1], p[2], p[3], p[4], &p[5..]);
+    let mut s = w * px;
+    for i in 0..v.len() {
+        s += v[i] * x[i % x.len()];
+    }
+    s += t0 * t1.sin() + py * w;
+    s * px + py.exp() + (w * t0 + py) * s
+}
+
+/// A `&mut` struct parameter written in place.
+#[autodiff_forward(update_fwd, Dual, Dual)]
+#[autodiff_reverse(update_rev, Duplicated, Duplicated)]
+fn update(p: &mut Params, x: &[f64]) {
+    for i in 0..p.v.len() {
+        p.v[i] += p.w * x[i];
+    }
+    p.w = p.p.x * p.t.0;
+    p.t.1 *= p.w;
+    p.p.y -= p.v[0];
+}
+
+fn update_o<D: Num>(p: &mut [D], x: &[D]) -> D {
+    for i in 5..p.len() {
+        let w = p[0];
+        p[i] += w * x[i - 5];
+    }
+    p[0] = p[1] * p[3];
+    let w = p[0];
+    p[4] *= w;
+    let v0 = p[5];
+    p[2] -= v0;
+    c(0.0)
+}
+
+// ---------------------------------------------------------------- a model
+
+#[derive(Clone, Debug, PartialEq)]
+struct Model {
+    w: Vec<f64>,
+    b: f64,
+}
+
+fn model(flat: &[f64]) -> Model {
+    Model {
+        w: flat[1..].to_vec(),
+        b: flat[0],
+    }
+}
+
+fn flat_model(m: &Model) -> Vec<f64> {
+    let mut out = vec![m.b];
+    out.extend(&m.w);
+    out
+}
+
+impl Model {
+    #[differentiable]
+    fn predict(&self, x: &[f64]) -> f64 {
+        let mut s = self.b;
+        for i in 0..self.w.len() {
+            s += self.w[i] * x[i];
+        }
+        s.tanh()
+    }
+
+    /// A companion of a `&self` method.
+    #[autodiff_forward(energy_fwd, Dual, Dual, Dual)]
+    #[autodiff_reverse(energy_rev, Duplicated, Duplicated, Active)]
+    fn energy(&self, x: &[f64]) -> f64 {
+        let p = self.predict(x);
+        p * p + self.b * x[0]
+    }
+
+    /// A companion of a `&mut self` method.
+    #[autodiff_forward(step_fwd, Dual, Dual)]
+    #[autodiff_reverse(step_rev, Duplicated, Duplicated)]
+    fn step(&mut self, x: &[f64]) {
+        let p = self.predict(x);
+        for i in 0..self.w.len() {
+            self.w[i] -= 0.1 * p * x[i] * self.w[i];
+        }
+        self.b *= x[0] + p;
+    }
+}
+
+fn predict_o<D: Num>(m: &[D], x: &[D]) -> D {
+    let mut s = m[0];
+    for i in 1..m.len() {
+        s += m[i] * x[i - 1];
+    }
+    s.tanh()
+}
+
+fn energy_o<D: Num>(m: &[D], x: &[D]) -> D {
+    let p = predict_o(m, x);
+    p * p + m[0] * x[0]
+}
+
+fn step_o<D: Num>(m: &mut [D], x: &[D]) -> D {
+    let p = predict_o(m, x);
+    for i in 1..m.len() {
+        let w = m[i];
+        m[i] -= p * 0.1 * x[i - 1] * w;
+    }
+    m[0] *= x[0] + p;
+    c(0.0)
+}
+
+/// Mean squared error of the model over `ys.len()` samples (rows of `xs`).
+#[autodiff_forward(loss_fwd, Dual, Const, Const, Dual)]
+#[autodiff_reverse(loss_rev, Duplicated, Const, Const, Active)]
+fn loss(m: &Model, xs: &[f64], ys: &[f64]) -> f64 {
+    let d = m.w.len();
+    let mut l = 0.0;
+    for k in 0..ys.len() {
+        let r = m.predict(&xs[k * d..(k + 1) * d]) - ys[k];
+        l += r * r;
+    }
+    l / ys.len() as f64
+}
+
+fn loss_o<D: Num>(m: &[D], xs: &[f64], ys: &[f64]) -> D {
+    let d = m.len() - 1;
+    let mut l = c::<D>(0.0);
+    for k in 0..ys.len() {
+        let x: Vec<D> = xs[k * d..(k + 1) * d].iter().map(|v| c(*v)).collect();
+        let r = predict_o(m, &x) - ys[k];
+        l += r * r;
+    }
+    l / ys.len() as f64
+}
+
+// ---------------------------------------------------------------- calls by path
+
+/// Not differentiable, called with constants only.
+fn scale(n: usize) -> f64 {
+    0.5 * n as f64 + 1.0
+}
+
+#[differentiable]
+fn sq(x: f64) -> f64 {
+    x * x
+}
+
+/// Returns a tuple.
+#[differentiable]
+fn polar(r: f64, a: f64) -> (f64, f64) {
+    (r * a.cos(), r * a.sin())
+}
+
+/// Writes a `&mut [f64]` output.
+#[differentiable]
+fn axpy(a: f64, x: &[f64], y: &mut [f64]) {
+    for i in 0..y.len() {
+        y[i] += a * x[i];
+    }
+}
+
+/// A function with a named companion is callable too.
+#[autodiff_reverse(dot_rev, Duplicated, Duplicated, Active)]
+fn dot(x: &[f64], y: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        s += x[i] * y[i];
+    }
+    s
+}
+
+mod geometry {
+    use autodiff_core::prelude::*;
+
+    #[differentiable]
+    pub fn norm2(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for v in x {
+            s += v * v;
+        }
+        s
+    }
+
+    pub mod inner {
+        use autodiff_core::prelude::*;
+
+        #[differentiable]
+        pub fn weighted(x: &[f64], w: f64) -> f64 {
+            super::norm2(x) * w + crate::sq(w)
+        }
+    }
+}
+
+use geometry::inner::weighted;
+
+#[autodiff_forward(calls_fwd, Dual, Dual, Dual)]
+#[autodiff_reverse(calls_rev, Duplicated, Active, Active)]
+fn calls(x: &[f64], t: f64) -> f64 {
+    let a = sq(t); // same module
+    let b = weighted(x, t); // through `use`
+    let c = geometry::norm2(&x[1..]); // by path, with a sub-slice
+    let d = crate::sq(a) + self::sq(c);
+    let (u, v) = polar(b, x[0]); // a tuple result
+    let e = scale(3) * t + scale(x.len()); // a plain helper with constants
+    let mut y = vec![0.0; x.len()];
+    axpy(t, x, &mut y);
+    let xv = x.to_vec();
+    axpy(u, &xv, &mut y); // a local `Vec` as a slice argument
+    axpy(a, &x[1..], &mut y[1..]); // sub-slices, one of them `&mut`
+    let f = dot(&y, x);
+    let g = sq(2.0) * t; // a differentiable function with a constant argument
+    a + b * c + d * 0.1 + u * v + e + f + g
+}
+
+fn calls_o<D: Num>(x: &[D], t: D) -> D {
+    let norm2 = |x: &[D]| x.iter().fold(c::<D>(0.0), |s, v| s + *v * *v);
+    let a = t * t;
+    let b = norm2(x) * t + t * t;
+    let cc = norm2(&x[1..]);
+    let d = a * a + cc * cc;
+    let (u, v) = (b * x[0].cos(), b * x[0].sin());
+    let e = t * 2.5 + (0.5 * x.len() as f64 + 1.0);
+    let mut f = c::<D>(0.0);
+    for (i, xi) in x.iter().enumerate() {
+        let mut yi = t * *xi + u * *xi;
+        if i > 0 {
+            yi += a * *xi;
+        }
+        f += yi * *xi;
+    }
+    a + b * cc + d * 0.1 + u * v + e + f + t * 4.0
+}
+
+/// A function returning a tuple: its tangent is a tuple, its seed too.
+#[autodiff_forward(polar2_fwd, Dual, Dual, Dual)]
+#[autodiff_reverse(polar2_rev, Active, Active, Active)]
+fn polar2(r: f64, a: f64) -> (f64, f64) {
+    let (u, v) = polar(r, a);
+    (u * v, sq(u) - v)
+}
+
+// ---------------------------------------------------------------- recursion
+
+#[differentiable]
+fn pow_rec(x: f64, n: u32) -> f64 {
+    if n == 0 { 1.0 } else { x * pow_rec(x, n - 1) }
+}
+
+#[differentiable]
+fn even_f(x: f64, n: u32) -> f64 {
+    if n == 0 {
+        x
+    } else {
+        odd_f(x.sin(), n - 1) * 1.1
+    }
+}
+
+#[differentiable]
+fn odd_f(x: f64, n: u32) -> f64 {
+    if n == 0 {
+        x * x
+    } else {
+        even_f(x + 0.5, n - 1)
+    }
+}
+
+#[differentiable]
+fn sum_rec(x: &[f64]) -> f64 {
+    if x.is_empty() {
+        0.0
+    } else {
+        x[0] * x[0].cos() + 0.5 * sum_rec(&x[1..])
+    }
+}
+
+#[autodiff_forward(recursion_fwd, Dual, Dual, Const, Dual)]
+#[autodiff_reverse(recursion_rev, Duplicated, Active, Const, Active)]
+fn recursion(x: &[f64], t: f64, n: u32) -> f64 {
+    pow_rec(t, n) + even_f(t, n) + sum_rec(x) * t
+}
+
+fn recursion_o<D: Num>(x: &[D], t: D, n: u32) -> D {
+    fn even<D: Num>(x: D, n: u32) -> D {
+        if n == 0 { x } else { odd(x.sin(), n - 1) * 1.1 }
+    }
+    fn odd<D: Num>(x: D, n: u32) -> D {
+        if n == 0 { x * x } else { even(x + 0.5, n - 1) }
+    }
+    let mut s = c::<D>(0.0);
+    for xi in x.iter().rev() {
+        s = *xi * xi.cos() + s * 0.5;
+    }
+    t.powi(n as i32) + even(t, n) + s * t
+}
+
+// ---------------------------------------------------------------- properties
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn struct_fields_nested_structs_and_tuple_fields(
+        a in (1usize..5, 1usize..4).prop_flat_map(|(nv, nx)| args_case(-1.0, 1.0, vec![5 + nv, nx], vec![false, false])),
+    ) {
+        check_args(
+            "fields",
+            &a,
+            |a| fields(&params(&a[0]), &a[1]),
+            |a, t| fields_fwd(&params(&a[0]), &params(&t[0]), &a[1], &t[1]),
+            |a, b, s| {
+                let [bp, bx] = b else { unreachable!() };
+                let mut sp = params(bp);
+                let r = fields_rev(&params(&a[0]), &mut sp, &a[1], bx, s);
+                *bp = flat_params(&sp);
+                r
+            },
+            |a| fields_o(&a[0], &a[1]),
+        );
+    }
+
+    #[test]
+    fn mut_struct_parameter(a in (1usize..5).prop_flat_map(|n| args_case(-1.0, 1.0, vec![5 + n, n], vec![true, false]))) {
+        check_args(
+            "update",
+            &a,
+            |a| {
+                let mut p = params(&a[0]);
+                update(&mut p, &a[1]);
+                a[0] = flat_params(&p);
+                0.0
+            },
+            |a, t| {
+                let (mut p, mut dp) = (params(&a[0]), params(&t[0]));
+                update_fwd(&mut p, &mut dp, &a[1], &t[1]);
+                (a[0], t[0]) = (flat_params(&p), flat_params(&dp));
+                (0.0, 0.0)
+            },
+            |a, b, _| {
+                let (mut p, mut bp) = (params(&a[0]), params(&b[0]));
+                update_rev(&mut p, &mut bp, &a[1], &mut b[1]);
+                (a[0], b[0]) = (flat_params(&p), flat_params(&bp));
+                0.0
+            },
+            |a| { let [p, x] = a else { unreachable!() }; update_o(p, x) },
+        );
+    }
+
+    #[test]
+    fn method_companion_with_self(a in (1usize..6).prop_flat_map(|n| args_case(-1.0, 1.0, vec![n + 1, n], vec![false, false]))) {
+        check_args(
+            "Model::energy",
+            &a,
+            |a| model(&a[0]).energy(&a[1]),
+            |a, t| model(&a[0]).energy_fwd(&model(&t[0]), &a[1], &t[1]),
+            |a, b, s| {
+                let [bm, bx] = b else { unreachable!() };
+                let mut sm = model(bm);
+                let r = model(&a[0]).energy_rev(&mut sm, &a[1], bx, s);
+                *bm = flat_model(&sm);
+                r
+            },
+            |a| energy_o(&a[0], &a[1]),
+        );
+    }
+
+    #[test]
+    fn method_companion_with_mut_self(a in (1usize..6).prop_flat_map(|n| args_case(-1.0, 1.0, vec![n + 1, n], vec![true, false]))) {
+        check_args(
+            "Model::step",
+            &a,
+            |a| {
+                let mut m = model(&a[0]);
+                m.step(&a[1]);
+                a[0] = flat_model(&m);
+                0.0
+            },
+            |a, t| {
+                let (mut m, mut dm) = (model(&a[0]), model(&t[0]));
+                m.step_fwd(&mut dm, &a[1], &t[1]);
+                (a[0], t[0]) = (flat_model(&m), flat_model(&dm));
+                (0.0, 0.0)
+            },
+            |a, b, _| {
+                let (mut m, mut bm) = (model(&a[0]), model(&b[0]));
+                m.step_rev(&mut bm, &a[1], &mut b[1]);
+                (a[0], b[0]) = (flat_model(&m), flat_model(&bm));
+                0.0
+            },
+            |a| { let [m, x] = a else { unreachable!() }; step_o(m, x) },
+        );
+    }
+
+    #[test]
+    fn tuple_return_values(r in float(-2.0, 2.0), an in float(-3.0, 3.0), v in [dir(), dir()], w in [seed(), seed()]) {
+        let f = |r: Dual64, a: Dual64| {
+            let (u, v) = (r * a.cos(), r * a.sin());
+            (u * v, u * u - v)
+        };
+        let (f0, f1) = f(Dual64::new(r, v[0]), Dual64::new(an, v[1]));
+        let (p, d) = polar2_fwd(r, v[0], an, v[1]);
+        check("value 0", p.0, f0.re);
+        check("value 1", p.1, f1.re);
+        check("tangent 0", d.0, f0.eps);
+        check("tangent 1", d.1, f1.eps);
+        check_all("primal", &[polar2(r, an).0, polar2(r, an).1], &[f0.re, f1.re]);
+        let (g0r, g1r) = f(Dual64::new(r, 1.0), Dual64::from_re(an));
+        let (g0a, g1a) = f(Dual64::from_re(r), Dual64::new(an, 1.0));
+        let (p, br, ba) = polar2_rev(r, an, (w[0], w[1]));
+        check("reverse value 0", p.0, f0.re);
+        check("reverse value 1", p.1, f1.re);
+        check("d/dr", br, w[0] * g0r.eps + w[1] * g1r.eps);
+        check("d/da", ba, w[0] * g0a.eps + w[1] * g1a.eps);
+    }
+
+    #[test]
+    fn loss_over_a_model_with_a_differentiable_method(
+        (a, xs, ys) in (1usize..5, 1usize..5).prop_flat_map(|(d, k)| (
+            args_case(-1.0, 1.0, vec![d + 1], vec![false]),
+            vecf(-1.0, 1.0, d * k),
+            vecf(-1.0, 1.0, k),
+        )),
+    ) {
+        check_args(
+            "loss",
+            &a,
+            |a| loss(&model(&a[0]), &xs, &ys),
+            |a, t| loss_fwd(&model(&a[0]), &model(&t[0]), &xs, &ys),
+            |a, b, s| {
+                let mut sm = model(&b[0]);
+                let r = loss_rev(&model(&a[0]), &mut sm, &xs, &ys, s);
+                b[0] = flat_model(&sm);
+                r
+            },
+            |a| loss_o(&a[0], &xs, &ys),
+        );
+    }
+
+    #[test]
+    fn calls_by_name_use_and_paths((x, v, s0) in slice_case(-1.0, 1.0, 2..7, 1), t in float(-1.5, 1.5), s in seed()) {
+        check_slice_scalar("calls", (&x, t, &v, &s0, s), calls, calls_fwd, calls_rev, calls_o::<Dual64>);
+    }
+
+    #[test]
+    fn direct_mutual_and_slice_recursion(
+        (x, v, s0) in slice_case(-1.0, 1.0, 0..6, 1), t in float(-1.5, 1.5), s in seed(), n in 0u32..6,
+    ) {
+        check_slice_scalar(
+            "recursion",
+            (&x, t, &v, &s0, s),
+            |x, t| recursion(x, t, n),
+            |x, dx, t, dt| recursion_fwd(x, dx, t, dt, n),
+            |x, bx, t, s| recursion_rev(x, bx, t, n, s),
+            |x, t| recursion_o(x, t, n),
+        );
+    }
+}
+
+#[test]
+fn dot_companion() {
+    let (x, y) = ([1.0, 2.0, 3.0], [0.5, -1.0, 2.0]);
+    let (mut bx, mut by) = ([1.0; 3], [0.0; 3]);
+    let f = dot_rev(&x, &mut bx, &y, &mut by, 2.0);
+    assert_eq!(f, 4.5);
+    assert_eq!(bx, [2.0, -1.0, 5.0]);
+    assert_eq!(by, [2.0, 4.0, 6.0]);
+}

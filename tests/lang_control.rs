@@ -1,0 +1,542 @@
+//! Control flow of the supported language, in both modes, at random points, against a
+//! num-dual oracle: counted `for` loops over ranges (inclusive, reversed, stepped),
+//! `while`, `loop` with `break` and `continue`, early `return` from anywhere, nesting, and
+//! a Newton iteration.
+
+// `return` as the last statement and index loops over ranges are constructs under test.
+#![allow(clippy::needless_return, clippy::needless_range_loop)]
+
+mod lang_common;
+
+use autodiff_core::prelude::*;
+use lang_common::*;
+use proptest::prelude::*;
+
+// ---------------------------------------------------------------- ranges
+
+#[autodiff_forward(ranges_fwd, Dual, Dual)]
+#[autodiff_reverse(ranges_rev, Duplicated, Active)]
+fn ranges(x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut s = 0.0;
+    for i in 0..n {
+        s += x[i] * x[i];
+    }
+    for i in 1..=n - 1 {
+        s += x[i] * x[i - 1];
+    }
+    for i in (0..n).rev() {
+        s = s * 0.5 + x[i]; // the order of the iterations matters
+    }
+    for i in (0..n).step_by(2) {
+        s += x[i].sin() * s;
+    }
+    for i in (1..n).rev().step_by(2) {
+        s = s * x[i] + 1.0;
+    }
+    for i in (0..=n - 1).rev() {
+        s -= x[i] * 0.25 * i as f64;
+    }
+    for i in (0..n).rev().step_by(3) {
+        s += x[i].cos();
+    }
+    s
+}
+
+fn ranges_o<D: Num>(x: &[D]) -> D {
+    let n = x.len();
+    let mut s = c::<D>(0.0);
+    for i in 0..n {
+        s += x[i] * x[i];
+    }
+    for i in 1..n {
+        s += x[i] * x[i - 1];
+    }
+    for i in (0..n).rev() {
+        s = s * 0.5 + x[i];
+    }
+    for i in (0..n).step_by(2) {
+        s += x[i].sin() * s;
+    }
+    for i in (1..n).rev().step_by(2) {
+        s = s * x[i] + 1.0;
+    }
+    for i in (0..n).rev() {
+        s -= x[i] * 0.25 * i as f64;
+    }
+    for i in (0..n).rev().step_by(3) {
+        s += x[i].cos();
+    }
+    s
+}
+
+/// Range bounds from `Const` parameters, an unused loop variable, the loop variable as a
+/// float.
+#[autodiff_forward(counted_fwd, Dual, Const, Const, Dual)]
+#[autodiff_reverse(counted_rev, Active, Const, Const, Active)]
+fn counted(x: f64, a: usize, b: usize) -> f64 {
+    let mut p = 1.0;
+    for _ in 0..b {
+        p *= x;
+    }
+    let mut q = 0.0;
+    for i in a..b {
+        let fi = i as f64;
+        q = q * x + fi;
+    }
+    for k in a..=b {
+        q += (k as f64 * x).sin();
+    }
+    p + q
+}
+
+fn counted_o<D: Num>(x: D, a: usize, b: usize) -> D {
+    let mut p = c::<D>(1.0);
+    for _ in 0..b {
+        p *= x;
+    }
+    let mut q = c::<D>(0.0);
+    for i in a..b {
+        q = q * x + i as f64;
+    }
+    for k in a..=b {
+        q += (x * k as f64).sin();
+    }
+    p + q
+}
+
+// ---------------------------------------------------------------- while and loop
+
+#[autodiff_forward(whiles_fwd, Dual, Dual)]
+#[autodiff_reverse(whiles_rev, Duplicated, Active)]
+fn whiles(x: &[f64]) -> f64 {
+    let mut i = 0;
+    let mut s = 0.0;
+    while i < x.len() {
+        s = s * x[i] + 1.0;
+        i += 1;
+    }
+    // The number of iterations depends on the active value.
+    while s.abs() > 0.5 {
+        s *= 0.75;
+    }
+    let mut j = x.len();
+    while j > 0 {
+        j -= 1;
+        s += x[j] * s;
+    }
+    s
+}
+
+fn whiles_o<D: Num>(x: &[D]) -> D {
+    let mut s = c::<D>(0.0);
+    for xi in x {
+        s = s * *xi + 1.0;
+    }
+    while s.re().abs() > 0.5 {
+        s *= 0.75;
+    }
+    for xi in x.iter().rev() {
+        s += *xi * s;
+    }
+    s
+}
+
+#[autodiff_forward(loops_fwd, Dual, Dual)]
+#[autodiff_reverse(loops_rev, Duplicated, Active)]
+fn loops(x: &[f64]) -> f64 {
+    let mut i = 0;
+    let mut s = 0.0;
+    loop {
+        if i >= x.len() {
+            break;
+        }
+        let v = x[i];
+        i += 1;
+        if v < -0.5 {
+            continue;
+        }
+        s += v * v * s + v;
+        if s > 3.0 {
+            break;
+        }
+    }
+    for k in 0..x.len() {
+        if x[k] > 0.5 {
+            continue;
+        }
+        if s < -2.0 {
+            break;
+        }
+        s -= x[k].exp() * 0.5;
+    }
+    let mut j = 0;
+    while j < x.len() {
+        j += 1;
+        if j % 2 == 0 {
+            continue;
+        }
+        s *= 1.0 + x[j - 1] * 0.1;
+        if s.abs() > 10.0 {
+            break;
+        }
+    }
+    s
+}
+
+fn loops_o<D: Num>(x: &[D]) -> D {
+    let mut s = c::<D>(0.0);
+    for v in x.iter().copied() {
+        if v < -0.5 {
+            continue;
+        }
+        s += v * v * s + v;
+        if s > 3.0 {
+            break;
+        }
+    }
+    for xk in x {
+        if *xk > 0.5 {
+            continue;
+        }
+        if s < -2.0 {
+            break;
+        }
+        s -= xk.exp() * 0.5;
+    }
+    for j in (1..=x.len()).step_by(2) {
+        s *= x[j - 1] * 0.1 + 1.0;
+        if s.re().abs() > 10.0 {
+            break;
+        }
+    }
+    s
+}
+
+// ---------------------------------------------------------------- early return
+
+#[autodiff_forward(early_fwd, Dual, Dual, Dual)]
+#[autodiff_reverse(early_rev, Duplicated, Active, Active)]
+fn early(x: &[f64], t: f64) -> f64 {
+    let mut s = t;
+    for i in 0..x.len() {
+        if t > 1.5 {
+            return t * t; // in the first iteration
+        }
+        s += x[i] * s;
+        if s > 4.0 {
+            return s.sqrt();
+        }
+        if s < -4.0 {
+            return -s * t;
+        }
+    }
+    let mut k = 0;
+    while k < 3 {
+        s = s.sin() + t;
+        if s > 1.9 {
+            return s * 2.0;
+        }
+        k += 1;
+    }
+    loop {
+        s *= 0.5;
+        if s.abs() < 0.1 {
+            return s + x[0];
+        }
+    }
+}
+
+fn early_o<D: Num>(x: &[D], t: D) -> D {
+    if t > 1.5 {
+        return t * t;
+    }
+    let mut s = t;
+    for xi in x {
+        s += *xi * s;
+        if s > 4.0 {
+            return s.sqrt();
+        }
+        if s < -4.0 {
+            return -s * t;
+        }
+    }
+    for _ in 0..3 {
+        s = s.sin() + t;
+        if s > 1.9 {
+            return s * 2.0;
+        }
+    }
+    loop {
+        s *= 0.5;
+        if s.re().abs() < 0.1 {
+            return s + x[0];
+        }
+    }
+}
+
+/// `return` in a `match` arm, in an `else` branch, and as the last statement.
+#[autodiff_forward(returns_fwd, Dual, Const, Dual)]
+#[autodiff_reverse(returns_rev, Active, Const, Active)]
+fn returns(x: f64, k: usize) -> f64 {
+    let a = x * x;
+    match k {
+        0 => return a,
+        1 => {
+            let b = a * x;
+            if x > 0.0 {
+                return b;
+            }
+        }
+        _ => {}
+    }
+    let mut b = a;
+    if x > 0.5 {
+        b += 1.0;
+    } else {
+        b -= x;
+        if k == 2 {
+            return -a;
+        }
+    }
+    let c = b * x.exp();
+    if c > 2.0 {
+        return c - b;
+    } else if c < -1.0 {
+        return c * 3.0;
+    }
+    return c + b;
+}
+
+fn returns_o<D: Num>(x: D, k: usize) -> D {
+    let a = x * x;
+    if k == 0 || (k == 1 && x > 0.0) {
+        return if k == 0 { a } else { a * x };
+    }
+    if x.re() <= 0.5 && k == 2 {
+        return -a;
+    }
+    let b = if x > 0.5 { a + 1.0 } else { a - x };
+    let c = b * x.exp();
+    if c > 2.0 {
+        c - b
+    } else if c < -1.0 {
+        c * 3.0
+    } else {
+        c + b
+    }
+}
+
+// ---------------------------------------------------------------- nesting
+
+#[autodiff_forward(nested_fwd, Dual, Const, Dual)]
+#[autodiff_reverse(nested_rev, Duplicated, Const, Active)]
+fn nested(x: &[f64], m: usize) -> f64 {
+    let n = x.len();
+    let mut s = 0.0;
+    for i in 0..n {
+        let mut j = 0;
+        while j < m {
+            if j > i {
+                break;
+            }
+            let mut acc = 0.0;
+            let mut k = n;
+            while k > j {
+                k -= 1;
+                if (n - 1 - k) % 2 == 1 || k == i {
+                    continue;
+                }
+                acc += x[k] * x[i];
+            }
+            s += acc * 0.1;
+            j += 1;
+        }
+        if i % 3 == 2 {
+            continue;
+        }
+        let mut c = 0;
+        loop {
+            c += 1;
+            s = s * 0.9 + x[i] * 0.1;
+            if c >= 3 || s > 1.0 {
+                break;
+            }
+        }
+    }
+    s
+}
+
+fn nested_o<D: Num>(x: &[D], m: usize) -> D {
+    let n = x.len();
+    let mut s = c::<D>(0.0);
+    for i in 0..n {
+        for j in 0..m.min(i + 1) {
+            let mut acc = c::<D>(0.0);
+            for k in (j..n).rev().step_by(2) {
+                if k != i {
+                    acc += x[k] * x[i];
+                }
+            }
+            s += acc * 0.1;
+        }
+        if i % 3 == 2 {
+            continue;
+        }
+        for _ in 0..3 {
+            s = s * 0.9 + x[i] * 0.1;
+            if s > 1.0 {
+                break;
+            }
+        }
+    }
+    s
+}
+
+/// `return` from inside nested loops, with a value built across both.
+#[autodiff_forward(nested_return_fwd, Dual, Dual, Dual)]
+#[autodiff_reverse(nested_return_rev, Duplicated, Active, Active)]
+fn nested_return(x: &[f64], t: f64) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        let mut j = i;
+        while j < x.len() {
+            s += x[i] * x[j] * t;
+            if s > 2.0 {
+                return s * t + x[j];
+            }
+            j += 2;
+        }
+        s -= t * 0.25;
+    }
+    s.exp()
+}
+
+fn nested_return_o<D: Num>(x: &[D], t: D) -> D {
+    let mut s = c::<D>(0.0);
+    for i in 0..x.len() {
+        for j in (i..x.len()).step_by(2) {
+            s += x[i] * x[j] * t;
+            if s > 2.0 {
+                return s * t + x[j];
+            }
+        }
+        s -= t * 0.25;
+    }
+    s.exp()
+}
+
+// ---------------------------------------------------------------- Newton iteration
+
+#[autodiff_forward(newton_sqrt_fwd, Dual, Dual)]
+#[autodiff_reverse(newton_sqrt_rev, Active, Active)]
+fn newton_sqrt(a: f64) -> f64 {
+    let mut x = if a > 1.0 { a } else { 1.0 };
+    let mut it = 0;
+    while (x * x - a).abs() > 1e-14 * a && it < 60 {
+        x = 0.5 * (x + a / x);
+        it += 1;
+    }
+    x
+}
+
+fn newton_sqrt_o<D: Num>(a: D) -> D {
+    let mut x = if a > 1.0 { a } else { c(1.0) };
+    let mut it = 0;
+    while (x.re() * x.re() - a.re()).abs() > 1e-14 * a.re() && it < 60 {
+        x = (x + a / x) * 0.5;
+        it += 1;
+    }
+    x
+}
+
+// ---------------------------------------------------------------- properties
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn for_over_ranges_inclusive_reversed_stepped((x, v, s0) in slice_case(-1.0, 1.0, 1..9, 0), s in seed()) {
+        check_slice("ranges", (&x, &v, &s0, s), ranges, ranges_fwd, ranges_rev, ranges_o::<Dual64>);
+    }
+
+    #[test]
+    fn for_with_const_bounds(x in float(-1.5, 1.5), v in dir(), s in seed(), a in 0usize..4, b in 0usize..6) {
+        check1(
+            "counted",
+            (x, v, s),
+            |x| counted(x, a, b),
+            |x, dx| counted_fwd(x, dx, a, b),
+            |x, s| counted_rev(x, a, b, s),
+            |x| counted_o(x, a, b),
+        );
+    }
+
+    #[test]
+    fn while_loops((x, v, s0) in slice_case(-1.5, 1.5, 0..9, 0), s in seed()) {
+        check_slice("whiles", (&x, &v, &s0, s), whiles, whiles_fwd, whiles_rev, whiles_o::<Dual64>);
+    }
+
+    #[test]
+    fn loop_break_and_continue((x, v, s0) in slice_case(-1.0, 1.0, 0..9, 0), s in seed()) {
+        check_slice("loops", (&x, &v, &s0, s), loops, loops_fwd, loops_rev, loops_o::<Dual64>);
+    }
+
+    #[test]
+    fn loop_break_and_continue_large_values((x, v, s0) in slice_case(0.5, 2.5, 1..9, 0), s in seed()) {
+        check_slice("loops", (&x, &v, &s0, s), loops, loops_fwd, loops_rev, loops_o::<Dual64>);
+    }
+
+    #[test]
+    fn early_return_from_loops(
+        (x, v, s0) in slice_case(-1.0, 1.5, 1..7, 1), t in float(-2.0, 2.0), s in seed(),
+    ) {
+        check_slice_scalar("early", (&x, t, &v, &s0, s), early, early_fwd, early_rev, early_o::<Dual64>);
+    }
+
+    #[test]
+    fn return_in_match_arms_and_else_branches(x in float(-2.0, 2.0), v in dir(), s in seed(), k in 0usize..4) {
+        check1(
+            "returns",
+            (x, v, s),
+            |x| returns(x, k),
+            |x, dx| returns_fwd(x, dx, k),
+            |x, s| returns_rev(x, k, s),
+            |x| returns_o(x, k),
+        );
+    }
+
+    #[test]
+    fn nested_loops((x, v, s0) in slice_case(-1.0, 1.5, 0..8, 0), s in seed(), m in 0usize..4) {
+        check_slice(
+            "nested",
+            (&x, &v, &s0, s),
+            |x| nested(x, m),
+            |x, dx| nested_fwd(x, dx, m),
+            |x, dx, s| nested_rev(x, dx, m, s),
+            |x| nested_o(x, m),
+        );
+    }
+
+    #[test]
+    fn return_from_nested_loops(
+        (x, v, s0) in slice_case(-1.0, 1.5, 0..7, 1), t in float(-1.5, 1.5), s in seed(),
+    ) {
+        check_slice_scalar(
+            "nested_return",
+            (&x, t, &v, &s0, s),
+            nested_return,
+            nested_return_fwd,
+            nested_return_rev,
+            nested_return_o::<Dual64>,
+        );
+    }
+
+    #[test]
+    fn newton_iteration_for_sqrt(a in float(0.01, 100.0), v in dir(), s in seed()) {
+        check1("newton_sqrt", (a, v, s), newton_sqrt, newton_sqrt_fwd, newton_sqrt_rev, newton_sqrt_o::<Dual64>);
+        // The derivative of the converged iteration is that of sqrt.
+        let (_, g) = newton_sqrt_rev(a, 1.0);
+        check("d sqrt(a) / da", g, 0.5 / a.sqrt());
+    }
+}
