@@ -1,5 +1,7 @@
 //! Closures over active values passed to functions with rules and to differentiable
 //! higher-order functions, with non-differentiable options beside them.
+// Index loops are part of the language under test.
+#![allow(clippy::needless_range_loop)]
 
 use autodiff_core::prelude::*;
 use autodiff_core::testing::close;

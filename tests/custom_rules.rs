@@ -1,5 +1,7 @@
 //! Custom rules always fire: with constant arguments and a unit return, inlined or not, in
 //! other modules and through aliases, at several types, once per call inside loops.
+// Index loops are part of the language under test.
+#![allow(clippy::needless_range_loop)]
 
 use autodiff_core::prelude::*;
 use autodiff_core::testing::close;

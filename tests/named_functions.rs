@@ -1,5 +1,7 @@
 //! The reference functions of the core engine, each in forward and reverse mode, against
 //! num-dual, analytic derivatives and central finite differences.
+// Index loops are part of the language under test.
+#![allow(clippy::needless_range_loop)]
 
 use autodiff_core::prelude::*;
 use autodiff_core::testing::{check_consistent, check_directional, check_gradient, close};

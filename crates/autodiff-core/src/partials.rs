@@ -175,6 +175,14 @@ pub fn sin_cos<T: Real>(_a: T, v: (T, T)) -> (T, T) {
 mod tests {
     use super::*;
 
+    /// A method, its partial-derivative function, and where to check it.
+    type UnaryCase = (&'static str, fn(f64) -> f64, fn(f64, f64) -> f64, f64);
+    type BinaryCase = (
+        &'static str,
+        fn(f64, f64) -> f64,
+        fn(f64, f64, f64) -> (f64, f64),
+    );
+
     fn fd(f: impl Fn(f64) -> f64, x: f64) -> f64 {
         let h = 1e-6;
         (f(x + h) - f(x - h)) / (2.0 * h)
@@ -182,7 +190,7 @@ mod tests {
 
     #[test]
     fn unary_partials_match_finite_differences() {
-        let cases: &[(&str, fn(f64) -> f64, fn(f64, f64) -> f64, f64)] = &[
+        let cases: &[UnaryCase] = &[
             ("sin", f64::sin, sin, 0.7),
             ("cos", f64::cos, cos, 0.7),
             ("tan", f64::tan, tan, 0.7),
@@ -222,7 +230,7 @@ mod tests {
     #[test]
     fn binary_partials_match_finite_differences() {
         let (a, b) = (1.7, 0.6);
-        let checks: &[(&str, fn(f64, f64) -> f64, fn(f64, f64, f64) -> (f64, f64))] = &[
+        let checks: &[BinaryCase] = &[
             ("powf", f64::powf, powf),
             ("log", f64::log, log),
             ("atan2", f64::atan2, atan2),

@@ -136,7 +136,7 @@ fn activity_block(b: &Block, active: &mut HashSet<String>, frozen: &HashSet<Stri
                     mark(active, frozen, &dst.base);
                 }
             }
-            Stmt::CallStmt(c) => call_outputs(c, &an, active, frozen),
+            Stmt::Call(c) => call_outputs(c, &an, active, frozen),
             Stmt::If {
                 then,
                 els,
@@ -267,7 +267,7 @@ fn needed_block(b: &[Stmt], out: &mut HashSet<String>) {
                 index_reads(dst, out);
                 place_reads(src, out);
             }
-            Stmt::CallStmt(c) => call_reads(c, out),
+            Stmt::Call(c) => call_reads(c, out),
             Stmt::If {
                 then,
                 els,
@@ -297,7 +297,7 @@ pub fn stmt_writes(s: &Stmt, out: &mut HashSet<String>) {
         Stmt::CopyFrom { dst, .. } => {
             out.insert(dst.base.to_string());
         }
-        Stmt::CallStmt(c) => call_writes(c, out),
+        Stmt::Call(c) => call_writes(c, out),
         Stmt::Let {
             op: Op::Call(c), ..
         }

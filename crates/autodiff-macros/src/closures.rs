@@ -148,17 +148,17 @@ pub fn reverse_build(
     }
     let mut seeds = TokenStream::new();
     for (i, o) in c.body.ret.iter().enumerate() {
-        if let Operand::Var(v) = o {
-            if an.is_active(v) {
-                let b = adjoint_name(v);
-                let g = if c.body.ret_tuple {
-                    let i = syn::Index::from(i);
-                    quote!(__ad_ybar.#i)
-                } else {
-                    quote!(__ad_ybar)
-                };
-                seeds.extend(quote!(#b += #g;));
-            }
+        if let Operand::Var(v) = o
+            && an.is_active(v)
+        {
+            let b = adjoint_name(v);
+            let g = if c.body.ret_tuple {
+                let i = syn::Index::from(i);
+                quote!(__ad_ybar.#i)
+            } else {
+                quote!(__ad_ybar)
+            };
+            seeds.extend(quote!(#b += #g;));
         }
     }
     let xbar = pack(

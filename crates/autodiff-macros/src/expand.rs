@@ -57,8 +57,7 @@ pub fn expand(trigger: Trigger, item: TokenStream) -> TokenStream {
     original.attrs.push(syn::parse_quote!(#[allow(dead_code)]));
     match expand_fn(trigger, &func) {
         Ok(extra) => {
-            if std::env::var("AUTODIFF_DEBUG_EXPAND").is_ok_and(|v| v == func.sig.ident.to_string())
-            {
+            if std::env::var("AUTODIFF_DEBUG_EXPAND").is_ok_and(|v| func.sig.ident == v) {
                 let _ = std::fs::write(
                     format!("/tmp/autodiff_{}.rs", func.sig.ident),
                     extra.to_string(),
@@ -512,17 +511,17 @@ impl Gen<'_> {
         let mut seeds = TokenStream::new();
         if let Some(s) = seed {
             for (i, o) in ret.iter().enumerate() {
-                if let Operand::Var(v) = o {
-                    if an.is_active(v) {
-                        let b = adjoint_name(v);
-                        let g = if self.body.ret_tuple {
-                            let i = syn::Index::from(i);
-                            quote!(#s.#i)
-                        } else {
-                            s.clone()
-                        };
-                        seeds.extend(quote!(#b += #g;));
-                    }
+                if let Operand::Var(v) = o
+                    && an.is_active(v)
+                {
+                    let b = adjoint_name(v);
+                    let g = if self.body.ret_tuple {
+                        let i = syn::Index::from(i);
+                        quote!(#s.#i)
+                    } else {
+                        s.clone()
+                    };
+                    seeds.extend(quote!(#b += #g;));
                 }
             }
         }
@@ -610,7 +609,7 @@ impl Gen<'_> {
             .params
             .iter()
             .filter(|p| !p.is_self())
-            .map(|p| closure_as_fn(p))
+            .map(closure_as_fn)
             .collect();
         let fname = &self.func.sig.ident;
         let call = if self.receiver().is_some() {

@@ -259,7 +259,7 @@ impl Forward<'_> {
                 }
                 out
             }
-            Stmt::CallStmt(c) => {
+            Stmt::Call(c) => {
                 if self.an.call_uses_protocol(c) {
                     let call = forward_call(c, self.an, &self.refs);
                     let build = self.closures(c);

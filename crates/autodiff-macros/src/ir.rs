@@ -229,7 +229,7 @@ pub enum Stmt {
         src: Place,
     },
     /// A call whose result is discarded.
-    CallStmt(Call),
+    Call(Call),
     /// `let (outs..) = if cond { then; then_vals } else { els; else_vals };`
     If {
         cond: TokenStream,

@@ -196,7 +196,7 @@ impl Lowerer {
                 span,
                 format!(
                     "a closure passed to a differentiated call may not assign to `{}`, a variable it captures",
-                    w.split('_').last().unwrap_or(w)
+                    w.split('_').next_back().unwrap_or(w)
                 ),
             ));
         }
@@ -267,10 +267,12 @@ impl Lowerer {
         let has_return = contains_return(body);
         let ret_len = match &sig.ret {
             Ret::Unit => 0,
-            Ret::Ty(syn::Type::Tuple(t)) => t.elems.len(),
-            Ret::Ty(_) => 1,
+            Ret::Ty(t) => match &**t {
+                syn::Type::Tuple(t) => t.elems.len(),
+                _ => 1,
+            },
         };
-        let ret_tuple = matches!(&sig.ret, Ret::Ty(syn::Type::Tuple(_)));
+        let ret_tuple = matches!(&sig.ret, Ret::Ty(t) if matches!(**t, syn::Type::Tuple(_)));
         if has_return {
             let flag = self.fresh("returned", Span::call_site());
             self.kinds.insert(flag.to_string(), VarKind::Scalar);
@@ -282,8 +284,10 @@ impl Lowerer {
             let mut vals = Vec::new();
             let tys: Vec<syn::Type> = match &sig.ret {
                 Ret::Unit => vec![],
-                Ret::Ty(syn::Type::Tuple(t)) => t.elems.iter().cloned().collect(),
-                Ret::Ty(t) => vec![t.clone()],
+                Ret::Ty(t) => match &**t {
+                    syn::Type::Tuple(t) => t.elems.iter().cloned().collect(),
+                    t => vec![t.clone()],
+                },
             };
             for ty in tys {
                 let v = self.fresh("retval", Span::call_site());
@@ -359,19 +363,17 @@ impl Lowerer {
     fn lower_stmts(&mut self, stmts: &[syn::Stmt], tail_is_return: bool) -> Result<Option<Val>> {
         for (i, s) in stmts.iter().enumerate() {
             let is_last = i + 1 == stmts.len();
-            if is_last {
-                if let syn::Stmt::Expr(e, None) = s {
-                    if is_unit_valued(e) {
-                        self.lower_expr_stmt(e)?;
-                        return Ok(None);
-                    }
-                    let v = self.lower_expr(e)?;
-                    if tail_is_return && self.ret.is_some() {
-                        self.assign_return(v, e.span())?;
-                        return Ok(None);
-                    }
-                    return Ok(Some(v));
+            if is_last && let syn::Stmt::Expr(e, None) = s {
+                if is_unit_valued(e) {
+                    self.lower_expr_stmt(e)?;
+                    return Ok(None);
                 }
+                let v = self.lower_expr(e)?;
+                if tail_is_return && self.ret.is_some() {
+                    self.assign_return(v, e.span())?;
+                    return Ok(None);
+                }
+                return Ok(Some(v));
             }
             self.lower_stmt(s)?;
             if !is_last && stmt_may_exit(s) {
@@ -855,15 +857,12 @@ impl Lowerer {
             op: Op::Call(_),
             ..
         }) = block.last()
+            && *var == t
+            && let Some(Stmt::Let {
+                op: Op::Call(c), ..
+            }) = block.pop()
         {
-            if *var == t {
-                if let Some(Stmt::Let {
-                    op: Op::Call(c), ..
-                }) = block.pop()
-                {
-                    block.push(Stmt::CallStmt(c));
-                }
-            }
+            block.push(Stmt::Call(c));
         }
     }
 
@@ -1538,10 +1537,10 @@ impl Lowerer {
                 self.inline_closure(&def, args, span)
             }
             Expr::Path(p) => {
-                if let Some(id) = p.path.get_ident() {
-                    if let Some(Binding::Closure(def)) = self.lookup(&id.to_string()).cloned() {
-                        return self.inline_closure(&def, args, span);
-                    }
+                if let Some(id) = p.path.get_ident()
+                    && let Some(Binding::Closure(def)) = self.lookup(&id.to_string()).cloned()
+                {
+                    return self.inline_closure(&def, args, span);
                 }
                 if let Some(name) = math_path(&p.path, &self.floats) {
                     return self.lower_math(&name, args, span);
@@ -1609,34 +1608,32 @@ impl Lowerer {
             Expr::Group(g) => self.lower_expr_hint(&g.expr, hint),
             Expr::Lit(_) => Ok(Val::Op(Operand::Lit(e.to_token_stream()))),
             Expr::Path(p) => {
-                if let Some(id) = p.path.get_ident() {
-                    if p.qself.is_none() {
-                        match self.lookup(&id.to_string()).cloned() {
-                            Some(Binding::Var(v)) => {
-                                let kind = self
-                                    .kinds
-                                    .get(&v.to_string())
-                                    .copied()
-                                    .unwrap_or(VarKind::Scalar);
-                                return Ok(match kind {
-                                    VarKind::Scalar => Val::Op(Operand::Var(v)),
-                                    VarKind::Ref { mutable } => {
-                                        Val::Place(Place::local(v), mutable)
-                                    }
-                                    VarKind::Buffer => Val::Place(Place::local(v), true),
-                                    VarKind::Closure(_) => Val::Op(Operand::Var(v)),
-                                });
-                            }
-                            Some(Binding::Alias(p, m)) => return Ok(Val::Place(p, m)),
-                            Some(Binding::Tuple(items)) => return Ok(Val::Tuple(items)),
-                            Some(Binding::Closure(_)) => {
-                                return unsupported(
-                                    e,
-                                    "a closure used as a value (call it, or pass it to `map`/`fold`)",
-                                );
-                            }
-                            None => {}
+                if let Some(id) = p.path.get_ident()
+                    && p.qself.is_none()
+                {
+                    match self.lookup(&id.to_string()).cloned() {
+                        Some(Binding::Var(v)) => {
+                            let kind = self
+                                .kinds
+                                .get(&v.to_string())
+                                .copied()
+                                .unwrap_or(VarKind::Scalar);
+                            return Ok(match kind {
+                                VarKind::Scalar => Val::Op(Operand::Var(v)),
+                                VarKind::Ref { mutable } => Val::Place(Place::local(v), mutable),
+                                VarKind::Buffer => Val::Place(Place::local(v), true),
+                                VarKind::Closure(_) => Val::Op(Operand::Var(v)),
+                            });
                         }
+                        Some(Binding::Alias(p, m)) => return Ok(Val::Place(p, m)),
+                        Some(Binding::Tuple(items)) => return Ok(Val::Tuple(items)),
+                        Some(Binding::Closure(_)) => {
+                            return unsupported(
+                                e,
+                                "a closure used as a value (call it, or pass it to `map`/`fold`)",
+                            );
+                        }
+                        None => {}
                     }
                 }
                 Ok(Val::Op(Operand::Lit(self.render(e))))
@@ -1835,40 +1832,40 @@ impl Lowerer {
     fn lower_method(&mut self, m: &syn::ExprMethodCall, hint: Option<&syn::Type>) -> Result<Val> {
         let name = m.method.to_string();
         let span = m.span();
-        if matches!(name.as_str(), "sum" | "product" | "fold") {
-            if let Some(chain) = self.parse_chain(&m.receiver)? {
-                if name == "fold" && m.args.len() != 2 {
-                    return unsupported(m, "this `fold`");
-                }
-                return self.lower_reduction(m, chain, hint);
+        if matches!(name.as_str(), "sum" | "product" | "fold")
+            && let Some(chain) = self.parse_chain(&m.receiver)?
+        {
+            if name == "fold" && m.args.len() != 2 {
+                return unsupported(m, "this `fold`");
             }
+            return self.lower_reduction(m, chain, hint);
         }
-        if name == "collect" {
-            if let Some(chain) = self.parse_chain(&m.receiver)? {
-                let v = self.lower_collect(chain, span)?;
-                return Ok(Val::Place(Place::local(v.var().unwrap().clone()), true));
-            }
+        if name == "collect"
+            && let Some(chain) = self.parse_chain(&m.receiver)?
+        {
+            let v = self.lower_collect(chain, span)?;
+            return Ok(Val::Place(Place::local(v.var().unwrap().clone()), true));
         }
         if is_inert_method(&name) {
             return Ok(Val::Op(Operand::Lit(
                 self.render(&Expr::MethodCall(m.clone())),
             )));
         }
-        if let Some(arity) = math_arity(&name) {
-            if m.args.len() == arity {
-                let mut args = vec![self.lower_expr(&m.receiver)?];
-                for a in &m.args {
-                    args.push(self.lower_expr(a)?);
-                }
-                if matches!(args[0], Val::Op(_) | Val::Place(..)) {
-                    let is_scalar = match &args[0] {
-                        Val::Op(_) => true,
-                        Val::Place(p, _) => is_scalar_place(p, self),
-                        _ => false,
-                    };
-                    if is_scalar {
-                        return self.lower_math(&name, args, span);
-                    }
+        if let Some(arity) = math_arity(&name)
+            && m.args.len() == arity
+        {
+            let mut args = vec![self.lower_expr(&m.receiver)?];
+            for a in &m.args {
+                args.push(self.lower_expr(a)?);
+            }
+            if matches!(args[0], Val::Op(_) | Val::Place(..)) {
+                let is_scalar = match &args[0] {
+                    Val::Op(_) => true,
+                    Val::Place(p, _) => is_scalar_place(p, self),
+                    _ => false,
+                };
+                if is_scalar {
+                    return self.lower_math(&name, args, span);
                 }
             }
         }
@@ -2013,10 +2010,10 @@ impl Lowerer {
             }
             _ => {}
         }
-        if let Expr::Reference(r) = strip(e) {
-            if let Val::Place(p, _) = self.lower_expr(&r.expr)? {
-                return Ok(Arg::Ref(p, r.mutability.is_some()));
-            }
+        if let Expr::Reference(r) = strip(e)
+            && let Val::Place(p, _) = self.lower_expr(&r.expr)?
+        {
+            return Ok(Arg::Ref(p, r.mutability.is_some()));
         }
         let v = self.lower_expr(e)?;
         self.val_arg(v, e.span())
@@ -2030,15 +2027,15 @@ impl Lowerer {
         let path = &fp.path;
         // Local closures, and closure parameters.
         if let Some(id) = path.get_ident() {
-            if let Some(Binding::Var(v)) = self.lookup(&id.to_string()).cloned() {
-                if let Some(y) = self.closure_outputs.get(&v.to_string()).cloned() {
-                    let mut args = Vec::new();
-                    for a in &c.args {
-                        let v = self.lower_expr(a)?;
-                        args.push(Arg::Val(self.operand(v, a.span())?));
-                    }
-                    return self.lower_call(Callee::ClosureParam(v, y), args, span);
+            if let Some(Binding::Var(v)) = self.lookup(&id.to_string()).cloned()
+                && let Some(y) = self.closure_outputs.get(&v.to_string()).cloned()
+            {
+                let mut args = Vec::new();
+                for a in &c.args {
+                    let v = self.lower_expr(a)?;
+                    args.push(Arg::Val(self.operand(v, a.span())?));
                 }
+                return self.lower_call(Callee::ClosureParam(v, y), args, span);
             }
             if let Some(Binding::Closure(def)) = self.lookup(&id.to_string()).cloned() {
                 let mut args = Vec::new();
@@ -2056,14 +2053,14 @@ impl Lowerer {
         if last == "no_grad" {
             return Ok(Val::Op(Operand::Lit(self.render(&Expr::Call(c.clone())))));
         }
-        if let Some(name) = math_path(path, &self.floats) {
-            if math_arity(&name) == Some(c.args.len().saturating_sub(1)) {
-                let mut args = Vec::new();
-                for a in &c.args {
-                    args.push(self.lower_expr(a)?);
-                }
-                return self.lower_math(&name, args, span);
+        if let Some(name) = math_path(path, &self.floats)
+            && math_arity(&name) == Some(c.args.len().saturating_sub(1))
+        {
+            let mut args = Vec::new();
+            for a in &c.args {
+                args.push(self.lower_expr(a)?);
             }
+            return self.lower_math(&name, args, span);
         }
         let mut args = Vec::new();
         for (i, a) in c.args.iter().enumerate() {
@@ -2311,14 +2308,14 @@ fn is_range_tokens(t: &TokenStream) -> bool {
     let mut depth_zero_dots = false;
     let mut prev_dot = false;
     for tt in t.clone() {
-        if let TokenTree::Punct(p) = &tt {
-            if p.as_char() == '.' {
-                if prev_dot {
-                    depth_zero_dots = true;
-                }
-                prev_dot = true;
-                continue;
+        if let TokenTree::Punct(p) = &tt
+            && p.as_char() == '.'
+        {
+            if prev_dot {
+                depth_zero_dots = true;
             }
+            prev_dot = true;
+            continue;
         }
         prev_dot = false;
     }

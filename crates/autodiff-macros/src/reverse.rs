@@ -209,10 +209,10 @@ impl<'a> Reverse<'a> {
         }
         // Mutable locals and buffers are recorded with their final value.
         for s in b {
-            if let Stmt::Let { var, mutable, op } = s {
-                if self.kept_at_end(var, *mutable, op) {
-                    fwd.extend(self.keep_local(var, level));
-                }
+            if let Stmt::Let { var, mutable, op } = s
+                && self.kept_at_end(var, *mutable, op)
+            {
+                fwd.extend(self.keep_local(var, level));
             }
         }
         let prologue = self.prologue(b);
@@ -400,7 +400,7 @@ impl<'a> Reverse<'a> {
                 rev.extend(restore);
                 (fwd, rev)
             }
-            Stmt::CallStmt(c) => self.call(c, level, None, quote!(__ad::Zero)),
+            Stmt::Call(c) => self.call(c, level, None, quote!(__ad::Zero)),
             Stmt::If {
                 cond,
                 then,
@@ -767,16 +767,16 @@ impl<'a> Reverse<'a> {
         let mut before = TokenStream::new();
         let mut after = TokenStream::new();
         for a in &c.args {
-            if let Arg::Ref(p, true) = a {
-                if self.must_record(&p.base) {
-                    let r = self.refs.reference(p, p.primal(), false);
-                    let (push, load) = self.record(quote!(__ad::snapshot(#r)), level);
-                    record.extend(push);
-                    let rm = self.refs.reference(p, p.primal(), true);
-                    let snap = self.fresh("saved");
-                    before.extend(quote!(let #snap = #load; __ad::restore(#rm, ::core::clone::Clone::clone(&#snap));));
-                    after.extend(quote!(__ad::restore(#rm, #snap);));
-                }
+            if let Arg::Ref(p, true) = a
+                && self.must_record(&p.base)
+            {
+                let r = self.refs.reference(p, p.primal(), false);
+                let (push, load) = self.record(quote!(__ad::snapshot(#r)), level);
+                record.extend(push);
+                let rm = self.refs.reference(p, p.primal(), true);
+                let snap = self.fresh("saved");
+                before.extend(quote!(let #snap = #load; __ad::restore(#rm, ::core::clone::Clone::clone(&#snap));));
+                after.extend(quote!(__ad::restore(#rm, #snap);));
             }
         }
         let bind = |value: TokenStream| match &pat {

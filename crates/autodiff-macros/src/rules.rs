@@ -257,7 +257,7 @@ fn expand_rule(
         syn::ReturnType::Default => Ret::Unit,
         syn::ReturnType::Type(_, t) => match &**t {
             Type::Tuple(tt) if tt.elems.is_empty() => Ret::Unit,
-            t => Ret::Ty(t.clone()),
+            t => Ret::Ty(Box::new(t.clone())),
         },
     };
     let r = match &sig_ret {

@@ -133,7 +133,7 @@ impl Param {
 #[derive(Clone, Debug)]
 pub enum Ret {
     Unit,
-    Ty(Type),
+    Ty(Box<Type>),
 }
 
 #[derive(Clone, Debug)]
@@ -145,10 +145,10 @@ pub struct SigInfo {
 }
 
 fn bound_is_float(b: &TypeParamBound) -> bool {
-    if let TypeParamBound::Trait(t) = b {
-        if let Some(last) = t.path.segments.last() {
-            return last.ident == "Float" || last.ident == "Real";
-        }
+    if let TypeParamBound::Trait(t) = b
+        && let Some(last) = t.path.segments.last()
+    {
+        return last.ident == "Float" || last.ident == "Real";
     }
     false
 }
@@ -157,22 +157,20 @@ fn bound_is_float(b: &TypeParamBound) -> bool {
 pub fn float_type_params(generics: &syn::Generics) -> HashSet<String> {
     let mut out = HashSet::new();
     for p in &generics.params {
-        if let GenericParam::Type(t) = p {
-            if t.bounds.iter().any(bound_is_float) {
-                out.insert(t.ident.to_string());
-            }
+        if let GenericParam::Type(t) = p
+            && t.bounds.iter().any(bound_is_float)
+        {
+            out.insert(t.ident.to_string());
         }
     }
     if let Some(w) = &generics.where_clause {
         for pred in &w.predicates {
-            if let WherePredicate::Type(pt) = pred {
-                if let Type::Path(tp) = &pt.bounded_ty {
-                    if let Some(id) = tp.path.get_ident() {
-                        if pt.bounds.iter().any(bound_is_float) {
-                            out.insert(id.to_string());
-                        }
-                    }
-                }
+            if let WherePredicate::Type(pt) = pred
+                && let Type::Path(tp) = &pt.bounded_ty
+                && let Some(id) = tp.path.get_ident()
+                && pt.bounds.iter().any(bound_is_float)
+            {
+                out.insert(id.to_string());
             }
         }
     }
@@ -202,12 +200,11 @@ pub fn float_elem(ty: &Type, floats: &HashSet<String>) -> Option<Type> {
             if last.ident != "Vec" {
                 return None;
             }
-            if let syn::PathArguments::AngleBracketed(args) = &last.arguments {
-                if let Some(syn::GenericArgument::Type(t)) = args.args.first() {
-                    if is_float_type(t, floats) {
-                        return Some(t.clone());
-                    }
-                }
+            if let syn::PathArguments::AngleBracketed(args) = &last.arguments
+                && let Some(syn::GenericArgument::Type(t)) = args.args.first()
+                && is_float_type(t, floats)
+            {
+                return Some(t.clone());
             }
             None
         }
@@ -314,7 +311,7 @@ pub fn analyse(sig: &Signature) -> syn::Result<SigInfo> {
         ReturnType::Default => Ret::Unit,
         ReturnType::Type(_, t) => match &**t {
             Type::Tuple(tt) if tt.elems.is_empty() => Ret::Unit,
-            t => Ret::Ty(t.clone()),
+            t => Ret::Ty(Box::new(t.clone())),
         },
     };
     Ok(SigInfo {
