@@ -393,6 +393,28 @@ fn folds_o<D: Num>(x: &[D]) -> D {
     a + m * 2.0 + p + q + r
 }
 
+#[autodiff_forward(collects_fwd, Dual, Dual, Dual)]
+#[autodiff_reverse(collects_rev, Duplicated, Duplicated, Active)]
+fn collects(x: &[f64], y: &[f64]) -> f64 {
+    let u: Vec<f64> = x.iter().map(|v| v.sin()).collect();
+    let w = x.iter().zip(y).map(|(a, b)| a - b).collect::<Vec<f64>>();
+    let z: Vec<f64> = (0..x.len()).map(|i| u[i] * w[i]).collect();
+    let mut s = 0.0;
+    for i in 0..z.len() {
+        s += z[i] * x[i];
+    }
+    s + u[0] * w[w.len() - 1]
+}
+
+fn collects_o<D: Num>(x: &[D], y: &[D]) -> D {
+    let n = x.len();
+    let mut s = c::<D>(0.0);
+    for i in 0..n {
+        s += x[i].sin() * (x[i] - y[i]) * x[i];
+    }
+    s + x[0].sin() * (x[n - 1] - y[n - 1])
+}
+
 // ---------------------------------------------------------------- closures
 
 #[autodiff_forward(closures_fwd, Dual, Dual, Dual)]
@@ -542,7 +564,7 @@ proptest! {
     }
 
     #[test]
-    fn vec_array_and_nested_vec_indexing(a in sized(1..6, -1.0, 1.0, |n| vec![n, 3], vec![false, false])) {
+    fn vec_and_array_parameters(a in sized(1..6, -1.0, 1.0, |n| vec![n, 3], vec![false, false])) {
         let arr = |v: &[f64]| -> [f64; 3] { v.try_into().unwrap() };
         check_args(
             "containers",
@@ -673,7 +695,7 @@ proptest! {
     }
 
     #[test]
-    fn local_arrays_fill_copy_from_slice_iter_mut((x, v, s0) in slice_case(-1.0, 1.0, 3..8, 0), s in seed()) {
+    fn local_arrays_fill_and_copy_from_slice((x, v, s0) in slice_case(-1.0, 1.0, 3..8, 0), s in seed()) {
         check_slice(
             "local_arrays",
             (&x, &v, &s0, s),
@@ -711,6 +733,18 @@ proptest! {
     #[test]
     fn folds_max_and_products((x, v, s0) in slice_case(-1.5, 1.5, 1..7, 0), s in seed()) {
         check_slice("folds", (&x, &v, &s0, s), folds, folds_fwd, folds_rev, folds_o::<Dual64>);
+    }
+
+    #[test]
+    fn collect_into_vec(a in sized(1..7, -1.0, 1.0, two, vec![false, false])) {
+        check_args(
+            "collects",
+            &a,
+            |a| collects(&a[0], &a[1]),
+            |a, t| collects_fwd(&a[0], &t[0], &a[1], &t[1]),
+            |a, b, s| { let [bx, by] = b else { unreachable!() }; collects_rev(&a[0], bx, &a[1], by, s) },
+            |a| collects_o(&a[0], &a[1]),
+        );
     }
 
     #[test]

@@ -131,9 +131,11 @@ impl Model {
         s.tanh()
     }
 
-    /// A companion of a `&self` method.
+    /// Companions of a `&self` method, the argument active or constant.
     #[autodiff_forward(energy_fwd, Dual, Dual, Dual)]
     #[autodiff_reverse(energy_rev, Duplicated, Duplicated, Active)]
+    #[autodiff_forward(energy_dm, Dual, Const, Dual)]
+    #[autodiff_reverse(energy_bm, Duplicated, Const, Active)]
     fn energy(&self, x: &[f64]) -> f64 {
         let p = self.predict(x);
         p * p + self.b * x[0]
@@ -304,6 +306,18 @@ fn polar2(r: f64, a: f64) -> (f64, f64) {
     (u * v, sq(u) - v)
 }
 
+/// A generic differentiable function called from a generic one.
+#[differentiable]
+fn bump<T: num_traits::Float>(x: T) -> T {
+    x.sin() * x
+}
+
+#[autodiff_forward(generic_calls_fwd, Dual, Dual)]
+#[autodiff_reverse(generic_calls_rev, Active, Active)]
+fn generic_calls<T: num_traits::Float>(x: T) -> T {
+    bump(x) * x + bump::<T>(x * x)
+}
+
 // ---------------------------------------------------------------- recursion
 
 #[differentiable]
@@ -426,6 +440,50 @@ proptest! {
             },
             |a| energy_o(&a[0], &a[1]),
         );
+    }
+
+    #[test]
+    fn method_companions_with_a_constant_argument(
+        (m, x, dm, w) in (1usize..6).prop_flat_map(|n| (vecf(-1.0, 1.0, n + 1), vecf(-1.0, 1.0, n), dirs(n + 1), dirs(n + 1))),
+        s in seed(),
+    ) {
+        let f = |d: &[Dual64]| {
+            let x: Vec<Dual64> = x.iter().map(|v| c(*v)).collect();
+            energy_o(d, &x)
+        };
+        let (value, grad) = oracle_grad(f, &m);
+        let (_, t) = oracle_jvp(|d| vec![f(d)], &m, &dm);
+        let (r, dr) = model(&m).energy_dm(&model(&dm), &x);
+        check("energy_dm value", r, value);
+        check("energy_dm tangent", dr, t[0]);
+        let mut bm = model(&w);
+        let r = model(&m).energy_bm(&mut bm, &x, s);
+        check("energy_bm value", r, value);
+        let bm = flat_model(&bm);
+        for i in 0..m.len() {
+            check(&format!("energy_bm d/dm[{i}]"), bm[i] - w[i], s * grad[i]);
+        }
+    }
+
+    #[test]
+    fn generic_function_calling_a_generic_function(x in float(-2.0, 2.0), v in dir(), s in seed()) {
+        check1(
+            "generic_calls::<f64>",
+            (x, v, s),
+            generic_calls::<f64>,
+            generic_calls_fwd::<f64>,
+            generic_calls_rev::<f64>,
+            |x: Dual64| x.sin() * x * x + (x * x).sin() * x * x,
+        );
+        let xf = x as f32;
+        let want = |x: Dual32| x.sin() * x * x + (x * x).sin() * x * x;
+        let (f, df) = generic_calls_fwd::<f32>(xf, 1.0);
+        let o = want(Dual32::new(xf, 1.0));
+        check_tol("f32 value", f as f64, o.re as f64, 1e-5);
+        check_tol("f32 tangent", df as f64, o.eps as f64, 1e-5);
+        let (f, g) = generic_calls_rev::<f32>(xf, 1.0);
+        check_tol("f32 reverse value", f as f64, o.re as f64, 1e-5);
+        check_tol("f32 gradient", g as f64, o.eps as f64, 1e-5);
     }
 
     #[test]

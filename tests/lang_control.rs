@@ -426,6 +426,77 @@ fn nested_return_o<D: Num>(x: &[D], t: D) -> D {
     s.exp()
 }
 
+/// `for` loops nested in `for`, `while` and `if`, with `break`, `continue` and `return`.
+#[autodiff_forward(nested_for_fwd, Dual, Dual, Dual)]
+#[autodiff_reverse(nested_for_rev, Duplicated, Active, Active)]
+fn nested_for(x: &[f64], t: f64) -> f64 {
+    if t > 1.4 {
+        return t * t; // every loop below follows a possible return
+    }
+    let n = x.len();
+    let mut s = t;
+    for i in 0..n {
+        for j in 0..n {
+            s += x[i] * x[j] * 0.1;
+        }
+        let mut j = 0;
+        while j < 2 {
+            for k in (j..n).rev().step_by(2) {
+                if k == i {
+                    continue;
+                }
+                s -= x[k] * t * 0.05;
+                if s < -3.0 {
+                    break;
+                }
+            }
+            j += 1;
+        }
+        if s > 0.0 {
+            for k in 0..=i {
+                s *= 1.0 + x[k] * 0.1;
+                if s > 3.0 {
+                    return s.ln();
+                }
+            }
+        }
+    }
+    s
+}
+
+fn nested_for_o<D: Num>(x: &[D], t: D) -> D {
+    if t > 1.4 {
+        return t * t;
+    }
+    let n = x.len();
+    let mut s = t;
+    for i in 0..n {
+        for j in 0..n {
+            s += x[i] * x[j] * 0.1;
+        }
+        for j in 0..2 {
+            for k in (j..n).rev().step_by(2) {
+                if k == i {
+                    continue;
+                }
+                s -= x[k] * t * 0.05;
+                if s < -3.0 {
+                    break;
+                }
+            }
+        }
+        if s > 0.0 {
+            for k in 0..=i {
+                s *= x[k] * 0.1 + 1.0;
+                if s > 3.0 {
+                    return s.ln();
+                }
+            }
+        }
+    }
+    s
+}
+
 // ---------------------------------------------------------------- Newton iteration
 
 #[autodiff_forward(newton_sqrt_fwd, Dual, Dual)]
@@ -529,6 +600,20 @@ proptest! {
             nested_return_fwd,
             nested_return_rev,
             nested_return_o::<Dual64>,
+        );
+    }
+
+    #[test]
+    fn for_loops_nested_in_loops_and_branches(
+        (x, v, s0) in slice_case(-1.5, 1.5, 0..7, 1), t in float(-1.5, 1.5), s in seed(),
+    ) {
+        check_slice_scalar(
+            "nested_for",
+            (&x, t, &v, &s0, s),
+            nested_for,
+            nested_for_fwd,
+            nested_for_rev,
+            nested_for_o::<Dual64>,
         );
     }
 
