@@ -805,7 +805,6 @@ proptest! {
     }
 
     #[test]
-    #[ignore = "engine bug: a `move` closure sees later assignments to the locals it captured"]
     fn move_closure_captures_by_value(x in [float(-2.0, 2.0), float(-2.0, 2.0)], v in [dir(), dir()], s in seed()) {
         // f = x t + 3 t
         check2("move_closure", (x, v, s), move_closure, move_closure_fwd, move_closure_rev, |x, t| x * t + t * 3.0);

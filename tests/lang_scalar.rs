@@ -595,7 +595,6 @@ proptest! {
     }
 
     #[test]
-    #[ignore = "engine bug: `let` inside a bare `{ .. }` block statement leaks out of the block"]
     fn bare_block_scope(x in [float(-2.0, 2.0), float(-2.0, 2.0)], v in [dir(), dir()], s in seed()) {
         check2("bare_block", (x, v, s), bare_block, bare_block_fwd, bare_block_rev, |x, y| x * y);
     }

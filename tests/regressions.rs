@@ -64,3 +64,119 @@ fn reverse_and_forward_agree_with_finite_differences() {
     )
     .unwrap();
 }
+
+/// `step_by` on an inclusive range cannot be reversed in place.
+#[autodiff_reverse(d_stepped, Duplicated, Active)]
+#[autodiff_forward(stepped_jvp, Dual, Dual)]
+fn stepped(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in (1..=x.len()).step_by(2) {
+        s += x[i - 1] * x[i - 1];
+    }
+    s
+}
+
+/// Writes through `iter_mut()` must alias the elements.
+#[autodiff_reverse(d_doubled, Duplicated, Duplicated)]
+#[autodiff_forward(doubled_jvp, Dual, Dual)]
+fn doubled(x: &[f64], y: &mut [f64]) {
+    for (i, v) in y.iter_mut().enumerate() {
+        *v *= 2.0 * x[i];
+    }
+}
+
+/// A row of a `Vec<Vec<f64>>` and a nested struct field bound by reference.
+struct Inner {
+    a: f64,
+    b: f64,
+}
+struct Outer {
+    inner: Inner,
+}
+
+#[autodiff_reverse(d_rows, Duplicated, Duplicated, Active)]
+#[autodiff_forward(rows_jvp, Dual, Dual, Dual)]
+fn rows(m: &Vec<Vec<f64>>, o: &Outer) -> f64 {
+    let r = &m[1];
+    let p = &o.inner;
+    let mut s = r[0] * m[0][1] + p.a * p.b;
+    for row in m.iter() {
+        s += row[0] * row[1];
+    }
+    s
+}
+
+/// A `&mut self` method called on a `&mut` struct parameter.
+#[derive(Clone)]
+struct Acc {
+    b: f64,
+}
+
+impl Acc {
+    #[differentiable]
+    fn bump(&mut self, x: f64) {
+        self.b *= x;
+    }
+}
+
+#[autodiff_reverse(d_use_bump, Duplicated, Active)]
+#[autodiff_forward(use_bump_jvp, Dual, Dual)]
+fn use_bump(m: &mut Acc, x: f64) {
+    m.bump(x);
+    m.bump(x);
+}
+
+#[test]
+fn adapters_mut_iteration_rows_and_mut_methods() {
+    let x = [0.3, -1.1, 0.8, 2.0, 1.5];
+    check_gradient(stepped, grad_of(d_stepped), &x, 1e-7).unwrap();
+    let (_, t) = stepped_jvp(&x, &[1.0; 5]);
+    assert!((t - 2.0 * (0.3 + 0.8 + 1.5)).abs() < 1e-12);
+
+    // y_i ← 2 x_i y_i: tangent 2(dx_i y_i + x_i dy_i); cotangents dx_i += 2 y_i ȳ_i, ȳ_i ← 2 x_i ȳ_i.
+    let xs = [0.5, -2.0];
+    let mut y = [3.0, 0.25];
+    let mut dy = [1.0, -1.0];
+    doubled_jvp(&xs, &[0.1, 0.2], &mut y, &mut dy);
+    assert_eq!(y, [3.0, -1.0]);
+    assert!((dy[0] - 2.0 * (0.1 * 3.0 + 0.5 * 1.0)).abs() < 1e-12);
+    assert!((dy[1] - 2.0 * (0.2 * 0.25 - 2.0 * -1.0)).abs() < 1e-12);
+    let mut y = [3.0, 0.25];
+    let mut bx = [0.0; 2];
+    let mut by = [1.0, 2.0];
+    d_doubled(&xs, &mut bx, &mut y, &mut by);
+    assert_eq!(y, [3.0, -1.0]);
+    assert_eq!(bx, [6.0, 1.0]);
+    assert_eq!(by, [1.0, -8.0]);
+
+    let m = vec![vec![1.0, 2.0], vec![3.0, 4.0]];
+    let o = Outer {
+        inner: Inner { a: 0.5, b: -1.5 },
+    };
+    let mut dm = vec![vec![0.0; 2]; 2];
+    let mut dob = Outer {
+        inner: Inner { a: 0.0, b: 0.0 },
+    };
+    let v = d_rows(&m, &mut dm, &o, &mut dob, 1.0);
+    assert_eq!(v, 3.0 * 2.0 + 0.5 * -1.5 + 1.0 * 2.0 + 3.0 * 4.0);
+    assert_eq!(dm, vec![vec![2.0, 3.0 + 1.0], vec![2.0 + 4.0, 3.0]]);
+    assert_eq!((dob.inner.a, dob.inner.b), (-1.5, 0.5));
+    let tm = vec![vec![1.0, 0.0], vec![0.0, 0.0]];
+    let to = Outer {
+        inner: Inner { a: 1.0, b: 0.0 },
+    };
+    let (_, t) = rows_jvp(&m, &tm, &o, &to);
+    assert_eq!(t, 2.0 + -1.5);
+
+    let mut acc = Acc { b: 2.0 };
+    let mut dacc = Acc { b: 1.0 };
+    let gx = d_use_bump(&mut acc, &mut dacc, 3.0);
+    assert_eq!(acc.b, 18.0);
+    // b ← b x²: the cotangent of the initial b is x² = 9, and d/dx = 2 b x = 12.
+    assert_eq!(dacc.b, 9.0);
+    assert_eq!(gx, 12.0);
+    let mut acc = Acc { b: 2.0 };
+    let mut tacc = Acc { b: 1.0 };
+    use_bump_jvp(&mut acc, &mut tacc, 3.0, 1.0);
+    assert_eq!(tacc.b, 9.0 + 12.0);
+}

@@ -13,6 +13,14 @@ pub struct Refs<'a> {
 }
 
 impl Refs<'_> {
+    /// Whether the place can be borrowed mutably (behind `&mut`, or owned).
+    pub fn is_mutable(&self, p: &Place) -> bool {
+        matches!(
+            self.kinds.get(&p.base.to_string()),
+            Some(VarKind::Ref { mutable: true } | VarKind::Buffer)
+        )
+    }
+
     fn is_ref_base(&self, p: &Place) -> bool {
         matches!(
             self.kinds.get(&p.base.to_string()),
@@ -162,7 +170,7 @@ pub fn forward_call(c: &Call, an: &Analysis, refs: &Refs) -> TokenStream {
             let m = method_companion(name, "fwd");
             let r = recv.primal();
             let t = if an.place_active(recv) {
-                refs.reference(recv, recv.tangent(), false)
+                refs.reference(recv, recv.tangent(), refs.is_mutable(recv))
             } else {
                 quote!(__ad::Zero)
             };

@@ -83,6 +83,9 @@ pub struct Lowerer {
     prefix: String,
     /// The result type of each closure parameter, by name.
     closure_outputs: HashMap<String, syn::Type>,
+    /// Set while binding a reference (an iterator element, a closure argument, `&place`):
+    /// the name then aliases the place instead of copying its value.
+    binding_ref: bool,
 }
 
 /// A parsed iterator source.
@@ -130,6 +133,7 @@ impl Lowerer {
             ret: None,
             prefix: "__ad".to_string(),
             closure_outputs,
+            binding_ref: false,
         }
     }
 
@@ -152,6 +156,7 @@ impl Lowerer {
             ret: None,
             prefix: format!("{id}_"),
             closure_outputs: self.closure_outputs.clone(),
+            binding_ref: false,
         };
         sub.scopes.push(HashMap::new());
         let mut params = Vec::new();
@@ -475,10 +480,15 @@ impl Lowerer {
             let name = &pi.ident;
             let mutable = pi.mutability.is_some();
             if let Expr::Closure(c) = e {
+                let mut scopes = self.scopes.clone();
+                if c.capture.is_some() {
+                    // A `move` closure keeps the values its captures had here.
+                    scopes.push(self.snapshot_captures(&c.body));
+                }
                 let def = ClosureDef {
                     params: c.inputs.iter().cloned().collect(),
                     body: (*c.body).clone(),
-                    scopes: self.scopes.clone(),
+                    scopes,
                 };
                 self.bind(name, Binding::Closure(Rc::new(def)));
                 return Ok(());
@@ -499,6 +509,12 @@ impl Lowerer {
                 return Ok(());
             }
             let val = self.lower_expr_hint(e, hint.as_ref())?;
+            if matches!(e, Expr::Reference(_)) {
+                let saved = std::mem::replace(&mut self.binding_ref, true);
+                let r = self.bind_let(name, mutable, val, e.span());
+                self.binding_ref = saved;
+                return r;
+            }
             return self.bind_let(name, mutable, val, e.span());
         }
         let val = self.lower_expr_hint(e, hint.as_ref())?;
@@ -514,7 +530,7 @@ impl Lowerer {
     /// `let name = val;`
     fn bind_let(&mut self, name: &Ident, mutable: bool, val: Val, span: Span) -> Result<()> {
         match val {
-            Val::Place(p, m) if !mutable && !is_scalar_place(&p, self) => {
+            Val::Place(p, m) if !mutable && (self.binding_ref || !is_scalar_place(&p, self)) => {
                 self.bind(name, Binding::Alias(p, m));
                 Ok(())
             }
@@ -586,6 +602,41 @@ impl Lowerer {
         }
         self.bind(name, Binding::Var(v));
         true
+    }
+
+    /// Copies of the scalar locals that `body` mentions, bound under their names.
+    fn snapshot_captures(&mut self, body: &Expr) -> HashMap<String, Binding> {
+        let mut names = Vec::new();
+        walk_idents(&body.to_token_stream(), &mut |id| {
+            names.push(id.to_string())
+        });
+        let mut layer = HashMap::new();
+        for name in names {
+            if layer.contains_key(&name) {
+                continue;
+            }
+            if let Some(Binding::Var(v)) = self.lookup(&name).cloned()
+                && matches!(self.kinds.get(&v.to_string()), Some(VarKind::Scalar))
+            {
+                let copy = self.temp(v.span());
+                self.emit(Stmt::Let {
+                    var: copy.clone(),
+                    mutable: false,
+                    op: Op::Use(Operand::Var(v)),
+                });
+                layer.insert(name, Binding::Var(copy));
+            }
+        }
+        layer
+    }
+
+    /// Binds a pattern to a value passed by reference (an iterator element, a closure
+    /// argument): names alias places instead of copying them.
+    fn bind_pat_ref(&mut self, pat: &Pat, val: Val) -> Result<()> {
+        let saved = std::mem::replace(&mut self.binding_ref, true);
+        let r = self.bind_pat(pat, val);
+        self.binding_ref = saved;
+        r
     }
 
     /// Binds a pattern (of a `let`, a closure parameter or a `for`) to a value.
@@ -740,11 +791,10 @@ impl Lowerer {
             Expr::While(w) => self.lower_while(w),
             Expr::Loop(l) => self.lower_loop(l),
             Expr::Block(b) if b.label.is_none() => {
-                let tail = self.lower_stmts(&b.block.stmts, false)?;
-                if let Some(t) = tail {
-                    let _ = t;
-                }
-                Ok(())
+                self.scopes.push(HashMap::new());
+                let r = self.lower_stmts(&b.block.stmts, false);
+                self.scopes.pop();
+                r.map(|_| ())
             }
             Expr::Return(r) => {
                 if self.ret.is_none() {
@@ -1119,7 +1169,7 @@ impl Lowerer {
                     val: Operand::Lit(quote!(false)),
                 });
             }
-            l.bind_pat(&pat, elem)?;
+            l.bind_pat_ref(&pat, elem)?;
             l.lower_stmts(&body.stmts, false)?;
             Ok(())
         });
@@ -1566,7 +1616,7 @@ impl Lowerer {
         self.scopes.push(HashMap::new());
         let r = (|| {
             for (p, a) in def.params.iter().zip(args) {
-                self.bind_pat(p, a)?;
+                self.bind_pat_ref(p, a)?;
             }
             if contains_return_expr(&def.body) {
                 return unsupported(&def.body, "`return` inside a closure");

@@ -469,7 +469,16 @@ impl<'a> Reverse<'a> {
                     })
                 };
                 let def = quote!(#def #reserve);
-                match exit {
+                // Adapters such as `step_by` on an inclusive range cannot be reversed in
+                // place: such loops count their trips and replay them from a buffer.
+                let text = iter.to_string();
+                let replay = ["step_by", "skip", "take"].iter().any(|a| text.contains(a));
+                let exit = match exit {
+                    Some(e) => Some(e.clone()),
+                    None if replay => Some(quote!(false)),
+                    None => None,
+                };
+                match &exit {
                     None => {
                         let fwd =
                             quote!(#def for #pat in ::core::clone::Clone::clone(&#it) { #bf });
@@ -766,10 +775,23 @@ impl<'a> Reverse<'a> {
         let mut record = TokenStream::new();
         let mut before = TokenStream::new();
         let mut after = TokenStream::new();
-        for a in &c.args {
-            if let Arg::Ref(p, true) = a
-                && self.must_record(&p.base)
-            {
+        // What the call may overwrite: `&mut` arguments, and a receiver that can be
+        // borrowed mutably (the method may take `&mut self`).
+        let mut outputs: Vec<&Place> = c
+            .args
+            .iter()
+            .filter_map(|a| match a {
+                Arg::Ref(p, true) => Some(p),
+                _ => None,
+            })
+            .collect();
+        if let Callee::Method(recv, _) = &c.callee
+            && self.refs.is_mutable(recv)
+        {
+            outputs.push(recv);
+        }
+        for p in outputs {
+            if self.must_record(&p.base) {
                 let r = self.refs.reference(p, p.primal(), false);
                 let (push, load) = self.record(quote!(__ad::snapshot(#r)), level);
                 record.extend(push);

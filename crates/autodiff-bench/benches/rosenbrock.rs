@@ -1,0 +1,52 @@
+//! Rosenbrock, n = 1,000 and 100,000: primal, generated gradient, hand-written gradient,
+//! and the peers (ad_trait, candle-core, num-dual at n = 1,000).
+
+use autodiff_bench::peers::{adtrait, candle, numdual};
+use autodiff_bench::rosenbrock::{
+    input, rosenbrock, rosenbrock_grad, rosenbrock_grad_hand, rosenbrock_grad_hand_loop,
+    rosenbrock_iter, rosenbrock_iter_grad,
+};
+use criterion::{Criterion, criterion_group, criterion_main};
+use std::hint::black_box;
+
+fn bench(c: &mut Criterion) {
+    for n in [1_000, 100_000] {
+        let x = input(n);
+        let mut g = vec![0.0; n];
+        let mut group = c.benchmark_group(format!("rosenbrock/n={n}"));
+        group.bench_function("primal", |b| b.iter(|| rosenbrock(black_box(&x))));
+        group.bench_function("primal (iterators)", |b| {
+            b.iter(|| rosenbrock_iter(black_box(&x)))
+        });
+        group.bench_function("ours", |b| {
+            b.iter(|| rosenbrock_grad(black_box(&x), black_box(&mut g), 1.0))
+        });
+        group.bench_function("ours (iterators)", |b| {
+            b.iter(|| rosenbrock_iter_grad(black_box(&x), black_box(&mut g), 1.0))
+        });
+        group.bench_function("hand-written", |b| {
+            b.iter(|| rosenbrock_grad_hand(black_box(&x), black_box(&mut g)))
+        });
+        group.bench_function("hand-written, in the primal's loop", |b| {
+            b.iter(|| rosenbrock_grad_hand_loop(black_box(&x), black_box(&mut g)))
+        });
+        group.bench_function("ad_trait", |b| {
+            b.iter(|| adtrait::gradient(black_box(&x), black_box(&mut g), adtrait::rosenbrock))
+        });
+        group.bench_function("candle-core", |b| {
+            b.iter(|| candle::rosenbrock_grad(black_box(&x), black_box(&mut g)).unwrap())
+        });
+        if n <= 1_000 {
+            group.bench_function("num-dual gradient (DualDVec64)", |b| {
+                b.iter(|| numdual::rosenbrock_grad_vec(black_box(&x), black_box(&mut g)))
+            });
+            group.bench_function("num-dual n x Dual64", |b| {
+                b.iter(|| numdual::rosenbrock_grad_dirs(black_box(&x), black_box(&mut g)))
+            });
+        }
+        group.finish();
+    }
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,172 @@
+//! Validates the benchmark problems against ADBench's expected objective and gradient
+//! files (computed by the ADBench C++ reference), so that the benchmarks cannot drift
+//! from the real problems; and every gradient (generated, hand-written, peers) against
+//! the others.
+
+use autodiff_bench::adbench::{load_expected, load_gmm, load_lstm};
+use autodiff_bench::gmm::Gmm;
+use autodiff_bench::lstm::Lstm;
+use autodiff_bench::peers::{adtrait, candle, numdual};
+use autodiff_bench::{max_rel_error, rel_diff, rosenbrock};
+
+const TOL: f64 = 1e-8;
+
+fn check_gmm(name: &str, expected: &str, with_adtrait: bool) {
+    let gmm = Gmm::new(load_gmm(name));
+    let f_exp = load_expected(&format!("{expected}_F.txt"))[0];
+    let j_exp = load_expected(&format!("{expected}_J.txt"));
+    assert_eq!(j_exp.len(), gmm.num_params());
+
+    let f = gmm.objective();
+    assert!(
+        rel_diff(f, f_exp) < TOL,
+        "{name}: objective {f} vs expected {f_exp}"
+    );
+
+    let mut g = vec![0.0; gmm.num_params()];
+    let f1 = gmm.gradient(&mut g);
+    assert!(
+        rel_diff(f1, f_exp) < TOL,
+        "{name}: generated gradient's value {f1}"
+    );
+    let e = max_rel_error(&g, &j_exp);
+    assert!(e < TOL, "{name}: generated gradient off by {e:e}");
+
+    let mut h = vec![0.0; gmm.num_params()];
+    let f2 = gmm.gradient_hand(&mut h);
+    assert!(
+        rel_diff(f2, f_exp) < TOL,
+        "{name}: hand-written gradient's value {f2}"
+    );
+    let e = max_rel_error(&h, &j_exp);
+    assert!(e < TOL, "{name}: hand-written gradient off by {e:e}");
+
+    if with_adtrait {
+        let p = &gmm.input;
+        let mut a = vec![0.0; gmm.num_params()];
+        let f3 = adtrait::gradient(&p.params(), &mut a, |v| {
+            adtrait::gmm(v, &p.x, p.d, p.k, p.gamma, p.m, gmm.constant)
+        });
+        assert!(rel_diff(f3, f_exp) < TOL, "{name}: ad_trait value {f3}");
+        let e = max_rel_error(&a, &j_exp);
+        assert!(e < TOL, "{name}: ad_trait gradient off by {e:e}");
+    }
+}
+
+#[test]
+fn gmm_test_instance() {
+    check_gmm("test", "gmm_test", true);
+}
+
+#[test]
+fn gmm_d2_k5() {
+    check_gmm("gmm_d2_K5", "gmm_1k_gmm_d2_K5", true);
+}
+
+#[test]
+fn gmm_d10_k25() {
+    check_gmm("gmm_d10_K25", "gmm_1k_gmm_d10_K25", false);
+}
+
+fn check_lstm(name: &str, with_adtrait: bool) {
+    let lstm = Lstm::new(load_lstm(name));
+    let f_exp = load_expected(&format!("lstm_{name}_F.txt"))[0];
+    let j_exp = load_expected(&format!("lstm_{name}_J.txt"));
+    assert_eq!(j_exp.len(), lstm.num_params());
+
+    let f = lstm.objective();
+    assert!(
+        rel_diff(f, f_exp) < TOL,
+        "{name}: objective {f} vs expected {f_exp}"
+    );
+
+    let mut g = vec![0.0; lstm.num_params()];
+    let f1 = lstm.gradient(&mut g);
+    assert!(
+        rel_diff(f1, f_exp) < TOL,
+        "{name}: generated gradient's value {f1}"
+    );
+    let e = max_rel_error(&g, &j_exp);
+    assert!(e < TOL, "{name}: generated gradient off by {e:e}");
+
+    let mut h = vec![0.0; lstm.num_params()];
+    let f2 = lstm.gradient_hand(&mut h);
+    assert!(
+        rel_diff(f2, f_exp) < TOL,
+        "{name}: hand-written gradient's value {f2}"
+    );
+    let e = max_rel_error(&h, &j_exp);
+    assert!(e < TOL, "{name}: hand-written gradient off by {e:e}");
+
+    if with_adtrait {
+        let p = &lstm.input;
+        let mut a = vec![0.0; lstm.num_params()];
+        let f3 = adtrait::gradient(&p.params(), &mut a, |v| {
+            adtrait::lstm(v, &p.state, &p.seq, p.l, p.b)
+        });
+        assert!(rel_diff(f3, f_exp) < TOL, "{name}: ad_trait value {f3}");
+        let e = max_rel_error(&a, &j_exp);
+        assert!(e < TOL, "{name}: ad_trait gradient off by {e:e}");
+    }
+}
+
+#[test]
+fn lstm_l2_c1024() {
+    check_lstm("lstm_l2_c1024", true);
+}
+
+#[test]
+fn lstm_l4_c1024() {
+    check_lstm("lstm_l4_c1024", false);
+}
+
+#[test]
+fn rosenbrock_gradients_agree() {
+    let x = rosenbrock::input(200);
+    let f = rosenbrock::rosenbrock(&x);
+    assert!(rel_diff(rosenbrock::rosenbrock_iter(&x), f) < 1e-14);
+
+    let mut hand = vec![0.0; x.len()];
+    assert!(rel_diff(rosenbrock::rosenbrock_grad_hand(&x, &mut hand), f) < 1e-14);
+
+    // Hand-written against central differences.
+    let fd = autodiff_core::testing::central_gradient(rosenbrock::rosenbrock, &x, 1e-6);
+    assert!(max_rel_error(&hand, &fd) < 1e-6);
+
+    type Grad = Box<dyn Fn(&[f64], &mut [f64]) -> f64>;
+    let others: Vec<(&str, Grad)> = vec![
+        (
+            "generated",
+            Box::new(|x, g| rosenbrock::rosenbrock_grad(x, g, 1.0)),
+        ),
+        (
+            "generated (iterators)",
+            Box::new(|x, g| rosenbrock::rosenbrock_iter_grad(x, g, 1.0)),
+        ),
+        (
+            "ad_trait",
+            Box::new(|x, g| adtrait::gradient(x, g, adtrait::rosenbrock)),
+        ),
+        (
+            "candle-core",
+            Box::new(|x, g| candle::rosenbrock_grad(x, g).unwrap()),
+        ),
+        ("num-dual gradient", Box::new(numdual::rosenbrock_grad_vec)),
+        (
+            "num-dual directions",
+            Box::new(numdual::rosenbrock_grad_dirs),
+        ),
+    ];
+    for (name, grad) in others {
+        let mut g = vec![0.0; x.len()];
+        let v = grad(&x, &mut g);
+        assert!(rel_diff(v, f) < 1e-12, "{name}: value {v} vs {f}");
+        let e = max_rel_error(&g, &hand);
+        assert!(e < 1e-12, "{name}: gradient off by {e:e}");
+        // Shadows accumulate: a second call doubles the gradient.
+        grad(&x, &mut g);
+        let e = max_rel_error(&g, &hand.iter().map(|v| 2.0 * v).collect::<Vec<_>>());
+        assert!(e < 1e-12, "{name}: second call off by {e:e}");
+    }
+    assert!(rel_diff(candle::rosenbrock_value(&x).unwrap(), f) < 1e-12);
+}
