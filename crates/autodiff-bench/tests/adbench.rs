@@ -140,6 +140,10 @@ fn rosenbrock_gradients_agree() {
             Box::new(|x, g| rosenbrock::rosenbrock_grad(x, g, 1.0)),
         ),
         (
+            "hand-written loop",
+            Box::new(rosenbrock::rosenbrock_grad_hand_loop),
+        ),
+        (
             "generated (iterators)",
             Box::new(|x, g| rosenbrock::rosenbrock_iter_grad(x, g, 1.0)),
         ),

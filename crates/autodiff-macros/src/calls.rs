@@ -44,6 +44,8 @@ fn companion_path(path: &syn::Path, companion: &str) -> TokenStream {
     let mut p = path.clone();
     let last = p.segments.last_mut().expect("a non-empty path");
     let args = std::mem::replace(&mut last.arguments, syn::PathArguments::None);
+    // Errors about the companion point at the user's callee.
+    let span = last.ident.span();
     let args = match args {
         syn::PathArguments::AngleBracketed(mut a) => {
             a.colon2_token = Some(Default::default());
@@ -51,7 +53,7 @@ fn companion_path(path: &syn::Path, companion: &str) -> TokenStream {
         }
         _ => quote!(),
     };
-    let c = format_ident!("{}", companion);
+    let c = format_ident!("{}", companion, span = span);
     quote!(#p::#c #args)
 }
 

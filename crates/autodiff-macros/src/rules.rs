@@ -339,19 +339,28 @@ fn expand_rule(
             quote!(#n: #t)
         }
     };
-    let missing = |mode: &str, key: &str, generic: &Ident| {
-        let msg = format!(
-            "`{fname}` has a custom rule without a {mode} rule, and differentiated code needs its {mode} mode here: add `{key} = ..` to its `#[custom_rule]`"
-        );
-        quote! {
-            struct __AdMissingRule<T>(::core::marker::PhantomData<T>);
-            impl<T> __AdMissingRule<T> {
-                const ERROR: () = ::core::panic!(#msg);
-            }
-            let () = __AdMissingRule::<#generic>::ERROR;
-            ::core::unreachable!()
+    // A mode without a rule keeps its protocol function, with a bound on the function's
+    // own marker parameter that no type satisfies: the error appears where a caller
+    // needs that mode (naming this function), and nowhere else.
+    let where_with = |extra: Option<TokenStream>| {
+        let mut all = preds.clone();
+        all.extend(extra);
+        if all.is_empty() {
+            quote!()
+        } else {
+            quote!(where #(#all),*)
         }
     };
+    let fwd_wh = where_with(
+        args.forward
+            .is_none()
+            .then(|| quote!(__AdMark: ::autodiff_core::__private::NoForwardRule)),
+    );
+    let pull_wh = where_with(
+        args.reverse
+            .is_none()
+            .then(|| quote!(__AdState: ::autodiff_core::__private::NoReverseRule)),
+    );
 
     // ---------------------------------------------------------------- forward
     let mut fparams = Vec::new();
@@ -441,7 +450,7 @@ fn expand_rule(
             };
             quote!(#convert #check #call)
         }
-        None => missing("forward", "forward", &mark),
+        None => quote!(::core::unreachable!()),
     };
     let fwd_name = name_of("fwd");
 
@@ -540,7 +549,7 @@ fn expand_rule(
                 quote!((#r, ())),
                 quote!((#call, ())),
                 quote!(__ad_state: #state_ty),
-                Some(missing("reverse", "reverse", &state_ty)),
+                Some(quote!(::core::unreachable!())),
             )
         }
     };
@@ -635,7 +644,7 @@ fn expand_rule(
         #[doc(hidden)]
         #[inline]
         #[allow(unused, unused_mut, non_snake_case, clippy::all)]
-        pub fn #fwd_name #fwd_gens (#(#fparams),*) -> (#r, #r) #wh {
+        pub fn #fwd_name #fwd_gens (#(#fparams),*) -> (#r, #r) #fwd_wh {
             use ::autodiff_core::__private as __ad;
             #fwd_body
         }
@@ -649,7 +658,7 @@ fn expand_rule(
         #[doc(hidden)]
         #[inline]
         #[allow(unused, unused_mut, non_snake_case, clippy::all)]
-        pub fn #pull_name #pull_gens (#(#pparams),*) #wh {
+        pub fn #pull_name #pull_gens (#(#pparams),*) #pull_wh {
             use ::autodiff_core::__private as __ad;
             #pull_body
         }

@@ -1,0 +1,10 @@
+use autodiff_core::prelude::*;
+
+#[custom_rule(backward = f_rev)]
+fn f(x: f64) -> f64 {
+    x * x
+}
+
+fn main() {
+    let _ = f(1.0);
+}
