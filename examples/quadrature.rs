@@ -9,6 +9,9 @@
 //!
 //! Run: `cargo run --release --example quadrature`
 
+// The Gauss–Kronrod tables are quoted to the digits of the published tables.
+#![allow(clippy::excessive_precision)]
+
 use autodiff_core::prelude::*;
 
 /// Options of the quadrature; constant for differentiation.

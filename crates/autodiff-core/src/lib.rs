@@ -79,8 +79,8 @@ pub mod __private {
     pub use crate::difffn::{DiffFn, ForwardFn, ReverseFn, cell_add, cell_take};
     pub use crate::partials as d;
     pub use crate::protocol::{
-        Discard, NoForwardRule, NoReverseRule, ScalarSink, ScalarTangent, SliceShadow,
-        SliceTangent, StructShadow, StructShadowMut, Zero, slice_shadow, slice_tangent,
+        Discard, ScalarSink, ScalarTangent, SliceShadow, SliceTangent, StructShadow,
+        StructShadowMut, Zero, slice_shadow, slice_tangent,
     };
     pub use crate::real::Real;
     pub use crate::tape::{Slot, rev_prefix, take};

@@ -258,21 +258,3 @@ macro_rules! tuple_tangent {
     )*};
 }
 tuple_tangent!((A, B), (A, B, C), (A, B, C, D));
-
-/// Bound of the forward protocol function of a function whose `#[custom_rule]` has no
-/// forward rule: never satisfied, so forward-mode use is a compile error at the call.
-#[diagnostic::on_unimplemented(
-    message = "this function has a custom rule but no forward rule, and forward mode needs one here",
-    label = "called in forward-mode code",
-    note = "add `forward = ..` to the function's `#[custom_rule]`: its body is not differentiated in place of the rule"
-)]
-pub trait NoForwardRule {}
-
-/// Bound of the reverse protocol function of a function whose `#[custom_rule]` has no
-/// reverse rule: never satisfied, so reverse-mode use is a compile error at the call.
-#[diagnostic::on_unimplemented(
-    message = "this function has a custom rule but no reverse rule, and reverse mode needs one here",
-    label = "called in reverse-mode code",
-    note = "add `reverse = ..` to the function's `#[custom_rule]`: its body is not differentiated in place of the rule"
-)]
-pub trait NoReverseRule {}

@@ -138,7 +138,9 @@ pub fn forward_call(c: &Call, an: &Analysis, refs: &Refs) -> TokenStream {
             _ => quote!(__ad::Zero),
         });
     }
-    args.push(quote!(()));
+    // The caller's mode marker: a callee without a rule for this mode fails to compile
+    // only when a named companion instantiates the caller.
+    args.push(quote!(__ad_mark));
     if let Callee::ClosureParam(f, _) = &c.callee {
         let x = closure_call_args(c, refs);
         let dx = pack(
@@ -250,6 +252,7 @@ pub fn pullback_call(
         });
     }
     args.push(seed);
+    args.push(quote!(__ad_mark));
     match &c.callee {
         Callee::ClosureParam(..) => unreachable!("handled above"),
         Callee::Path(p) => {

@@ -10,7 +10,7 @@
 
 use crate::analysis::{Analysis, analyse};
 use crate::calls::{Refs, closure_builder};
-use crate::forward::Forward;
+use crate::forward::{Forward, tangent_or_zero};
 use crate::ir::*;
 use crate::reverse::Reverse;
 use proc_macro2::{Ident, TokenStream};
@@ -83,16 +83,7 @@ pub fn forward_build(c: &ClosureIr, call: &Call, caller: &Analysis) -> TokenStre
     let x = params_pattern(c, |p| p.clone());
     let dx = params_pattern(c, tangent_name);
     let ret = returned(c, Operand::primal);
-    let tan = returned(c, |o| match o {
-        Operand::Var(v) if an.is_active(v) => {
-            let t = tangent_name(v);
-            quote!(#t)
-        }
-        o => {
-            let p = o.primal();
-            quote!(__ad::zero_like(&#p))
-        }
-    });
+    let tan = returned(c, |o| tangent_or_zero(&an, o));
     let primal = primal_closure(c);
     let builder = closure_builder(call, c.arg_index, "fwd");
     let id = &c.id;

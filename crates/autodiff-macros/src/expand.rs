@@ -14,11 +14,11 @@
 use crate::activity::{Activity, Mode, Spec, parse_spec};
 use crate::analysis::{Analysis, analyse};
 use crate::calls::Refs;
-use crate::forward::Forward;
+use crate::forward::{Forward, tangent_or_zero};
 use crate::ir::*;
 use crate::lower::Lowerer;
 use crate::reverse::Reverse;
-use crate::signature::{Param, Ret, Shape, SigInfo};
+use crate::signature::{Param, Ret, Shape, SigInfo, companion_generics};
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
 use std::collections::HashMap;
@@ -228,33 +228,8 @@ impl Gen<'_> {
     /// Generics with `T: Real` added for each float type parameter, without the type
     /// parameters named in `drop`.
     fn generics_without(&self, drop: &[String]) -> (TokenStream, TokenStream) {
-        let g = &self.func.sig.generics;
-        let keep = |p: &syn::GenericParam| match p {
-            syn::GenericParam::Type(t) => !drop.contains(&t.ident.to_string()),
-            _ => true,
-        };
-        let params: Vec<&syn::GenericParam> = g.params.iter().filter(|p| keep(p)).collect();
-        let mut preds: Vec<TokenStream> = g
-            .where_clause
-            .as_ref()
-            .map(|w| {
-                w.predicates
-                    .iter()
-                    .filter(|p| match p {
-                        syn::WherePredicate::Type(pt) => !matches!(&pt.bounded_ty,
-                            syn::Type::Path(tp) if tp.path.get_ident().is_some_and(|i| drop.contains(&i.to_string()))),
-                        _ => true,
-                    })
-                    .map(|p| quote!(#p))
-                    .collect()
-            })
-            .unwrap_or_default();
-        let mut floats: Vec<&String> = self.sig.float_params.iter().collect();
-        floats.sort();
-        for f in floats {
-            let id = format_ident!("{}", f);
-            preds.push(quote!(#id: ::autodiff_core::Real));
-        }
+        let (params, preds) =
+            companion_generics(&self.func.sig.generics, &self.sig.float_params, drop);
         let gens = if params.is_empty() {
             quote!()
         } else {
@@ -334,19 +309,7 @@ impl Gen<'_> {
     fn forward_ret(&self, an: &Analysis) -> (TokenStream, TokenStream) {
         let ret = &self.body.ret;
         let prim: Vec<TokenStream> = ret.iter().map(Operand::primal).collect();
-        let tans: Vec<TokenStream> = ret
-            .iter()
-            .map(|o| match o {
-                Operand::Var(v) if an.is_active(v) => {
-                    let t = tangent_name(v);
-                    quote!(#t)
-                }
-                o => {
-                    let p = o.primal();
-                    quote!(__ad::zero_like(&#p))
-                }
-            })
-            .collect();
+        let tans: Vec<TokenStream> = ret.iter().map(|o| tangent_or_zero(an, o)).collect();
         if self.body.ret_tuple {
             (quote!((#(#prim),*)), quote!((#(#tans),*)))
         } else if let (Some(p), Some(t)) = (prim.first(), tans.first()) {
@@ -405,6 +368,7 @@ impl Gen<'_> {
             #[allow(unused, unused_mut, unused_parens, non_snake_case, clippy::all)]
             #vis fn #name #gens (#(#params),*) -> #ret_ty #wh {
                 use ::autodiff_core::__private as __ad;
+                let __ad_mark = ();
                 #zeros
                 #body
                 #ret_val
@@ -483,6 +447,7 @@ impl Gen<'_> {
             #[allow(unused, unused_mut, unused_parens, non_snake_case, clippy::all)]
             #vis fn #name #gens (#(#params),*) -> #ret_ty #wh {
                 use ::autodiff_core::__private as __ad;
+                let __ad_mark = ();
                 #core
                 #restores
                 #ret_val
@@ -542,18 +507,8 @@ impl Gen<'_> {
     /// The generic parameters (as a list) and where clause of protocol functions.
     fn protocol_generic_list(&self) -> (Vec<TokenStream>, TokenStream) {
         let drop = self.closure_generics();
-        let params: Vec<TokenStream> = self
-            .func
-            .sig
-            .generics
-            .params
-            .iter()
-            .filter(|p| match p {
-                syn::GenericParam::Type(t) => !drop.contains(&t.ident.to_string()),
-                _ => true,
-            })
-            .map(|p| quote!(#p))
-            .collect();
+        let (params, _) =
+            companion_generics(&self.func.sig.generics, &self.sig.float_params, &drop);
         let (_, wh) = self.generics_without(&drop);
         (params, wh)
     }
@@ -692,7 +647,7 @@ impl Gen<'_> {
                 }
             }
         }
-        params.push(quote!(__ad_mark: impl ::core::marker::Sized));
+        params.push(quote!(__ad_mark: impl ::core::marker::Copy));
         let body = self.forward_body(&an);
         let (prim, tan) = self.forward_ret(&an);
         let r = ret_type(&self.sig.ret);
@@ -779,6 +734,7 @@ impl Gen<'_> {
             params.push(quote!(__ad_dret: impl ::core::marker::Sized));
             None
         };
+        params.push(quote!(__ad_mark: impl ::core::marker::Copy));
         let core = self.reverse_core(&an, seed, adj_decls, quote!());
         let name = self.protocol_name("pull");
         let (gens, wh) = self.generics_without(&self.closure_generics());

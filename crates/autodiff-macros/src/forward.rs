@@ -64,6 +64,21 @@ pub fn primal_op(op: &Op) -> TokenStream {
     }
 }
 
+/// The tangent of an operand: its tangent local if it is active, a zero shaped like it
+/// otherwise.
+pub fn tangent_or_zero(an: &Analysis, o: &Operand) -> TokenStream {
+    match o {
+        Operand::Var(v) if an.is_active(v) => {
+            let t = tangent_name(v);
+            quote!(#t)
+        }
+        o => {
+            let p = o.primal();
+            quote!(__ad::zero_like(&#p))
+        }
+    }
+}
+
 /// The partial derivatives of a builtin method as an expression (`__ad::d::sin(x, v)`).
 pub fn partials(name: &str, ops: &[Operand], out: TokenStream) -> TokenStream {
     let f = format_ident!("{}", name);
@@ -110,10 +125,7 @@ impl Forward<'_> {
     }
 
     fn tan_or_zero(&self, o: &Operand) -> TokenStream {
-        self.tan(o).unwrap_or_else(|| {
-            let p = o.primal();
-            quote!(__ad::zero_like(&#p))
-        })
+        tangent_or_zero(self.an, o)
     }
 
     /// The tangent of `var = op`, or `None` when it is zero.

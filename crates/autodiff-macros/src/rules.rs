@@ -9,7 +9,9 @@
 //! protocol function, which fails to compile only where a caller needs it, naming the
 //! function and the missing mode.
 
-use crate::signature::{ClosureSig, Ret, Shape, closure_sig, float_type_params, shape_of};
+use crate::signature::{
+    ClosureSig, Ret, Shape, closure_sig, companion_generics, float_type_params, shape_of,
+};
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::parse::{Parse, ParseStream};
@@ -275,7 +277,6 @@ fn expand_rule(
         }
     };
     let floats = float_type_params(&func.sig.generics);
-    let g = &func.sig.generics;
     let closure_generics: Vec<String> = params
         .iter()
         .filter_map(|p| match &p.kind {
@@ -284,35 +285,7 @@ fn expand_rule(
         })
         .collect();
     let has_closure = params.iter().any(|p| matches!(p.kind, Kind::Closure(_)));
-    let gparams: Vec<&syn::GenericParam> = g
-        .params
-        .iter()
-        .filter(|p| match p {
-            syn::GenericParam::Type(t) => !closure_generics.contains(&t.ident.to_string()),
-            _ => true,
-        })
-        .collect();
-    let mut preds: Vec<TokenStream> = g
-        .where_clause
-        .as_ref()
-        .map(|w| {
-            w.predicates
-                .iter()
-                .filter(|p| match p {
-                    syn::WherePredicate::Type(pt) => !matches!(&pt.bounded_ty,
-                        Type::Path(tp) if tp.path.get_ident().is_some_and(|i| closure_generics.contains(&i.to_string()))),
-                    _ => true,
-                })
-                .map(|p| quote!(#p))
-                .collect()
-        })
-        .unwrap_or_default();
-    let mut fl: Vec<&String> = floats.iter().collect();
-    fl.sort();
-    for f in fl {
-        let id = format_ident!("{}", f);
-        preds.push(quote!(#id: ::autodiff_core::Real));
-    }
+    let (gparams, preds) = companion_generics(&func.sig.generics, &floats, &closure_generics);
     let wh = if preds.is_empty() {
         quote!()
     } else {
@@ -339,28 +312,25 @@ fn expand_rule(
             quote!(#n: #t)
         }
     };
-    // A mode without a rule keeps its protocol function, with a bound on the function's
-    // own marker parameter that no type satisfies: the error appears where a caller
-    // needs that mode (naming this function), and nowhere else.
-    let where_with = |extra: Option<TokenStream>| {
-        let mut all = preds.clone();
-        all.extend(extra);
-        if all.is_empty() {
-            quote!()
-        } else {
-            quote!(where #(#all),*)
+    // A mode without a rule keeps its protocol function, whose body fails to compile
+    // once a named companion instantiates it (the mode marker is a generic parameter
+    // that every protocol function passes on): the error names this function and the
+    // missing mode, and appears only where that mode is used.
+    let missing = |mode: &str| {
+        let msg = format!(
+            "`{fname}` has a custom rule without a {mode} rule, and differentiated code uses it in {mode} mode: add `{mode} = ..` to its `#[custom_rule]` (its body is not differentiated in place of the rule)"
+        );
+        quote! {
+            struct __AdMissingRule<M>(::core::marker::PhantomData<M>);
+            impl<M> __AdMissingRule<M> {
+                const ERROR: () = ::core::panic!(#msg);
+            }
+            let () = __AdMissingRule::<__AdMark>::ERROR;
+            ::core::unreachable!()
         }
     };
-    let fwd_wh = where_with(
-        args.forward
-            .is_none()
-            .then(|| quote!(__AdMark: ::autodiff_core::__private::NoForwardRule)),
-    );
-    let pull_wh = where_with(
-        args.reverse
-            .is_none()
-            .then(|| quote!(__AdState: ::autodiff_core::__private::NoReverseRule)),
-    );
+    let fwd_wh = wh.clone();
+    let pull_wh = wh.clone();
 
     // ---------------------------------------------------------------- forward
     let mut fparams = Vec::new();
@@ -450,7 +420,7 @@ fn expand_rule(
             };
             quote!(#convert #check #call)
         }
-        None => quote!(::core::unreachable!()),
+        None => missing("forward"),
     };
     let fwd_name = name_of("fwd");
 
@@ -549,7 +519,7 @@ fn expand_rule(
                 quote!((#r, ())),
                 quote!((#call, ())),
                 quote!(__ad_state: #state_ty),
-                Some(quote!(::core::unreachable!())),
+                Some(missing("reverse")),
             )
         }
     };
@@ -605,6 +575,7 @@ fn expand_rule(
     } else {
         pparams.push(quote!(__ad_dret: impl ::core::marker::Sized));
     }
+    pparams.push(quote!(__ad_mark: #mark));
     let adds = match sinks.len() {
         0 => quote!(let () = __ad_adj;),
         1 => {
@@ -635,9 +606,9 @@ fn expand_rule(
     };
     let aug_gens = with(&[], true);
     let pull_gens = if args.reverse.is_some() {
-        with(&[], false)
+        with(&[quote!(#mark)], false)
     } else {
-        with(&[quote!(#state_ty)], false)
+        with(&[quote!(#state_ty), quote!(#mark)], false)
     };
     let fwd_gens = with(&[quote!(#mark)], false);
     let items = quote! {
@@ -663,7 +634,7 @@ fn expand_rule(
             #pull_body
         }
     };
-    let gl: Vec<TokenStream> = gparams.iter().map(|p| quote!(#p)).collect();
+    let gl: Vec<TokenStream> = gparams.clone();
     let mut items = items;
     for (i, p) in params.iter().enumerate() {
         if let Kind::Closure(c) = &p.kind {

@@ -320,3 +320,37 @@ pub fn analyse(sig: &Signature) -> syn::Result<SigInfo> {
         float_params: floats,
     })
 }
+
+/// The generic parameters and where-clause predicates of a companion: the function's own,
+/// without the type parameters in `drop` (closure types, replaced by `DiffFn`s), with
+/// `T: Real` added for each float type parameter.
+pub fn companion_generics(
+    generics: &syn::Generics,
+    floats: &HashSet<String>,
+    drop: &[String],
+) -> (Vec<proc_macro2::TokenStream>, Vec<proc_macro2::TokenStream>) {
+    let dropped = |id: &Ident| drop.contains(&id.to_string());
+    let params = generics
+        .params
+        .iter()
+        .filter(|p| !matches!(p, GenericParam::Type(t) if dropped(&t.ident)))
+        .map(|p| quote::quote!(#p))
+        .collect();
+    let mut preds: Vec<proc_macro2::TokenStream> = generics
+        .where_clause
+        .iter()
+        .flat_map(|w| w.predicates.iter())
+        .filter(|p| {
+            !matches!(p, WherePredicate::Type(pt)
+                if matches!(&pt.bounded_ty, Type::Path(tp) if tp.path.get_ident().is_some_and(dropped)))
+        })
+        .map(|p| quote::quote!(#p))
+        .collect();
+    let mut fl: Vec<&String> = floats.iter().collect();
+    fl.sort();
+    for f in fl {
+        let id = quote::format_ident!("{}", f);
+        preds.push(quote::quote!(#id: ::autodiff_core::Real));
+    }
+    (params, preds)
+}
