@@ -131,7 +131,8 @@ fn main() {
     // 2. erf through FFI.
     let (x, mu, sigma) = (0.3, -0.2, 1.7);
     let (p, dx, dmu, dsigma) = d_normal_cdf(x, mu, sigma, 1.0);
-    let density = (-0.5 * ((x - mu) / sigma).powi(2)).exp() / (sigma * (2.0 * std::f64::consts::PI).sqrt());
+    let density =
+        (-0.5 * ((x - mu) / sigma).powi(2)).exp() / (sigma * (2.0 * std::f64::consts::PI).sqrt());
     println!("normal CDF({x}; mu = {mu}, sigma = {sigma}) = {p:.12}");
     println!("  d/dx {dx:.12} (density {density:.12}), d/dmu {dmu:.12}, d/dsigma {dsigma:.12}");
     let f = |q: &[f64]| normal_cdf(q[0], q[1], q[2]);
@@ -146,8 +147,13 @@ fn main() {
     let xs = [1.0, 2.0, 3.0];
     let mut gx = [0.0; 3];
     let s = d_scaled_sum(&xs, &mut gx, &Stream, 1.0);
-    let (aug, pulled) = (SYNCS_AUGMENTED.load(Ordering::SeqCst), SYNCS_PULLED_BACK.load(Ordering::SeqCst));
-    println!("scaled sum {s}, gradient {gx:?}; synchronize: {aug} augmented calls, {pulled} pullbacks");
+    let (aug, pulled) = (
+        SYNCS_AUGMENTED.load(Ordering::SeqCst),
+        SYNCS_PULLED_BACK.load(Ordering::SeqCst),
+    );
+    println!(
+        "scaled sum {s}, gradient {gx:?}; synchronize: {aug} augmented calls, {pulled} pullbacks"
+    );
     assert_eq!((aug, pulled), (2, 2));
     assert_eq!(gx, [3.0; 3]);
 }
