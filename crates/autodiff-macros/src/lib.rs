@@ -18,6 +18,9 @@ mod reverse;
 mod rules;
 mod signature;
 
+#[cfg(test)]
+mod fuzz_tests;
+
 use activity::Mode;
 use expand::{Trigger, expand};
 use proc_macro::TokenStream;

@@ -86,6 +86,9 @@ pub struct Lowerer {
     /// Set while binding a reference (an iterator element, a closure argument, `&place`):
     /// the name then aliases the place instead of copying its value.
     binding_ref: bool,
+    /// Places already read in the current straight-line run, and the locals holding them:
+    /// a second read reuses the first (and the reverse sweep accumulates once).
+    loads: HashMap<String, Ident>,
 }
 
 /// A parsed iterator source.
@@ -134,6 +137,7 @@ impl Lowerer {
             prefix: "__ad".to_string(),
             closure_outputs,
             binding_ref: false,
+            loads: HashMap::new(),
         }
     }
 
@@ -157,6 +161,7 @@ impl Lowerer {
             prefix: format!("{id}_"),
             closure_outputs: self.closure_outputs.clone(),
             binding_ref: false,
+            loads: HashMap::new(),
         };
         sub.scopes.push(HashMap::new());
         let mut params = Vec::new();
@@ -222,6 +227,23 @@ impl Lowerer {
     }
 
     fn emit(&mut self, s: Stmt) {
+        // Anything but a pure `let` may write memory: forget the places read so far.
+        let pure = matches!(
+            &s,
+            Stmt::Let {
+                op: Op::Use(_)
+                    | Op::Neg(_)
+                    | Op::Bin(..)
+                    | Op::Math(..)
+                    | Op::Cast(..)
+                    | Op::Load(_)
+                    | Op::Inactive(_),
+                ..
+            }
+        );
+        if !pure {
+            self.loads.clear();
+        }
         self.out.last_mut().expect("an open block").push(s);
     }
 
@@ -256,7 +278,9 @@ impl Lowerer {
     fn in_block<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<(Block, T)> {
         self.out.push(Vec::new());
         self.scopes.push(HashMap::new());
+        self.loads.clear();
         let r = f(self);
+        self.loads.clear();
         self.scopes.pop();
         let block = self.out.pop().expect("the block just opened");
         r.map(|t| (block, t))
@@ -599,6 +623,11 @@ impl Lowerer {
         self.kinds.insert(v.to_string(), kind);
         if let Some(Stmt::Let { var, .. }) = self.out.last_mut().and_then(|b| b.last_mut()) {
             *var = v.clone();
+        }
+        for held in self.loads.values_mut() {
+            if held == t {
+                *held = v.clone();
+            }
         }
         self.bind(name, Binding::Var(v));
         true
@@ -997,11 +1026,13 @@ impl Lowerer {
     /// Appends to a lowered block the statements that turn its value into operands.
     fn reopen(&mut self, block: Block, v: Val, n: usize) -> Result<(Block, Vec<Operand>)> {
         self.out.push(block);
+        self.loads.clear();
         let ops = if n == 1 {
             vec![self.operand(v, Span::call_site())?]
         } else {
             self.flatten(v, n)?
         };
+        self.loads.clear();
         let b = self.out.pop().unwrap();
         Ok((b, ops))
     }
@@ -1642,7 +1673,17 @@ impl Lowerer {
     fn operand(&mut self, v: Val, span: Span) -> Result<Operand> {
         match v {
             Val::Op(o) => Ok(o),
-            Val::Place(p, _) => Ok(self.let_op(Op::Load(p), span)),
+            Val::Place(p, _) => {
+                let key = p.primal().to_string();
+                if let Some(v) = self.loads.get(&key) {
+                    return Ok(Operand::Var(v.clone()));
+                }
+                let o = self.let_op(Op::Load(p), span);
+                if let Operand::Var(v) = &o {
+                    self.loads.insert(key, v.clone());
+                }
+                Ok(o)
+            }
             Val::Tuple(items) if items.is_empty() => Ok(Operand::Lit(quote!(()))),
             Val::Tuple(_) => Err(syn::Error::new(
                 span,
