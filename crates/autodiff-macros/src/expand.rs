@@ -331,6 +331,7 @@ impl Gen<'_> {
         let acts: Vec<Activity> = spec.inputs.iter().map(|a| a.0).collect();
         let an = self.analysis(&acts);
         let mut params = Vec::new();
+        let mut reslice = TokenStream::new();
         for (p, a) in self.sig.params.iter().zip(&acts) {
             params.push(self.param_decl(p));
             if a.is_active() {
@@ -348,6 +349,16 @@ impl Gen<'_> {
                     quote!()
                 };
                 params.push(quote!(#m #d: #ty));
+                let n = &p.name;
+                match p.shape {
+                    Shape::Slice { mutable: false } => {
+                        reslice.extend(quote!(let #d = &#d[..#n.len()];));
+                    }
+                    Shape::Slice { mutable: true } => {
+                        reslice.extend(quote!(let #d = &mut #d[..#n.len()];));
+                    }
+                    _ => {}
+                }
             }
         }
         let body = self.forward_body(&an);
@@ -369,6 +380,7 @@ impl Gen<'_> {
             #vis fn #name #gens (#(#params),*) -> #ret_ty #wh {
                 use ::autodiff_core::__private as __ad;
                 let __ad_mark = ();
+                #reslice
                 #zeros
                 #body
                 #ret_val
@@ -385,6 +397,7 @@ impl Gen<'_> {
         let mut adj_decls = TokenStream::new();
         let mut finals = TokenStream::new();
         let mut restores = TokenStream::new();
+        let mut reslice = TokenStream::new();
         let ret_act = spec.ret.map(|r| r.0);
         let r = ret_type(&self.sig.ret);
         if !matches!(self.sig.ret, Ret::Unit) && ret_act != Some(Activity::ActiveOnly) {
@@ -399,6 +412,11 @@ impl Gen<'_> {
                 Activity::Duplicated => {
                     let inner = referent(p);
                     params.push(quote!(#b: &mut #inner));
+                    if let Shape::Slice { .. } = p.shape {
+                        // A shadow as long as its primal: the reverse loops then index
+                        // both without separate bounds checks.
+                        reslice.extend(quote!(let #b = &mut #b[..#n.len()];));
+                    }
                     if matches!(
                         p.shape,
                         Shape::Slice { mutable: true } | Shape::Struct { mutable: true }
@@ -448,6 +466,7 @@ impl Gen<'_> {
             #vis fn #name #gens (#(#params),*) -> #ret_ty #wh {
                 use ::autodiff_core::__private as __ad;
                 let __ad_mark = ();
+                #reslice
                 #core
                 #restores
                 #ret_val
@@ -617,7 +636,7 @@ impl Gen<'_> {
                     params.push(quote!(#t: impl ::autodiff_core::__private::SliceTangent<#e>));
                     convert.extend(quote!(
                         let mut #s = ::std::vec::Vec::new();
-                        let #d: &[#e] = __ad::slice_tangent(&#t, &mut #s, #n.len());
+                        let #d: &[#e] = &__ad::slice_tangent(&#t, &mut #s, #n.len())[..#n.len()];
                     ));
                 }
                 Shape::Slice { mutable: true } => {
@@ -625,7 +644,7 @@ impl Gen<'_> {
                     params.push(quote!(mut #t: impl ::autodiff_core::__private::SliceShadow<#e>));
                     convert.extend(quote!(
                         let mut #s = ::std::vec::Vec::new();
-                        let #d: &mut [#e] = __ad::slice_shadow(&mut #t, &mut #s, #n.len());
+                        let #d: &mut [#e] = &mut __ad::slice_shadow(&mut #t, &mut #s, #n.len())[..#n.len()];
                     ));
                 }
                 Shape::Struct { mutable: false } => {
@@ -706,7 +725,7 @@ impl Gen<'_> {
                     any_sink.push(quote!(__ad::SliceShadow::is_active(&#k)));
                     convert.extend(quote!(
                         let mut #s = ::std::vec::Vec::new();
-                        let #b: &mut [#e] = __ad::slice_shadow(&mut #k, &mut #s, #n.len());
+                        let #b: &mut [#e] = &mut __ad::slice_shadow(&mut #k, &mut #s, #n.len())[..#n.len()];
                     ));
                 }
                 Shape::Struct { .. } => {

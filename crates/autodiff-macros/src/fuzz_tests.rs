@@ -29,18 +29,22 @@ fn config() -> Config {
     }
 }
 
+/// An entry point, by name, applied to fixed arguments.
+type Run<'a> = (&'static str, Box<dyn Fn() -> TokenStream + 'a>);
+
 /// Runs every entry point on `item` with `args`; panics (failing the property) if one
 /// panics or, when `item` is a function, returns tokens that do not parse as items (a
 /// non-function comes back as it is, after a `compile_error!`).
 fn expand_all(args: &TokenStream, item: &TokenStream) {
     let func = syn::parse2::<syn::ImplItemFn>(item.clone());
-    if let Ok(f) = &func {
-        if known_panic(f) && std::env::var_os("AUTODIFF_FUZZ_KNOWN_PANICS").is_none() {
-            return;
-        }
+    if let Ok(f) = &func
+        && known_panic(f)
+        && std::env::var_os("AUTODIFF_FUZZ_KNOWN_PANICS").is_none()
+    {
+        return;
     }
     let is_fn = func.is_ok();
-    let runs: [(&str, Box<dyn Fn() -> TokenStream>); 4] = [
+    let runs: [Run; 4] = [
         (
             "autodiff_forward",
             Box::new(|| {
@@ -530,7 +534,9 @@ fn param() -> impl Strategy<Value = String> {
     ]
 }
 
-fn signature() -> impl Strategy<Value = String> {
+/// A signature, its number of parameters (the receiver included) and whether it returns
+/// a value.
+fn signature() -> impl Strategy<Value = (String, usize, bool)> {
     (
         pick(&["", "pub ", "pub(crate) "]),
         pick(&["", "", "", "const ", "unsafe ", "async ", "extern \"C\" "]),
@@ -572,9 +578,15 @@ fn signature() -> impl Strategy<Value = String> {
         pick(&["", "", "where T: Real"]),
     )
         .prop_map(|(vis, q, name, generics, recv, params, ret, wh)| {
-            format!(
-                "{vis}{q}fn {name}{generics}({recv}{}) {ret} {wh}",
-                params.join(", ")
+            let n = params.len() + usize::from(!recv.is_empty());
+            let returns = !ret.is_empty() && ret != "-> ()";
+            (
+                format!(
+                    "{vis}{q}fn {name}{generics}({recv}{}) {ret} {wh}",
+                    params.join(", ")
+                ),
+                n,
+                returns,
             )
         })
 }
@@ -609,7 +621,8 @@ fn activity_args() -> impl Strategy<Value = String> {
     ]
 }
 
-fn item() -> impl Strategy<Value = String> {
+/// A function item, its number of parameters and whether it returns a value.
+fn item() -> impl Strategy<Value = (String, usize, bool)> {
     (
         pick(&[
             "",
@@ -625,18 +638,29 @@ fn item() -> impl Strategy<Value = String> {
         prop::collection::vec(expr(), 0..4),
         prop::option::of(expr()),
     )
-        .prop_map(|(attr, sig, stmts, tail)| {
+        .prop_map(|(attr, (sig, n, ret), stmts, tail)| {
             let body: String = stmts.iter().map(|s| format!("{s};\n")).collect();
-            format!("{attr}{sig} {{\n{body}{}\n}}", tail.unwrap_or_default())
+            (
+                format!("{attr}{sig} {{\n{body}{}\n}}", tail.unwrap_or_default()),
+                n,
+                ret,
+            )
         })
 }
 
 proptest! {
     #![proptest_config(config())]
 
-    /// Syntactically valid random functions (supported constructs or not) and attributes.
+    /// Syntactically valid random functions (supported constructs or not) and attributes,
+    /// half of them with as many activities as the function has parameters.
     #[test]
-    fn fuzz_random_functions(src in item(), args in activity_args()) {
+    fn fuzz_random_functions((src, args) in item().prop_flat_map(|(src, n, ret)| {
+        let acts = pick(&["Dual", "Const", "Active", "Duplicated", "DualOnly", "ActiveOnly"]);
+        let counted = prop::collection::vec(acts, n + usize::from(ret)).prop_map(|a| {
+            std::iter::once("df".to_string()).chain(a).collect::<Vec<_>>().join(", ")
+        });
+        (Just(src), prop_oneof![counted, activity_args()])
+    })) {
         let parsed = syn::parse_str::<syn::ImplItemFn>(&src);
         prop_assume!(parsed.is_ok(), "not a function: {}", src);
         let item = TokenStream::from_str(&src).unwrap();
