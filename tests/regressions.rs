@@ -181,3 +181,25 @@ fn adapters_mut_iteration_rows_and_mut_methods() {
     use_bump_jvp(&mut acc, &mut tacc, 3.0, 1.0);
     assert_eq!(tacc.b, 9.0 + 12.0);
 }
+
+/// One shadow lent to two arguments of a call.
+#[differentiable]
+fn dot2(a: &[f64], b: &[f64]) -> f64 {
+    a[0] * b[0] + a[1] * b[1]
+}
+
+#[differentiable]
+fn mul(a: f64, b: f64) -> f64 {
+    a * b
+}
+
+#[autodiff_reverse(d_split_dot, Duplicated, Active)]
+fn split_dot(x: &[f64]) -> f64 {
+    dot2(&x[..2], &x[2..]) + dot2(x, x) + mul(x[0], x[0])
+}
+
+#[test]
+fn one_shadow_for_two_arguments() {
+    let x = [0.5, -1.5, 2.0, 0.25];
+    check_gradient(split_dot, grad_of(d_split_dot), &x, 1e-7).unwrap();
+}

@@ -220,14 +220,49 @@ pub fn pullback_call(
     seed: TokenStream,
 ) -> TokenStream {
     let mut args = vec![state];
-    for a in &c.args {
+    // An adjoint can be lent mutably once per call: a second argument with the same
+    // adjoint (`dot(x, x)`, two parts of one slice) gets a scratch shadow, added back after.
+    let mut lent: Vec<String> = match &c.callee {
+        Callee::Method(recv, _) if an.place_active(recv) => vec![recv.base.to_string()],
+        _ => Vec::new(),
+    };
+    let mut before = TokenStream::new();
+    let mut after = TokenStream::new();
+    for (i, a) in c.args.iter().enumerate() {
         args.push(primal_arg(a, refs));
+        let base = match a {
+            Arg::Val(o) if an.operand_active(o) => o.var().map(|v| v.to_string()),
+            Arg::Ref(p, _) if an.place_active(p) => Some(p.base.to_string()),
+            _ => None,
+        };
+        let shared = base.as_ref().is_some_and(|b| lent.contains(b));
+        if let Some(b) = base {
+            lent.push(b);
+        }
         args.push(match a {
             Arg::Val(o) if an.operand_active(o) => {
                 let b = adjoint_name(o.var().unwrap());
-                quote!(&mut #b)
+                if shared {
+                    let scratch = format_ident!("__ad_scratch{}", i);
+                    before.extend(quote!(let mut #scratch = __ad::zero_like(&#b);));
+                    after.extend(quote!(#b += #scratch;));
+                    quote!(&mut #scratch)
+                } else {
+                    quote!(&mut #b)
+                }
             }
-            Arg::Ref(p, _) if an.place_active(p) => refs.reference(p, p.adjoint(), true),
+            Arg::Ref(p, _) if an.place_active(p) => {
+                if shared {
+                    let scratch = format_ident!("__ad_scratch{}", i);
+                    let adj = refs.reference(p, p.adjoint(), false);
+                    let adj_mut = refs.reference(p, p.adjoint(), true);
+                    before.extend(quote!(let mut #scratch = __ad::zero_like(#adj);));
+                    after.extend(quote!(__ad::add_into(#adj_mut, &#scratch);));
+                    quote!(&mut #scratch)
+                } else {
+                    refs.reference(p, p.adjoint(), true)
+                }
+            }
             _ => quote!(__ad::Discard),
         });
     }
@@ -247,13 +282,15 @@ pub fn pullback_call(
                 .collect()
         };
         return quote!({
+            #before
             let __ad_xb = __ad::DiffFn::vjp(&#f, #x, <_ as __ad::ScalarTangent<#y>>::tangent(#seed)).1;
             #(#adds)*
+            #after
         });
     }
     args.push(seed);
     args.push(quote!(__ad_mark));
-    match &c.callee {
+    let call = match &c.callee {
         Callee::ClosureParam(..) => unreachable!("handled above"),
         Callee::Path(p) => {
             let f = companion_path(p, "__ad_pull");
@@ -274,5 +311,6 @@ pub fn pullback_call(
             let state = args.remove(0);
             quote!(#r.#m(#state, #s, #(#args),*))
         }
-    }
+    };
+    quote!({ #before #call; #after })
 }
