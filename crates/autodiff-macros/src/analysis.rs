@@ -282,7 +282,12 @@ fn needed_block(b: &[Stmt], out: &mut HashSet<String>) {
                     .chain(else_vals)
                     .for_each(|o| operand_reads(o, out));
             }
-            Stmt::For { body, .. } | Stmt::Loop { body, .. } => needed_block(body, out),
+            Stmt::For { body, iter, .. } => {
+                // A range re-evaluated in the reverse sweep reads its bounds there.
+                tokens_into(iter, out);
+                needed_block(body, out)
+            }
+            Stmt::Loop { body, .. } => needed_block(body, out),
             Stmt::Inactive(_) => {}
         }
     }

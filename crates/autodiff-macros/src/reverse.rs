@@ -458,7 +458,24 @@ impl<'a> Reverse<'a> {
                 let (bf, br) = self.block(body, inner, quote!());
                 let stores = self.loop_stores.borrow_mut().pop().unwrap_or_default();
                 let it = self.fresh("iter");
-                let (def, it_load) = self.keep_clone(&it, iter.clone(), level);
+                // A range whose bounds the rest of the block does not overwrite is
+                // evaluated again in the reverse sweep instead of being recorded.
+                let recompute = !level.top && exit.is_none() && {
+                    let mut reads = HashSet::new();
+                    crate::lower::walk_idents(iter, &mut |id| {
+                        reads.insert(id.to_string());
+                    });
+                    let mut writes = HashSet::new();
+                    for s in &block[k..] {
+                        stmt_writes(s, &mut writes);
+                    }
+                    reads.is_disjoint(&writes)
+                };
+                let (def, it_load) = if recompute {
+                    (quote!(let #it = #iter;), iter.clone())
+                } else {
+                    self.keep_clone(&it, iter.clone(), level)
+                };
                 // Stores written once per iteration get the trip count reserved up front.
                 let reserve = if stores.is_empty() {
                     quote!()
