@@ -29,12 +29,10 @@ pub struct Reverse<'a> {
     /// The store of each local of a nested block that is recorded rather than recomputed.
     kept: RefCell<HashMap<String, Ident>>,
     counter: RefCell<usize>,
-    /// For each statement of the outermost block: the locals read by it and before it.
-    /// An overwrite needs its old value recorded only when such a read exists: a read
-    /// after it (in program order) is reversed before it and sees the newer value.
-    reads_up_to: RefCell<Vec<HashSet<String>>>,
-    /// The outermost statement being emitted.
-    top_index: RefCell<usize>,
+    /// The blocks being emitted, outermost first (see [`Self::must_record`]).
+    frames: RefCell<Vec<Frame>>,
+    /// Set by a loop just before it emits its body.
+    next_is_loop_body: RefCell<bool>,
     /// Stores declared inside the loop being emitted, to reserve before it.
     loop_stores: RefCell<Vec<Vec<Ident>>>,
 }
@@ -65,30 +63,38 @@ impl<'a> Reverse<'a> {
             tapes: RefCell::new(Vec::new()),
             kept: RefCell::new(HashMap::new()),
             counter: RefCell::new(0),
-            reads_up_to: RefCell::new(Vec::new()),
-            top_index: RefCell::new(0),
+            frames: RefCell::new(Vec::new()),
+            next_is_loop_body: RefCell::new(false),
             loop_stores: RefCell::new(Vec::new()),
         }
     }
 
-    /// Whether an overwrite of `v` at the current point must record the old value.
+    /// Whether an overwrite of `v` at the current point must record the old value: when
+    /// some read of `v` is reversed after it. Those are the reads before it (or in the
+    /// same statement) in each enclosing block, and, for a `v` that outlives an iteration,
+    /// every read in an enclosing loop body (the next iteration reads it again). The
+    /// search stops at the block that declares `v`. A read later in program order is
+    /// reversed first and sees the newer value, so `s += ..` accumulators need nothing.
     fn must_record(&self, v: &Ident) -> bool {
         if !self.an.needs(v) {
             return false;
         }
-        let reads = self.reads_up_to.borrow();
-        let k = *self.top_index.borrow();
-        reads.get(k).is_none_or(|r| r.contains(&v.to_string()))
+        let name = v.to_string();
+        for f in self.frames.borrow().iter().rev() {
+            if f.prefix.get(f.k).is_none_or(|r| r.contains(&name)) {
+                return true;
+            }
+            if f.decls.contains(&name) {
+                return false;
+            }
+            if f.is_loop_body && f.all.contains(&name) {
+                return true;
+            }
+        }
+        false
     }
 
     pub fn sweeps(&self, body: &Block) -> Sweeps {
-        let mut acc = HashSet::new();
-        let mut reads = Vec::new();
-        for s in body {
-            acc.extend(stmt_reads(s));
-            reads.push(acc.clone());
-        }
-        *self.reads_up_to.borrow_mut() = reads;
         let level = Level {
             top: true,
             in_loop: false,
@@ -192,16 +198,19 @@ impl<'a> Reverse<'a> {
     /// The forward and reverse code of a block. The reverse of a nested block is wrapped in
     /// its own scope with its locals re-created and `seeds` run first.
     fn block(&self, b: &Block, level: Level, seeds: TokenStream) -> (TokenStream, TokenStream) {
+        let is_loop_body = self.next_is_loop_body.replace(false);
+        self.frames.borrow_mut().push(Frame::new(b, is_loop_body));
         let mut fwd = TokenStream::new();
         let mut revs = Vec::new();
         for (k, s) in b.iter().enumerate() {
-            if level.top {
-                *self.top_index.borrow_mut() = k;
+            if let Some(f) = self.frames.borrow_mut().last_mut() {
+                f.k = k;
             }
             let (f, r) = self.stmt(s, level, b, k);
             fwd.extend(f);
             revs.push(r);
         }
+        self.frames.borrow_mut().pop();
         revs.reverse();
         let rev: TokenStream = revs.into_iter().collect();
         if level.top {
@@ -455,6 +464,7 @@ impl<'a> Reverse<'a> {
                     in_loop: true,
                 };
                 self.loop_stores.borrow_mut().push(Vec::new());
+                *self.next_is_loop_body.borrow_mut() = true;
                 let (bf, br) = self.block(body, inner, quote!());
                 let stores = self.loop_stores.borrow_mut().pop().unwrap_or_default();
                 let it = self.fresh("iter");
@@ -526,6 +536,7 @@ impl<'a> Reverse<'a> {
                     in_loop: true,
                 };
                 self.loop_stores.borrow_mut().push(Vec::new());
+                *self.next_is_loop_body.borrow_mut() = true;
                 let (bf, br) = self.block(body, inner, quote!());
                 self.loop_stores.borrow_mut().pop();
                 let n = self.fresh("trips");
@@ -852,5 +863,39 @@ impl<'a> Reverse<'a> {
         let fwd = quote!(#record #build let #result = #aug; #keep_state #value);
         let pull = pullback_call(c, self.an, &self.refs, load_state, seed);
         (fwd, quote!(#before #reload #pull; #drains #after))
+    }
+}
+
+/// A block being emitted, for deciding which overwrites to record.
+struct Frame {
+    /// The locals read by the statements up to and including each one.
+    prefix: Vec<HashSet<String>>,
+    /// The locals read anywhere in the block.
+    all: HashSet<String>,
+    /// The locals the block declares.
+    decls: HashSet<String>,
+    is_loop_body: bool,
+    /// The statement being emitted.
+    k: usize,
+}
+
+impl Frame {
+    fn new(b: &Block, is_loop_body: bool) -> Self {
+        let mut all = HashSet::new();
+        let mut prefix = Vec::new();
+        let mut decls = HashSet::new();
+        for s in b {
+            all.extend(stmt_reads(s));
+            prefix.push(all.clone());
+            match s {
+                Stmt::Let { var, .. } => {
+                    decls.insert(var.to_string());
+                }
+                Stmt::LetTuple { vars, .. } => decls.extend(vars.iter().map(|v| v.to_string())),
+                Stmt::If { outs, .. } => decls.extend(outs.iter().map(|v| v.to_string())),
+                _ => {}
+            }
+        }
+        Frame { prefix, all, decls, is_loop_body, k: 0 }
     }
 }
