@@ -896,6 +896,12 @@ impl Frame {
                 _ => {}
             }
         }
-        Frame { prefix, all, decls, is_loop_body, k: 0 }
+        Frame {
+            prefix,
+            all,
+            decls,
+            is_loop_body,
+            k: 0,
+        }
     }
 }
