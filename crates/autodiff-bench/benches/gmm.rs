@@ -6,6 +6,7 @@ use autodiff_bench::gmm::Gmm;
 use autodiff_bench::peers::adtrait;
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
+use std::time::Duration;
 
 fn bench(c: &mut Criterion) {
     for name in ["gmm_d2_K5", "gmm_d10_K25"] {
@@ -21,6 +22,12 @@ fn bench(c: &mut Criterion) {
         group.bench_function("hand-written", |b| {
             b.iter(|| black_box(&gmm).gradient_hand(black_box(&mut g)))
         });
+        group.bench_function("objective, no reused buffers", |b| {
+            b.iter(|| black_box(&gmm).objective_nobuf())
+        });
+        group.bench_function("ours, no reused buffers", |b| {
+            b.iter(|| black_box(&gmm).gradient_nobuf(black_box(&mut g)))
+        });
         group.sample_size(10);
         group.bench_function("ad_trait", |b| {
             b.iter(|| {
@@ -33,5 +40,13 @@ fn bench(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, bench);
+criterion_group! {
+    name = benches;
+    // Short warm-up and measurement: the whole `cargo bench -p autodiff-bench` run stays
+    // within a few minutes on a 2-core machine.
+    config = Criterion::default()
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(2));
+    targets = bench
+}
 criterion_main!(benches);

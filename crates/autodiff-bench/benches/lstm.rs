@@ -6,6 +6,7 @@ use autodiff_bench::lstm::Lstm;
 use autodiff_bench::peers::adtrait;
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
+use std::time::Duration;
 
 fn bench(c: &mut Criterion) {
     for name in ["lstm_l2_c1024", "lstm_l4_c1024"] {
@@ -21,6 +22,12 @@ fn bench(c: &mut Criterion) {
         group.bench_function("hand-written", |b| {
             b.iter(|| black_box(&lstm).gradient_hand(black_box(&mut g)))
         });
+        group.bench_function("objective, without calls", |b| {
+            b.iter(|| black_box(&lstm).objective_inline())
+        });
+        group.bench_function("ours, without calls", |b| {
+            b.iter(|| black_box(&lstm).gradient_inline(black_box(&mut g)))
+        });
         group.sample_size(10);
         group.bench_function("ad_trait", |b| {
             b.iter(|| {
@@ -33,5 +40,13 @@ fn bench(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, bench);
+criterion_group! {
+    name = benches;
+    // Short warm-up and measurement: the whole `cargo bench -p autodiff-bench` run stays
+    // within a few minutes on a 2-core machine.
+    config = Criterion::default()
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(2));
+    targets = bench
+}
 criterion_main!(benches);

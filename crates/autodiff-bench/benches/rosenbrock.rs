@@ -8,6 +8,7 @@ use autodiff_bench::rosenbrock::{
 };
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
+use std::time::Duration;
 
 fn bench(c: &mut Criterion) {
     for n in [1_000, 100_000] {
@@ -48,5 +49,13 @@ fn bench(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, bench);
+criterion_group! {
+    name = benches;
+    // Short warm-up and measurement: the whole `cargo bench -p autodiff-bench` run stays
+    // within a few minutes on a 2-core machine.
+    config = Criterion::default()
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(2));
+    targets = bench
+}
 criterion_main!(benches);

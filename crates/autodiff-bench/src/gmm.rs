@@ -6,7 +6,8 @@
 use crate::adbench::GmmInput;
 use autodiff_core::prelude::*;
 
-/// π as the reference takes it.
+/// π as the reference takes it (rounded to 12 digits, not `std::f64::consts::PI`).
+#[allow(clippy::approx_constant)]
 pub const PI: f64 = 3.14159265359;
 
 /// Max-shifted `log Σ exp(x_i)`.
@@ -115,6 +116,82 @@ pub fn gmm_objective(
     constant + slse - n as f64 * lse_alphas + prior
 }
 
+/// The same objective written without reused buffers: each `Q_k (x_i - μ_k)` entry is
+/// formed in a scalar accumulator (row by row, with the triangle's index in closed form)
+/// and reduced at once, so the only buffer written in the point loop is `main_term`.
+/// Generated gradient: `gmm_objective_nobuf_grad` (same signature as
+/// [`gmm_objective_grad`]).
+#[allow(clippy::too_many_arguments)]
+#[autodiff_reverse(
+    gmm_objective_nobuf_grad,
+    Duplicated,
+    Duplicated,
+    Duplicated,
+    Const,
+    Const,
+    Const,
+    Const,
+    Const,
+    Const,
+    Active
+)]
+pub fn gmm_objective_nobuf(
+    alphas: &[f64],
+    means: &[f64],
+    icf: &[f64],
+    x: &[f64],
+    d: usize,
+    k: usize,
+    gamma: f64,
+    m: f64,
+    constant: f64,
+) -> f64 {
+    let n = x.len() / d;
+    let icf_sz = d * (d + 1) / 2;
+    let mut qdiags = vec![0.0; k * d];
+    let mut sum_qs = vec![0.0; k];
+    for ik in 0..k {
+        let mut sq = 0.0;
+        for j in 0..d {
+            let q = icf[ik * icf_sz + j];
+            sq += q;
+            qdiags[ik * d + j] = q.exp();
+        }
+        sum_qs[ik] = sq;
+    }
+    let mut main_term = vec![0.0; k];
+    let mut slse = 0.0;
+    for ix in 0..n {
+        for ik in 0..k {
+            let mut sqnorm = 0.0;
+            for j in 0..d {
+                let mut acc = qdiags[ik * d + j] * (x[ix * d + j] - means[ik * d + j]);
+                for i in 0..j {
+                    // Row j, column i of the lower triangle, stored column by column.
+                    let li = ik * icf_sz + d + i * (d - 1) - i * (i + 1) / 2 + j - 1;
+                    acc += icf[li] * (x[ix * d + i] - means[ik * d + i]);
+                }
+                sqnorm += acc * acc;
+            }
+            main_term[ik] = alphas[ik] + sum_qs[ik] - 0.5 * sqnorm;
+        }
+        slse += logsumexp(&main_term);
+    }
+    let lse_alphas = logsumexp(alphas);
+    let mut prior = 0.0;
+    for ik in 0..k {
+        let mut frobenius = 0.0;
+        for j in 0..d {
+            frobenius += qdiags[ik * d + j] * qdiags[ik * d + j];
+        }
+        for j in d..icf_sz {
+            frobenius += icf[ik * icf_sz + j] * icf[ik * icf_sz + j];
+        }
+        prior += 0.5 * gamma * gamma * frobenius - m * sum_qs[ik];
+    }
+    constant + slse - n as f64 * lse_alphas + prior
+}
+
 /// `ln Γ(x)` for `x > 0` (Lanczos, g = 7, 9 terms; relative error below 1e-15).
 pub fn lgamma(x: f64) -> f64 {
     const G: f64 = 7.0;
@@ -199,6 +276,44 @@ impl Gmm {
         let (ga, rest) = grad.split_at_mut(p.k);
         let (gm, gi) = rest.split_at_mut(p.k * p.d);
         gmm_objective_grad(
+            &p.alphas,
+            ga,
+            &p.means,
+            gm,
+            &p.icf,
+            gi,
+            &p.x,
+            p.d,
+            p.k,
+            p.gamma,
+            p.m,
+            self.constant,
+            1.0,
+        )
+    }
+
+    /// The objective without reused buffers ([`gmm_objective_nobuf`]).
+    pub fn objective_nobuf(&self) -> f64 {
+        let p = &self.input;
+        gmm_objective_nobuf(
+            &p.alphas,
+            &p.means,
+            &p.icf,
+            &p.x,
+            p.d,
+            p.k,
+            p.gamma,
+            p.m,
+            self.constant,
+        )
+    }
+
+    /// The generated gradient of [`gmm_objective_nobuf`].
+    pub fn gradient_nobuf(&self, grad: &mut [f64]) -> f64 {
+        let p = &self.input;
+        let (ga, rest) = grad.split_at_mut(p.k);
+        let (gm, gi) = rest.split_at_mut(p.k * p.d);
+        gmm_objective_nobuf_grad(
             &p.alphas,
             ga,
             &p.means,

@@ -11,6 +11,10 @@
 //! The ADBench inputs and expected outputs are in `data/adbench/` (MIT License, Copyright
 //! (c) Microsoft Corporation, from microsoft/ADBench); [`adbench`] loads them.
 
+// The problems are written with index loops on purpose: they mirror the ADBench reference
+// code, and they are what the benchmarks measure the generated code on.
+#![allow(clippy::needless_range_loop)]
+
 pub mod adbench;
 pub mod gmm;
 pub mod lstm;

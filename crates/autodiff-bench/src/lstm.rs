@@ -119,6 +119,69 @@ pub fn lstm_objective(
     -total / ((c - 1) * b) as f64
 }
 
+/// The same loss in one function, without calls: the cell and the prediction inlined.
+/// Generated gradient: `lstm_objective_inline_grad` (same signature as
+/// [`lstm_objective_grad`]).
+#[autodiff_reverse(
+    lstm_objective_inline_grad,
+    Duplicated,
+    Duplicated,
+    Const,
+    Const,
+    Const,
+    Const,
+    Active
+)]
+pub fn lstm_objective_inline(
+    main: &[f64],
+    extra: &[f64],
+    state: &[f64],
+    seq: &[f64],
+    l: usize,
+    b: usize,
+) -> f64 {
+    let c = seq.len() / b;
+    let mut hidden = vec![0.0; l * b];
+    let mut cell = vec![0.0; l * b];
+    for li in 0..l {
+        for i in 0..b {
+            hidden[li * b + i] = state[2 * li * b + i];
+            cell[li * b + i] = state[2 * li * b + b + i];
+        }
+    }
+    let mut xp = vec![0.0; b];
+    let mut total = 0.0;
+    for t in 0..c - 1 {
+        for i in 0..b {
+            xp[i] = seq[t * b + i] * extra[i];
+        }
+        for li in 0..l {
+            let o = li * 8 * b;
+            for i in 0..b {
+                let h = hidden[li * b + i];
+                let forget = 1.0 / (1.0 + (-(xp[i] * main[o + i] + main[o + 4 * b + i])).exp());
+                let ingate = 1.0 / (1.0 + (-(h * main[o + b + i] + main[o + 5 * b + i])).exp());
+                let outgate =
+                    1.0 / (1.0 + (-(xp[i] * main[o + 2 * b + i] + main[o + 6 * b + i])).exp());
+                let change = (h * main[o + 3 * b + i] + main[o + 7 * b + i]).tanh();
+                let cn = cell[li * b + i] * forget + ingate * change;
+                cell[li * b + i] = cn;
+                hidden[li * b + i] = outgate * cn.tanh();
+                xp[i] = hidden[li * b + i];
+            }
+        }
+        let mut se = 0.0;
+        for i in 0..b {
+            se += (xp[i] * extra[b + i] + extra[2 * b + i]).exp();
+        }
+        let lse = (se + 2.0).ln();
+        for i in 0..b {
+            total += seq[(t + 1) * b + i] * (xp[i] * extra[b + i] + extra[2 * b + i] - lse);
+        }
+    }
+    -total / ((c - 1) * b) as f64
+}
+
 /// A loaded instance, ready to call.
 #[derive(Clone, Debug)]
 pub struct Lstm {
@@ -148,6 +211,19 @@ impl Lstm {
         let p = &self.input;
         let (gm, ge) = grad.split_at_mut(p.main.len());
         lstm_objective_grad(&p.main, gm, &p.extra, ge, &p.state, &p.seq, p.l, p.b, 1.0)
+    }
+
+    /// The objective without calls ([`lstm_objective_inline`]).
+    pub fn objective_inline(&self) -> f64 {
+        let p = &self.input;
+        lstm_objective_inline(&p.main, &p.extra, &p.state, &p.seq, p.l, p.b)
+    }
+
+    /// The generated gradient of [`lstm_objective_inline`].
+    pub fn gradient_inline(&self, grad: &mut [f64]) -> f64 {
+        let p = &self.input;
+        let (gm, ge) = grad.split_at_mut(p.main.len());
+        lstm_objective_inline_grad(&p.main, gm, &p.extra, ge, &p.state, &p.seq, p.l, p.b, 1.0)
     }
 
     /// The hand-written gradient: adds `∇f` into `grad`, returns `f`.

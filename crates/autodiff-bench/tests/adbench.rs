@@ -32,6 +32,23 @@ fn check_gmm(name: &str, expected: &str, with_adtrait: bool) {
     let e = max_rel_error(&g, &j_exp);
     assert!(e < TOL, "{name}: generated gradient off by {e:e}");
 
+    let f_nobuf = gmm.objective_nobuf();
+    assert!(
+        rel_diff(f_nobuf, f_exp) < TOL,
+        "{name}: objective without buffers {f_nobuf}"
+    );
+    let mut g = vec![0.0; gmm.num_params()];
+    let f1 = gmm.gradient_nobuf(&mut g);
+    assert!(
+        rel_diff(f1, f_exp) < TOL,
+        "{name}: generated gradient (no buffers) value {f1}"
+    );
+    let e = max_rel_error(&g, &j_exp);
+    assert!(
+        e < TOL,
+        "{name}: generated gradient (no buffers) off by {e:e}"
+    );
+
     let mut h = vec![0.0; gmm.num_params()];
     let f2 = gmm.gradient_hand(&mut h);
     assert!(
@@ -88,6 +105,23 @@ fn check_lstm(name: &str, with_adtrait: bool) {
     );
     let e = max_rel_error(&g, &j_exp);
     assert!(e < TOL, "{name}: generated gradient off by {e:e}");
+
+    let f_inline = lstm.objective_inline();
+    assert!(
+        rel_diff(f_inline, f_exp) < TOL,
+        "{name}: objective without calls {f_inline}"
+    );
+    let mut g = vec![0.0; lstm.num_params()];
+    let f1 = lstm.gradient_inline(&mut g);
+    assert!(
+        rel_diff(f1, f_exp) < TOL,
+        "{name}: generated gradient (no calls) value {f1}"
+    );
+    let e = max_rel_error(&g, &j_exp);
+    assert!(
+        e < TOL,
+        "{name}: generated gradient (no calls) off by {e:e}"
+    );
 
     let mut h = vec![0.0; lstm.num_params()];
     let f2 = lstm.gradient_hand(&mut h);

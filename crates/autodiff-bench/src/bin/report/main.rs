@@ -271,6 +271,12 @@ fn gmm(name: &str, budget: Duration) -> Problem {
     p.measure(budget, "primal", "", || black_box(&gmm).objective());
     p.measure(budget, OURS, "", || black_box(&gmm).gradient(&mut g));
     p.measure(budget, HAND, "", || black_box(&gmm).gradient_hand(&mut g));
+    p.measure(budget, "primal, no reused buffers", "", || {
+        black_box(&gmm).objective_nobuf()
+    });
+    p.measure(budget, "ours, no reused buffers", "", || {
+        black_box(&gmm).gradient_nobuf(&mut g)
+    });
     let params = i.params();
     let mut ad = || {
         adtrait::gradient(black_box(&params), &mut g, |v| {
@@ -285,6 +291,7 @@ fn gmm(name: &str, budget: Duration) -> Problem {
         fmt_bytes(adtrait::tape_nodes() * adtrait::NODE_BYTES)
     );
     p.measure(budget, ADTRAIT, &tape, ad);
+    p.pending("Hessian-vector product", "pending nested AD");
     p
 }
 
@@ -300,6 +307,12 @@ fn lstm(name: &str, budget: Duration) -> Problem {
     p.measure(budget, "primal", "", || black_box(&lstm).objective());
     p.measure(budget, OURS, "", || black_box(&lstm).gradient(&mut g));
     p.measure(budget, HAND, "", || black_box(&lstm).gradient_hand(&mut g));
+    p.measure(budget, "primal, without calls", "", || {
+        black_box(&lstm).objective_inline()
+    });
+    p.measure(budget, "ours, without calls", "", || {
+        black_box(&lstm).gradient_inline(&mut g)
+    });
     let params = i.params();
     let mut ad = || {
         adtrait::gradient(black_box(&params), &mut g, |v| {
@@ -314,6 +327,7 @@ fn lstm(name: &str, budget: Duration) -> Problem {
         fmt_bytes(adtrait::tape_nodes() * adtrait::NODE_BYTES)
     );
     p.measure(budget, ADTRAIT, &tape, ad);
+    p.pending("Hessian-vector product", "pending nested AD");
     p
 }
 
@@ -599,15 +613,35 @@ fn benchmarks_md(
     build: Option<&buildcost::BuildCost>,
     budget_ms: u64,
 ) -> String {
-    let build = build
-        .map(|b| b.markdown())
-        .unwrap_or_else(|| "(not measured in this run: `--no-build-cost`)\n".to_string());
+    let (build_md, dev_ms, rel_ms) = match build {
+        Some(b) => {
+            let per = |profile: &str| {
+                b.per_function_ms(profile)
+                    .map(|ms| format!("{ms:.0}"))
+                    .unwrap_or_else(|| "?".into())
+            };
+            (b.markdown(), per("dev"), per("release"))
+        }
+        None => (
+            "(not measured in this run: `--no-build-cost`)\n".to_string(),
+            "?".into(),
+            "?".into(),
+        ),
+    };
+    let quoted: String = summary
+        .lines()
+        .map(|l| format!("> {l}\n"))
+        .collect::<String>()
+        .trim_end()
+        .to_string();
     let template = include_str!("BENCHMARKS.template.md");
     template
-        .replace("{{SUMMARY}}", summary)
+        .replace("{{SUMMARY_QUOTED}}", &quoted)
         .replace("{{MACHINE}}", machine)
         .replace("{{BUDGET_MS}}", &budget_ms.to_string())
         .replace("{{RESULTS}}", results)
         .replace("{{TARGETS}}", targets)
-        .replace("{{BUILD}}", &build)
+        .replace("{{BUILD_DEV_MS}}", &dev_ms)
+        .replace("{{BUILD_REL_MS}}", &rel_ms)
+        .replace("{{BUILD}}", &build_md)
 }
