@@ -34,7 +34,7 @@ for ((b = 0; b < batches; b++)); do
         log="$LOGDIR/seed-$seed.log"
         AUTODIFF_FUZZ_SEED=$seed AUTODIFF_FUZZ_COUNT=$count AUTODIFF_FUZZ_SKIP=$skip \
             cargo test -q -p autodiff-fuzzgen --test differential -- --nocapture >"$log" 2>&1
-        if grep -q "^differential: seed" "$log"; then
+        if grep -q "differential: seed" "$log"; then
             break
         fi
         # Did not compile: skip the functions the errors point at.
@@ -61,11 +61,11 @@ for ((b = 0; b < batches; b++)); do
         done
         skip=${skip:+$skip,}$new
     done
-    n=$(grep -oE '^differential: seed [0-9]+, [0-9]+ functions' "$log" | grep -oE '[0-9]+ functions' | cut -d' ' -f1)
+    n=$(grep -oE "differential: seed [0-9]+, [0-9]+ functions" "$log" | grep -oE '[0-9]+ functions' | cut -d' ' -f1)
     functions=$((functions + ${n:-0}))
     fails=$(grep -c '^FAIL' "$log")
     test_failures=$((test_failures + fails))
-    grep '^differential: [0-9]' "$log" | sed "s/^/seed $seed: /"
+    grep -oE "differential: [0-9].*" "$log" | sed "s/^/seed $seed: /"
     grep '^FAIL' "$log" | cut -c1-400 | sed "s/^/seed $seed: /"
 done
 echo "long run: $functions functions checked in $batches batches (seeds $FIRST..$((FIRST + batches - 1))), $test_failures failed checks, $ncompile functions that did not compile$compile_failures"

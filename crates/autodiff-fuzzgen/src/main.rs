@@ -39,10 +39,10 @@ fn run() -> Result<(), String> {
     let env_name = |o: &str| format!("AUTODIFF_FUZZ_{}", o.to_uppercase());
     let cfg = config_from(|k| {
         for o in ["seed", "count", "features", "skip"] {
-            if k == env_name(o) {
-                if let Some(v) = opts.get(o) {
-                    return Some(v.clone());
-                }
+            if k == env_name(o)
+                && let Some(v) = opts.get(o)
+            {
+                return Some(v.clone());
             }
         }
         std::env::var(k).ok()
