@@ -203,3 +203,28 @@ fn one_shadow_for_two_arguments() {
     let x = [0.5, -1.5, 2.0, 0.25];
     check_gradient(split_dot, grad_of(d_split_dot), &x, 1e-7).unwrap();
 }
+
+/// Constants keep their written types; `copied()` elements and closure arguments are values;
+/// `sin_cos` of a constant destructures.
+#[autodiff_reverse(d_typed, Duplicated, Active)]
+#[autodiff_forward(typed_jvp, Dual, Dual)]
+fn typed(x: &[f64]) -> f64 {
+    let t: f64 = 0.5;
+    let g = |q: f64| if q <= 2.0 { q } else { x[0] };
+    let (s, c) = 0.5_f64.sin_cos();
+    let mut acc = x[0] * t.sin() + g(x[1]) + g(2.0).abs() * s + c;
+    for v in x.iter().copied() {
+        if v > 0.0 {
+            acc += v * v;
+        }
+    }
+    acc
+}
+
+#[test]
+fn typed_constants_and_value_arguments() {
+    let x = [0.7, -1.2, 1.9];
+    check_gradient(typed, grad_of(d_typed), &x, 1e-7).unwrap();
+    let v = [0.3, 1.0, -0.5];
+    check_directional(typed, |x, v| typed_jvp(x, v).1, &x, &[&v], 1e-7).unwrap();
+}

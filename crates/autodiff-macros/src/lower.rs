@@ -533,6 +533,10 @@ impl Lowerer {
                 return Ok(());
             }
             let val = self.lower_expr_hint(e, hint.as_ref())?;
+            let val = match &hint {
+                Some(ty) => typed_constant(val, ty),
+                None => val,
+            };
             if matches!(e, Expr::Reference(_)) {
                 let saved = std::mem::replace(&mut self.binding_ref, true);
                 let r = self.bind_let(name, mutable, val, e.span());
@@ -675,7 +679,10 @@ impl Lowerer {
                 let span = pi.ident.span();
                 self.bind_let(&pi.ident, pi.mutability.is_some(), val, span)
             }
-            Pat::Type(pt) => self.bind_pat(&pt.pat, val),
+            Pat::Type(pt) => {
+                let val = typed_constant(val, &pt.ty);
+                self.bind_pat(&pt.pat, val)
+            }
             Pat::Paren(pp) => self.bind_pat(&pp.pat, val),
             Pat::Wild(_) => Ok(()),
             Pat::Reference(r) => {
@@ -694,6 +701,15 @@ impl Lowerer {
                         self.emit(Stmt::LetTuple {
                             vars: vars.clone(),
                             op: Op::Use(Operand::Var(v)),
+                        });
+                        vars.into_iter().map(|v| Val::Op(Operand::Var(v))).collect()
+                    }
+                    Val::Op(Operand::Lit(t)) => {
+                        let vars: Vec<Ident> =
+                            (0..t_len(pat)).map(|_| self.temp(pat.span())).collect();
+                        self.emit(Stmt::LetTuple {
+                            vars: vars.clone(),
+                            op: Op::Inactive(t),
                         });
                         vars.into_iter().map(|v| Val::Op(Operand::Var(v))).collect()
                     }
@@ -1433,7 +1449,10 @@ impl Lowerer {
                     Val::Tuple(vec![v, w])
                 }
                 Adapter::Enumerate => Val::Tuple(vec![Val::Op(Operand::Var(k.clone())), v]),
-                Adapter::Copied => v,
+                Adapter::Copied => match v {
+                    Val::Place(..) => Val::Op(self.operand(v, span)?),
+                    v => v,
+                },
             };
         }
         Ok(v)
@@ -1468,7 +1487,10 @@ impl Lowerer {
                     for a in &chain.adapters {
                         v = match a {
                             Adapter::Map(f) => l.apply_fn(f, vec![v], span)?,
-                            Adapter::Copied => v,
+                            Adapter::Copied => match v {
+                                Val::Place(..) => Val::Op(l.operand(v, span)?),
+                                v => v,
+                            },
                             _ => return unsupported_at(span, "`zip` or `enumerate` on a range"),
                         };
                     }
@@ -2129,9 +2151,20 @@ impl Lowerer {
                 return self.lower_call(Callee::ClosureParam(v, y), args, span);
             }
             if let Some(Binding::Closure(def)) = self.lookup(&id.to_string()).cloned() {
+                // A call passes values: a place argument is read, not aliased.
                 let mut args = Vec::new();
                 for a in &c.args {
-                    args.push(self.lower_expr(a)?);
+                    let v = match self.lower_expr(a)? {
+                        Val::Place(p, m)
+                            if is_scalar_place(&p, self)
+                                && !matches!(strip(a), Expr::Reference(_)) =>
+                        {
+                            let _ = m;
+                            Val::Op(self.operand(Val::Place(p, m), a.span())?)
+                        }
+                        v => v,
+                    };
+                    args.push(v);
                 }
                 return self.inline_closure(&def, args, span);
             }
@@ -2145,7 +2178,8 @@ impl Lowerer {
             return Ok(Val::Op(Operand::Lit(self.render(&Expr::Call(c.clone())))));
         }
         if let Some(name) = math_path(path, &self.floats)
-            && math_arity(&name) == Some(c.args.len().saturating_sub(1))
+            && !c.args.is_empty()
+            && math_arity(&name) == Some(c.args.len() - 1)
         {
             let mut args = Vec::new();
             for a in &c.args {
@@ -2240,6 +2274,22 @@ impl Lowerer {
 enum Branch {
     Block(syn::Block),
     Expr(Expr),
+}
+
+fn t_len(p: &Pat) -> usize {
+    match p {
+        Pat::Tuple(t) => t.elems.len(),
+        _ => 1,
+    }
+}
+
+/// A constant bound to a typed pattern keeps its type (`let t: f64 = 0.5;`), so that
+/// methods called on it are not ambiguous.
+fn typed_constant(v: Val, ty: &syn::Type) -> Val {
+    match v {
+        Val::Op(Operand::Lit(t)) => Val::Op(Operand::Lit(quote!({ let __ad_v: #ty = #t; __ad_v }))),
+        v => v,
+    }
 }
 
 fn guard(cond: TokenStream, then: Block) -> Stmt {
