@@ -175,25 +175,24 @@ pub const FEATURES: &[(&str, &str)] = &[
         "block_shadow",
         "shadowing `let t = t * ..` inside a bare `{ .. }` block",
     ),
+    ("ascribe", "type ascriptions of scalars: `let t: f64 = ..`"),
     (
-        "ascribe",
-        "type ascriptions `let t: f64 = ..`, `let b: Vec<f64> = ..`",
+        "ascribe_vec",
+        "type ascriptions of vectors: `let b: Vec<f64> = vec![0.0; n]`, `Vec::new()`",
     ),
     (
         "closure_lit_arg",
         "a closure `|q: f64| ..` called with a literal: `g(2.0)`",
     ),
+    (
+        "closure_arg_reread",
+        "a closure called with a bare local or element: `t + g(t)` (else `g(t * 1.0)`)",
+    ),
 ];
 
 /// Constructs left out of the default (CI) batch because they currently trip the engine;
 /// each is described in TESTING.md. `AUTODIFF_FUZZ_FEATURES=all` puts them back.
-pub const EXCLUDED: &[&str] = &[
-    "alias_in_cond",
-    "closure_in_cond",
-    "ascribe",
-    "closure_lit_arg",
-    "sin_cos_const",
-];
+pub const EXCLUDED: &[&str] = &["closure_in_cond", "ascribe_vec", "closure_arg_reread"];
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Features {
@@ -840,9 +839,21 @@ impl<'a> FnGen<'a> {
             6 => {
                 let c = self.rng.pick(&clos).clone();
                 let typed_args = !self.on("closure_lit_arg");
+                let reread = self.on("closure_arg_reread");
                 let args: Vec<E> = (0..c.arity)
                     .map(|_| self.fexpr_with(depth - 1, true))
                     .map(|e| if typed_args { typed(e) } else { e })
+                    .map(|e| {
+                        if reread || !is_place(&e.p) {
+                            e
+                        } else {
+                            E {
+                                p: format!("({} * 1.0)", e.p),
+                                o: format!("({} * D::from(1.0))", e.o),
+                                lit: false,
+                            }
+                        }
+                    })
                     .collect();
                 E {
                     p: format!(
@@ -1963,7 +1974,7 @@ impl<'a> FnGen<'a> {
             .collect();
         let len = match self.rng.below(3) {
             0 => {
-                if self.on("ascribe") && self.rng.chance(0.5) {
+                if self.on("ascribe_vec") && self.rng.chance(0.5) {
                     self.line(
                         &format!("let mut {b}: Vec<f64> = vec![0.0; n];"),
                         &format!("let mut {b}: Vec<D> = vec![D::from(0.0); n];"),
@@ -2032,7 +2043,7 @@ impl<'a> FnGen<'a> {
 
     fn push_loop(&mut self) {
         let b = self.name("p");
-        if self.on("ascribe") && self.rng.chance(0.5) {
+        if self.on("ascribe_vec") && self.rng.chance(0.5) {
             self.line(
                 &format!("let mut {b}: Vec<f64> = Vec::new();"),
                 &format!("let mut {b}: Vec<D> = Vec::new();"),
@@ -2189,6 +2200,30 @@ fn typed(mut e: E) -> E {
         e.lit = false;
     }
     e
+}
+
+/// Whether `p` is a bare local, element `(*v)` or indexed place `x[..]`.
+fn is_place(p: &str) -> bool {
+    if p.starts_with("(*") && p.ends_with(')') {
+        return !p[2..p.len() - 1].contains(|c: char| !c.is_ascii_alphanumeric() && c != '_');
+    }
+    let rest = p.trim_start_matches(|c: char| c.is_ascii_alphanumeric() || c == '_');
+    if rest.len() == p.len() {
+        return false;
+    }
+    rest.is_empty()
+        || (rest.starts_with('[') && rest.ends_with(']') && {
+            // One bracket group, closing at the end.
+            let mut depth = 0;
+            rest.char_indices().all(|(i, c)| {
+                match c {
+                    '[' => depth += 1,
+                    ']' => depth -= 1,
+                    _ => {}
+                }
+                depth > 0 || i == rest.len() - 1
+            })
+        })
 }
 
 /// Whether `text` mentions the identifier `name`.

@@ -36,14 +36,7 @@ type Run<'a> = (&'static str, Box<dyn Fn() -> TokenStream + 'a>);
 /// panics or, when `item` is a function, returns tokens that do not parse as items (a
 /// non-function comes back as it is, after a `compile_error!`).
 fn expand_all(args: &TokenStream, item: &TokenStream) {
-    let func = syn::parse2::<syn::ImplItemFn>(item.clone());
-    if let Ok(f) = &func
-        && known_panic(f)
-        && std::env::var_os("AUTODIFF_FUZZ_KNOWN_PANICS").is_none()
-    {
-        return;
-    }
-    let is_fn = func.is_ok();
+    let is_fn = syn::parse2::<syn::ImplItemFn>(item.clone()).is_ok();
     let runs: [Run; 4] = [
         (
             "autodiff_forward",
@@ -88,33 +81,6 @@ fn expand_all(args: &TokenStream, item: &TokenStream) {
             "#[{name}({args})] returned tokens that are not items:\n{out}\n\non:\n{item}"
         );
     }
-}
-
-/// Inputs on which the engine is known to panic, skipped until it is fixed (set
-/// `AUTODIFF_FUZZ_KNOWN_PANICS=1` to check them). See TESTING.md:
-///
-/// - a float function called by path with no argument, `f64::sin()`: `lower.rs` indexes
-///   the missing receiver (`index out of bounds: the len is 0 but the index is 0`).
-fn known_panic(f: &syn::ImplItemFn) -> bool {
-    use syn::visit::Visit;
-    struct Finder(bool);
-    impl<'a> Visit<'a> for Finder {
-        fn visit_expr_call(&mut self, c: &'a syn::ExprCall) {
-            if let syn::Expr::Path(p) = &*c.func {
-                let segs = &p.path.segments;
-                if c.args.is_empty()
-                    && segs.len() == 2
-                    && (segs[0].ident == "f64" || segs[0].ident == "f32")
-                {
-                    self.0 = true;
-                }
-            }
-            syn::visit::visit_expr_call(self, c);
-        }
-    }
-    let mut finder = Finder(false);
-    finder.visit_impl_item_fn(f);
-    finder.0
 }
 
 /// Items of a file, or of an `impl` block (the expansion of a method).
