@@ -228,3 +228,62 @@ fn typed_constants_and_value_arguments() {
     let v = [0.3, 1.0, -0.5];
     check_directional(typed, |x, v| typed_jvp(x, v).1, &x, &[&v], 1e-7).unwrap();
 }
+
+/// A local closure called with a place or local that its caller also reads: the argument
+/// binding renamed the shared load (`x[0] + g(x[0])` did not compile).
+#[autodiff_reverse(d_reread, Duplicated, Active)]
+#[autodiff_forward(reread_jvp, Dual, Dual)]
+fn reread(x: &[f64]) -> f64 {
+    let g = |q: f64| q * 2.0;
+    let h = |a: f64, b: f64| a * b.sin();
+    let t = x[1] * 3.0;
+    x[0] + g(x[0]) + t + g(t) + h(x[0], x[0])
+}
+
+#[test]
+fn closure_arguments_that_the_caller_rereads() {
+    let x = [0.4, -0.8];
+    check_gradient(reread, grad_of(d_reread), &x, 1e-7).unwrap();
+    let v = [1.0, 0.5];
+    check_directional(reread, |x, v| reread_jvp(x, v).1, &x, &[&v], 1e-7).unwrap();
+}
+
+/// An empty `f64` sum is -0.0; the companions started theirs at +0.0, which flips
+/// `signum` of an empty sum.
+#[autodiff_reverse(d_empty_sum, Duplicated, Active)]
+#[autodiff_forward(empty_sum_jvp, Dual, Dual)]
+fn empty_sum(x: &[f64]) -> f64 {
+    let s: f64 = x[..0].iter().sum();
+    let t = x.iter().map(|v| v * 0.0).sum::<f64>();
+    x[0] * s.signum() + x[1] * t.signum()
+}
+
+#[test]
+fn empty_sums_are_negative_zero() {
+    let x = [0.5, -2.0];
+    let mut g = [0.0; 2];
+    let y = d_empty_sum(&x, &mut g, 1.0);
+    assert_eq!(y, empty_sum(&x));
+    // s = -0.0, so signum(s) = -1; t is a sum of +0.0 and -0.0 terms starting at -0.0.
+    assert_eq!(g[0], -1.0);
+    assert_eq!(empty_sum_jvp(&x, &[1.0, 0.0]), (y, -1.0));
+}
+
+/// `let acc: f64 = if .. { -2.0 } else { 1.5 };` lost its type, so `acc.max(a)` was a
+/// method call on an ambiguous `{float}`.
+#[autodiff_reverse(d_typed_if, Active, Duplicated, Active)]
+#[autodiff_forward(typed_if_jvp, Dual, Dual, Dual)]
+fn typed_if(a: f64, x: &[f64]) -> f64 {
+    let acc: f64 = if x[1] >= 1.0 { -2.0 } else { 1.5 };
+    acc.max(a) * x[0]
+}
+
+#[test]
+fn typed_if_values() {
+    let x = [0.5, 2.0];
+    let mut g = [0.0; 2];
+    let (y, da) = d_typed_if(-1.0, &x, &mut g, 1.0);
+    assert_eq!((y, da, g), (typed_if(-1.0, &x), 0.5, [-1.0, 0.0]));
+    let (y, dy) = typed_if_jvp(3.0, 1.0, &x, &[1.0, 0.0]);
+    assert_eq!((y, dy), (1.5, 3.5));
+}

@@ -115,7 +115,7 @@ pub fn add_into<A: AddInto<B> + ?Sized, B: ?Sized>(dst: &mut A, src: &B) {
 /// The sum of a float slice: the adjoint of a value broadcast into every element.
 #[inline]
 pub fn sum<T: Real>(v: &[T]) -> T {
-    v.iter().fold(T::zero(), |a, &b| a + b)
+    v.iter().fold(-T::zero(), |a, &b| a + b)
 }
 
 /// The slice length `min(a, b)`: the trip count of a `zip`.

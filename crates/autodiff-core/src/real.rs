@@ -22,6 +22,7 @@ pub trait Real:
     + MulAssign
     + DivAssign
     + Default
+    + core::iter::Sum
     + Debug
     + Send
     + Sync

@@ -89,6 +89,9 @@ pub struct Lowerer {
     /// Places already read in the current straight-line run, and the locals holding them:
     /// a second read reuses the first (and the reverse sweep accumulates once).
     loads: HashMap<String, Ident>,
+    /// The temporary defined by the last `let_op`, while no other expression holds it: a
+    /// user binding of it may rename it instead of copying it.
+    renamable: Option<Ident>,
 }
 
 /// A parsed iterator source.
@@ -138,6 +141,7 @@ impl Lowerer {
             closure_outputs,
             binding_ref: false,
             loads: HashMap::new(),
+            renamable: None,
         }
     }
 
@@ -162,6 +166,7 @@ impl Lowerer {
             closure_outputs: self.closure_outputs.clone(),
             binding_ref: false,
             loads: HashMap::new(),
+            renamable: None,
         };
         sub.scopes.push(HashMap::new());
         let mut params = Vec::new();
@@ -272,6 +277,7 @@ impl Lowerer {
             mutable: false,
             op,
         });
+        self.renamable = Some(var.clone());
         Operand::Var(var)
     }
 
@@ -534,7 +540,7 @@ impl Lowerer {
             }
             let val = self.lower_expr_hint(e, hint.as_ref())?;
             let val = match &hint {
-                Some(ty) => typed_constant(val, ty),
+                Some(ty) => self.typed_value(val, ty, e.span()),
                 None => val,
             };
             if matches!(e, Expr::Reference(_)) {
@@ -547,6 +553,17 @@ impl Lowerer {
         }
         let val = self.lower_expr_hint(e, hint.as_ref())?;
         self.bind_pat(pat, val)
+    }
+
+    /// The value of `let name: ty = ..`, made to keep the written type: an `if`/`match`
+    /// whose branches are literals would otherwise leave it an ambiguous `{float}`.
+    fn typed_value(&mut self, val: Val, ty: &syn::Type, span: Span) -> Val {
+        match val {
+            Val::Op(Operand::Var(v)) if is_float_type(ty, &self.floats) => {
+                Val::Op(self.let_op(Op::Cast(Operand::Var(v), ty.clone()), span))
+            }
+            v => typed_constant(v, ty),
+        }
     }
 
     fn new_var_unbound(&mut self, name: &Ident, kind: VarKind) -> Ident {
@@ -615,7 +632,7 @@ impl Lowerer {
         else {
             return false;
         };
-        if var != t || !var.to_string().ends_with("_t") {
+        if var != t || self.renamable.take().as_ref() != Some(t) {
             return false;
         }
         let v = self.fresh(&name.to_string(), name.span());
@@ -1564,9 +1581,10 @@ impl Lowerer {
         let acc = self.fresh("acc", span);
         self.kinds.insert(acc.to_string(), VarKind::Scalar);
         let init = match name.as_str() {
+            // Float sums start at -0.0, as `Sum for f64` does: an empty sum is -0.0.
             "sum" => Operand::Lit(match &ty {
-                Some(t) => quote!(<#t as ::core::default::Default>::default()),
-                None => quote!(0.0),
+                Some(t) => quote!(<#t as ::core::iter::Sum>::sum(::core::iter::empty::<#t>())),
+                None => quote!((-0.0)),
             }),
             "product" => Operand::Lit(match &ty {
                 Some(t) => quote!(<#t as __ad::Real>::lit(1.0)),
@@ -1698,6 +1716,8 @@ impl Lowerer {
             Val::Place(p, _) => {
                 let key = p.primal().to_string();
                 if let Some(v) = self.loads.get(&key) {
+                    // Another operand already holds this local.
+                    self.renamable = None;
                     return Ok(Operand::Var(v.clone()));
                 }
                 let o = self.let_op(Op::Load(p), span);
