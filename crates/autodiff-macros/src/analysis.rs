@@ -84,7 +84,7 @@ impl Analysis {
             | Op::ArrRepeat(o, _) => self.operand_active(o),
             Op::Bin(_, a, b) => self.operand_active(a) || self.operand_active(b),
             Op::Math(_, ops) | Op::ArrLit(ops, _) => ops.iter().any(|o| self.operand_active(o)),
-            Op::Load(p) | Op::CloneOf(p) => self.place_active(p),
+            Op::Load(p) | Op::CloneOf(p) | Op::Pop(p) => self.place_active(p),
             Op::Call(c) => self.call_active(c),
             Op::Inactive(_) | Op::NewVec(_) => false,
         }
@@ -218,7 +218,7 @@ pub fn op_reads(op: &Op, out: &mut HashSet<String>) {
             operand_reads(b, out);
         }
         Op::Math(_, ops) | Op::ArrLit(ops, _) => ops.iter().for_each(|o| operand_reads(o, out)),
-        Op::Load(p) | Op::CloneOf(p) => place_reads(p, out),
+        Op::Load(p) | Op::CloneOf(p) | Op::Pop(p) => place_reads(p, out),
         Op::Call(c) => call_reads(c, out),
         Op::Inactive(t) | Op::NewVec(t) => tokens_into(t, out),
     }

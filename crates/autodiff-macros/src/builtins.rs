@@ -69,3 +69,65 @@ pub fn is_inert_macro(name: &str) -> bool {
             | "format"
     )
 }
+
+/// The partial derivatives of `autodiff_core::__private::d::NAME`, written as expressions
+/// of its arguments `$0, $1, ..` (the method's inputs, then its output): what a derivative
+/// companion computes, so that the companion can be differentiated again. Partials of
+/// several inputs are tuples. `None` for partials that have no template yet.
+pub fn partial_template(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "sin" => "$0.cos()",
+        "cos" => "-$0.sin()",
+        "tan" => "1.0 + $1 * $1",
+        "asin" => "(1.0 - $0 * $0).sqrt().recip()",
+        "acos" => "-(1.0 - $0 * $0).sqrt().recip()",
+        "atan" => "(1.0 + $0 * $0).recip()",
+        "sinh" => "$0.cosh()",
+        "cosh" => "$0.sinh()",
+        "tanh" => "1.0 - $1 * $1",
+        "asinh" => "($0 * $0 + 1.0).sqrt().recip()",
+        "acosh" => "($0 * $0 - 1.0).sqrt().recip()",
+        "atanh" => "(1.0 - $0 * $0).recip()",
+        "exp" => "$1",
+        "exp2" => "$1 * 0.6931471805599453",
+        "exp_m1" => "$1 + 1.0",
+        "ln" => "$0.recip()",
+        "ln_1p" => "(1.0 + $0).recip()",
+        "log2" => "($0 * 0.6931471805599453).recip()",
+        "log10" => "($0 * 2.302585092994046).recip()",
+        "sqrt" => "0.5 / $1",
+        "cbrt" => "(3.0 * $1 * $1).recip()",
+        "abs" => "if $0 > 0.0 { 1.0 } else if $0 < 0.0 { -1.0 } else { 0.0 }",
+        "signum" | "floor" | "ceil" | "round" | "trunc" => "0.0 * $0",
+        "recip" => "-($1 * $1)",
+        "to_degrees" => "57.29577951308232 + 0.0 * $0",
+        "to_radians" => "0.017453292519943295 + 0.0 * $0",
+        "fract" => "1.0 + 0.0 * $0",
+        "powi" => "if $1 == 0 { 0.0 * $0 } else { $0.powi($1 - 1) * ($1 as f64) }",
+        "powf" => {
+            "(if $1 == 0.0 { 0.0 * $0 } else { $1 * $0.powf($1 - 1.0) }, \
+              if $0 > 0.0 { $2 * $0.ln() } else { 0.0 * $0 })"
+        }
+        "log" => "(($0 * $1.ln()).recip(), -$0.ln() / ($1 * $1.ln() * $1.ln()))",
+        "atan2" => "($1 / ($1 * $1 + $0 * $0), -$0 / ($1 * $1 + $0 * $0))",
+        "hypot" => {
+            "(if $2 == 0.0 { 0.0 * $0 } else { $0 / $2 }, \
+              if $2 == 0.0 { 0.0 * $0 } else { $1 / $2 })"
+        }
+        "max" => {
+            "(if $0 >= $1 || $1.is_nan() { 1.0 } else { 0.0 }, \
+              if $0 >= $1 || $1.is_nan() { 0.0 } else { 1.0 })"
+        }
+        "min" => {
+            "(if $0 <= $1 || $1.is_nan() { 1.0 } else { 0.0 }, \
+              if $0 <= $1 || $1.is_nan() { 0.0 } else { 1.0 })"
+        }
+        "mul_add" => "($1, $0, 1.0 + 0.0 * $0)",
+        "clamp" => {
+            "(if $0 < $1 || $0 > $2 { 0.0 } else { 1.0 }, \
+              if $0 < $1 { 1.0 } else { 0.0 }, \
+              if $0 > $2 && $0 >= $1 { 1.0 } else { 0.0 })"
+        }
+        _ => return None,
+    })
+}

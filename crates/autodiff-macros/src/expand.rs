@@ -117,13 +117,19 @@ fn expand_fn(trigger: Trigger, func: &ImplItemFn) -> syn::Result<TokenStream> {
         sig: &sig_info,
         body: &body,
         kinds: &kinds,
+        fail_fwd: None,
+        fail_rev: None,
     };
     let mut out = TokenStream::new();
     for spec in &specs {
-        out.extend(match spec.mode {
+        let companion = match spec.mode {
             Mode::Forward => g.forward_companion(spec),
             Mode::Reverse => g.reverse_companion(spec),
-        });
+        };
+        if g.receiver().is_none() {
+            out.extend(crate::nested::companion_protocol(&companion, spec.mode));
+        }
+        out.extend(companion);
     }
     out.extend(g.protocol());
     Ok(out)
@@ -139,11 +145,15 @@ fn attr_args(a: &syn::Attribute) -> syn::Result<TokenStream> {
     }
 }
 
-struct Gen<'a> {
-    func: &'a ImplItemFn,
-    sig: &'a SigInfo,
-    body: &'a Body,
-    kinds: &'a HashMap<String, VarKind>,
+pub(crate) struct Gen<'a> {
+    pub func: &'a ImplItemFn,
+    pub sig: &'a SigInfo,
+    pub body: &'a Body,
+    pub kinds: &'a HashMap<String, VarKind>,
+    /// Set when this mode of the protocol cannot be built: its functions then fail to
+    /// compile with this message where a caller instantiates them.
+    pub fail_fwd: Option<String>,
+    pub fail_rev: Option<String>,
 }
 
 /// The activity of each parameter when every differentiable one is active.
@@ -255,7 +265,7 @@ impl Gen<'_> {
         }
     }
 
-    fn receiver(&self) -> Option<&syn::Receiver> {
+    pub fn receiver(&self) -> Option<&syn::Receiver> {
         match self.func.sig.inputs.first() {
             Some(syn::FnArg::Receiver(r)) => Some(r),
             _ => None,
@@ -439,12 +449,12 @@ impl Gen<'_> {
         adj_decls.extend(self.inactive_param_shadows(&acts, &an, Mode::Reverse));
         let seed_param = matches!(ret_act, Some(Activity::Active | Activity::ActiveOnly));
         if seed_param {
-            params.push(quote!(__ad_dret: #r));
+            params.push(quote!(__ad_seed: #r));
         }
         let core = self.reverse_core(
             &an,
             if seed_param {
-                Some(quote!(__ad_dret))
+                Some(quote!(__ad_seed))
             } else {
                 None
             },
@@ -532,7 +542,7 @@ impl Gen<'_> {
         (params, wh)
     }
 
-    fn protocol(&self) -> TokenStream {
+    pub fn protocol(&self) -> TokenStream {
         let mut fwd = self.protocol_forward();
         let rev = self.protocol_reverse();
         let (gl, wh) = self.protocol_generic_list();
@@ -667,21 +677,24 @@ impl Gen<'_> {
             }
         }
         params.push(quote!(__ad_mark: impl ::core::marker::Copy));
-        let body = self.forward_body(&an);
-        let (prim, tan) = self.forward_ret(&an);
         let r = ret_type(&self.sig.ret);
         let name = self.protocol_name("fwd");
         let (gens, wh) = self.generics_without(&self.closure_generics());
-
+        let body = match &self.fail_fwd {
+            Some(msg) => crate::nested::failure(msg),
+            None => {
+                let body = self.forward_body(&an);
+                let (prim, tan) = self.forward_ret(&an);
+                quote!(#convert #body (#prim, #tan))
+            }
+        };
         quote! {
             #[doc(hidden)]
             #[inline]
             #[allow(unused, unused_mut, unused_parens, non_snake_case, clippy::all)]
             pub fn #name #gens (#(#params),*) -> (#r, #r) #wh {
                 use ::autodiff_core::__private as __ad;
-                #convert
                 #body
-                (#prim, #tan)
             }
         }
     }
@@ -754,10 +767,24 @@ impl Gen<'_> {
             None
         };
         params.push(quote!(__ad_mark: impl ::core::marker::Copy));
-        let core = self.reverse_core(&an, seed, adj_decls, quote!());
         let name = self.protocol_name("pull");
         let (gens, wh) = self.generics_without(&self.closure_generics());
         let aug = self.protocol_augmented();
+        let body = match &self.fail_rev {
+            Some(msg) => crate::nested::failure(msg),
+            None => {
+                let core = self.reverse_core(&an, seed, adj_decls, quote!());
+                quote! {
+                    // Nothing to propagate when the caller has no adjoint for any argument.
+                    if !(false #(|| #any_sink)*) {
+                        return;
+                    }
+                    #convert
+                    #core
+                    #sinks
+                }
+            }
+        };
         quote! {
             #aug
             #[doc(hidden)]
@@ -765,13 +792,7 @@ impl Gen<'_> {
             #[allow(unused, unused_mut, unused_parens, non_snake_case, clippy::all)]
             pub fn #name #gens (#(#params),*) #wh {
                 use ::autodiff_core::__private as __ad;
-                // Nothing to propagate when the caller has no adjoint for any argument.
-                if !(false #(|| #any_sink)*) {
-                    return;
-                }
-                #convert
-                #core
-                #sinks
+                #body
             }
         }
     }

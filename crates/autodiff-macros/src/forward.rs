@@ -39,6 +39,10 @@ pub fn primal_op(op: &Op) -> TokenStream {
             quote!(#o as #ty)
         }
         Op::Load(p) => p.primal(),
+        Op::Pop(p) => {
+            let p = p.primal();
+            quote!(__ad::take(#p.pop()))
+        }
         Op::Inactive(t) | Op::NewVec(t) => t.clone(),
         Op::VecRepeat(o, n) => {
             let o = o.primal();
@@ -195,6 +199,10 @@ impl Forward<'_> {
             Op::CloneOf(p) => self.an.place_active(p).then(|| {
                 let t = p.tangent();
                 quote!(<[_]>::to_vec(&#t[..]))
+            }),
+            Op::Pop(p) => self.an.place_active(p).then(|| {
+                let t = p.tangent();
+                quote!(__ad::take(#t.pop()))
             }),
             Op::Inactive(_) => None,
             Op::Call(_) => unreachable!("calls are handled by the caller"),

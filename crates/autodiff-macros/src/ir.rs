@@ -194,6 +194,9 @@ pub enum Op {
     NewVec(TokenStream),
     /// An owned copy of a place (`x.to_vec()`, `x.clone()`).
     CloneOf(Place),
+    /// `__ad::take(place.pop())`: the last value of a tape of a derivative companion, read
+    /// when the companion is itself differentiated.
+    Pop(Place),
 }
 
 #[derive(Clone, Debug)]

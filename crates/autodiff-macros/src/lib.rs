@@ -14,6 +14,7 @@ mod expand;
 mod forward;
 mod ir;
 mod lower;
+mod nested;
 mod reverse;
 mod rules;
 mod signature;

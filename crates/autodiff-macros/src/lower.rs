@@ -7,7 +7,9 @@
 //! retrace it. Anything that cannot carry a derivative (indices, conditions, integer
 //! arithmetic) stays Rust tokens, with its locals renamed.
 
-use crate::builtins::{is_inert_macro, is_inert_method, math_arg_is_inert, math_arity};
+use crate::builtins::{
+    is_inert_macro, is_inert_method, math_arg_is_inert, math_arity, partial_template,
+};
 use crate::ir::*;
 use crate::signature::{Param, Ret, Shape, SigInfo, is_float_type};
 use proc_macro2::{Ident, Span, TokenStream, TokenTree};
@@ -467,6 +469,8 @@ impl Lowerer {
             syn::Stmt::Local(l) => self.lower_local(l),
             syn::Stmt::Expr(e, _) => self.lower_expr_stmt(e),
             syn::Stmt::Macro(m) => self.lower_macro_stmt(&m.mac),
+            // Generated companions import the runtime; the derivative code imports it again.
+            syn::Stmt::Item(syn::Item::Use(u)) if is_runtime_import(u) => Ok(()),
             syn::Stmt::Item(i) => unsupported(i, "an item inside a function body"),
         }
     }
@@ -789,10 +793,18 @@ impl Lowerer {
                         .iter()
                         .map(|s| s.ident.to_string())
                         .collect();
-                    if segs.len() >= 2
-                        && segs[segs.len() - 2] == "Vec"
-                        && (segs[segs.len() - 1] == "new"
-                            || segs[segs.len() - 1] == "with_capacity")
+                    let tape = segs.len() == 3 && segs[0] == "__ad" && segs[1] == "Slot";
+                    let zero_buffer = segs.len() == 2
+                        && segs[0] == "__ad"
+                        && segs[1] == "zero_like"
+                        && c.args.len() == 1
+                        && self.names_buffer(&c.args[0]);
+                    if tape
+                        || zero_buffer
+                        || (segs.len() >= 2
+                            && segs[segs.len() - 2] == "Vec"
+                            && (segs[segs.len() - 1] == "new"
+                                || segs[segs.len() - 1] == "with_capacity"))
                     {
                         let toks = self.render(e);
                         return Ok(Some(Op::NewVec(toks)));
@@ -975,6 +987,26 @@ impl Lowerer {
             }) = block.pop()
         {
             block.push(Stmt::Call(c));
+        }
+    }
+
+    /// Whether `e` is `&name` (or `name`) for a local buffer.
+    fn names_buffer(&self, e: &Expr) -> bool {
+        let e = match strip(e) {
+            Expr::Reference(r) => strip(&r.expr),
+            e => e,
+        };
+        let Expr::Path(p) = e else {
+            return false;
+        };
+        let Some(id) = p.path.get_ident() else {
+            return false;
+        };
+        match self.lookup(&id.to_string()) {
+            Some(Binding::Var(v)) => {
+                matches!(self.kinds.get(&v.to_string()), Some(VarKind::Buffer))
+            }
+            _ => false,
         }
     }
 
@@ -1316,6 +1348,12 @@ impl Lowerer {
         let e = strip(e);
         match e {
             Expr::Range(_) => Ok(Some(Chain {
+                source: Source::Range(self.render(e)),
+                adapters: vec![],
+            })),
+            // The index iterators of generated reverse sweeps, when a companion is itself
+            // differentiated: `Clone::clone(&range)`, `Iterator::rev(range)`, `rev_prefix`.
+            Expr::Call(c) if is_index_iterator_call(c) => Ok(Some(Chain {
                 source: Source::Range(self.render(e)),
                 adapters: vec![],
             })),
@@ -2197,6 +2235,9 @@ impl Lowerer {
         if last == "no_grad" {
             return Ok(Val::Op(Operand::Lit(self.render(&Expr::Call(c.clone())))));
         }
+        if let Some(v) = self.lower_runtime_call(c)? {
+            return Ok(v);
+        }
         if let Some(name) = math_path(path, &self.floats)
             && !c.args.is_empty()
             && math_arity(&name) == Some(c.args.len() - 1)
@@ -2228,6 +2269,62 @@ impl Lowerer {
             Callee::Path(path.clone())
         };
         self.lower_call(callee, args, span)
+    }
+
+    /// Calls into the runtime that generated companions make (`__ad::..`), met when a
+    /// companion is itself differentiated: zeros, tape reads and builtin partials.
+    fn lower_runtime_call(&mut self, c: &syn::ExprCall) -> Result<Option<Val>> {
+        let Expr::Path(fp) = strip(&c.func) else {
+            return Ok(None);
+        };
+        let segs: Vec<String> = fp
+            .path
+            .segments
+            .iter()
+            .map(|s| s.ident.to_string())
+            .collect();
+        let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
+        let span = c.span();
+        match segs.as_slice() {
+            ["__ad", "zero_like"] => Ok(Some(Val::Op(Operand::Lit(
+                self.render(&Expr::Call(c.clone())),
+            )))),
+            ["__ad", "take"] if c.args.len() == 1 => {
+                let Expr::MethodCall(m) = strip(&c.args[0]) else {
+                    return unsupported(c, "this tape read");
+                };
+                if m.method != "pop" || !m.args.is_empty() {
+                    return unsupported(c, "this tape read");
+                }
+                let place = self.lower_place(&m.receiver)?;
+                Ok(Some(Val::Op(self.let_op(Op::Pop(place), span))))
+            }
+            ["__ad", "d", name] => {
+                let Some(template) = partial_template(name) else {
+                    return unsupported(c, "differentiating this builtin derivative again");
+                };
+                let mut text = template.to_string();
+                // `$10` does not occur: partials have at most four arguments.
+                for (i, a) in c.args.iter().enumerate().rev() {
+                    text = text.replace(&format!("${i}"), &format!("({})", a.to_token_stream()));
+                }
+                let e: Expr = syn::parse_str(&text)
+                    .map_err(|_| syn::Error::new(span, "a builtin derivative could not be read"))?;
+                Ok(Some(self.lower_expr(&e)?))
+            }
+            [first, ..] if first.starts_with("__ad") => {
+                unsupported(c, "differentiating this part of a derivative companion again")
+            }
+            _ => {
+                if segs.len() >= 2 && segs[segs.len() - 1].starts_with("__ad_") {
+                    return unsupported(
+                        c,
+                        "nested differentiation through the derivative of a call",
+                    );
+                }
+                Ok(None)
+            }
+        }
     }
 
     fn lower_call(&mut self, callee: Callee, args: Vec<Arg>, span: Span) -> Result<Val> {
@@ -2301,6 +2398,29 @@ fn t_len(p: &Pat) -> usize {
         Pat::Tuple(t) => t.elems.len(),
         _ => 1,
     }
+}
+
+/// `::core::clone::Clone::clone(..)`, `::core::iter::Iterator::rev(..)` and
+/// `__ad::rev_prefix(..)`: iterators of loop indices in generated reverse sweeps.
+fn is_index_iterator_call(c: &syn::ExprCall) -> bool {
+    let Expr::Path(p) = strip(&c.func) else {
+        return false;
+    };
+    let names: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    matches!(
+        names.as_slice(),
+        ["core", "clone", "Clone", "clone"]
+            | ["core", "iter", "Iterator", "rev"]
+            | ["__ad", "rev_prefix"]
+    )
+}
+
+/// `use ::autodiff_core::__private as __ad;`, the import of generated code.
+fn is_runtime_import(u: &syn::ItemUse) -> bool {
+    let t = &u.tree;
+    u.leading_colon.is_some()
+        && quote!(#t).to_string() == quote!(autodiff_core::__private as __ad).to_string()
 }
 
 /// A constant bound to a typed pattern keeps its type (`let t: f64 = 0.5;`), so that

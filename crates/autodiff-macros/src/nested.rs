@@ -1,0 +1,93 @@
+//! Nested differentiation: the calling protocol of a generated companion.
+//!
+//! A named companion (`f_jvp`, `df`) is an ordinary function, so it gets the same braced
+//! struct as any differentiable function (`df {}` with `__ad_fwd`, `__ad_aug`,
+//! `__ad_pull`), built by running the whole pipeline again on the companion's own code.
+//! Differentiated code that calls `df` then differentiates through it: forward over
+//! reverse (Hessian-vector products), forward over forward, reverse over forward.
+//!
+//! The companion's code uses a few runtime items (tapes, zeros, builtin partials) that
+//! `lower.rs` reads back. What cannot be differentiated again (reverse over reverse, or a
+//! construct the lowering does not read back yet) still gets its protocol function, whose
+//! body fails to compile with a message naming the companion, and only where a caller
+//! instantiates it: code that never nests never sees the error.
+
+use crate::activity::Mode;
+use crate::expand::Gen;
+use crate::ir::{Body, Op, Operand, Stmt};
+use crate::lower::Lowerer;
+use proc_macro2::TokenStream;
+use quote::quote;
+use std::collections::HashMap;
+use syn::ImplItemFn;
+
+/// The protocol struct of the companion `companion`, generated in mode `inner`.
+pub fn companion_protocol(companion: &TokenStream, inner: Mode) -> TokenStream {
+    let Ok(func) = syn::parse2::<ImplItemFn>(companion.clone()) else {
+        return TokenStream::new();
+    };
+    let Ok(sig) = crate::signature::analyse(&func.sig) else {
+        return TokenStream::new();
+    };
+    let name = func.sig.ident.to_string();
+    let lowered = Lowerer::new(&sig).lower_body(&func.block, &sig);
+    let empty = Body {
+        block: vec![],
+        ret: vec![Operand::Lit(quote!(()))],
+        ret_tuple: false,
+    };
+    let no_kinds = HashMap::new();
+    let (body, kinds, fail) = match &lowered {
+        Ok((body, kinds)) => (body, kinds, None),
+        Err(e) => (
+            &empty,
+            &no_kinds,
+            Some(format!(
+                "`{name}` is a derivative companion that cannot be differentiated again: {e}"
+            )),
+        ),
+    };
+    let fail_rev = fail.clone().or_else(|| {
+        (inner == Mode::Reverse || reads_tapes(&body.block)).then(|| {
+            format!(
+                "`{name}` is a reverse-mode companion: reverse mode over reverse mode is not \
+                 supported; differentiate it in forward mode (forward over reverse)"
+            )
+        })
+    });
+    let g = Gen {
+        func: &func,
+        sig: &sig,
+        body,
+        kinds,
+        fail_fwd: fail,
+        fail_rev,
+    };
+    g.protocol()
+}
+
+/// Whether a body reads a tape: the reverse sweep of a companion.
+fn reads_tapes(b: &[Stmt]) -> bool {
+    b.iter().any(|s| match s {
+        Stmt::Let { op: Op::Pop(_), .. } => true,
+        Stmt::If { then, els, .. } => reads_tapes(then) || reads_tapes(els),
+        Stmt::For { body, .. } | Stmt::Loop { body, .. } => reads_tapes(body),
+        _ => false,
+    })
+}
+
+/// The body of a protocol function that cannot be built: it compiles, and fails with
+/// `msg` once a caller instantiates it (its mode marker is a generic parameter).
+pub fn failure(msg: &str) -> TokenStream {
+    quote! {
+        struct __AdUnsupported<M>(::core::marker::PhantomData<M>);
+        impl<M> __AdUnsupported<M> {
+            const ERROR: () = ::core::panic!(#msg);
+        }
+        fn __ad_fail<M>(_: M) {
+            let () = __AdUnsupported::<M>::ERROR;
+        }
+        __ad_fail(__ad_mark);
+        ::core::unreachable!()
+    }
+}
