@@ -49,6 +49,8 @@ pub struct Spec {
     pub name: Ident,
     pub inputs: Vec<(Activity, Span)>,
     pub ret: Option<(Activity, Span)>,
+    /// Batched forward mode: the number of tangents per `Dual` value (`1` when unbatched).
+    pub width: usize,
 }
 
 struct RawArgs {
@@ -78,7 +80,8 @@ impl Parse for RawArgs {
 pub fn parse_spec(mode: Mode, args: TokenStream, sig: &SigInfo) -> syn::Result<Spec> {
     let raw: RawArgs = syn::parse2(args)?;
     let mut acts = Vec::new();
-    for e in &raw.rest {
+    let mut width = 1;
+    for (i, e) in raw.rest.iter().enumerate() {
         match e {
             syn::Expr::Path(p) if p.path.get_ident().is_some() => {
                 let id = p.path.get_ident().unwrap();
@@ -95,10 +98,31 @@ pub fn parse_spec(mode: Mode, args: TokenStream, sig: &SigInfo) -> syn::Result<S
                     }
                 }
             }
-            syn::Expr::Lit(l) if matches!(l.lit, syn::Lit::Int(_)) && mode == Mode::Forward => {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(w),
+                ..
+            }) if mode == Mode::Forward => {
+                let n = w.base10_parse::<usize>().ok().filter(|n| (1..=64).contains(n));
+                match n {
+                    Some(n) if i == 0 => width = n,
+                    Some(_) => {
+                        return Err(syn::Error::new_spanned(
+                            w,
+                            "the width of batched forward mode comes right after the name: `#[autodiff_forward(df, 4, Dual, Dual)]`",
+                        ));
+                    }
+                    None => {
+                        return Err(syn::Error::new_spanned(
+                            w,
+                            "the width of batched forward mode must be between 1 and 64",
+                        ));
+                    }
+                }
+            }
+            syn::Expr::Lit(l) if matches!(l.lit, syn::Lit::Int(_)) => {
                 return Err(syn::Error::new_spanned(
                     l,
-                    "batched forward mode (a width argument) is not supported yet",
+                    "a width (batched mode) is only for `#[autodiff_forward]`",
                 ));
             }
             other => {
@@ -141,6 +165,7 @@ pub fn parse_spec(mode: Mode, args: TokenStream, sig: &SigInfo) -> syn::Result<S
         name: raw.name,
         inputs: acts,
         ret,
+        width,
     })
 }
 

@@ -122,6 +122,10 @@ fn expand_fn(trigger: Trigger, func: &ImplItemFn) -> syn::Result<TokenStream> {
     };
     let mut out = TokenStream::new();
     for spec in &specs {
+        if spec.width > 1 {
+            out.extend(g.batched_companion(spec));
+            continue;
+        }
         let companion = match spec.mode {
             Mode::Forward => g.forward_companion(spec),
             Mode::Reverse => g.reverse_companion(spec),
@@ -336,6 +340,111 @@ impl Gen<'_> {
     }
 
     // ---------------------------------------------------------------- named companions
+
+    /// Batched forward mode, `#[autodiff_forward(df, W, ..)]`: `W` tangents per `Dual`
+    /// value (`dx_0 .. dx_{W-1}`), and `[y, dy_0, ..]` for a `Dual` return. Each lane runs
+    /// the single-lane companion; `&mut` arguments are restored between lanes so that
+    /// every lane starts from the caller's values.
+    fn batched_companion(&self, spec: &Spec) -> TokenStream {
+        let w = spec.width;
+        let lane_name = format_ident!("__ad_lane_{}", spec.name);
+        let lane_ret = spec.ret.map(|(a, s)| match a {
+            Activity::DualOnly => (Activity::Dual, s),
+            a => (a, s),
+        });
+        let lane = self.forward_companion(&Spec {
+            name: lane_name.clone(),
+            width: 1,
+            ret: lane_ret,
+            ..spec.clone()
+        });
+        let mut params = Vec::new();
+        let mut snaps = TokenStream::new();
+        let mut restores = TokenStream::new();
+        let mut lane_args: Vec<Vec<TokenStream>> = vec![Vec::new(); w];
+        for (p, (a, _)) in self.sig.params.iter().zip(&spec.inputs) {
+            params.push(self.param_decl(p));
+            let n = &p.name;
+            let mutable_ref = matches!(
+                p.shape,
+                Shape::Slice { mutable: true } | Shape::Struct { mutable: true }
+            );
+            if mutable_ref && !p.is_self() {
+                let s = format_ident!("__ad_snap_{}", n);
+                snaps.extend(quote!(let #s = __ad::snapshot(&*#n);));
+                restores.extend(quote!(__ad::restore(&mut *#n, ::core::clone::Clone::clone(&#s));));
+            }
+            for (k, args) in lane_args.iter_mut().enumerate() {
+                if !p.is_self() {
+                    args.push(if mutable_ref {
+                        quote!(&mut *#n)
+                    } else {
+                        quote!(::core::clone::Clone::clone(&#n))
+                    });
+                }
+                if a.is_active() {
+                    let d = format_ident!("{}_{}", tangent_name(n), k);
+                    let ty = match &p.ty {
+                        None => {
+                            let m = &self.receiver().unwrap().mutability;
+                            quote!(&#m Self)
+                        }
+                        Some(t) => quote!(#t),
+                    };
+                    args.push(quote!(#d));
+                    let m = if p.by_value_mut {
+                        quote!(mut)
+                    } else {
+                        quote!()
+                    };
+                    params.push(quote!(#m #d: #ty));
+                }
+            }
+        }
+        let r = ret_type(&self.sig.ret);
+        let call = |args: &[TokenStream]| match self.receiver() {
+            Some(_) => quote!(self.#lane_name(#(#args),*)),
+            None => quote!(#lane_name(#(#args),*)),
+        };
+        let mut body = snaps;
+        let tans: Vec<Ident> = (0..w).map(|k| format_ident!("__ad_t{}", k)).collect();
+        for (k, args) in lane_args.iter().enumerate() {
+            let c = call(args);
+            let t = &tans[k];
+            if k > 0 {
+                body.extend(restores.clone());
+            }
+            body.extend(match (lane_ret.map(|r| r.0), k) {
+                (Some(Activity::Dual), 0) => quote!(let (__ad_y, #t) = #c;),
+                (Some(Activity::Dual), _) => quote!(let (_, #t) = #c;),
+                (_, 0) => quote!(let __ad_y = #c;),
+                _ => quote!(let _ = #c;),
+            });
+        }
+        let (ret_ty, ret_val) = match spec.ret.map(|r| r.0) {
+            Some(Activity::Dual) => {
+                let n = w + 1;
+                (quote!([#r; #n]), quote!([__ad_y, #(#tans),*]))
+            }
+            Some(Activity::DualOnly) => (quote!([#r; #w]), quote!([#(#tans),*])),
+            _ => (quote!(#r), quote!(__ad_y)),
+        };
+        let name = &spec.name;
+        let vis = &self.func.vis;
+        let (gens, wh) = self.generics();
+        let doc = self.doc(&format!("Batched forward-mode companion ({w} tangents)"));
+        quote! {
+            #[doc(hidden)]
+            #lane
+            #doc
+            #[allow(unused, unused_mut, unused_parens, non_snake_case, clippy::all)]
+            #vis fn #name #gens (#(#params),*) -> #ret_ty #wh {
+                use ::autodiff_core::__private as __ad;
+                #body
+                #ret_val
+            }
+        }
+    }
 
     fn forward_companion(&self, spec: &Spec) -> TokenStream {
         let acts: Vec<Activity> = spec.inputs.iter().map(|a| a.0).collect();

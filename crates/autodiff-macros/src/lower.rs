@@ -931,6 +931,12 @@ impl Lowerer {
     fn lower_method_stmt(&mut self, m: &syn::ExprMethodCall) -> Result<()> {
         let name = m.method.to_string();
         match name.as_str() {
+            // Capacity only: tapes of a companion that is differentiated again.
+            "reserve" if m.args.len() == 1 => {
+                let toks = self.render(&Expr::MethodCall(m.clone()));
+                self.emit(Stmt::Inactive(quote!(#toks;)));
+                Ok(())
+            }
             "push" if m.args.len() == 1 => {
                 let place = self.lower_place(&m.receiver)?;
                 let v = self.lower_expr(&m.args[0])?;
@@ -2286,9 +2292,9 @@ impl Lowerer {
         let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
         let span = c.span();
         match segs.as_slice() {
-            ["__ad", "zero_like"] => Ok(Some(Val::Op(Operand::Lit(
-                self.render(&Expr::Call(c.clone())),
-            )))),
+            ["__ad", "zero_like"] | ["core", "iter", "Iterator", "size_hint"] => Ok(Some(
+                Val::Op(Operand::Lit(self.render(&Expr::Call(c.clone())))),
+            )),
             ["__ad", "take"] if c.args.len() == 1 => {
                 let Expr::MethodCall(m) = strip(&c.args[0]) else {
                     return unsupported(c, "this tape read");
