@@ -2009,6 +2009,9 @@ impl Lowerer {
     fn lower_method(&mut self, m: &syn::ExprMethodCall, hint: Option<&syn::Type>) -> Result<Val> {
         let name = m.method.to_string();
         let span = m.span();
+        if name.starts_with("__ad_") {
+            return unsupported(m, "nested differentiation through the derivative of a call");
+        }
         if matches!(name.as_str(), "sum" | "product" | "fold")
             && let Some(chain) = self.parse_chain(&m.receiver)?
         {
@@ -2292,7 +2295,11 @@ impl Lowerer {
         let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
         let span = c.span();
         match segs.as_slice() {
-            ["__ad", "zero_like"] | ["core", "iter", "Iterator", "size_hint"] => Ok(Some(
+            ["__ad", "zero_like"]
+            | ["core", "iter", "Iterator", "size_hint"]
+            | ["core", "iter", "Sum", "sum"]
+            // Copies of loop ranges, which generated reverse sweeps record.
+            | ["core", "clone", "Clone", "clone"] => Ok(Some(
                 Val::Op(Operand::Lit(self.render(&Expr::Call(c.clone())))),
             )),
             ["__ad", "take"] if c.args.len() == 1 => {

@@ -30,7 +30,15 @@ pub fn companion_protocol(companion: &TokenStream, inner: Mode) -> TokenStream {
         return TokenStream::new();
     };
     let name = func.sig.ident.to_string();
-    let lowered = Lowerer::new(&sig).lower_body(&func.block, &sig);
+    let lowered = if sig.float_params.is_empty() && !mentions_f32(companion) {
+        Lowerer::new(&sig).lower_body(&func.block, &sig)
+    } else {
+        // The partials written back into the companion are `f64` expressions.
+        Err(syn::Error::new(
+            func.sig.ident.span(),
+            "nested differentiation supports `f64` functions only (not generic or `f32` ones)",
+        ))
+    };
     let empty = Body {
         block: vec![],
         ret: vec![Operand::Lit(quote!(()))],
@@ -64,6 +72,14 @@ pub fn companion_protocol(companion: &TokenStream, inner: Mode) -> TokenStream {
         fail_rev,
     };
     g.protocol()
+}
+
+fn mentions_f32(t: &TokenStream) -> bool {
+    t.clone().into_iter().any(|tt| match tt {
+        proc_macro2::TokenTree::Ident(i) => i == "f32",
+        proc_macro2::TokenTree::Group(g) => mentions_f32(&g.stream()),
+        _ => false,
+    })
 }
 
 /// Whether a body reads a tape: the reverse sweep of a companion.
