@@ -35,6 +35,7 @@
 
 mod buffers;
 mod difffn;
+mod helpers;
 pub mod partials;
 mod protocol;
 mod real;
@@ -43,6 +44,9 @@ pub mod testing;
 
 pub use autodiff_macros::{autodiff_forward, autodiff_reverse, custom_rule, differentiable};
 pub use difffn::DiffFn;
+pub use helpers::{
+    ForwardJacobian, Objective, ReverseJacobian, gradient, hessian, hvp, jacobian, jacobian_by_rows,
+};
 pub use real::Real;
 
 /// Stops differentiation: returns `value` unchanged, and differentiated code treats it as a

@@ -102,7 +102,10 @@ pub fn parse_spec(mode: Mode, args: TokenStream, sig: &SigInfo) -> syn::Result<S
                 lit: syn::Lit::Int(w),
                 ..
             }) if mode == Mode::Forward => {
-                let n = w.base10_parse::<usize>().ok().filter(|n| (1..=64).contains(n));
+                let n = w
+                    .base10_parse::<usize>()
+                    .ok()
+                    .filter(|n| (1..=64).contains(n));
                 match n {
                     Some(n) if i == 0 => width = n,
                     Some(_) => {

@@ -132,6 +132,7 @@ fn expand_fn(trigger: Trigger, func: &ImplItemFn) -> syn::Result<TokenStream> {
         };
         if g.receiver().is_none() {
             out.extend(crate::nested::companion_protocol(&companion, spec.mode));
+            out.extend(crate::nested::helper_impl(&sig_info, spec));
         }
         out.extend(companion);
     }

@@ -2419,7 +2419,12 @@ fn is_index_iterator_call(c: &syn::ExprCall) -> bool {
     let Expr::Path(p) = strip(&c.func) else {
         return false;
     };
-    let names: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+    let names: Vec<String> = p
+        .path
+        .segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect();
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
     matches!(
         names.as_slice(),

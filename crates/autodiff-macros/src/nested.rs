@@ -12,10 +12,11 @@
 //! body fails to compile with a message naming the companion, and only where a caller
 //! instantiates it: code that never nests never sees the error.
 
-use crate::activity::Mode;
+use crate::activity::{Activity, Mode, Spec};
 use crate::expand::Gen;
 use crate::ir::{Body, Op, Operand, Stmt};
 use crate::lower::Lowerer;
+use crate::signature::{Param, Ret, Shape, SigInfo};
 use proc_macro2::TokenStream;
 use quote::quote;
 use std::collections::HashMap;
@@ -72,6 +73,76 @@ pub fn companion_protocol(companion: &TokenStream, inner: Mode) -> TokenStream {
         fail_rev,
     };
     g.protocol()
+}
+
+/// The helper trait that a named companion of a common shape implements, so that
+/// `autodiff_core::{gradient, hvp, hessian, jacobian}` take it in one call:
+/// `Objective` for the reverse companion `(Duplicated, Active)` of `fn(&[f64]) -> f64`,
+/// `ForwardJacobian` / `ReverseJacobian` for the companions `(Dual, Dual)` /
+/// `(Duplicated, Duplicated)` of `fn(&[f64], &mut [f64])`.
+pub fn helper_impl(sig: &SigInfo, spec: &Spec) -> TokenStream {
+    let f64_slice = |p: &Param, mutable: bool| {
+        p.shape == Shape::Slice { mutable }
+            && p.elem
+                .as_ref()
+                .is_some_and(|e| quote!(#e).to_string() == "f64")
+    };
+    let name = &spec.name;
+    let acts: Vec<Activity> = spec.inputs.iter().map(|a| a.0).collect();
+    let ret = spec.ret.map(|r| r.0);
+    let ret_f64 = matches!(&sig.ret, Ret::Ty(t) if quote!(#t).to_string() == "f64");
+    let params = &sig.params;
+    if spec.width != 1 || !sig.float_params.is_empty() {
+        return TokenStream::new();
+    }
+    if params.len() == 1
+        && f64_slice(&params[0], false)
+        && ret_f64
+        && spec.mode == Mode::Reverse
+        && acts == [Activity::Duplicated]
+        && ret == Some(Activity::Active)
+    {
+        return quote! {
+            impl ::autodiff_core::Objective for #name {
+                fn value_and_gradient(x: &[f64], grad: &mut [f64]) -> f64 {
+                    #name(x, grad, 1.0)
+                }
+                fn value_gradient_hvp(
+                    x: &[f64],
+                    v: &[f64],
+                    grad: &mut [f64],
+                    hv: &mut [f64],
+                ) -> f64 {
+                    #name::__ad_fwd(x, v, grad, hv, 1.0, 0.0, ()).0
+                }
+            }
+        };
+    }
+    if params.len() == 2
+        && f64_slice(&params[0], false)
+        && f64_slice(&params[1], true)
+        && matches!(sig.ret, Ret::Unit)
+    {
+        if spec.mode == Mode::Forward && acts == [Activity::Dual, Activity::Dual] {
+            return quote! {
+                impl ::autodiff_core::ForwardJacobian for #name {
+                    fn jvp(x: &[f64], v: &[f64], y: &mut [f64], dy: &mut [f64]) {
+                        #name(x, v, y, dy)
+                    }
+                }
+            };
+        }
+        if spec.mode == Mode::Reverse && acts == [Activity::Duplicated, Activity::Duplicated] {
+            return quote! {
+                impl ::autodiff_core::ReverseJacobian for #name {
+                    fn vjp(x: &[f64], bx: &mut [f64], y: &mut [f64], by: &mut [f64]) {
+                        #name(x, bx, y, by)
+                    }
+                }
+            };
+        }
+    }
+    TokenStream::new()
 }
 
 fn mentions_f32(t: &TokenStream) -> bool {
