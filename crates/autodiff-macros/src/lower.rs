@@ -2302,6 +2302,8 @@ impl Lowerer {
             | ["core", "clone", "Clone", "clone"] => Ok(Some(
                 Val::Op(Operand::Lit(self.render(&Expr::Call(c.clone())))),
             )),
+            // Nested companions are `f64` throughout: the cast is the identity.
+            ["__ad", "cast_like"] if c.args.len() == 2 => Ok(Some(self.lower_expr(&c.args[0])?)),
             ["__ad", "take"] if c.args.len() == 1 => {
                 let Expr::MethodCall(m) = strip(&c.args[0]) else {
                     return unsupported(c, "this tape read");

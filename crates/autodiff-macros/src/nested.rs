@@ -24,6 +24,7 @@ use syn::ImplItemFn;
 
 /// The protocol struct of the companion `companion`, generated in mode `inner`.
 pub fn companion_protocol(companion: &TokenStream, inner: Mode) -> TokenStream {
+    let companion = &rename_shadows(companion.clone());
     let Ok(func) = syn::parse2::<ImplItemFn>(companion.clone()) else {
         return TokenStream::new();
     };
@@ -143,6 +144,32 @@ pub fn helper_impl(sig: &SigInfo, spec: &Spec) -> TokenStream {
         }
     }
     TokenStream::new()
+}
+
+/// Renames the companion's tangent and adjoint names (`__d_x`, `__b_x`) to `__nd_x`,
+/// `__nb_x`: differentiating the companion again names the new tangent of `x` `__d_x`.
+fn rename_shadows(t: TokenStream) -> TokenStream {
+    t.into_iter()
+        .map(|tt| match tt {
+            proc_macro2::TokenTree::Ident(i) => {
+                let s = i.to_string();
+                let renamed = s
+                    .strip_prefix("__d_")
+                    .map(|r| format!("__nd_{r}"))
+                    .or_else(|| s.strip_prefix("__b_").map(|r| format!("__nb_{r}")));
+                match renamed {
+                    Some(r) => proc_macro2::TokenTree::Ident(proc_macro2::Ident::new(&r, i.span())),
+                    None => proc_macro2::TokenTree::Ident(i),
+                }
+            }
+            proc_macro2::TokenTree::Group(g) => {
+                let mut ng = proc_macro2::Group::new(g.delimiter(), rename_shadows(g.stream()));
+                ng.set_span(g.span());
+                proc_macro2::TokenTree::Group(ng)
+            }
+            other => other,
+        })
+        .collect()
 }
 
 fn mentions_f32(t: &TokenStream) -> bool {
