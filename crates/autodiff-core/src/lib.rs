@@ -35,7 +35,7 @@
 
 mod buffers;
 mod difffn;
-mod helpers;
+pub mod helpers;
 pub mod partials;
 mod protocol;
 mod real;
