@@ -11,62 +11,51 @@ use autodiff_bench::{max_rel_error, rel_diff, rosenbrock};
 
 const TOL: f64 = 1e-8;
 
+/// Checks one gradient against ADBench's expected value `f_exp` and gradient `j_exp`:
+/// `grad` adds the gradient into a zeroed buffer and returns the objective.
+fn check_against_expected(
+    name: &str,
+    what: &str,
+    f_exp: f64,
+    j_exp: &[f64],
+    grad: impl FnOnce(&mut [f64]) -> f64,
+) {
+    let mut g = vec![0.0; j_exp.len()];
+    let f = grad(&mut g);
+    assert!(rel_diff(f, f_exp) < TOL, "{name}: {what}: value {f}");
+    let e = max_rel_error(&g, j_exp);
+    assert!(e < TOL, "{name}: {what}: gradient off by {e:e}");
+}
+
 fn check_gmm(name: &str, expected: &str, with_adtrait: bool) {
     let gmm = Gmm::new(load_gmm(name));
     let f_exp = load_expected(&format!("{expected}_F.txt"))[0];
     let j_exp = load_expected(&format!("{expected}_J.txt"));
     assert_eq!(j_exp.len(), gmm.num_params());
-
     let f = gmm.objective();
     assert!(
         rel_diff(f, f_exp) < TOL,
         "{name}: objective {f} vs expected {f_exp}"
     );
-
-    let mut g = vec![0.0; gmm.num_params()];
-    let f1 = gmm.gradient(&mut g);
+    let f = gmm.objective_nobuf();
     assert!(
-        rel_diff(f1, f_exp) < TOL,
-        "{name}: generated gradient's value {f1}"
-    );
-    let e = max_rel_error(&g, &j_exp);
-    assert!(e < TOL, "{name}: generated gradient off by {e:e}");
-
-    let f_nobuf = gmm.objective_nobuf();
-    assert!(
-        rel_diff(f_nobuf, f_exp) < TOL,
-        "{name}: objective without buffers {f_nobuf}"
-    );
-    let mut g = vec![0.0; gmm.num_params()];
-    let f1 = gmm.gradient_nobuf(&mut g);
-    assert!(
-        rel_diff(f1, f_exp) < TOL,
-        "{name}: generated gradient (no buffers) value {f1}"
-    );
-    let e = max_rel_error(&g, &j_exp);
-    assert!(
-        e < TOL,
-        "{name}: generated gradient (no buffers) off by {e:e}"
+        rel_diff(f, f_exp) < TOL,
+        "{name}: objective without buffers {f}"
     );
 
-    let mut h = vec![0.0; gmm.num_params()];
-    let f2 = gmm.gradient_hand(&mut h);
-    assert!(
-        rel_diff(f2, f_exp) < TOL,
-        "{name}: hand-written gradient's value {f2}"
-    );
-    let e = max_rel_error(&h, &j_exp);
-    assert!(e < TOL, "{name}: hand-written gradient off by {e:e}");
-
+    let check = |what: &str, grad: &dyn Fn(&mut [f64]) -> f64| {
+        check_against_expected(name, what, f_exp, &j_exp, grad)
+    };
+    check("generated", &|g| gmm.gradient(g));
+    check("generated (no buffers)", &|g| gmm.gradient_nobuf(g));
+    check("hand-written", &|g| gmm.gradient_hand(g));
     if with_adtrait {
         let p = &gmm.input;
-        let mut a = vec![0.0; gmm.num_params()];
-        let f3 = adtrait::gradient(&p.params(), &mut a, |v| {
-            adtrait::gmm(v, &p.x, p.d, p.k, p.gamma, p.m, gmm.constant)
+        check("ad_trait", &|g| {
+            adtrait::gradient(&p.params(), g, |v| {
+                adtrait::gmm(v, &p.x, p.d, p.k, p.gamma, p.m, gmm.constant)
+            })
         });
-        assert!(rel_diff(f3, f_exp) < TOL, "{name}: ad_trait value {f3}");
-        let e = max_rel_error(&a, &j_exp);
-        assert!(e < TOL, "{name}: ad_trait gradient off by {e:e}");
     }
 }
 
@@ -90,57 +79,30 @@ fn check_lstm(name: &str, with_adtrait: bool) {
     let f_exp = load_expected(&format!("lstm_{name}_F.txt"))[0];
     let j_exp = load_expected(&format!("lstm_{name}_J.txt"));
     assert_eq!(j_exp.len(), lstm.num_params());
-
     let f = lstm.objective();
     assert!(
         rel_diff(f, f_exp) < TOL,
         "{name}: objective {f} vs expected {f_exp}"
     );
-
-    let mut g = vec![0.0; lstm.num_params()];
-    let f1 = lstm.gradient(&mut g);
+    let f = lstm.objective_inline();
     assert!(
-        rel_diff(f1, f_exp) < TOL,
-        "{name}: generated gradient's value {f1}"
-    );
-    let e = max_rel_error(&g, &j_exp);
-    assert!(e < TOL, "{name}: generated gradient off by {e:e}");
-
-    let f_inline = lstm.objective_inline();
-    assert!(
-        rel_diff(f_inline, f_exp) < TOL,
-        "{name}: objective without calls {f_inline}"
-    );
-    let mut g = vec![0.0; lstm.num_params()];
-    let f1 = lstm.gradient_inline(&mut g);
-    assert!(
-        rel_diff(f1, f_exp) < TOL,
-        "{name}: generated gradient (no calls) value {f1}"
-    );
-    let e = max_rel_error(&g, &j_exp);
-    assert!(
-        e < TOL,
-        "{name}: generated gradient (no calls) off by {e:e}"
+        rel_diff(f, f_exp) < TOL,
+        "{name}: objective without calls {f}"
     );
 
-    let mut h = vec![0.0; lstm.num_params()];
-    let f2 = lstm.gradient_hand(&mut h);
-    assert!(
-        rel_diff(f2, f_exp) < TOL,
-        "{name}: hand-written gradient's value {f2}"
-    );
-    let e = max_rel_error(&h, &j_exp);
-    assert!(e < TOL, "{name}: hand-written gradient off by {e:e}");
-
+    let check = |what: &str, grad: &dyn Fn(&mut [f64]) -> f64| {
+        check_against_expected(name, what, f_exp, &j_exp, grad)
+    };
+    check("generated", &|g| lstm.gradient(g));
+    check("generated (no calls)", &|g| lstm.gradient_inline(g));
+    check("hand-written", &|g| lstm.gradient_hand(g));
     if with_adtrait {
         let p = &lstm.input;
-        let mut a = vec![0.0; lstm.num_params()];
-        let f3 = adtrait::gradient(&p.params(), &mut a, |v| {
-            adtrait::lstm(v, &p.state, &p.seq, p.l, p.b)
+        check("ad_trait", &|g| {
+            adtrait::gradient(&p.params(), g, |v| {
+                adtrait::lstm(v, &p.state, &p.seq, p.l, p.b)
+            })
         });
-        assert!(rel_diff(f3, f_exp) < TOL, "{name}: ad_trait value {f3}");
-        let e = max_rel_error(&a, &j_exp);
-        assert!(e < TOL, "{name}: ad_trait gradient off by {e:e}");
     }
 }
 

@@ -370,7 +370,7 @@ impl Gen<'_> {
                 p.shape,
                 Shape::Slice { mutable: true } | Shape::Struct { mutable: true }
             );
-            if mutable_ref && !p.is_self() {
+            if mutable_ref {
                 let s = format_ident!("__ad_snap_{}", n);
                 snaps.extend(quote!(let #s = __ad::snapshot(&*#n);));
                 restores.extend(quote!(__ad::restore(&mut *#n, ::core::clone::Clone::clone(&#s));));
@@ -385,20 +385,8 @@ impl Gen<'_> {
                 }
                 if a.is_active() {
                     let d = format_ident!("{}_{}", tangent_name(n), k);
-                    let ty = match &p.ty {
-                        None => {
-                            let m = &self.receiver().unwrap().mutability;
-                            quote!(&#m Self)
-                        }
-                        Some(t) => quote!(#t),
-                    };
+                    params.push(self.tangent_param_decl(p, &d));
                     args.push(quote!(#d));
-                    let m = if p.by_value_mut {
-                        quote!(mut)
-                    } else {
-                        quote!()
-                    };
-                    params.push(quote!(#m #d: #ty));
                 }
             }
         }
@@ -447,6 +435,24 @@ impl Gen<'_> {
         }
     }
 
+    /// The tangent parameter `d` of `p` in a forward companion: the type of `p`
+    /// (`&Self`/`&mut Self` for a receiver).
+    fn tangent_param_decl(&self, p: &Param, d: &Ident) -> TokenStream {
+        let ty = match &p.ty {
+            None => {
+                let m = &self.receiver().unwrap().mutability;
+                quote!(&#m Self)
+            }
+            Some(t) => quote!(#t),
+        };
+        let m = if p.by_value_mut {
+            quote!(mut)
+        } else {
+            quote!()
+        };
+        quote!(#m #d: #ty)
+    }
+
     fn forward_companion(&self, spec: &Spec) -> TokenStream {
         let acts: Vec<Activity> = spec.inputs.iter().map(|a| a.0).collect();
         let an = self.analysis(&acts);
@@ -456,19 +462,7 @@ impl Gen<'_> {
             params.push(self.param_decl(p));
             if a.is_active() {
                 let d = tangent_name(&p.name);
-                let ty = match &p.ty {
-                    None => {
-                        let m = &self.receiver().unwrap().mutability;
-                        quote!(&#m Self)
-                    }
-                    Some(t) => quote!(#t),
-                };
-                let m = if p.by_value_mut {
-                    quote!(mut)
-                } else {
-                    quote!()
-                };
-                params.push(quote!(#m #d: #ty));
+                params.push(self.tangent_param_decl(p, &d));
                 let n = &p.name;
                 match p.shape {
                     Shape::Slice { mutable: false } => {

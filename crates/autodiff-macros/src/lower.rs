@@ -91,9 +91,13 @@ pub struct Lowerer {
     /// Places already read in the current straight-line run, and the locals holding them:
     /// a second read reuses the first (and the reverse sweep accumulates once).
     loads: HashMap<String, Ident>,
-    /// The temporary defined by the last `let_op`, while no other expression holds it: a
-    /// user binding of it may rename it instead of copying it.
+    /// The last temporary created, while no other expression holds it: a user binding of
+    /// it may rename it instead of copying it.
     renamable: Option<Ident>,
+    /// Set when the body is a generated companion's, differentiated again: its runtime
+    /// idioms (`__ad::..` calls, tapes, index iterators) are read back. Never for user code,
+    /// where a path such as `::core::clone::Clone::clone` must keep its derivative.
+    companion: bool,
 }
 
 /// A parsed iterator source.
@@ -144,6 +148,15 @@ impl Lowerer {
             binding_ref: false,
             loads: HashMap::new(),
             renamable: None,
+            companion: false,
+        }
+    }
+
+    /// A lowerer for the code of a generated companion, which reads back its runtime idioms.
+    pub fn for_companion(sig: &SigInfo) -> Self {
+        Lowerer {
+            companion: true,
+            ..Lowerer::new(sig)
         }
     }
 
@@ -169,6 +182,7 @@ impl Lowerer {
             binding_ref: false,
             loads: HashMap::new(),
             renamable: None,
+            companion: self.companion,
         };
         sub.scopes.push(HashMap::new());
         let mut params = Vec::new();
@@ -268,6 +282,7 @@ impl Lowerer {
     fn temp(&mut self, span: Span) -> Ident {
         let v = self.fresh("t", span);
         self.kinds.insert(v.to_string(), VarKind::Scalar);
+        self.renamable = Some(v.clone());
         v
     }
 
@@ -279,7 +294,6 @@ impl Lowerer {
             mutable: false,
             op,
         });
-        self.renamable = Some(var.clone());
         Operand::Var(var)
     }
 
@@ -470,7 +484,7 @@ impl Lowerer {
             syn::Stmt::Expr(e, _) => self.lower_expr_stmt(e),
             syn::Stmt::Macro(m) => self.lower_macro_stmt(&m.mac),
             // Generated companions import the runtime; the derivative code imports it again.
-            syn::Stmt::Item(syn::Item::Use(u)) if is_runtime_import(u) => Ok(()),
+            syn::Stmt::Item(syn::Item::Use(u)) if self.companion && is_runtime_import(u) => Ok(()),
             syn::Stmt::Item(i) => unsupported(i, "an item inside a function body"),
         }
     }
@@ -544,7 +558,7 @@ impl Lowerer {
             }
             let val = self.lower_expr_hint(e, hint.as_ref())?;
             let val = match &hint {
-                Some(ty) => self.typed_value(val, ty, e.span()),
+                Some(ty) => self.typed_value(val, ty, e),
                 None => val,
             };
             if matches!(e, Expr::Reference(_)) {
@@ -559,12 +573,14 @@ impl Lowerer {
         self.bind_pat(pat, val)
     }
 
-    /// The value of `let name: ty = ..`, made to keep the written type: an `if`/`match`
-    /// whose branches are literals would otherwise leave it an ambiguous `{float}`.
-    fn typed_value(&mut self, val: Val, ty: &syn::Type, span: Span) -> Val {
+    /// The value of `let name: ty = init`, made to keep the written type: an `if`,
+    /// `match` or block whose results are literals would otherwise leave it an ambiguous
+    /// `{float}`, so its value is cast to `ty`.
+    fn typed_value(&mut self, val: Val, ty: &syn::Type, init: &Expr) -> Val {
+        let branches = matches!(init, Expr::If(_) | Expr::Match(_) | Expr::Block(_));
         match val {
-            Val::Op(Operand::Var(v)) if is_float_type(ty, &self.floats) => {
-                Val::Op(self.let_op(Op::Cast(Operand::Var(v), ty.clone()), span))
+            Val::Op(Operand::Var(v)) if branches && is_float_type(ty, &self.floats) => {
+                Val::Op(self.let_op(Op::Cast(Operand::Var(v), ty.clone()), init.span()))
             }
             v => typed_constant(v, ty),
         }
@@ -793,8 +809,10 @@ impl Lowerer {
                         .iter()
                         .map(|s| s.ident.to_string())
                         .collect();
-                    let tape = segs.len() == 3 && segs[0] == "__ad" && segs[1] == "Slot";
-                    let zero_buffer = segs.len() == 2
+                    let tape =
+                        self.companion && segs.len() == 3 && segs[0] == "__ad" && segs[1] == "Slot";
+                    let zero_buffer = self.companion
+                        && segs.len() == 2
                         && segs[0] == "__ad"
                         && segs[1] == "zero_like"
                         && c.args.len() == 1
@@ -931,7 +949,7 @@ impl Lowerer {
     fn lower_method_stmt(&mut self, m: &syn::ExprMethodCall) -> Result<()> {
         let name = m.method.to_string();
         match name.as_str() {
-            // Capacity only: tapes of a companion that is differentiated again.
+            // Capacity only, no value (the tapes of a companion reserve theirs).
             "reserve" if m.args.len() == 1 => {
                 let toks = self.render(&Expr::MethodCall(m.clone()));
                 self.emit(Stmt::Inactive(quote!(#toks;)));
@@ -1359,7 +1377,7 @@ impl Lowerer {
             })),
             // The index iterators of generated reverse sweeps, when a companion is itself
             // differentiated: `Clone::clone(&range)`, `Iterator::rev(range)`, `rev_prefix`.
-            Expr::Call(c) if is_index_iterator_call(c) => Ok(Some(Chain {
+            Expr::Call(c) if self.companion && is_index_iterator_call(c) => Ok(Some(Chain {
                 source: Source::Range(self.render(e)),
                 adapters: vec![],
             })),
@@ -2244,7 +2262,9 @@ impl Lowerer {
         if last == "no_grad" {
             return Ok(Val::Op(Operand::Lit(self.render(&Expr::Call(c.clone())))));
         }
-        if let Some(v) = self.lower_runtime_call(c)? {
+        if self.companion
+            && let Some(v) = self.lower_runtime_call(c)?
+        {
             return Ok(v);
         }
         if let Some(name) = math_path(path, &self.floats)

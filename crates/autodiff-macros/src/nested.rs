@@ -14,7 +14,7 @@
 
 use crate::activity::{Activity, Mode, Spec};
 use crate::expand::Gen;
-use crate::ir::{Body, Op, Operand, Stmt};
+use crate::ir::{Body, Operand};
 use crate::lower::Lowerer;
 use crate::signature::{Param, Ret, Shape, SigInfo};
 use proc_macro2::TokenStream;
@@ -33,7 +33,7 @@ pub fn companion_protocol(companion: &TokenStream, inner: Mode) -> TokenStream {
     };
     let name = func.sig.ident.to_string();
     let lowered = if sig.float_params.is_empty() && !mentions_f32(companion) {
-        Lowerer::new(&sig).lower_body(&func.block, &sig)
+        Lowerer::for_companion(&sig).lower_body(&func.block, &sig)
     } else {
         // The partials written back into the companion are `f64` expressions.
         Err(syn::Error::new(
@@ -58,7 +58,7 @@ pub fn companion_protocol(companion: &TokenStream, inner: Mode) -> TokenStream {
         ),
     };
     let fail_rev = fail.clone().or_else(|| {
-        (inner == Mode::Reverse || reads_tapes(&body.block)).then(|| {
+        (inner == Mode::Reverse).then(|| {
             format!(
                 "`{name}` is a reverse-mode companion: reverse mode over reverse mode is not \
                  supported; differentiate it in forward mode (forward over reverse)"
@@ -93,7 +93,7 @@ pub fn helper_impl(sig: &SigInfo, spec: &Spec) -> TokenStream {
     let ret = spec.ret.map(|r| r.0);
     let ret_f64 = matches!(&sig.ret, Ret::Ty(t) if quote!(#t).to_string() == "f64");
     let params = &sig.params;
-    if spec.width != 1 || !sig.float_params.is_empty() {
+    if !sig.float_params.is_empty() {
         return TokenStream::new();
     }
     if params.len() == 1
@@ -176,16 +176,6 @@ fn mentions_f32(t: &TokenStream) -> bool {
     t.clone().into_iter().any(|tt| match tt {
         proc_macro2::TokenTree::Ident(i) => i == "f32",
         proc_macro2::TokenTree::Group(g) => mentions_f32(&g.stream()),
-        _ => false,
-    })
-}
-
-/// Whether a body reads a tape: the reverse sweep of a companion.
-fn reads_tapes(b: &[Stmt]) -> bool {
-    b.iter().any(|s| match s {
-        Stmt::Let { op: Op::Pop(_), .. } => true,
-        Stmt::If { then, els, .. } => reads_tapes(then) || reads_tapes(els),
-        Stmt::For { body, .. } | Stmt::Loop { body, .. } => reads_tapes(body),
         _ => false,
     })
 }

@@ -229,15 +229,8 @@ fn rosenbrock(n: usize, budget: Duration) -> Problem {
     p.measure(budget, "ours, iterators", "", || {
         rb::rosenbrock_iter_grad(black_box(&x), &mut g, 1.0)
     });
-    let mut ad = || adtrait::gradient(black_box(&x), &mut g, adtrait::rosenbrock);
-    ad();
-    let tape = format!(
-        "tape {} nodes × {} B = {}",
-        adtrait::tape_nodes(),
-        adtrait::NODE_BYTES,
-        fmt_bytes(adtrait::tape_nodes() * adtrait::NODE_BYTES)
-    );
-    p.measure(budget, ADTRAIT, &tape, ad);
+    let ad = || adtrait::gradient(black_box(&x), &mut g, adtrait::rosenbrock);
+    measure_adtrait(&mut p, budget, ad);
     p.measure(budget, CANDLE, "uses both cores", || {
         candle::rosenbrock_grad(black_box(&x), &mut g).unwrap()
     });
@@ -259,6 +252,18 @@ fn rosenbrock(n: usize, budget: Duration) -> Problem {
     p
 }
 
+/// Times an ad_trait gradient, noting the size of the tape that a first run records.
+fn measure_adtrait<R>(p: &mut Problem, budget: Duration, mut ad: impl FnMut() -> R) {
+    ad();
+    let tape = format!(
+        "tape {} nodes × {} B = {}",
+        adtrait::tape_nodes(),
+        adtrait::NODE_BYTES,
+        fmt_bytes(adtrait::tape_nodes() * adtrait::NODE_BYTES)
+    );
+    p.measure(budget, ADTRAIT, &tape, ad);
+}
+
 fn gmm(name: &str, budget: Duration) -> Problem {
     let gmm = Gmm::new(load_gmm(name));
     let i = &gmm.input;
@@ -278,19 +283,12 @@ fn gmm(name: &str, budget: Duration) -> Problem {
         black_box(&gmm).gradient_nobuf(&mut g)
     });
     let params = i.params();
-    let mut ad = || {
+    let ad = || {
         adtrait::gradient(black_box(&params), &mut g, |v| {
             adtrait::gmm(v, &i.x, i.d, i.k, i.gamma, i.m, gmm.constant)
         })
     };
-    ad();
-    let tape = format!(
-        "tape {} nodes × {} B = {}",
-        adtrait::tape_nodes(),
-        adtrait::NODE_BYTES,
-        fmt_bytes(adtrait::tape_nodes() * adtrait::NODE_BYTES)
-    );
-    p.measure(budget, ADTRAIT, &tape, ad);
+    measure_adtrait(&mut p, budget, ad);
     p.pending("Hessian-vector product", "pending nested AD");
     p
 }
@@ -314,19 +312,12 @@ fn lstm(name: &str, budget: Duration) -> Problem {
         black_box(&lstm).gradient_inline(&mut g)
     });
     let params = i.params();
-    let mut ad = || {
+    let ad = || {
         adtrait::gradient(black_box(&params), &mut g, |v| {
             adtrait::lstm(v, &i.state, &i.seq, i.l, i.b)
         })
     };
-    ad();
-    let tape = format!(
-        "tape {} nodes × {} B = {}",
-        adtrait::tape_nodes(),
-        adtrait::NODE_BYTES,
-        fmt_bytes(adtrait::tape_nodes() * adtrait::NODE_BYTES)
-    );
-    p.measure(budget, ADTRAIT, &tape, ad);
+    measure_adtrait(&mut p, budget, ad);
     p.pending("Hessian-vector product", "pending nested AD");
     p
 }
