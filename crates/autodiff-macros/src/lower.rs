@@ -803,12 +803,7 @@ impl Lowerer {
             }
             Expr::Call(c) => {
                 if let Expr::Path(p) = &*c.func {
-                    let segs: Vec<String> = p
-                        .path
-                        .segments
-                        .iter()
-                        .map(|s| s.ident.to_string())
-                        .collect();
+                    let segs = path_names(&p.path);
                     let tape =
                         self.companion && segs.len() == 3 && segs[0] == "__ad" && segs[1] == "Slot";
                     let zero_buffer = self.companion
@@ -2306,12 +2301,7 @@ impl Lowerer {
         let Expr::Path(fp) = strip(&c.func) else {
             return Ok(None);
         };
-        let segs: Vec<String> = fp
-            .path
-            .segments
-            .iter()
-            .map(|s| s.ident.to_string())
-            .collect();
+        let segs = path_names(&fp.path);
         let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
         let span = c.span();
         match segs.as_slice() {
@@ -2435,18 +2425,18 @@ fn t_len(p: &Pat) -> usize {
     }
 }
 
+/// The names of a path's segments, without generic arguments.
+fn path_names(p: &syn::Path) -> Vec<String> {
+    p.segments.iter().map(|s| s.ident.to_string()).collect()
+}
+
 /// `::core::clone::Clone::clone(..)`, `::core::iter::Iterator::rev(..)` and
 /// `__ad::rev_prefix(..)`: iterators of loop indices in generated reverse sweeps.
 fn is_index_iterator_call(c: &syn::ExprCall) -> bool {
     let Expr::Path(p) = strip(&c.func) else {
         return false;
     };
-    let names: Vec<String> = p
-        .path
-        .segments
-        .iter()
-        .map(|s| s.ident.to_string())
-        .collect();
+    let names = path_names(&p.path);
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
     matches!(
         names.as_slice(),
