@@ -191,6 +191,16 @@ impl<T: Real> ScalarSink<T> for &mut T {
     }
 }
 
+/// The tangent of a constant adjoint sink, in the forward transform of a pullback.
+impl<T> ScalarSink<T> for Zero {
+    #[inline(always)]
+    fn add(self, _v: T) {}
+    #[inline(always)]
+    fn is_active(&self) -> bool {
+        false
+    }
+}
+
 impl<T> ScalarSink<T> for Discard {
     #[inline(always)]
     fn add(self, _v: T) {}

@@ -53,6 +53,12 @@ fn companion_path(path: &syn::Path, companion: &str) -> TokenStream {
         }
         _ => quote!(),
     };
+    // A protocol function of the callee (met when a companion is differentiated again)
+    // has its derivative beside it: `h::__ad_pull` becomes `h::__ad_fwd___ad_pull`.
+    if last.ident.to_string().starts_with("__ad_") {
+        last.ident = format_ident!("{}_{}", companion, last.ident, span = span);
+        return quote!(#p #args);
+    }
     let c = format_ident!("{}", companion, span = span);
     quote!(#p::#c #args)
 }

@@ -119,6 +119,7 @@ fn expand_fn(trigger: Trigger, func: &ImplItemFn) -> syn::Result<TokenStream> {
         kinds: &kinds,
         fail_fwd: None,
         fail_rev: None,
+        nesting: Nesting::Derive,
     };
     let mut out = TokenStream::new();
     for spec in &specs {
@@ -159,6 +160,16 @@ pub(crate) struct Gen<'a> {
     /// compile with this message where a caller instantiates them.
     pub fail_fwd: Option<String>,
     pub fail_rev: Option<String>,
+    /// What the protocol offers to callers that are themselves differentiated again.
+    pub nesting: Nesting,
+}
+
+/// The nested protocol functions of a differentiable function (see [`crate::nested`]).
+pub(crate) enum Nesting {
+    /// Derived from the function's own companions.
+    Derive,
+    /// Present, failing with this message where a caller instantiates them.
+    Fail(String),
 }
 
 /// The activity of each parameter when every differentiable one is active.
@@ -189,7 +200,7 @@ pub fn closure_as_fn(p: &Param) -> TokenStream {
     }
 }
 
-fn ret_type(r: &Ret) -> TokenStream {
+pub(crate) fn ret_type(r: &Ret) -> TokenStream {
     match r {
         Ret::Unit => quote!(()),
         Ret::Ty(t) => quote!(#t),
@@ -197,7 +208,7 @@ fn ret_type(r: &Ret) -> TokenStream {
 }
 
 /// `T` for `&T` and `&mut T`; `Self` for `self`.
-fn referent(p: &Param) -> TokenStream {
+pub(crate) fn referent(p: &Param) -> TokenStream {
     match &p.ty {
         None => quote!(Self),
         Some(syn::Type::Reference(r)) => {
@@ -229,7 +240,7 @@ impl Gen<'_> {
     }
 
     /// Type parameters that name closure types: protocol functions take a `DiffFn` instead.
-    fn closure_generics(&self) -> Vec<String> {
+    pub fn closure_generics(&self) -> Vec<String> {
         self.sig
             .params
             .iter()
@@ -242,7 +253,7 @@ impl Gen<'_> {
 
     /// Generics with `T: Real` added for each float type parameter, without the type
     /// parameters named in `drop`.
-    fn generics_without(&self, drop: &[String]) -> (TokenStream, TokenStream) {
+    pub fn generics_without(&self, drop: &[String]) -> (TokenStream, TokenStream) {
         let (params, preds) =
             companion_generics(&self.func.sig.generics, &self.sig.float_params, drop);
         let gens = if params.is_empty() {
@@ -259,7 +270,7 @@ impl Gen<'_> {
     }
 
     /// A parameter of a protocol function: closures become `DiffFn`s.
-    fn protocol_param_decl(&self, p: &Param) -> TokenStream {
+    pub fn protocol_param_decl(&self, p: &Param) -> TokenStream {
         match &p.shape {
             Shape::Closure(c) => {
                 let n = &p.name;
@@ -277,7 +288,7 @@ impl Gen<'_> {
         }
     }
 
-    fn param_decl(&self, p: &Param) -> TokenStream {
+    pub fn param_decl(&self, p: &Param) -> TokenStream {
         match &p.ty {
             None => {
                 let r = self.receiver().expect("a receiver");
@@ -453,7 +464,7 @@ impl Gen<'_> {
         quote!(#m #d: #ty)
     }
 
-    fn forward_companion(&self, spec: &Spec) -> TokenStream {
+    pub fn forward_companion(&self, spec: &Spec) -> TokenStream {
         let acts: Vec<Activity> = spec.inputs.iter().map(|a| a.0).collect();
         let an = self.analysis(&acts);
         let mut params = Vec::new();
@@ -502,7 +513,7 @@ impl Gen<'_> {
         }
     }
 
-    fn reverse_companion(&self, spec: &Spec) -> TokenStream {
+    pub fn reverse_companion(&self, spec: &Spec) -> TokenStream {
         let acts: Vec<Activity> = spec.inputs.iter().map(|a| a.0).collect();
         let an = self.analysis(&acts);
         let mut params = Vec::new();
@@ -656,6 +667,7 @@ impl Gen<'_> {
                 fwd.extend(crate::closures::builders(i, c, method, &gl, &wh));
             }
         }
+        fwd.extend(crate::nested::variants(self));
         let name = &self.func.sig.ident;
         if self.receiver().is_some() {
             return quote!(#fwd #rev);
@@ -718,7 +730,69 @@ impl Gen<'_> {
         }
     }
 
-    fn protocol_forward(&self) -> TokenStream {
+    /// The generic tangent parameter `t` of `p` in a protocol function (a tangent, or
+    /// `Zero`), and the statements that bind it as the concrete tangent `d` (a zeroed
+    /// scratch buffer `s` stands in for a missing slice tangent).
+    pub fn tangent_param(
+        &self,
+        p: &Param,
+        t: &Ident,
+        d: &Ident,
+        s: &Ident,
+    ) -> (TokenStream, TokenStream) {
+        let n = &p.name;
+        match &p.shape {
+            Shape::Scalar => {
+                let ty = p.ty.as_ref().unwrap();
+                let m = if p.by_value_mut {
+                    quote!(mut)
+                } else {
+                    quote!()
+                };
+                (
+                    quote!(#t: impl ::autodiff_core::__private::ScalarTangent<#ty>),
+                    quote!(let #m #d: #ty = __ad::ScalarTangent::tangent(#t);),
+                )
+            }
+            Shape::Slice { mutable: false } => {
+                let e = p.elem.as_ref().unwrap();
+                (
+                    quote!(#t: impl ::autodiff_core::__private::SliceTangent<#e>),
+                    quote!(
+                        let mut #s = ::std::vec::Vec::new();
+                        let #d: &[#e] = &__ad::slice_tangent(&#t, &mut #s, #n.len())[..#n.len()];
+                    ),
+                )
+            }
+            Shape::Slice { mutable: true } => {
+                let e = p.elem.as_ref().unwrap();
+                (
+                    quote!(mut #t: impl ::autodiff_core::__private::SliceShadow<#e>),
+                    quote!(
+                        let mut #s = ::std::vec::Vec::new();
+                        let #d: &mut [#e] = &mut __ad::slice_shadow(&mut #t, &mut #s, #n.len())[..#n.len()];
+                    ),
+                )
+            }
+            Shape::Struct { mutable: false } => {
+                let inner = referent(p);
+                (
+                    quote!(#t: impl ::autodiff_core::__private::StructShadow<#inner>),
+                    quote!(let #d: &#inner = __ad::StructShadow::shadow(&#t);),
+                )
+            }
+            Shape::Struct { mutable: true } => {
+                let inner = referent(p);
+                (
+                    quote!(mut #t: impl ::autodiff_core::__private::StructShadowMut<#inner>),
+                    quote!(let #d: &mut #inner = __ad::StructShadowMut::shadow_mut(&mut #t);),
+                )
+            }
+            Shape::Other | Shape::Closure(_) => (quote!(#t: impl ::core::marker::Sized), quote!()),
+        }
+    }
+
+    pub fn protocol_forward(&self) -> TokenStream {
         let acts: Vec<Activity> = self
             .sig
             .params
@@ -731,54 +805,14 @@ impl Gen<'_> {
         for p in &self.sig.params {
             params.push(self.protocol_param_decl(p));
             let n = &p.name;
-            let t = format_ident!("__ad_t_{}", n);
-            let d = tangent_name(n);
-            let s = format_ident!("__ad_s_{}", n);
-            match &p.shape {
-                Shape::Scalar => {
-                    let ty = p.ty.as_ref().unwrap();
-                    params.push(quote!(#t: impl ::autodiff_core::__private::ScalarTangent<#ty>));
-                    let m = if p.by_value_mut {
-                        quote!(mut)
-                    } else {
-                        quote!()
-                    };
-                    convert.extend(quote!(let #m #d: #ty = __ad::ScalarTangent::tangent(#t);));
-                }
-                Shape::Slice { mutable: false } => {
-                    let e = p.elem.as_ref().unwrap();
-                    params.push(quote!(#t: impl ::autodiff_core::__private::SliceTangent<#e>));
-                    convert.extend(quote!(
-                        let mut #s = ::std::vec::Vec::new();
-                        let #d: &[#e] = &__ad::slice_tangent(&#t, &mut #s, #n.len())[..#n.len()];
-                    ));
-                }
-                Shape::Slice { mutable: true } => {
-                    let e = p.elem.as_ref().unwrap();
-                    params.push(quote!(mut #t: impl ::autodiff_core::__private::SliceShadow<#e>));
-                    convert.extend(quote!(
-                        let mut #s = ::std::vec::Vec::new();
-                        let #d: &mut [#e] = &mut __ad::slice_shadow(&mut #t, &mut #s, #n.len())[..#n.len()];
-                    ));
-                }
-                Shape::Struct { mutable: false } => {
-                    let inner = referent(p);
-                    params.push(quote!(#t: impl ::autodiff_core::__private::StructShadow<#inner>));
-                    convert.extend(quote!(let #d: &#inner = __ad::StructShadow::shadow(&#t);));
-                }
-                Shape::Struct { mutable: true } => {
-                    let inner = referent(p);
-                    params.push(
-                        quote!(mut #t: impl ::autodiff_core::__private::StructShadowMut<#inner>),
-                    );
-                    convert.extend(
-                        quote!(let #d: &mut #inner = __ad::StructShadowMut::shadow_mut(&mut #t);),
-                    );
-                }
-                Shape::Other | Shape::Closure(_) => {
-                    params.push(quote!(#t: impl ::core::marker::Sized))
-                }
-            }
+            let (decl, conv) = self.tangent_param(
+                p,
+                &format_ident!("__ad_t_{}", n),
+                &tangent_name(n),
+                &format_ident!("__ad_s_{}", n),
+            );
+            params.push(decl);
+            convert.extend(conv);
         }
         params.push(quote!(__ad_mark: impl ::core::marker::Copy));
         let r = ret_type(&self.sig.ret);
@@ -800,6 +834,47 @@ impl Gen<'_> {
                 use ::autodiff_core::__private as __ad;
                 #body
             }
+        }
+    }
+
+    /// The generic adjoint sink parameter `k` of `p` in a protocol function (a shadow, or
+    /// `Discard`), and the statements that bind a slice or struct sink as the concrete
+    /// shadow `b` (scratch `s` when the caller has none). A scalar sink stays generic:
+    /// the callee adds its adjoint into it at the end.
+    pub fn sink_param(
+        &self,
+        p: &Param,
+        k: &Ident,
+        b: &Ident,
+        s: &Ident,
+    ) -> (TokenStream, TokenStream) {
+        let n = &p.name;
+        match &p.shape {
+            Shape::Scalar => {
+                let ty = p.ty.as_ref().unwrap();
+                (
+                    quote!(#k: impl ::autodiff_core::__private::ScalarSink<#ty>),
+                    quote!(),
+                )
+            }
+            Shape::Slice { .. } => {
+                let e = p.elem.as_ref().unwrap();
+                (
+                    quote!(mut #k: impl ::autodiff_core::__private::SliceShadow<#e>),
+                    quote!(
+                        let mut #s = ::std::vec::Vec::new();
+                        let #b: &mut [#e] = &mut __ad::slice_shadow(&mut #k, &mut #s, #n.len())[..#n.len()];
+                    ),
+                )
+            }
+            Shape::Struct { .. } => {
+                let inner = referent(p);
+                (
+                    quote!(mut #k: impl ::autodiff_core::__private::StructShadowMut<#inner>),
+                    quote!(let #b: &mut #inner = __ad::StructShadowMut::shadow_mut(&mut #k);),
+                )
+            }
+            Shape::Other | Shape::Closure(_) => (quote!(#k: impl ::core::marker::Sized), quote!()),
         }
     }
 
@@ -827,37 +902,20 @@ impl Gen<'_> {
             let n = &p.name;
             let k = format_ident!("__ad_k_{}", n);
             let b = adjoint_name(n);
-            let s = format_ident!("__ad_s_{}", n);
+            let (decl, conv) = self.sink_param(p, &k, &b, &format_ident!("__ad_s_{}", n));
+            params.push(decl);
+            convert.extend(conv);
             match &p.shape {
                 Shape::Scalar => {
-                    let ty = p.ty.as_ref().unwrap();
-                    params.push(quote!(#k: impl ::autodiff_core::__private::ScalarSink<#ty>));
                     any_sink.push(quote!(__ad::ScalarSink::is_active(&#k)));
                     adj_decls.extend(quote!(let mut #b = __ad::zero_like(&#n);));
                     sinks.extend(quote!(__ad::ScalarSink::add(#k, #b);));
                 }
                 Shape::Slice { .. } => {
-                    let e = p.elem.as_ref().unwrap();
-                    params.push(quote!(mut #k: impl ::autodiff_core::__private::SliceShadow<#e>));
                     any_sink.push(quote!(__ad::SliceShadow::is_active(&#k)));
-                    convert.extend(quote!(
-                        let mut #s = ::std::vec::Vec::new();
-                        let #b: &mut [#e] = &mut __ad::slice_shadow(&mut #k, &mut #s, #n.len())[..#n.len()];
-                    ));
                 }
-                Shape::Struct { .. } => {
-                    let inner = referent(p);
-                    any_sink.push(quote!(true));
-                    params.push(
-                        quote!(mut #k: impl ::autodiff_core::__private::StructShadowMut<#inner>),
-                    );
-                    convert.extend(
-                        quote!(let #b: &mut #inner = __ad::StructShadowMut::shadow_mut(&mut #k);),
-                    );
-                }
-                Shape::Other | Shape::Closure(_) => {
-                    params.push(quote!(#k: impl ::core::marker::Sized))
-                }
+                Shape::Struct { .. } => any_sink.push(quote!(true)),
+                Shape::Other | Shape::Closure(_) => {}
             }
         }
         let r = ret_type(&self.sig.ret);

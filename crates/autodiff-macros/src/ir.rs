@@ -40,6 +40,8 @@ pub enum Proj {
     Field(syn::Member),
     /// An index or a range, as tokens that carry no derivative.
     Index(TokenStream),
+    /// `*r` of a reference to a scalar (`r: &mut f64`): the referenced value.
+    Deref,
 }
 
 /// A memory location: a local or parameter, then fields and indices.
@@ -64,6 +66,7 @@ impl Place {
             out = match p {
                 Proj::Field(m) => quote!(#out.#m),
                 Proj::Index(i) => quote!(#out[#i]),
+                Proj::Deref => quote!((*#out)),
             };
         }
         out

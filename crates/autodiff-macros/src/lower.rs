@@ -98,6 +98,8 @@ pub struct Lowerer {
     /// idioms (`__ad::..` calls, tapes, index iterators) are read back. Never for user code,
     /// where a path such as `::core::clone::Clone::clone` must keep its derivative.
     companion: bool,
+    /// Parameters that are references to a scalar (`&mut f64`), which `*r` dereferences.
+    scalar_refs: HashSet<String>,
 }
 
 /// A parsed iterator source.
@@ -149,6 +151,16 @@ impl Lowerer {
             loads: HashMap::new(),
             renamable: None,
             companion: false,
+            scalar_refs: sig
+                .params
+                .iter()
+                .filter(|p| {
+                    matches!(p.shape, Shape::Struct { .. })
+                        && matches!(&p.ty, Some(syn::Type::Reference(r))
+                            if crate::signature::is_float_type(&r.elem, &sig.float_params))
+                })
+                .map(|p| p.name.to_string())
+                .collect(),
         }
     }
 
@@ -183,6 +195,7 @@ impl Lowerer {
             loads: HashMap::new(),
             renamable: None,
             companion: self.companion,
+            scalar_refs: self.scalar_refs.clone(),
         };
         sub.scopes.push(HashMap::new());
         let mut params = Vec::new();
@@ -527,6 +540,12 @@ impl Lowerer {
         if let Pat::Ident(pi) = pat {
             let name = &pi.ident;
             let mutable = pi.mutability.is_some();
+            if self.companion && is_reslice_of(name, e) {
+                // `let s = &mut s[..x.len()];`: a companion trims a shadow to its primal's
+                // length (for bounds-check elision). Differentiated again, the shadow is
+                // already that long; renaming it to a place would keep `x` borrowed.
+                return Ok(());
+            }
             if let Expr::Closure(c) = e {
                 let mut scopes = self.scopes.clone();
                 if c.capture.is_some() {
@@ -1838,6 +1857,14 @@ impl Lowerer {
                     })
                 }
                 syn::UnOp::Deref(_) => match self.lower_expr(&u.expr)? {
+                    // A scalar behind a reference parameter: `*r` is the value, `r` the
+                    // reference. Other references auto-deref at their use.
+                    Val::Place(mut p, m)
+                        if p.is_whole() && self.scalar_refs.contains(&p.base.to_string()) =>
+                    {
+                        p.proj.push(Proj::Deref);
+                        Ok(Val::Place(p, m))
+                    }
                     v @ (Val::Place(..) | Val::Op(_)) => Ok(v),
                     _ => unsupported(e, "this dereference"),
                 },
@@ -2021,10 +2048,29 @@ impl Lowerer {
 
     fn lower_method(&mut self, m: &syn::ExprMethodCall, hint: Option<&syn::Type>) -> Result<Val> {
         let name = m.method.to_string();
-        let span = m.span();
         if name.starts_with("__ad_") {
-            return unsupported(m, "nested differentiation through the derivative of a call");
+            if !self.companion || protocol_kind(&name).is_none() {
+                return unsupported(
+                    m,
+                    "differentiating this part of a derivative companion again",
+                );
+            }
+            // A callee's protocol function, called by a companion that is differentiated
+            // again: lowered as a call, without the arguments its derivative does not take.
+            let mut m = m.clone();
+            m.args = protocol_args(&name, &m.args);
+            return self.lower_method_call(&m, hint);
         }
+        self.lower_method_call(m, hint)
+    }
+
+    fn lower_method_call(
+        &mut self,
+        m: &syn::ExprMethodCall,
+        hint: Option<&syn::Type>,
+    ) -> Result<Val> {
+        let name = m.method.to_string();
+        let span = m.span();
         if matches!(name.as_str(), "sum" | "product" | "fold")
             && let Some(chain) = self.parse_chain(&m.receiver)?
         {
@@ -2203,10 +2249,15 @@ impl Lowerer {
             }
             _ => {}
         }
-        if let Expr::Reference(r) = strip(e)
-            && let Val::Place(p, _) = self.lower_expr(&r.expr)?
-        {
-            return Ok(Arg::Ref(p, r.mutability.is_some()));
+        if let Expr::Reference(r) = strip(e) {
+            match self.lower_expr(&r.expr)? {
+                Val::Place(p, _) => return Ok(Arg::Ref(p, r.mutability.is_some())),
+                // `&mut s` of a local scalar: the callee may write it.
+                Val::Op(Operand::Var(v)) if r.mutability.is_some() => {
+                    return Ok(Arg::Ref(Place::local(v), true));
+                }
+                _ => {}
+            }
         }
         let v = self.lower_expr(e)?;
         self.val_arg(v, e.span())
@@ -2262,6 +2313,16 @@ impl Lowerer {
         {
             return Ok(v);
         }
+        let trimmed;
+        let c = match protocol_kind(&last) {
+            Some(_) if self.companion => {
+                let mut t = c.clone();
+                t.args = protocol_args(&last, &c.args);
+                trimmed = t;
+                &trimmed
+            }
+            _ => c,
+        };
         if let Some(name) = math_path(path, &self.floats)
             && !c.args.is_empty()
             && math_arity(&name) == Some(c.args.len() - 1)
@@ -2340,15 +2401,10 @@ impl Lowerer {
             [first, ..] if first.starts_with("__ad") => {
                 unsupported(c, "differentiating this part of a derivative companion again")
             }
-            _ => {
-                if segs.len() >= 2 && segs[segs.len() - 1].starts_with("__ad_") {
-                    return unsupported(
-                        c,
-                        "nested differentiation through the derivative of a call",
-                    );
-                }
-                Ok(None)
+            [.., last] if last.starts_with("__ad_") && protocol_kind(last).is_none() => {
+                unsupported(c, "differentiating this part of a derivative companion again")
             }
+            _ => Ok(None),
         }
     }
 
@@ -2611,7 +2667,7 @@ fn is_scalar_place(p: &Place, l: &Lowerer) -> bool {
     match p.proj.last() {
         None => matches!(l.kinds.get(&p.base.to_string()), Some(VarKind::Scalar)),
         Some(Proj::Index(t)) => !is_range_tokens(t),
-        Some(Proj::Field(_)) => true,
+        Some(Proj::Field(_) | Proj::Deref) => true,
     }
 }
 
@@ -2682,6 +2738,52 @@ fn math_path(path: &syn::Path, floats: &HashSet<String>) -> Option<String> {
 }
 
 /// `Type::f` or `Self::f`, as opposed to `module::f`.
+/// `&name[..e]` or `&mut name[..e]`.
+fn is_reslice_of(name: &Ident, e: &Expr) -> bool {
+    let Expr::Reference(r) = e else {
+        return false;
+    };
+    let Expr::Index(i) = strip(&r.expr) else {
+        return false;
+    };
+    matches!(strip(&i.expr), Expr::Path(p) if p.path.is_ident(name))
+        && matches!(strip(&i.index), Expr::Range(rg) if rg.start.is_none())
+}
+
+/// The protocol function that `name` calls in a companion's code: `__ad_fwd`, `__ad_aug`
+/// or `__ad_pull` (of a function), or those followed by `_METHOD` (of a method). Nested
+/// protocol functions (`__ad_fwd___ad_pull`) and closure builders (`__ad_fwd_fn0`) are not.
+fn protocol_kind(name: &str) -> Option<&'static str> {
+    ["__ad_fwd", "__ad_aug", "__ad_pull"]
+        .into_iter()
+        .find(|k| match name.strip_prefix(k) {
+            Some("") => true,
+            Some(rest) => {
+                let builder = rest
+                    .strip_prefix("_fn")
+                    .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()));
+                rest.starts_with('_') && !rest.starts_with("__") && !builder
+            }
+            None => false,
+        })
+}
+
+/// The arguments of a protocol call that its derivative takes: a pullback's state is
+/// dropped (the derivative of a pullback recomputes), and so is the mode marker that ends
+/// forward and pullback calls (the derivative's caller passes its own).
+fn protocol_args(
+    name: &str,
+    args: &syn::punctuated::Punctuated<Expr, syn::Token![,]>,
+) -> syn::punctuated::Punctuated<Expr, syn::Token![,]> {
+    let n = args.len();
+    let (skip, keep) = match protocol_kind(name) {
+        Some("__ad_pull") => (1, n.saturating_sub(2)),
+        Some("__ad_fwd") => (0, n.saturating_sub(1)),
+        _ => (0, n),
+    };
+    args.iter().skip(skip).take(keep).cloned().collect()
+}
+
 fn is_assoc_path(path: &syn::Path) -> bool {
     let n = path.segments.len();
     if n < 2 {

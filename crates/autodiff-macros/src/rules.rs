@@ -636,6 +636,15 @@ fn expand_rule(
     };
     let gl: Vec<TokenStream> = gparams.clone();
     let mut items = items;
+    items.extend(nested_stubs(
+        fname,
+        is_method,
+        receiver_decl.clone(),
+        &fparams[..fparams.len() - 1],
+        &params,
+        &r,
+        (with(&[], false), wh.clone()),
+    ));
     for (i, p) in params.iter().enumerate() {
         if let Kind::Closure(c) = &p.kind {
             items.extend(crate::closures::builders(
@@ -661,4 +670,82 @@ fn expand_rule(
             #items
         }
     })
+}
+
+/// The nested protocol functions (see `crate::nested`) of a function with a rule. The
+/// reverse-over-forward augmented call runs the forward rule; the others fail where a
+/// caller instantiates them: a rule is not differentiated again.
+fn nested_stubs(
+    fname: &Ident,
+    is_method: bool,
+    receiver: Option<TokenStream>,
+    fparams: &[TokenStream],
+    params: &[RuleParam],
+    r: &TokenStream,
+    generics: (TokenStream, TokenStream),
+) -> TokenStream {
+    let name = |outer: &str, inner: &str| {
+        if is_method {
+            format_ident!("__ad_{}___ad_{}_{}", outer, inner, fname)
+        } else {
+            format_ident!("__ad_{}___ad_{}", outer, inner)
+        }
+    };
+    let n = params.len();
+    let m = usize::from(is_method);
+    let msg = format!(
+        "`{fname}` has a custom rule, and a derivative companion that calls it is differentiated again: rules are not differentiated again (nested differentiation through a custom rule is not supported)"
+    );
+    // The first parameter's declaration, among `fparams` (primal, tangent, ..).
+    let first = fparams.get(2 * m).cloned();
+    let stub = |nm: Ident, arity: usize, ret: TokenStream| {
+        crate::nested::stub_item(
+            &nm,
+            receiver.clone(),
+            first.clone(),
+            arity,
+            ret,
+            &msg,
+            generics.clone(),
+        )
+    };
+    let mut out = TokenStream::new();
+    out.extend(stub(
+        name("fwd", "aug"),
+        2 * n + 1 - m,
+        quote!(((#r, ()), (#r, ()))),
+    ));
+    out.extend(stub(name("fwd", "pull"), 4 * n + 3 - m, quote!(((), ()))));
+    out.extend(stub(
+        name("fwd", "fwd"),
+        4 * n + 1 - m,
+        quote!(((#r, #r), (#r, #r))),
+    ));
+    out.extend(stub(name("pull", "fwd"), 4 * n + 3 - m, quote!(())));
+    let mut args = Vec::new();
+    for p in params {
+        if p.ty.is_some() {
+            let n = &p.name;
+            args.push(quote!(#n));
+        }
+        let t = format_ident!("__ad_t_{}", p.name);
+        args.push(quote!(#t));
+    }
+    let fwd = if is_method {
+        let f = format_ident!("__ad_fwd_{}", fname);
+        quote!(self.#f(#(#args,)* ()))
+    } else {
+        quote!(Self::__ad_fwd(#(#args,)* ()))
+    };
+    let aug = name("aug", "fwd");
+    let (gens, wh) = generics;
+    out.extend(quote! {
+        #[doc(hidden)]
+        #[inline]
+        #[allow(unused, unused_mut, non_snake_case, clippy::all)]
+        pub fn #aug #gens (#(#fparams),*) -> ((#r, #r), ()) #wh {
+            (#fwd, ())
+        }
+    });
+    out
 }
