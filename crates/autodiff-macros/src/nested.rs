@@ -76,10 +76,7 @@ pub fn companion_protocol(companion: &TokenStream, inner: Mode) -> TokenStream {
         kinds,
         fail_fwd: fail,
         fail_rev,
-        nesting: Nesting::Fail(format!(
-            "`{name}` is a derivative companion: differentiating code that calls it twice more \
-             (a third derivative through a call) is not supported"
-        )),
+        nesting: Nesting::Derive,
     };
     g.protocol()
 }
@@ -155,16 +152,21 @@ pub fn helper_impl(sig: &SigInfo, spec: &Spec) -> TokenStream {
 }
 
 /// Renames the companion's tangent and adjoint names (`__d_x`, `__b_x`) to `__nd_x`,
-/// `__nb_x`: differentiating the companion again names the new tangent of `x` `__d_x`.
+/// `__nb_x` (and those of deeper levels, `__nd_x`, to `__nnd_x`): differentiating the
+/// companion again names the new tangent of `x` `__d_x`.
 fn rename_shadows(t: TokenStream) -> TokenStream {
     t.into_iter()
         .map(|tt| match tt {
             proc_macro2::TokenTree::Ident(i) => {
                 let s = i.to_string();
-                let renamed = s
-                    .strip_prefix("__d_")
-                    .map(|r| format!("__nd_{r}"))
-                    .or_else(|| s.strip_prefix("__b_").map(|r| format!("__nb_{r}")));
+                // `__d_x` -> `__nd_x`, `__nd_x` -> `__nnd_x`, ...: one more `n` for each
+                // level, so names from different levels never meet.
+                let renamed = s.strip_prefix("__").and_then(|r| {
+                    let ns = r.len() - r.trim_start_matches('n').len();
+                    let rest = &r[ns..];
+                    (rest.starts_with("d_") || rest.starts_with("b_"))
+                        .then(|| format!("__n{}{rest}", "n".repeat(ns)))
+                });
                 match renamed {
                     Some(r) => proc_macro2::TokenTree::Ident(proc_macro2::Ident::new(&r, i.span())),
                     None => proc_macro2::TokenTree::Ident(i),
