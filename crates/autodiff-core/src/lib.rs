@@ -36,6 +36,7 @@
 mod buffers;
 mod difffn;
 pub mod helpers;
+mod nested_rules;
 pub mod partials;
 mod protocol;
 mod real;
@@ -81,6 +82,10 @@ pub mod __private {
         sum, zero_like,
     };
     pub use crate::difffn::{DiffFn, ForwardFn, ReverseFn, cell_add, cell_take};
+    pub use crate::nested_rules::{
+        MissingNestedRule, NestedRuleFound, NestedRuleMissing, PullbackMarker, RuleProbe,
+        offer_nested_rule, request_nested_rule,
+    };
     pub use crate::partials as d;
     pub use crate::protocol::{
         Discard, ScalarSink, ScalarTangent, SliceShadow, SliceTangent, StructShadow,

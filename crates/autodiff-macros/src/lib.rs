@@ -16,6 +16,7 @@ mod ir;
 mod lower;
 mod nested;
 mod reverse;
+mod rule_nesting;
 mod rules;
 mod signature;
 
@@ -52,6 +53,11 @@ pub fn autodiff_reverse(args: TokenStream, item: TokenStream) -> TokenStream {
 
 /// Makes a function or method callable from other differentiated code, in every mode,
 /// without generating a named companion.
+///
+/// On a reverse rule (`fn f_rev(..) -> (value, impl FnOnce(..))`, ending in
+/// `(value, |shadows.., dret| pullback)`), it lets the rule be differentiated again:
+/// forward over reverse (Hessian-vector products) then differentiates the rule's value
+/// and its pullback instead of failing to compile.
 #[proc_macro_attribute]
 pub fn differentiable(args: TokenStream, item: TokenStream) -> TokenStream {
     let args: proc_macro2::TokenStream = args.into();
@@ -61,7 +67,19 @@ pub fn differentiable(args: TokenStream, item: TokenStream) -> TokenStream {
         let item: proc_macro2::TokenStream = item.into();
         return quote::quote!(#err #item).into();
     }
-    expand(Trigger::Differentiable, item.into()).into()
+    let item: proc_macro2::TokenStream = item.into();
+    if let Ok(func) = syn::parse2::<syn::ImplItemFn>(item.clone())
+        && rule_nesting::is_reverse_rule(&func)
+    {
+        return match rule_nesting::expand(&func) {
+            Ok(out) => out.into(),
+            Err(e) => {
+                let err = e.to_compile_error();
+                quote::quote!(#err #item).into()
+            }
+        };
+    }
+    expand(Trigger::Differentiable, item).into()
 }
 
 /// Gives a function its own derivative: `#[custom_rule(forward = f_fwd, reverse = f_rev)]`

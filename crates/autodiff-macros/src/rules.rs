@@ -636,14 +636,34 @@ fn expand_rule(
     };
     let gl: Vec<TokenStream> = gparams.clone();
     let mut items = items;
+    let nested_reverse = match &args.reverse {
+        Some(rule)
+            if !is_method
+                && func.sig.generics.type_params().next().is_none()
+                && params
+                    .iter()
+                    .all(|p| !matches!(p.kind, Kind::Closure(_) | Kind::Struct { .. })) =>
+        {
+            Some(forward_over_reverse_rule(
+                fname,
+                rule,
+                &params,
+                &sig_ret,
+                &adj_ty,
+                &shadow_tys,
+                &floats,
+            ))
+        }
+        _ => None,
+    };
     items.extend(nested_stubs(
         fname,
-        is_method,
         receiver_decl.clone(),
         &fparams[..fparams.len() - 1],
         &params,
         &r,
         (with(&[], false), wh.clone()),
+        nested_reverse,
     ));
     for (i, p) in params.iter().enumerate() {
         if let Kind::Closure(c) = &p.kind {
@@ -673,17 +693,19 @@ fn expand_rule(
 }
 
 /// The nested protocol functions (see `crate::nested`) of a function with a rule. The
-/// reverse-over-forward augmented call runs the forward rule; the others fail where a
-/// caller instantiates them: a rule is not differentiated again.
+/// reverse-over-forward augmented call runs the forward rule; forward over reverse uses
+/// the reverse rule's derivatives when given (`forward_over_reverse`); the others fail
+/// where a caller instantiates them.
 fn nested_stubs(
     fname: &Ident,
-    is_method: bool,
     receiver: Option<TokenStream>,
     fparams: &[TokenStream],
     params: &[RuleParam],
     r: &TokenStream,
     generics: (TokenStream, TokenStream),
+    forward_over_reverse: Option<TokenStream>,
 ) -> TokenStream {
+    let is_method = receiver.is_some();
     let name = |outer: &str, inner: &str| {
         if is_method {
             format_ident!("__ad_{}___ad_{}_{}", outer, inner, fname)
@@ -710,12 +732,17 @@ fn nested_stubs(
         )
     };
     let mut out = TokenStream::new();
-    out.extend(stub(
-        name("fwd", "aug"),
-        2 * n + 1 - m,
-        quote!(((#r, ()), (#r, ()))),
-    ));
-    out.extend(stub(name("fwd", "pull"), 4 * n + 3 - m, quote!(((), ()))));
+    match forward_over_reverse {
+        Some(items) => out.extend(items),
+        None => {
+            out.extend(stub(
+                name("fwd", "aug"),
+                2 * n + 1 - m,
+                quote!(((#r, ()), (#r, ()))),
+            ));
+            out.extend(stub(name("fwd", "pull"), 4 * n + 3 - m, quote!(((), ()))));
+        }
+    }
     out.extend(stub(
         name("fwd", "fwd"),
         4 * n + 1 - m,
@@ -748,4 +775,203 @@ fn nested_stubs(
         }
     });
     out
+}
+
+/// `__ad_fwd___ad_aug` and `__ad_fwd___ad_pull` of a function with a reverse rule: the
+/// rule's value and pullback differentiated in forward mode, which a `#[differentiable]`
+/// rule hands over (see `crate::rule_nesting`). With a rule that is not
+/// `#[differentiable]`, they fail to compile where nested code instantiates them, naming
+/// the rule and the attribute to add.
+fn forward_over_reverse_rule(
+    fname: &Ident,
+    rule: &syn::Path,
+    params: &[RuleParam],
+    sig_ret: &Ret,
+    adj_ty: &TokenStream,
+    shadow_tys: &[TokenStream],
+    floats: &std::collections::HashSet<String>,
+) -> TokenStream {
+    use crate::rule_nesting::{derivative_types, tangent_type};
+    let tys: Vec<Type> = params.iter().filter_map(|p| p.ty.clone()).collect();
+    let shadows: Vec<Type> = shadow_tys
+        .iter()
+        .map(|t| syn::parse2(t.clone()).expect("a type"))
+        .collect();
+    let ret: Option<Type> = match sig_ret {
+        Ret::Unit => None,
+        Ret::Ty(t) => Some((**t).clone()),
+    };
+    let adj: Type = syn::parse2(adj_ty.clone()).expect("a type");
+    let types = derivative_types(&tys, floats, &shadows, ret.as_ref(), &adj);
+    let r = ret.as_ref().map_or(quote!(()), |t| quote!(#t));
+    let rule_name = rule
+        .segments
+        .last()
+        .map(|s| s.ident.to_string())
+        .unwrap_or_default();
+    let msg = format!(
+        "`{fname}` has a custom reverse rule, `{rule_name}`, and a derivative companion that calls `{fname}` is differentiated again (forward over reverse): add `#[differentiable]` to `{rule_name}` so that the rule is differentiated too"
+    );
+
+    // Parameters: each primal with its tangent (and, for the pullback, its adjoint sink
+    // and that sink's tangent), as a differentiated caller passes them.
+    let mut fwd_params = Vec::new();
+    let mut pull_params = Vec::new();
+    let mut convert = TokenStream::new();
+    let mut prims = Vec::new();
+    let mut derivative_args = Vec::new();
+    let mut sinks = TokenStream::new();
+    let mut shadow_args = Vec::new();
+    let mut scalar_sinks = Vec::new();
+    for p in params {
+        let (n, ty) = (&p.name, p.ty.as_ref().expect("a free function"));
+        let t = format_ident!("__ad_t_{}", n);
+        let d = format_ident!("__ad_d_{}", n);
+        let s = format_ident!("__ad_s_{}", n);
+        let k = format_ident!("__ad_k_{}", n);
+        let tk = format_ident!("__ad_tk_{}", n);
+        let decl = quote!(#n: #ty);
+        fwd_params.push(decl.clone());
+        pull_params.push(decl);
+        prims.push(quote!(#n));
+        derivative_args.push(quote!(#n));
+        let tangent = match tangent_type(ty, floats) {
+            Some(tt) => {
+                let (param, conv) = match shape_of(ty, floats) {
+                    (Shape::Slice { mutable: false }, Some(e)) => (
+                        quote!(#t: impl ::autodiff_core::__private::SliceTangent<#e>),
+                        quote!(let mut #s = ::std::vec::Vec::new();
+                               let #d: #tt = __ad::slice_tangent(&#t, &mut #s, #n.len());),
+                    ),
+                    (Shape::Slice { mutable: true }, Some(e)) => (
+                        quote!(mut #t: impl ::autodiff_core::__private::SliceShadow<#e>),
+                        quote!(let mut #s = ::std::vec::Vec::new();
+                               let #d: #tt = __ad::slice_shadow(&mut #t, &mut #s, #n.len());),
+                    ),
+                    _ => (
+                        quote!(#t: impl ::autodiff_core::__private::ScalarTangent<#ty>),
+                        quote!(let #d: #ty = __ad::ScalarTangent::tangent(#t);),
+                    ),
+                };
+                convert.extend(conv);
+                derivative_args.push(quote!(#d));
+                param
+            }
+            None => quote!(#t: impl ::core::marker::Sized),
+        };
+        fwd_params.push(tangent.clone());
+        pull_params.push(tangent);
+        match &p.kind {
+            Kind::Scalar => {
+                pull_params.push(quote!(#k: impl ::autodiff_core::__private::ScalarSink<#ty>));
+                pull_params.push(quote!(#tk: impl ::autodiff_core::__private::ScalarSink<#ty>));
+                scalar_sinks.push((k, tk));
+            }
+            Kind::Slice { .. } => {
+                let e = p.inner.as_ref().expect("a slice element");
+                let (b, tb) = (
+                    format_ident!("__ad_b_{}", n),
+                    format_ident!("__ad_tb_{}", n),
+                );
+                let (sk, stk) = (
+                    format_ident!("__ad_sk_{}", n),
+                    format_ident!("__ad_stk_{}", n),
+                );
+                pull_params.push(quote!(mut #k: impl ::autodiff_core::__private::SliceShadow<#e>));
+                pull_params.push(quote!(mut #tk: impl ::autodiff_core::__private::SliceShadow<#e>));
+                sinks.extend(quote! {
+                    let mut #sk = ::std::vec::Vec::new();
+                    let #b: &mut [#e] = __ad::slice_shadow(&mut #k, &mut #sk, #n.len());
+                    let mut #stk = ::std::vec::Vec::new();
+                    let #tb: &mut [#e] = __ad::slice_shadow(&mut #tk, &mut #stk, #n.len());
+                });
+                shadow_args.push(quote!(#b));
+                shadow_args.push(quote!(#tb));
+            }
+            _ => {
+                pull_params.push(quote!(#k: impl ::core::marker::Sized));
+                pull_params.push(quote!(#tk: impl ::core::marker::Sized));
+            }
+        }
+    }
+    fwd_params.push(quote!(__ad_mark: impl ::core::marker::Copy));
+    let mut seeds = Vec::new();
+    match &ret {
+        Some(t) => {
+            pull_params.push(quote!(__ad_dret: impl ::autodiff_core::__private::ScalarTangent<#t>));
+            pull_params
+                .push(quote!(__ad_tdret: impl ::autodiff_core::__private::ScalarTangent<#t>));
+            sinks.extend(quote! {
+                let __ad_dret: #t = __ad::ScalarTangent::tangent(__ad_dret);
+                let __ad_tdret: #t = __ad::ScalarTangent::tangent(__ad_tdret);
+            });
+            seeds.push(quote!(__ad_dret));
+            seeds.push(quote!(__ad_tdret));
+        }
+        None => {
+            pull_params.push(quote!(__ad_dret: impl ::core::marker::Sized));
+            pull_params.push(quote!(__ad_tdret: impl ::core::marker::Sized));
+        }
+    }
+    pull_params.push(quote!(__ad_mark: impl ::core::marker::Copy));
+    let adds = match scalar_sinks.len() {
+        0 => quote!(),
+        1 => {
+            let (k, tk) = &scalar_sinks[0];
+            quote!(__ad::ScalarSink::add(#k, __ad_adj); __ad::ScalarSink::add(#tk, __ad_dadj);)
+        }
+        _ => {
+            let mut out = TokenStream::new();
+            for (i, (k, tk)) in scalar_sinks.iter().enumerate() {
+                let i = syn::Index::from(i);
+                out.extend(quote! {
+                    __ad::ScalarSink::add(#k, __ad_adj.#i);
+                    __ad::ScalarSink::add(#tk, __ad_dadj.#i);
+                });
+            }
+            out
+        }
+    };
+    // The rule's derivatives, and the check (by its pullback's type) that it has them.
+    let request = quote! {
+        struct __AdNotDifferentiable<M>(::core::marker::PhantomData<M>);
+        impl<M> __AdNotDifferentiable<M> {
+            const ERROR: () = ::core::panic!(#msg);
+        }
+        struct __AdMissing;
+        impl __ad::MissingNestedRule for __AdMissing {
+            fn error<M>() {
+                let () = __AdNotDifferentiable::<M>::ERROR;
+            }
+        }
+        let (__ad_ruled, (__ad_value, __ad_pullback)) =
+            __ad::request_nested_rule::<#types, _>(|| #rule(#(#prims),*));
+        (&__ad::RuleProbe(&__ad_ruled.1, ::core::marker::PhantomData::<__AdMissing>))
+            .check(__ad_mark);
+    };
+    quote! {
+        #[doc(hidden)]
+        #[allow(unused, unused_mut, non_snake_case, clippy::all)]
+        pub fn __ad_fwd___ad_aug(#(#fwd_params),*) -> ((#r, ()), (#r, ())) {
+            use ::autodiff_core::__private as __ad;
+            use __ad::{NestedRuleFound as _, NestedRuleMissing as _};
+            #convert
+            #request
+            let (__ad_y, __ad_dy) = __ad_value(#(#derivative_args),*);
+            ((__ad_y, ()), (__ad_dy, ()))
+        }
+        #[doc(hidden)]
+        #[allow(unused, unused_mut, non_snake_case, clippy::all)]
+        pub fn __ad_fwd___ad_pull(#(#pull_params),*) -> ((), ()) {
+            use ::autodiff_core::__private as __ad;
+            use __ad::{NestedRuleFound as _, NestedRuleMissing as _};
+            #convert
+            #sinks
+            #request
+            let (__ad_adj, __ad_dadj) =
+                __ad_pullback(#(#derivative_args,)* #(#shadow_args,)* #(#seeds),*);
+            #adds
+            ((), ())
+        }
+    }
 }

@@ -1,0 +1,337 @@
+//! Custom reverse rules under forward-over-reverse differentiation.
+//!
+//! `#[differentiable]` on a reverse rule `fn f_rev(x) -> (y, impl FnOnce(..))` whose body
+//! ends in `(value, |shadows.., dret| pullback)` differentiates, in forward mode, two
+//! functions made from it: the rule's value (its statements, then `value`) and its
+//! pullback (its statements, then the closure's body, the closure's parameters as
+//! parameters). The function with the rule (`#[custom_rule(reverse = f_rev)]`) reaches
+//! them through the rule itself (see `autodiff_core::__private::request_nested_rule`):
+//! the rule hands over plain function pointers, whose types both macros derive from the
+//! signatures with [`derivative_types`].
+
+use crate::expand::{Gen, Nesting};
+use crate::ir::Body;
+use crate::lower::Lowerer;
+use crate::signature::{Shape, float_type_params, shape_of};
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{format_ident, quote};
+use std::collections::{HashMap, HashSet};
+use syn::spanned::Spanned;
+use syn::{Expr, FnArg, ImplItemFn, Pat, ReturnType, Stmt, Type, TypeParamBound};
+
+/// The tangent type of a parameter of type `ty` in a rule's derivatives: the type itself
+/// for a float, a slice for a float buffer; `None` for a constant.
+pub fn tangent_type(ty: &Type, floats: &HashSet<String>) -> Option<Type> {
+    match shape_of(ty, floats) {
+        (Shape::Scalar, _) => Some(ty.clone()),
+        (Shape::Slice { mutable: false }, Some(e)) => Some(syn::parse_quote!(&[#e])),
+        (Shape::Slice { mutable: true }, Some(e)) => Some(syn::parse_quote!(&mut [#e])),
+        _ => None,
+    }
+}
+
+/// The function-pointer types of a rule's derivatives, given the rule's parameter types,
+/// its pullback's shadow inputs, its value type (`None` for `()`) and its pullback's
+/// output (the scalar adjoints):
+/// `value(x, dx, ..) -> (y, dy)` and
+/// `pullback(x, dx, .., shadow, d_shadow, .., dret, d_dret) -> (adjoints, d_adjoints)`.
+pub fn derivative_types(
+    params: &[Type],
+    floats: &HashSet<String>,
+    shadows: &[Type],
+    ret: Option<&Type>,
+    adjoints: &Type,
+) -> TokenStream {
+    let mut inputs = Vec::new();
+    for ty in params {
+        inputs.push(quote!(#ty));
+        if let Some(t) = tangent_type(ty, floats) {
+            inputs.push(quote!(#t));
+        }
+    }
+    let r = ret.map_or(quote!(()), |t| quote!(#t));
+    let value = quote!(fn(#(#inputs),*) -> (#r, #r));
+    for s in shadows {
+        inputs.push(quote!(#s));
+        inputs.push(quote!(#s));
+    }
+    if let Some(t) = ret {
+        inputs.push(quote!(#t));
+        inputs.push(quote!(#t));
+    }
+    let pull = quote!(fn(#(#inputs),*) -> (#adjoints, #adjoints));
+    quote!((#value, #pull))
+}
+
+/// Whether `func` is a reverse rule: it returns `(value, impl Fn..(..))`.
+pub fn is_reverse_rule(func: &ImplItemFn) -> bool {
+    pullback_bound(func).is_some()
+}
+
+/// The `Fn*(..) -> ..` bound of a rule's returned pullback, and the value type.
+fn pullback_bound(func: &ImplItemFn) -> Option<(Type, syn::ParenthesizedGenericArguments)> {
+    let ReturnType::Type(_, t) = &func.sig.output else {
+        return None;
+    };
+    let Type::Tuple(tt) = &**t else {
+        return None;
+    };
+    if tt.elems.len() != 2 {
+        return None;
+    }
+    let Type::ImplTrait(it) = &tt.elems[1] else {
+        return None;
+    };
+    it.bounds.iter().find_map(|b| {
+        let TypeParamBound::Trait(tb) = b else {
+            return None;
+        };
+        let last = tb.path.segments.last()?;
+        if !matches!(last.ident.to_string().as_str(), "Fn" | "FnMut" | "FnOnce") {
+            return None;
+        }
+        match &last.arguments {
+            syn::PathArguments::Parenthesized(p) => Some((tt.elems[0].clone(), p.clone())),
+            _ => None,
+        }
+    })
+}
+
+/// `#[differentiable]` on a reverse rule: the rule, marked as differentiable and handing
+/// over its derivatives on request, and a braced struct of the same name holding them.
+pub fn expand(func: &ImplItemFn) -> syn::Result<TokenStream> {
+    let name = &func.sig.ident;
+    let unsupported = |span: Span, what: &str| {
+        syn::Error::new(
+            span,
+            format!("`#[differentiable]` on a reverse rule: {what}"),
+        )
+    };
+    if func.sig.receiver().is_some() {
+        return Err(unsupported(
+            name.span(),
+            "methods are not supported; make the rule a free function",
+        ));
+    }
+    let floats = float_type_params(&func.sig.generics);
+    if func.sig.generics.type_params().next().is_some() {
+        return Err(unsupported(
+            func.sig.generics.span(),
+            "generic rules are not supported (nested differentiation is for `f64` code)",
+        ));
+    }
+    let (value_ty, pb) = pullback_bound(func).expect("a reverse rule");
+    let value_ty = match &value_ty {
+        Type::Tuple(t) if t.elems.is_empty() => None,
+        t => Some(t.clone()),
+    };
+    let adjoints: Type = match &pb.output {
+        ReturnType::Default => syn::parse_quote!(()),
+        ReturnType::Type(_, t) => (**t).clone(),
+    };
+    let mut params: Vec<(Ident, Type)> = Vec::new();
+    for input in &func.sig.inputs {
+        let FnArg::Typed(pt) = input else {
+            continue;
+        };
+        let Pat::Ident(pi) = &*pt.pat else {
+            return Err(unsupported(pt.pat.span(), "parameters must be plain names"));
+        };
+        match shape_of(&pt.ty, &floats).0 {
+            Shape::Scalar | Shape::Slice { .. } | Shape::Other => {}
+            _ => {
+                return Err(unsupported(
+                    pt.ty.span(),
+                    "parameters must be floats, float slices or constants that are not references",
+                ));
+            }
+        }
+        params.push((pi.ident.clone(), (*pt.ty).clone()));
+    }
+    // The body: statements, then `(value, |..| pullback)`.
+    let stmts = &func.block.stmts;
+    let tail = match stmts.last() {
+        Some(Stmt::Expr(e, None)) => e,
+        _ => {
+            return Err(unsupported(
+                func.block.span(),
+                "the rule must end in `(value, |shadows.., dret| pullback)`",
+            ));
+        }
+    };
+    let (value, closure) = match strip(tail) {
+        Expr::Tuple(t) if t.elems.len() == 2 => match strip(&t.elems[1]) {
+            Expr::Closure(c) => (&t.elems[0], c),
+            other => {
+                return Err(unsupported(
+                    other.span(),
+                    "the pullback must be a closure written here, `|shadows.., dret| ..`",
+                ));
+            }
+        },
+        other => {
+            return Err(unsupported(
+                other.span(),
+                "the rule must end in `(value, |shadows.., dret| pullback)`",
+            ));
+        }
+    };
+    let body_stmts = &stmts[..stmts.len() - 1];
+    if closure.inputs.len() != pb.inputs.len() {
+        return Err(unsupported(
+            closure.span(),
+            "the pullback closure's parameters do not match its `FnOnce(..)` type",
+        ));
+    }
+    let mut cparams = Vec::new();
+    let mut shadows = Vec::new();
+    for (i, (p, ty)) in closure.inputs.iter().zip(&pb.inputs).enumerate() {
+        let pat = match p {
+            Pat::Type(pt) => &*pt.pat,
+            p => p,
+        };
+        let id = match pat {
+            Pat::Ident(pi) => pi.ident.clone(),
+            _ => format_ident!("__ad_cp{}", i),
+        };
+        cparams.push(quote!(#id: #ty));
+        if i + 1 < pb.inputs.len() || value_ty.is_none() {
+            shadows.push(ty.clone());
+        }
+    }
+    let decls: Vec<TokenStream> = params.iter().map(|(n, t)| quote!(#n: #t)).collect();
+    let r = value_ty.as_ref().map_or(quote!(()), |t| quote!(#t));
+    let cbody = &closure.body;
+    let value_fn = quote! {
+        fn __ad_rule_value(#(#decls),*) -> #r {
+            #(#body_stmts)*
+            #value
+        }
+    };
+    let pull_fn = quote! {
+        fn __ad_rule_pull(#(#decls,)* #(#cparams),*) -> #adjoints {
+            #(#body_stmts)*
+            #cbody
+        }
+    };
+    let fwd_value = forward_protocol(&value_fn, &format_ident!("__ad_fwd_rule_value"))?;
+    let fwd_pull = forward_protocol(&pull_fn, &format_ident!("__ad_fwd_rule_pull"))?;
+
+    // Concrete entry points (function pointers), in the order of `derivative_types`.
+    let mut inputs = Vec::new();
+    let mut args = Vec::new();
+    for (n, ty) in &params {
+        inputs.push(quote!(#n: #ty));
+        args.push(quote!(#n));
+        let t = format_ident!("__ad_t_{}", n);
+        match tangent_type(ty, &floats) {
+            Some(tt) => {
+                inputs.push(quote!(#t: #tt));
+                args.push(quote!(#t));
+            }
+            None => args.push(quote!(::autodiff_core::__private::Zero)),
+        }
+    }
+    let value_inputs = inputs.clone();
+    let value_args = args.clone();
+    for (i, s) in shadows.iter().enumerate() {
+        let (b, tb) = (format_ident!("__ad_b{}", i), format_ident!("__ad_tb{}", i));
+        inputs.push(quote!(#b: #s));
+        inputs.push(quote!(#tb: #s));
+        args.push(quote!(#b));
+        args.push(quote!(#tb));
+    }
+    if let Some(t) = &value_ty {
+        inputs.push(quote!(__ad_dret: #t));
+        inputs.push(quote!(__ad_tdret: #t));
+        args.push(quote!(__ad_dret));
+        args.push(quote!(__ad_tdret));
+    }
+    let types = derivative_types(
+        &params.iter().map(|(_, t)| t.clone()).collect::<Vec<_>>(),
+        &floats,
+        &shadows,
+        value_ty.as_ref(),
+        &adjoints,
+    );
+
+    // The rule itself: handing over its derivatives first, and returning its pullback
+    // with a marker captured (see `autodiff_core::__private::PullbackMarker`).
+    let mut rule = func.clone();
+    let (xs, xtys): (Vec<Ident>, Vec<&Type>) = pb
+        .inputs
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (format_ident!("__ad_x{}", i), t))
+        .unzip();
+    let marked: Expr = syn::parse_quote! {{
+        let __ad_pullback = #closure;
+        let __ad_marker = ::autodiff_core::__private::PullbackMarker::new();
+        move |#(#xs: #xtys),*| -> #adjoints {
+            let _ = &__ad_marker;
+            __ad_pullback(#(#xs),*)
+        }
+    }};
+    if let Some(Stmt::Expr(Expr::Tuple(t), None)) = rule.block.stmts.last_mut() {
+        t.elems[1] = marked;
+    } else if let Some(Stmt::Expr(e, None)) = rule.block.stmts.last_mut() {
+        *e = syn::parse_quote!((#value, #marked));
+    }
+    let offer: Stmt = syn::parse_quote! {
+        ::autodiff_core::__private::offer_nested_rule::<#types>(
+            (#name::__ad_nested_value, #name::__ad_nested_pull),
+        );
+    };
+    rule.block.stmts.insert(0, offer);
+    let vis = &func.vis;
+    let doc = format!(
+        " Forward derivatives of the reverse rule [`{name}`], used by nested differentiation."
+    );
+    Ok(quote! {
+        #rule
+        #[doc = #doc]
+        #[allow(non_camel_case_types, dead_code)]
+        #vis struct #name {}
+        impl #name {
+            #fwd_value
+            #fwd_pull
+            #[doc(hidden)]
+            #[allow(unused, non_snake_case, clippy::all)]
+            pub fn __ad_nested_value(#(#value_inputs),*) -> (#r, #r) {
+                Self::__ad_fwd_rule_value(#(#value_args,)* ())
+            }
+            #[doc(hidden)]
+            #[allow(unused, non_snake_case, clippy::all)]
+            pub fn __ad_nested_pull(#(#inputs),*) -> (#adjoints, #adjoints) {
+                Self::__ad_fwd_rule_pull(#(#args,)* ())
+            }
+        }
+    })
+}
+
+fn strip(e: &Expr) -> &Expr {
+    match e {
+        Expr::Paren(p) => strip(&p.expr),
+        Expr::Group(g) => strip(&g.expr),
+        e => e,
+    }
+}
+
+/// The forward protocol function, named `name`, of the function `code` (user code).
+fn forward_protocol(code: &TokenStream, name: &Ident) -> syn::Result<TokenStream> {
+    let func: ImplItemFn = syn::parse2(code.clone())?;
+    let sig = crate::signature::analyse(&func.sig)?;
+    let (body, kinds): (Body, HashMap<_, _>) = Lowerer::new(&sig).lower_body(&func.block, &sig)?;
+    let g = Gen {
+        func: &func,
+        sig: &sig,
+        body: &body,
+        kinds: &kinds,
+        fail_fwd: None,
+        fail_rev: None,
+        nesting: Nesting::Fail(String::new()),
+    };
+    let mut f: ImplItemFn = syn::parse2(g.protocol_forward())?;
+    f.sig.ident = name.clone();
+    Ok(quote!(#f))
+}
