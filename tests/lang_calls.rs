@@ -372,10 +372,80 @@ fn recursion_o<D: Num>(x: &[D], t: D, n: u32) -> D {
     t.powi(n as i32) + even(t, n) + s * t
 }
 
+// ---------------------------------------------------------------- `&mut f64`
+
+/// A scalar behind `&mut`: read, updated in place and overwritten through `*k`.
+#[differentiable]
+fn accumulate(k: &mut f64, b: f64) {
+    *k += b * b;
+    let t = *k;
+    *k = t * b.sin();
+}
+
+/// A local scalar lent mutably to a callee, twice, then read.
+#[autodiff_forward(lend_fwd, Dual, Dual, Dual)]
+#[autodiff_reverse(lend_rev, Active, Active, Active)]
+fn lend(x: f64, y: f64) -> f64 {
+    let mut s = x * y;
+    accumulate(&mut s, x);
+    accumulate(&mut s, y + 0.5);
+    s * x
+}
+
+fn lend_o<D: Num>(x: D, y: D) -> D {
+    let acc = |k: D, b: D| (k + b * b) * b.sin();
+    let s = acc(acc(x * y, x), y + 0.5);
+    s * x
+}
+
+/// A `&f64` parameter read through `*`, and a `&mut f64` one written through it.
+#[autodiff_forward(through_refs_fwd, Dual, Dual, Dual, Dual)]
+#[autodiff_reverse(through_refs_rev, Duplicated, Duplicated, Active, Active)]
+fn through_refs(out: &mut f64, a: &f64, b: f64) -> f64 {
+    let t = *a * b;
+    *out = t.exp() + *out;
+    t * *a
+}
+
 // ---------------------------------------------------------------- properties
 
 proptest! {
     #![proptest_config(config())]
+
+    #[test]
+    fn mut_scalar_parameters_and_lent_locals(x in float(-1.5, 1.5), y in float(-1.5, 1.5), v in prop::array::uniform2(dir()), s in seed()) {
+        check2(
+            "lend",
+            ([x, y], v, s),
+            lend,
+            lend_fwd,
+            lend_rev,
+            lend_o,
+        );
+    }
+
+    #[test]
+    fn scalar_reference_parameters(o in float(-1.0, 1.0), a in float(-1.0, 1.0), b in float(-1.0, 1.0), v in prop::array::uniform3(dir()), w in dir(), s in seed()) {
+        // out' = exp(a·b) + out; value a²·b.
+        let oracle = |d: &[Dual64]| (d[1] * d[2]).exp() + d[0];
+        let (mut out, mut dout) = (o, v[0]);
+        let a_ref = a;
+        let (r, dr) = through_refs_fwd(&mut out, &mut dout, &a_ref, &v[1], b, v[2]);
+        let (want, want_t) = oracle_jvp(|d| vec![oracle(d), d[1] * d[1] * d[2]], &[o, a, b], &v);
+        check("out", out, want[0]);
+        check("out tangent", dout, want_t[0]);
+        check("value", r, want[1]);
+        check("value tangent", dr, want_t[1]);
+        // Reverse: seed `s` on the value, `w` on `out` after the call.
+        let (mut out, mut bout) = (o, w);
+        let mut ba = 0.0;
+        let (r, bb) = through_refs_rev(&mut out, &mut bout, &a_ref, &mut ba, b, s);
+        check("reverse value", r, want[1]);
+        let grad = oracle_vjp(|d| vec![oracle(d), d[1] * d[1] * d[2]], &[o, a, b], &[w, s]);
+        check("adjoint of out", bout, grad[0]);
+        check("adjoint of a", ba, grad[1]);
+        check("adjoint of b", bb, grad[2]);
+    }
 
     #[test]
     fn struct_fields_nested_structs_and_tuple_fields(

@@ -933,10 +933,12 @@ fn forward_over_reverse_rule(
         }
     };
     // The rule's derivatives, and the check (by its pullback's type) that it has them.
+    // The error points at the rule's path.
+    let error = quote_spanned!(rule.span()=> const ERROR: () = ::core::panic!(#msg););
     let request = quote! {
         struct __AdNotDifferentiable<M>(::core::marker::PhantomData<M>);
         impl<M> __AdNotDifferentiable<M> {
-            const ERROR: () = ::core::panic!(#msg);
+            #error
         }
         struct __AdMissing;
         impl __ad::MissingNestedRule for __AdMissing {
