@@ -1,10 +1,11 @@
 //! Rosenbrock, n = 1,000 and 100,000: primal, generated gradient, hand-written gradient,
-//! and the peers (ad_trait, candle-core, num-dual at n = 1,000).
+//! Hessian-vector products (ours, hand-written, ad_trait by differences), and the peers
+//! (ad_trait, candle-core, num-dual at n = 1,000).
 
 use autodiff_bench::peers::{adtrait, candle, numdual};
 use autodiff_bench::rosenbrock::{
     input, rosenbrock, rosenbrock_grad, rosenbrock_grad_hand, rosenbrock_grad_hand_loop,
-    rosenbrock_iter, rosenbrock_iter_grad,
+    rosenbrock_hvp, rosenbrock_hvp_hand, rosenbrock_iter, rosenbrock_iter_grad,
 };
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
@@ -36,6 +37,17 @@ fn bench(c: &mut Criterion) {
         });
         group.bench_function("candle-core", |b| {
             b.iter(|| candle::rosenbrock_grad(black_box(&x), black_box(&mut g)).unwrap())
+        });
+        let v: Vec<f64> = x.iter().rev().copied().collect();
+        let mut hv = vec![0.0; n];
+        group.bench_function("ours H·v (forward over reverse)", |b| {
+            b.iter(|| rosenbrock_hvp(black_box(&x), black_box(&v), &mut g, &mut hv))
+        });
+        group.bench_function("hand-written H·v", |b| {
+            b.iter(|| rosenbrock_hvp_hand(black_box(&x), black_box(&v), &mut g, &mut hv))
+        });
+        group.bench_function("ad_trait H·v (differences of 2 gradients)", |b| {
+            b.iter(|| adtrait::hvp_by_differences(black_box(&x), &v, &mut hv, adtrait::rosenbrock))
         });
         if n <= 1_000 {
             group.bench_function("num-dual gradient (DualDVec64)", |b| {

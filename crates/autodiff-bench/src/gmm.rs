@@ -116,6 +116,36 @@ pub fn gmm_objective(
     constant + slse - n as f64 * lse_alphas + prior
 }
 
+/// The gradient into `ga`, `gm`, `gi` (overwritten), whose generated forward companion
+/// is the Hessian-vector product `gmm_hvp(alphas, v_alphas, means, v_means, icf, v_icf,
+/// ga, hv_alphas, gm, hv_means, gi, hv_icf, x, d, k, gamma, m, constant)` (forward over
+/// reverse).
+#[allow(clippy::too_many_arguments)]
+#[autodiff_forward(
+    gmm_hvp, Dual, Dual, Dual, Dual, Dual, Dual, Const, Const, Const, Const, Const, Const
+)]
+pub fn gmm_gradient(
+    alphas: &[f64],
+    means: &[f64],
+    icf: &[f64],
+    ga: &mut [f64],
+    gm: &mut [f64],
+    gi: &mut [f64],
+    x: &[f64],
+    d: usize,
+    k: usize,
+    gamma: f64,
+    m: f64,
+    constant: f64,
+) {
+    ga.fill(0.0);
+    gm.fill(0.0);
+    gi.fill(0.0);
+    gmm_objective_grad(
+        alphas, ga, means, gm, icf, gi, x, d, k, gamma, m, constant, 1.0,
+    );
+}
+
 /// The same objective written without reused buffers: each `Q_k (x_i - μ_k)` entry is
 /// formed in a scalar accumulator (row by row, with the triangle's index in closed form)
 /// and reduced at once, so the only buffer written in the point loop is `main_term`.
@@ -290,6 +320,39 @@ impl Gmm {
             self.constant,
             1.0,
         )
+    }
+
+    /// The generated Hessian-vector product ([`gmm_hvp`]): sets `grad = ∇f` and
+    /// `hv = H·v`, with `v`, `grad` and `hv` laid out as `[alphas, means, icf]`.
+    pub fn hvp(&self, v: &[f64], grad: &mut [f64], hv: &mut [f64]) {
+        let p = &self.input;
+        let (k, kd) = (p.k, p.k * p.d);
+        let (va, rest) = v.split_at(k);
+        let (vm, vi) = rest.split_at(kd);
+        let (ga, rest) = grad.split_at_mut(k);
+        let (gm, gi) = rest.split_at_mut(kd);
+        let (ha, rest) = hv.split_at_mut(k);
+        let (hm, hi) = rest.split_at_mut(kd);
+        gmm_hvp(
+            &p.alphas,
+            va,
+            &p.means,
+            vm,
+            &p.icf,
+            vi,
+            ga,
+            ha,
+            gm,
+            hm,
+            gi,
+            hi,
+            &p.x,
+            p.d,
+            p.k,
+            p.gamma,
+            p.m,
+            self.constant,
+        );
     }
 
     /// The objective without reused buffers ([`gmm_objective_nobuf`]).

@@ -119,6 +119,26 @@ pub fn lstm_objective(
     -total / ((c - 1) * b) as f64
 }
 
+/// The gradient into `gm`, `ge` (overwritten), whose generated forward companion is the
+/// Hessian-vector product `lstm_hvp(main, v_main, extra, v_extra, gm, hv_main, ge,
+/// hv_extra, state, seq, l, b)` (forward over reverse, through the cell's calls).
+#[allow(clippy::too_many_arguments)]
+#[autodiff_forward(lstm_hvp, Dual, Dual, Dual, Dual, Const, Const, Const, Const)]
+pub fn lstm_gradient(
+    main: &[f64],
+    extra: &[f64],
+    gm: &mut [f64],
+    ge: &mut [f64],
+    state: &[f64],
+    seq: &[f64],
+    l: usize,
+    b: usize,
+) {
+    gm.fill(0.0);
+    ge.fill(0.0);
+    lstm_objective_grad(main, gm, extra, ge, state, seq, l, b, 1.0);
+}
+
 /// The same loss in one function, without calls: the cell and the prediction inlined.
 /// Generated gradient: `lstm_objective_inline_grad` (same signature as
 /// [`lstm_objective_grad`]).
@@ -211,6 +231,19 @@ impl Lstm {
         let p = &self.input;
         let (gm, ge) = grad.split_at_mut(p.main.len());
         lstm_objective_grad(&p.main, gm, &p.extra, ge, &p.state, &p.seq, p.l, p.b, 1.0)
+    }
+
+    /// The generated Hessian-vector product ([`lstm_hvp`]): sets `grad = ∇f` and
+    /// `hv = H·v`, laid out as `[main, extra]`.
+    pub fn hvp(&self, v: &[f64], grad: &mut [f64], hv: &mut [f64]) {
+        let p = &self.input;
+        let nm = p.main.len();
+        let (vm, ve) = v.split_at(nm);
+        let (gm, ge) = grad.split_at_mut(nm);
+        let (hm, he) = hv.split_at_mut(nm);
+        lstm_hvp(
+            &p.main, vm, &p.extra, ve, gm, hm, ge, he, &p.state, &p.seq, p.l, p.b,
+        );
     }
 
     /// The objective without calls ([`lstm_objective_inline`]).

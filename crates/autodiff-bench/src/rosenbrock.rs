@@ -65,6 +65,39 @@ pub fn rosenbrock_grad_hand_loop(x: &[f64], g: &mut [f64]) -> f64 {
     s
 }
 
+/// The gradient into `g` (overwritten), whose generated forward companion is the
+/// Hessian-vector product: `rosenbrock_hvp(x, v, g, hv)` sets `g = ∇f(x)`,
+/// `hv = H(x)·v` (forward over reverse).
+#[autodiff_forward(rosenbrock_hvp, Dual, Dual)]
+pub fn rosenbrock_gradient(x: &[f64], g: &mut [f64]) {
+    g.fill(0.0);
+    rosenbrock_grad(x, g, 1.0);
+}
+
+/// Hand-written Hessian-vector product: sets `g = ∇f(x)`, `hv = H(x)·v`, returns `f(x)`.
+/// The Hessian is tridiagonal: `H_ii += 2 + 1200x_i² - 400x_{i+1}`, `H_{i+1,i+1} += 200`,
+/// `H_{i,i+1} = H_{i+1,i} = -400x_i`.
+pub fn rosenbrock_hvp_hand(x: &[f64], v: &[f64], g: &mut [f64], hv: &mut [f64]) -> f64 {
+    let n = x.len();
+    let (v, g, hv) = (&v[..n], &mut g[..n], &mut hv[..n]);
+    g.fill(0.0);
+    hv.fill(0.0);
+    let mut s = 0.0;
+    for i in 0..n - 1 {
+        let (xi, xn) = (x[i], x[i + 1]);
+        let a = 1.0 - xi;
+        let b = xn - xi * xi;
+        s += a * a + 100.0 * b * b;
+        g[i] += -2.0 * a - 400.0 * b * xi;
+        g[i + 1] += 200.0 * b;
+        let hii = 2.0 + 1200.0 * xi * xi - 400.0 * xn;
+        let hin = -400.0 * xi;
+        hv[i] += hii * v[i] + hin * v[i + 1];
+        hv[i + 1] += hin * v[i] + 200.0 * v[i + 1];
+    }
+    s
+}
+
 /// The benchmark input: `n` values in `[-1.2, 1.2)`.
 pub fn input(n: usize) -> Vec<f64> {
     crate::pseudo_random(n, n as u64, -1.2, 1.2)

@@ -59,6 +59,51 @@ fn check_gmm(name: &str, expected: &str, with_adtrait: bool) {
     }
 }
 
+/// `H·v` by central differences (step `1e-5`) of the gradient `grad` at `params`.
+fn fd_hvp(params: &[f64], v: &[f64], grad: impl Fn(&[f64]) -> Vec<f64>) -> Vec<f64> {
+    let h = 1e-5;
+    let at = |s: f64| -> Vec<f64> {
+        let p: Vec<f64> = params.iter().zip(v).map(|(a, b)| a + s * b).collect();
+        grad(&p)
+    };
+    at(h)
+        .iter()
+        .zip(at(-h))
+        .map(|(a, b)| (a - b) / (2.0 * h))
+        .collect()
+}
+
+/// The generated Hessian-vector product: its gradient is ADBench's, and `H·v` matches
+/// central differences of the hand-written gradient.
+fn check_gmm_hvp(name: &str, expected: &str) {
+    let gmm = Gmm::new(load_gmm(name));
+    let j_exp = load_expected(&format!("{expected}_J.txt"));
+    let n = gmm.num_params();
+    let v = autodiff_bench::pseudo_random(n, 7, -1.0, 1.0);
+    let (mut g, mut hv) = (vec![1.0; n], vec![1.0; n]);
+    gmm.hvp(&v, &mut g, &mut hv);
+    let e = max_rel_error(&g, &j_exp);
+    assert!(e < TOL, "{name}: H·v's gradient off by {e:e}");
+    let fd = fd_hvp(&gmm.input.params(), &v, |p| {
+        let mut input = gmm.input.clone();
+        let (k, kd) = (input.k, input.k * input.d);
+        input.alphas = p[..k].to_vec();
+        input.means = p[k..k + kd].to_vec();
+        input.icf = p[k + kd..].to_vec();
+        let mut g = vec![0.0; n];
+        Gmm::new(input).gradient_hand(&mut g);
+        g
+    });
+    let e = max_rel_error(&hv, &fd);
+    assert!(e < 1e-5, "{name}: H·v off by {e:e} from finite differences");
+}
+
+#[test]
+fn gmm_hvp_test_instance_and_d2_k5() {
+    check_gmm_hvp("test", "gmm_test");
+    check_gmm_hvp("gmm_d2_K5", "gmm_1k_gmm_d2_K5");
+}
+
 #[test]
 fn gmm_test_instance() {
     check_gmm("test", "gmm_test", true);
@@ -104,6 +149,29 @@ fn check_lstm(name: &str, with_adtrait: bool) {
             })
         });
     }
+}
+
+#[test]
+fn lstm_hvp_l2_c1024() {
+    let lstm = Lstm::new(load_lstm("lstm_l2_c1024"));
+    let j_exp = load_expected("lstm_lstm_l2_c1024_J.txt");
+    let n = lstm.num_params();
+    let v = autodiff_bench::pseudo_random(n, 11, -1.0, 1.0);
+    let (mut g, mut hv) = (vec![1.0; n], vec![1.0; n]);
+    lstm.hvp(&v, &mut g, &mut hv);
+    let e = max_rel_error(&g, &j_exp);
+    assert!(e < TOL, "H·v's gradient off by {e:e}");
+    let nm = lstm.input.main.len();
+    let fd = fd_hvp(&lstm.input.params(), &v, |p| {
+        let mut input = lstm.input.clone();
+        input.main = p[..nm].to_vec();
+        input.extra = p[nm..].to_vec();
+        let mut g = vec![0.0; n];
+        Lstm::new(input).gradient_hand(&mut g);
+        g
+    });
+    let e = max_rel_error(&hv, &fd);
+    assert!(e < 1e-5, "H·v off by {e:e} from finite differences");
 }
 
 #[test]
@@ -169,4 +237,28 @@ fn rosenbrock_gradients_agree() {
         assert!(e < 1e-12, "{name}: second call off by {e:e}");
     }
     assert!(rel_diff(candle::rosenbrock_value(&x).unwrap(), f) < 1e-12);
+}
+
+#[test]
+fn rosenbrock_hessian_vector_products_agree() {
+    let x = rosenbrock::input(200);
+    let v: Vec<f64> = x.iter().rev().copied().collect();
+    let n = x.len();
+    let (mut g_hand, mut hv_hand) = (vec![0.0; n], vec![0.0; n]);
+    let f = rosenbrock::rosenbrock_hvp_hand(&x, &v, &mut g_hand, &mut hv_hand);
+    assert!(rel_diff(f, rosenbrock::rosenbrock(&x)) < 1e-14);
+    // Hand-written against central differences of the gradient.
+    let fd = fd_hvp(&x, &v, |x| {
+        let mut g = vec![0.0; x.len()];
+        rosenbrock::rosenbrock_grad_hand(x, &mut g);
+        g
+    });
+    assert!(max_rel_error(&hv_hand, &fd) < 1e-6);
+    let (mut g, mut hv) = (vec![1.0; n], vec![1.0; n]);
+    rosenbrock::rosenbrock_hvp(&x, &v, &mut g, &mut hv);
+    assert!(max_rel_error(&g, &g_hand) < 1e-12);
+    assert!(max_rel_error(&hv, &hv_hand) < 1e-12);
+    let mut hv_ad = vec![0.0; n];
+    adtrait::hvp_by_differences(&x, &v, &mut hv_ad, adtrait::rosenbrock);
+    assert!(max_rel_error(&hv_ad, &hv_hand) < 1e-5);
 }

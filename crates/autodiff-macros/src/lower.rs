@@ -24,6 +24,9 @@ type Result<T> = syn::Result<T>;
 
 /// An error over the whole construct.
 fn unsupported<T>(node: impl ToTokens, what: &str) -> Result<T> {
+    if std::env::var("AUTODIFF_DEBUG_UNSUPPORTED").is_ok() {
+        eprintln!("unsupported: {what}: {}", node.to_token_stream());
+    }
     Err(syn::Error::new_spanned(
         node,
         format!("{what} is not supported in differentiated code"),
@@ -789,7 +792,11 @@ impl Lowerer {
     /// Initialisers that create an owned buffer.
     fn buffer_init(&mut self, e: &Expr) -> Result<Option<Op>> {
         match e {
-            Expr::Macro(m) if m.mac.path.is_ident("vec") => {
+            // `vec![..]`, or `::std::vec![..]` as generated companions write it.
+            Expr::Macro(m)
+                if m.mac.path.is_ident("vec")
+                    || (self.companion && path_names(&m.mac.path) == ["std", "vec"]) =>
+            {
                 if let Ok(r) = m.mac.parse_body_with(parse_repeat) {
                     let v = self.lower_expr(&r.0)?;
                     let v = self.operand(v, r.0.span())?;
@@ -819,6 +826,16 @@ impl Lowerer {
                     ops.push(self.operand(v, it.span())?);
                 }
                 Ok(Some(Op::ArrLit(ops, false)))
+            }
+            // `<[_]>::to_vec(&x)`: a copy, as generated code writes it.
+            Expr::Call(c)
+                if self.companion
+                    && c.args.len() == 1
+                    && matches!(&*c.func, Expr::Path(p) if p.qself.is_some()
+                        && p.path.segments.last().is_some_and(|s| s.ident == "to_vec")) =>
+            {
+                let place = self.lower_place(strip_full_range(strip_ref(&c.args[0])))?;
+                Ok(Some(Op::CloneOf(place)))
             }
             Expr::Call(c) => {
                 if let Expr::Path(p) = &*c.func {
@@ -985,8 +1002,15 @@ impl Lowerer {
             }
             "copy_from_slice" | "clone_from_slice" if m.args.len() == 1 => {
                 let dst = self.lower_place(&m.receiver)?;
-                let src = match self.lower_expr(&m.args[0])? {
+                // A companion copies back buffers it saved (`&__ad::take(t.pop())[..]`).
+                let arg = if self.companion {
+                    strip_full_range(strip_ref(&m.args[0]))
+                } else {
+                    &m.args[0]
+                };
+                let src = match self.lower_expr(arg)? {
                     Val::Place(p, _) => p,
+                    Val::Op(Operand::Var(v)) if self.companion => Place::local(v),
                     _ => return unsupported(&m.args[0], "this source of `copy_from_slice`"),
                 };
                 self.emit(Stmt::CopyFrom { dst, src });
@@ -2362,6 +2386,21 @@ impl Lowerer {
         let Expr::Path(fp) = strip(&c.func) else {
             return Ok(None);
         };
+        // `<[_]>::to_vec(&x)`: a copy of a buffer (a tape store, a saved value).
+        if fp.qself.is_some() {
+            if fp.path.segments.last().is_some_and(|s| s.ident == "to_vec") && c.args.len() == 1 {
+                let place = self.lower_place(strip_full_range(strip_ref(&c.args[0])))?;
+                let v = self.let_op(Op::CloneOf(place), c.span());
+                if let Operand::Var(var) = &v {
+                    self.kinds.insert(var.to_string(), VarKind::Buffer);
+                }
+                return Ok(Some(Val::Op(v)));
+            }
+            return unsupported(
+                c,
+                "differentiating this part of a derivative companion again",
+            );
+        }
         let segs = path_names(&fp.path);
         let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
         let span = c.span();
@@ -2373,6 +2412,50 @@ impl Lowerer {
             | ["core", "clone", "Clone", "clone"] => Ok(Some(
                 Val::Op(Operand::Lit(self.render(&Expr::Call(c.clone())))),
             )),
+            // What a reverse sweep saves and puts back around a call with `&mut`
+            // arguments: a copy of the place, and an assignment or copy into it.
+            ["__ad", "snapshot"] if c.args.len() == 1 => {
+                let inner = strip_ref(&c.args[0]);
+                let place = self.lower_place(inner)?;
+                let copy: Expr = if is_scalar_place(&place, self) {
+                    inner.clone()
+                } else {
+                    syn::parse_quote!(#inner.to_vec())
+                };
+                Ok(Some(self.lower_expr(&copy)?))
+            }
+            ["__ad", "restore"] if c.args.len() == 2 => {
+                let dst = strip_ref(&c.args[0]);
+                let src = strip_clone(&c.args[1]);
+                let place = self.lower_place(dst)?;
+                if is_scalar_place(&place, self) {
+                    self.lower_expr(&syn::parse_quote!(#dst = #src))?;
+                } else {
+                    let src = match self.lower_expr(src)? {
+                        Val::Place(p, _) => p,
+                        Val::Op(Operand::Var(v)) => Place::local(v),
+                        _ => return unsupported(src, "this saved value"),
+                    };
+                    self.emit(Stmt::CopyFrom { dst: place, src });
+                }
+                Ok(Some(Val::Op(Operand::Lit(quote!(())))))
+            }
+            // Zeroing a shadow, and adding a scratch shadow into one.
+            ["__ad", "fill_zero"] if c.args.len() == 1 => {
+                let dst = strip_full_range(strip_ref(&c.args[0]));
+                self.lower_method_stmt(&syn::parse_quote!(#dst.fill(0.0)))?;
+                Ok(Some(Val::Op(Operand::Lit(quote!(())))))
+            }
+            ["__ad", "add_into"] if c.args.len() == 2 => {
+                let dst = strip_full_range(strip_ref(&c.args[0]));
+                let src = strip_full_range(strip_ref(&c.args[1]));
+                self.lower_expr(&syn::parse_quote! {
+                    for __ad_k in 0..#src.len() {
+                        #dst[__ad_k] += #src[__ad_k];
+                    }
+                })?;
+                Ok(Some(Val::Op(Operand::Lit(quote!(())))))
+            }
             // Nested companions are `f64` throughout: the cast is the identity.
             ["__ad", "cast_like"] if c.args.len() == 2 => Ok(Some(self.lower_expr(&c.args[0])?)),
             ["__ad", "take"] if c.args.len() == 1 => {
@@ -2738,6 +2821,39 @@ fn math_path(path: &syn::Path, floats: &HashSet<String>) -> Option<String> {
 }
 
 /// `Type::f` or `Self::f`, as opposed to `module::f`.
+/// `e` without a leading `&`, `&mut` or `*`: the place an argument refers to.
+fn strip_ref(e: &Expr) -> &Expr {
+    match strip(e) {
+        Expr::Reference(r) => strip_ref(&r.expr),
+        Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => strip_ref(&u.expr),
+        e => e,
+    }
+}
+
+/// `x` for `x[..]`.
+fn strip_full_range(e: &Expr) -> &Expr {
+    if let Expr::Index(i) = strip(e)
+        && let Expr::Range(r) = strip(&i.index)
+        && r.start.is_none()
+        && r.end.is_none()
+    {
+        return strip(&i.expr);
+    }
+    e
+}
+
+/// `x` for `::core::clone::Clone::clone(&x)`, as generated code copies saved values.
+fn strip_clone(e: &Expr) -> &Expr {
+    if let Expr::Call(c) = strip(e)
+        && let Expr::Path(p) = strip(&c.func)
+        && path_names(&p.path) == ["core", "clone", "Clone", "clone"]
+        && c.args.len() == 1
+    {
+        return strip_ref(&c.args[0]);
+    }
+    e
+}
+
 /// `&name[..e]` or `&mut name[..e]`.
 fn is_reslice_of(name: &Ident, e: &Expr) -> bool {
     let Expr::Reference(r) = e else {

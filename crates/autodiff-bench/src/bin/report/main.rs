@@ -153,15 +153,6 @@ impl Problem {
         t
     }
 
-    fn pending(&mut self, method: &str, note: &str) {
-        self.rows.push(Row {
-            method: method.into(),
-            time: None,
-            heap: String::new(),
-            note: note.into(),
-        });
-    }
-
     fn time_of(&self, method: &str) -> Option<Duration> {
         self.rows
             .iter()
@@ -200,6 +191,9 @@ fn ratio(a: Duration, b: Duration) -> f64 {
 const OURS: &str = "ours (`#[autodiff_reverse]`)";
 const HAND: &str = "hand-written gradient";
 const ADTRAIT: &str = "ad_trait (`adr`, reverse)";
+const OURS_HVP: &str = "ours H·v (`#[autodiff_forward]` of the gradient)";
+const HAND_HVP: &str = "hand-written H·v";
+const ADTRAIT_HVP: &str = "ad_trait H·v (central difference of 2 gradients)";
 const CANDLE: &str = "candle-core (`Var`, `backward`)";
 
 // ---------------------------------------------------------------------------------------
@@ -248,7 +242,17 @@ fn rosenbrock(n: usize, budget: Duration) -> Problem {
             || numdual::rosenbrock_grad_dirs(black_box(&x), &mut g),
         );
     }
-    p.pending("Hessian-vector product", "pending nested AD");
+    let v = rb::input(n).iter().rev().copied().collect::<Vec<f64>>();
+    let mut hv = vec![0.0; n];
+    p.measure(budget, OURS_HVP, "forward over reverse", || {
+        rb::rosenbrock_hvp(black_box(&x), black_box(&v), &mut g, &mut hv)
+    });
+    p.measure(budget, HAND_HVP, "tridiagonal H, one loop", || {
+        rb::rosenbrock_hvp_hand(black_box(&x), black_box(&v), &mut g, &mut hv)
+    });
+    p.measure(budget, ADTRAIT_HVP, "no nested mode; a lower bound", || {
+        adtrait::hvp_by_differences(black_box(&x), &v, &mut hv, adtrait::rosenbrock)
+    });
     p
 }
 
@@ -289,7 +293,16 @@ fn gmm(name: &str, budget: Duration) -> Problem {
         })
     };
     measure_adtrait(&mut p, budget, ad);
-    p.pending("Hessian-vector product", "pending nested AD");
+    let v = autodiff_bench::pseudo_random(params.len(), 7, -1.0, 1.0);
+    let mut hv = vec![0.0; params.len()];
+    p.measure(budget, OURS_HVP, "forward over reverse", || {
+        black_box(&gmm).hvp(&v, &mut g, &mut hv)
+    });
+    p.measure(budget, ADTRAIT_HVP, "no nested mode; a lower bound", || {
+        adtrait::hvp_by_differences(black_box(&params), &v, &mut hv, |v| {
+            adtrait::gmm(v, &i.x, i.d, i.k, i.gamma, i.m, gmm.constant)
+        })
+    });
     p
 }
 
@@ -318,7 +331,16 @@ fn lstm(name: &str, budget: Duration) -> Problem {
         })
     };
     measure_adtrait(&mut p, budget, ad);
-    p.pending("Hessian-vector product", "pending nested AD");
+    let v = autodiff_bench::pseudo_random(params.len(), 11, -1.0, 1.0);
+    let mut hv = vec![0.0; params.len()];
+    p.measure(budget, OURS_HVP, "forward over reverse", || {
+        black_box(&lstm).hvp(&v, &mut g, &mut hv)
+    });
+    p.measure(budget, ADTRAIT_HVP, "no nested mode; a lower bound", || {
+        adtrait::hvp_by_differences(black_box(&params), &v, &mut hv, |v| {
+            adtrait::lstm(v, &i.state, &i.seq, i.l, i.b)
+        })
+    });
     p
 }
 
@@ -425,6 +447,24 @@ fn targets(problems: &[Problem]) -> Vec<Target> {
             3.0,
             true,
         );
+    }
+    for p in find(problems, "Rosenbrock") {
+        if let Some(h) = p.time_of(OURS_HVP) {
+            let r = ratio(h, p.time_of("primal").unwrap());
+            push_ratio(format!("{}: H·v ÷ primal", p.name), "≤ 4.5×", r, 4.5, true);
+        }
+    }
+    for p in problems {
+        if let (Some(h), Some(a)) = (p.time_of(OURS_HVP), p.time_of(ADTRAIT_HVP)) {
+            let r = ratio(a, h);
+            push_ratio(
+                format!("{}: ad_trait H·v ÷ ours", p.name),
+                "≥ 50×",
+                r,
+                50.0,
+                false,
+            );
+        }
     }
     for p in find(problems, "GMM") {
         let r = ratio(p.time_of(OURS).unwrap(), p.time_of("primal").unwrap());
