@@ -103,6 +103,8 @@ pub struct Lowerer {
     companion: bool,
     /// Parameters that are references to a scalar (`&mut f64`), which `*r` dereferences.
     scalar_refs: HashSet<String>,
+    /// Parameters that are references to any other non-float type (`&mut Model`).
+    struct_refs: HashSet<String>,
 }
 
 /// A parsed iterator source.
@@ -164,6 +166,16 @@ impl Lowerer {
                 })
                 .map(|p| p.name.to_string())
                 .collect(),
+            struct_refs: sig
+                .params
+                .iter()
+                .filter(|p| {
+                    matches!(p.shape, Shape::Struct { .. })
+                        && !matches!(&p.ty, Some(syn::Type::Reference(r))
+                            if crate::signature::is_float_type(&r.elem, &sig.float_params))
+                })
+                .map(|p| p.name.to_string())
+                .collect(),
         }
     }
 
@@ -199,6 +211,7 @@ impl Lowerer {
             renamable: None,
             companion: self.companion,
             scalar_refs: self.scalar_refs.clone(),
+            struct_refs: self.struct_refs.clone(),
         };
         sub.scopes.push(HashMap::new());
         let mut params = Vec::new();
@@ -1070,6 +1083,11 @@ impl Lowerer {
             }
             _ => false,
         }
+    }
+
+    /// A whole parameter that is a reference to a struct (not to floats or a scalar).
+    fn is_struct_ref(&self, p: &Place) -> bool {
+        p.is_whole() && self.struct_refs.contains(&p.base.to_string())
     }
 
     fn lower_place(&mut self, e: &Expr) -> Result<Place> {
@@ -2387,19 +2405,16 @@ impl Lowerer {
             return Ok(None);
         };
         // `<[_]>::to_vec(&x)`: a copy of a buffer (a tape store, a saved value).
-        if fp.qself.is_some() {
-            if fp.path.segments.last().is_some_and(|s| s.ident == "to_vec") && c.args.len() == 1 {
-                let place = self.lower_place(strip_full_range(strip_ref(&c.args[0])))?;
-                let v = self.let_op(Op::CloneOf(place), c.span());
-                if let Operand::Var(var) = &v {
-                    self.kinds.insert(var.to_string(), VarKind::Buffer);
-                }
-                return Ok(Some(Val::Op(v)));
+        if fp.qself.is_some()
+            && fp.path.segments.last().is_some_and(|s| s.ident == "to_vec")
+            && c.args.len() == 1
+        {
+            let place = self.lower_place(strip_full_range(strip_ref(&c.args[0])))?;
+            let v = self.let_op(Op::CloneOf(place), c.span());
+            if let Operand::Var(var) = &v {
+                self.kinds.insert(var.to_string(), VarKind::Buffer);
             }
-            return unsupported(
-                c,
-                "differentiating this part of a derivative companion again",
-            );
+            return Ok(Some(Val::Op(v)));
         }
         let segs = path_names(&fp.path);
         let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
@@ -2415,8 +2430,11 @@ impl Lowerer {
             // What a reverse sweep saves and puts back around a call with `&mut`
             // arguments: a copy of the place, and an assignment or copy into it.
             ["__ad", "snapshot"] if c.args.len() == 1 => {
-                let inner = strip_ref(&c.args[0]);
+                let inner = strip_borrow(&c.args[0]);
                 let place = self.lower_place(inner)?;
+                if self.is_struct_ref(&place) {
+                    return unsupported(c, "saving a struct behind a reference");
+                }
                 let copy: Expr = if is_scalar_place(&place, self) {
                     inner.clone()
                 } else {
@@ -2425,9 +2443,12 @@ impl Lowerer {
                 Ok(Some(self.lower_expr(&copy)?))
             }
             ["__ad", "restore"] if c.args.len() == 2 => {
-                let dst = strip_ref(&c.args[0]);
+                let dst = strip_borrow(&c.args[0]);
                 let src = strip_clone(&c.args[1]);
                 let place = self.lower_place(dst)?;
+                if self.is_struct_ref(&place) {
+                    return unsupported(c, "restoring a struct behind a reference");
+                }
                 if is_scalar_place(&place, self) {
                     self.lower_expr(&syn::parse_quote!(#dst = #src))?;
                 } else {
@@ -2826,6 +2847,15 @@ fn strip_ref(e: &Expr) -> &Expr {
     match strip(e) {
         Expr::Reference(r) => strip_ref(&r.expr),
         Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => strip_ref(&u.expr),
+        e => e,
+    }
+}
+
+/// `e` without a leading `&` or `&mut` (a `*` stays: it reads a scalar behind a
+/// reference).
+fn strip_borrow(e: &Expr) -> &Expr {
+    match strip(e) {
+        Expr::Reference(r) => strip_borrow(&r.expr),
         e => e,
     }
 }

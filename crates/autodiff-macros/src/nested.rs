@@ -76,7 +76,18 @@ pub fn companion_protocol(companion: &TokenStream, inner: Mode) -> TokenStream {
         kinds,
         fail_fwd: fail,
         fail_rev,
-        nesting: Nesting::Derive,
+        // A reverse companion's callers may be differentiated twice more in forward mode
+        // (a third order: forward over forward over reverse); its pullback's variant is
+        // reverse over reverse, which fails anyway. A forward companion's variants would
+        // be third-order forward or reverse-over-forward derivatives, which are not
+        // built: they would double the compile time of every forward companion.
+        nesting: match inner {
+            Mode::Reverse => Nesting::Derive,
+            Mode::Forward => Nesting::Fail(format!(
+                "`{name}` is a forward-mode companion: code that calls it can be \
+                 differentiated once more, not twice"
+            )),
+        },
     };
     g.protocol()
 }
