@@ -399,6 +399,8 @@ fn lend_o<D: Num>(x: D, y: D) -> D {
 }
 
 /// A `&f64` parameter read through `*`, and a `&mut f64` one written through it.
+// Written out: the read of `*out` on the right is under test.
+#[allow(clippy::assign_op_pattern)]
 #[autodiff_forward(through_refs_fwd, Dual, Dual, Dual, Dual)]
 #[autodiff_reverse(through_refs_rev, Duplicated, Duplicated, Active, Active)]
 fn through_refs(out: &mut f64, a: &f64, b: f64) -> f64 {
