@@ -4,7 +4,7 @@
 //!
 //! `cargo run --release --example newton_cg`
 
-use autodiff_core::Objective;
+use autodiff_core::ObjectiveHvp;
 use autodiff_core::prelude::*;
 
 /// The extended Rosenbrock function (Moré, Garbow and Hillstrom, problem 21): a sum of

@@ -41,6 +41,15 @@
 pub trait Objective {
     /// `f(x)`, adding `∇f(x)` into `grad`.
     fn value_and_gradient(x: &[f64], grad: &mut [f64]) -> f64;
+}
+
+/// The Hessian-vector products of an [`Objective`], by forward mode over its reverse
+/// companion; implemented with the `nested` feature (on by default).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no Hessian-vector product",
+    note = "Hessian-vector products need the reverse companion of a `fn(&[f64]) -> f64` (`#[autodiff_reverse(df, Duplicated, Active)]`) and autodiff-core's `nested` feature (on by default)"
+)]
+pub trait ObjectiveHvp: Objective {
     /// `f(x)`, adding `∇f(x)` into `grad` and `H(x)·v` into `hv` (forward over reverse).
     fn value_gradient_hvp(x: &[f64], v: &[f64], grad: &mut [f64], hv: &mut [f64]) -> f64;
 }
@@ -67,7 +76,7 @@ pub fn gradient<F: Objective>(x: &[f64]) -> Vec<f64> {
 }
 
 /// The Hessian-vector product `H(x)·v`, by forward mode over reverse mode.
-pub fn hvp<F: Objective>(x: &[f64], v: &[f64]) -> Vec<f64> {
+pub fn hvp<F: ObjectiveHvp>(x: &[f64], v: &[f64]) -> Vec<f64> {
     assert_eq!(x.len(), v.len(), "hvp: x and v differ in length");
     let mut g = vec![0.0; x.len()];
     let mut hv = vec![0.0; x.len()];
@@ -76,7 +85,7 @@ pub fn hvp<F: Objective>(x: &[f64], v: &[f64]) -> Vec<f64> {
 }
 
 /// The Hessian `H(x)`, row by row (`n` Hessian-vector products; `h[i][j] = ∂²f/∂xᵢ∂xⱼ`).
-pub fn hessian<F: Objective>(x: &[f64]) -> Vec<Vec<f64>> {
+pub fn hessian<F: ObjectiveHvp>(x: &[f64]) -> Vec<Vec<f64>> {
     let n = x.len();
     let mut e = vec![0.0; n];
     let mut g = vec![0.0; n];

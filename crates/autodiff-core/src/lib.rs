@@ -46,7 +46,8 @@ pub mod testing;
 pub use autodiff_macros::{autodiff_forward, autodiff_reverse, custom_rule, differentiable};
 pub use difffn::DiffFn;
 pub use helpers::{
-    ForwardJacobian, Objective, ReverseJacobian, gradient, hessian, hvp, jacobian, jacobian_by_rows,
+    ForwardJacobian, Objective, ObjectiveHvp, ReverseJacobian, gradient, hessian, hvp, jacobian,
+    jacobian_by_rows,
 };
 pub use real::Real;
 

@@ -71,6 +71,10 @@ pub fn differentiable(args: TokenStream, item: TokenStream) -> TokenStream {
     if let Ok(func) = syn::parse2::<syn::ImplItemFn>(item.clone())
         && rule_nesting::is_reverse_rule(&func)
     {
+        if !nested::ENABLED {
+            // Nothing to derive: the rule is used as it is, in first-order code.
+            return item.into();
+        }
         return match rule_nesting::expand(&func) {
             Ok(out) => out.into(),
             Err(e) => {

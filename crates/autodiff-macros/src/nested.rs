@@ -32,7 +32,9 @@ pub fn companion_protocol(companion: &TokenStream, inner: Mode) -> TokenStream {
         return TokenStream::new();
     };
     let name = func.sig.ident.to_string();
-    let lowered = if sig.float_params.is_empty() && !mentions_f32(companion) {
+    let lowered = if !ENABLED {
+        Err(syn::Error::new(func.sig.ident.span(), DISABLED))
+    } else if sig.float_params.is_empty() && !mentions_f32(companion) {
         Lowerer::for_companion(&sig).lower_body(&func.block, &sig)
     } else {
         // The partials written back into the companion are `f64` expressions.
@@ -92,9 +94,16 @@ pub fn companion_protocol(companion: &TokenStream, inner: Mode) -> TokenStream {
     g.protocol()
 }
 
+/// Whether nested differentiation is built (the `nested` feature, on by default).
+pub const ENABLED: bool = cfg!(feature = "nested");
+
+const DISABLED: &str = "nested differentiation is turned off: enable the `nested` feature of \
+     `autodiff-core` (on by default)";
+
 /// The helper trait that a named companion of a common shape implements, so that
 /// `autodiff_core::{gradient, hvp, hessian, jacobian}` take it in one call:
-/// `Objective` for the reverse companion `(Duplicated, Active)` of `fn(&[f64]) -> f64`,
+/// `Objective` (and `ObjectiveHvp`) for the reverse companion `(Duplicated, Active)` of
+/// `fn(&[f64]) -> f64`,
 /// `ForwardJacobian` / `ReverseJacobian` for the companions `(Dual, Dual)` /
 /// `(Duplicated, Duplicated)` of `fn(&[f64], &mut [f64])`.
 pub fn helper_impl(sig: &SigInfo, spec: &Spec) -> TokenStream {
@@ -119,11 +128,19 @@ pub fn helper_impl(sig: &SigInfo, spec: &Spec) -> TokenStream {
         && acts == [Activity::Duplicated]
         && ret == Some(Activity::Active)
     {
-        return quote! {
+        let objective = quote! {
             impl ::autodiff_core::Objective for #name {
                 fn value_and_gradient(x: &[f64], grad: &mut [f64]) -> f64 {
                     #name(x, grad, 1.0)
                 }
+            }
+        };
+        if !ENABLED {
+            return objective;
+        }
+        return quote! {
+            #objective
+            impl ::autodiff_core::ObjectiveHvp for #name {
                 fn value_gradient_hvp(
                     x: &[f64],
                     v: &[f64],
@@ -251,6 +268,10 @@ pub fn failure(msg: &str) -> TokenStream {
 
 /// The nested protocol functions of `g`'s function.
 pub fn variants(g: &Gen) -> TokenStream {
+    if !ENABLED {
+        // Only nested code calls these, and there is none.
+        return TokenStream::new();
+    }
     let func = g.func;
     let unsupported = if !g.sig.float_params.is_empty() || mentions_f32(&quote!(#func)) {
         Some("nested differentiation supports `f64` functions only (not generic or `f32` ones)")

@@ -638,7 +638,8 @@ fn expand_rule(
     let mut items = items;
     let nested_reverse = match &args.reverse {
         Some(rule)
-            if !is_method
+            if crate::nested::ENABLED
+                && !is_method
                 && func.sig.generics.type_params().next().is_none()
                 && params
                     .iter()
@@ -656,15 +657,18 @@ fn expand_rule(
         }
         _ => None,
     };
-    items.extend(nested_stubs(
-        fname,
-        receiver_decl.clone(),
-        &fparams[..fparams.len() - 1],
-        &params,
-        &r,
-        (with(&[], false), wh.clone()),
-        nested_reverse,
-    ));
+    // Only nested code calls these.
+    items.extend(crate::nested::ENABLED.then(|| {
+        nested_stubs(
+            fname,
+            receiver_decl.clone(),
+            &fparams[..fparams.len() - 1],
+            &params,
+            &r,
+            (with(&[], false), wh.clone()),
+            nested_reverse,
+        )
+    }));
     for (i, p) in params.iter().enumerate() {
         if let Kind::Closure(c) = &p.kind {
             items.extend(crate::closures::builders(

@@ -15,8 +15,8 @@ pub const FUNCTIONS: usize = 50;
 const REPEATS: usize = 3;
 
 pub struct BuildCost {
-    /// (profile, plain, annotated)
-    pub rows: Vec<(&'static str, Duration, Duration)>,
+    /// (profile, plain, annotated, annotated without the `nested` feature)
+    pub rows: Vec<(&'static str, Duration, Duration, Duration)>,
     pub error: Option<String>,
 }
 
@@ -26,7 +26,7 @@ impl BuildCost {
         self.rows
             .iter()
             .find(|r| r.0 == profile)
-            .map(|(_, plain, annotated)| {
+            .map(|(_, plain, annotated, _)| {
                 (annotated.as_secs_f64() - plain.as_secs_f64()) * 1e3 / FUNCTIONS as f64
             })
     }
@@ -38,16 +38,21 @@ impl BuildCost {
             return s;
         }
         s.push_str(&format!(
-            "| profile | {FUNCTIONS} functions, no attributes | the same with `#[autodiff_reverse]` + `#[autodiff_forward]` | ratio | added per annotated function |\n|---|---:|---:|---:|---:|\n"
+            "| profile | {FUNCTIONS} functions, no attributes | with `#[autodiff_reverse]` + `#[autodiff_forward]` | ratio | added per function | the same, first order only (`default-features = false`) | ratio | added per function |\n|---|---:|---:|---:|---:|---:|---:|---:|\n"
         ));
-        for (profile, plain, annotated) in &self.rows {
+        for (profile, plain, annotated, first) in &self.rows {
+            let per =
+                |t: &Duration| (t.as_secs_f64() - plain.as_secs_f64()) * 1e3 / FUNCTIONS as f64;
             let _ = writeln!(
                 s,
-                "| {profile} | {:.2} s | {:.2} s | {:.1}× | {:.1} ms |",
+                "| {profile} | {:.2} s | {:.2} s | {:.1}× | {:.1} ms | {:.2} s | {:.1}× | {:.1} ms |",
                 plain.as_secs_f64(),
                 annotated.as_secs_f64(),
                 annotated.as_secs_f64() / plain.as_secs_f64(),
-                (annotated.as_secs_f64() - plain.as_secs_f64()) * 1e3 / FUNCTIONS as f64
+                per(annotated),
+                first.as_secs_f64(),
+                first.as_secs_f64() / plain.as_secs_f64(),
+                per(first),
             );
         }
         s
@@ -124,10 +129,11 @@ fn write_crate(
     core: &Path,
     lock: &Path,
     annotated: bool,
+    nested: bool,
 ) -> std::io::Result<()> {
     fs::create_dir_all(dir.join("src"))?;
     let manifest = format!(
-        "[package]\nname = \"{name}\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n[dependencies]\nautodiff-core = {{ path = {:?} }}\n\n[workspace]\n",
+        "[package]\nname = \"{name}\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n[dependencies]\nautodiff-core = {{ path = {:?}, default-features = {nested} }}\n\n[workspace]\n",
         core.display().to_string()
     );
     fs::write(dir.join("Cargo.toml"), manifest)?;
@@ -189,7 +195,9 @@ pub fn measure(workspace: &Path) -> BuildCost {
     }
 }
 
-fn run(workspace: &Path) -> Result<Vec<(&'static str, Duration, Duration)>, String> {
+type Rows = Vec<(&'static str, Duration, Duration, Duration)>;
+
+fn run(workspace: &Path) -> Result<Rows, String> {
     let target_root = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| workspace.join("target"));
@@ -198,30 +206,43 @@ fn run(workspace: &Path) -> Result<Vec<(&'static str, Duration, Duration)>, Stri
     let lock = workspace.join("Cargo.lock");
     let plain = root.join("plain");
     let annotated = root.join("annotated");
+    let first_order = root.join("first-order");
     let target = root.join("target");
     let io = |e: std::io::Error| e.to_string();
-    write_crate(&plain, "buildcost-plain", &core, &lock, false).map_err(io)?;
-    write_crate(&annotated, "buildcost-annotated", &core, &lock, true).map_err(io)?;
+    write_crate(&plain, "buildcost-plain", &core, &lock, false, true).map_err(io)?;
+    write_crate(&annotated, "buildcost-annotated", &core, &lock, true, true).map_err(io)?;
+    write_crate(
+        &first_order,
+        "buildcost-first-order",
+        &core,
+        &lock,
+        true,
+        false,
+    )
+    .map_err(io)?;
+    let crates = [&plain, &annotated, &first_order];
 
     let mut rows = Vec::new();
     for (profile, release) in [("dev", false), ("release", true)] {
         // Dependencies (and a first build of each crate).
-        cargo_build(&plain, &target, release)?;
-        cargo_build(&annotated, &target, release)?;
-        let mut best = [Duration::MAX; 2];
+        for dir in crates {
+            cargo_build(dir, &target, release)?;
+        }
+        let mut best = [Duration::MAX; 3];
         for _ in 0..REPEATS {
-            for (k, dir) in [&plain, &annotated].into_iter().enumerate() {
+            for (k, dir) in crates.into_iter().enumerate() {
                 touch(dir).map_err(io)?;
                 let t = cargo_build(dir, &target, release)?;
                 best[k] = best[k].min(t);
             }
         }
         eprintln!(
-            "  {profile}: plain {:.2} s, annotated {:.2} s",
+            "  {profile}: plain {:.2} s, annotated {:.2} s, first order only {:.2} s",
             best[0].as_secs_f64(),
-            best[1].as_secs_f64()
+            best[1].as_secs_f64(),
+            best[2].as_secs_f64()
         );
-        rows.push((profile, best[0], best[1]));
+        rows.push((profile, best[0], best[1], best[2]));
     }
     Ok(rows)
 }
