@@ -1,5 +1,6 @@
-//! Build cost of the attributes: two generated crates with the same 50 functions, one
-//! with `#[autodiff_reverse]` and `#[autodiff_forward]` on each, one without, built in
+//! Build cost of the attributes: three generated crates with the same 50 functions, one
+//! without attributes, one with `#[autodiff_reverse]` and `#[autodiff_forward]` on each,
+//! and the same without autodiff-core's `nested` feature, built in
 //! `target/autodiff-bench-buildcost/` (their own workspaces, one shared target folder).
 //! Dependencies are built first; then each crate alone is rebuilt after touching its
 //! source, in the dev and the release profile, and the fastest of three builds is kept.
