@@ -667,7 +667,7 @@ impl Gen<'_> {
                 fwd.extend(crate::closures::builders(i, c, method, &gl, &wh));
             }
         }
-        fwd.extend(crate::nested::variants(self));
+        fwd.extend(crate::nested_calls::variants(self));
         let name = &self.func.sig.ident;
         if self.receiver().is_some() {
             return quote!(#fwd #rev);

@@ -15,6 +15,7 @@ mod forward;
 mod ir;
 mod lower;
 mod nested;
+mod nested_calls;
 mod reverse;
 mod rule_nesting;
 mod rules;

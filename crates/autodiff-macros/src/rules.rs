@@ -725,7 +725,7 @@ fn nested_stubs(
     // The first parameter's declaration, among `fparams` (primal, tangent, ..).
     let first = fparams.get(2 * m).cloned();
     let stub = |nm: Ident, arity: usize, ret: TokenStream| {
-        crate::nested::stub_item(
+        crate::nested_calls::stub_item(
             &nm,
             receiver.clone(),
             first.clone(),

@@ -1,0 +1,567 @@
+//! Nesting through calls: the nested protocol functions of every differentiable function.
+//!
+//! A differentiated caller's companion calls its callees' protocol functions (`h::__ad_aug`,
+//! `h::__ad_pull`, `h::__ad_fwd`). Differentiating that companion again calls their
+//! derivatives, which each callee provides under mangled names (`__ad_fwd___ad_pull`: the
+//! forward transform of the pullback):
+//!
+//! | caller's nesting  | the companion calls | its derivative calls                         |
+//! |-------------------|---------------------|----------------------------------------------|
+//! | forward / reverse | `__ad_aug`          | `__ad_fwd___ad_aug` (the forward protocol)   |
+//! | forward / reverse | `__ad_pull`         | `__ad_fwd___ad_pull`                         |
+//! | forward / forward | `__ad_fwd`          | `__ad_fwd___ad_fwd`                          |
+//! | reverse / forward | `__ad_fwd`          | `__ad_aug___ad_fwd`, `__ad_pull___ad_fwd`    |
+//!
+//! The caller's lowering drops the pullback state and the mode marker from these calls, so
+//! a derivative recomputes what the pullback needs. `__ad_fwd___ad_pull` and
+//! `__ad_fwd___ad_fwd` differentiate, in forward mode, a reverse (resp. forward) companion
+//! of the callee with every parameter active, then adapt the caller's generic arguments
+//! (`Zero`, `Discard`, shadows) to its concrete parameters.
+
+use crate::activity::{Activity, Mode, Spec};
+use crate::expand::{Gen, Nesting, ret_type};
+use crate::ir::{Body, Operand};
+use crate::lower::Lowerer;
+use crate::nested::{ENABLED, failure, mentions_f32, rename_shadows};
+use crate::signature::{Param, Ret, Shape, SigInfo};
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{format_ident, quote};
+use std::collections::HashMap;
+use syn::ImplItemFn;
+
+/// The nested protocol functions of `g`'s function.
+pub fn variants(g: &Gen) -> TokenStream {
+    if !ENABLED {
+        // Only nested code calls these, and there is none.
+        return TokenStream::new();
+    }
+    let func = g.func;
+    let unsupported = if !g.sig.float_params.is_empty() || mentions_f32(&quote!(#func)) {
+        Some("nested differentiation supports `f64` functions only (not generic or `f32` ones)")
+    } else if g
+        .sig
+        .params
+        .iter()
+        .any(|p| matches!(p.shape, Shape::Closure(_)))
+    {
+        Some("nested differentiation of a function that takes a closure is not supported")
+    } else {
+        None
+    };
+    let name = &g.func.sig.ident;
+    let why = |what: &str, reason: &str| {
+        format!(
+            "`{name}` cannot be differentiated {what} where a differentiated caller calls it: {reason}"
+        )
+    };
+    let (fwd_pull, fwd_fwd) = match (&g.nesting, unsupported, &g.fail_fwd, &g.fail_rev) {
+        (Nesting::Fail(m), ..) => (Err(m.clone()), Err(m.clone())),
+        (_, Some(r), ..) => (
+            Err(why("in forward mode over reverse mode", r)),
+            Err(why("twice in forward mode", r)),
+        ),
+        (_, None, f, r) => (r.clone().map_or(Ok(()), Err), f.clone().map_or(Ok(()), Err)),
+    };
+    // The derived functions take float buffers (`&Vec<f64>`, `&[f64; 3]`) as slices.
+    let sig = SigInfo {
+        params: g.sig.params.iter().map(as_slice_param).collect(),
+        ..g.sig.clone()
+    };
+    let gs = Gen {
+        func: g.func,
+        sig: &sig,
+        body: g.body,
+        kinds: g.kinds,
+        fail_fwd: None,
+        fail_rev: None,
+        nesting: Nesting::Derive,
+    };
+    let mut out = TokenStream::new();
+    out.extend(forward_over_augmented(g));
+    out.extend(match fwd_pull {
+        Ok(()) => forward_over_pullback(&gs),
+        Err(m) => stub(
+            g,
+            &variant_name(g, "fwd", "pull"),
+            pullback_arity(g),
+            quote!(((), ())),
+            &m,
+        ),
+    });
+    out.extend(match fwd_fwd {
+        Ok(()) => forward_over_forward(&gs),
+        Err(m) => {
+            let r = ret_type(&g.sig.ret);
+            let arity = 4 * g.sig.params.len() + 1 - usize::from(g.receiver().is_some());
+            stub(
+                g,
+                &variant_name(g, "fwd", "fwd"),
+                arity,
+                quote!(((#r, #r), (#r, #r))),
+                &m,
+            )
+        }
+    });
+    out.extend(reverse_over_forward(g));
+    out
+}
+
+/// A float-buffer parameter typed as a slice (`&[f64]`, `&mut [f64]`).
+fn as_slice_param(p: &Param) -> Param {
+    let mut p = p.clone();
+    if let (Shape::Slice { mutable }, Some(e)) = (&p.shape, &p.elem) {
+        p.ty = Some(if *mutable {
+            syn::parse_quote!(&mut [#e])
+        } else {
+            syn::parse_quote!(&[#e])
+        });
+    }
+    p
+}
+
+/// `__ad_{outer}___ad_{inner}`, with `_NAME` after it for a method.
+fn variant_name(g: &Gen, outer: &str, inner: &str) -> Ident {
+    match g.receiver() {
+        Some(_) => format_ident!("__ad_{}___ad_{}_{}", outer, inner, g.func.sig.ident),
+        None => format_ident!("__ad_{}___ad_{}", outer, inner),
+    }
+}
+
+/// The protocol function `name` of `g`, called as `Self::name(args)` or `self.name(args)`.
+fn call_own(g: &Gen, name: &Ident, args: &[TokenStream]) -> TokenStream {
+    match g.receiver() {
+        Some(_) => quote!(self.#name(#(#args),*)),
+        None => quote!(Self::#name(#(#args),*)),
+    }
+}
+
+fn own_protocol(g: &Gen, mode: &str) -> Ident {
+    match g.receiver() {
+        Some(_) => format_ident!("__ad_{}_{}", mode, g.func.sig.ident),
+        None => format_ident!("__ad_{}", mode),
+    }
+}
+
+/// A primal parameter of a nested protocol function: the receiver, or a declaration.
+fn primal_decl(g: &Gen, p: &Param) -> TokenStream {
+    g.protocol_param_decl(p)
+}
+
+fn item(
+    g: &Gen,
+    name: &Ident,
+    params: &[TokenStream],
+    ret: TokenStream,
+    body: TokenStream,
+) -> TokenStream {
+    let (gens, wh) = g.generics_without(&g.closure_generics());
+    quote! {
+        #[doc(hidden)]
+        #[inline]
+        #[allow(unused, unused_mut, unused_parens, non_snake_case, clippy::all)]
+        pub fn #name #gens (#(#params),*) -> #ret #wh {
+            use ::autodiff_core::__private as __ad;
+            #body
+        }
+    }
+}
+
+/// A nested protocol function that cannot be built: `arity` arguments (the receiver aside),
+/// the last the caller's mode marker; fails with `msg` where a caller instantiates it.
+fn stub(g: &Gen, name: &Ident, arity: usize, ret: TokenStream, msg: &str) -> TokenStream {
+    let receiver = g.receiver().map(|_| primal_decl(g, &g.sig.params[0]));
+    let first = g
+        .sig
+        .params
+        .iter()
+        .find(|p| !p.is_self())
+        .map(|p| primal_decl(g, p));
+    let (gens, wh) = g.generics_without(&g.closure_generics());
+    stub_item(name, receiver, first, arity, ret, msg, (gens, wh))
+}
+
+/// Where the first parameter's primal comes among the arguments of the nested protocol
+/// function `name` (after a receiver): it is declared with its type, so that the
+/// function's type parameters are inferred from it.
+fn first_param_position(name: &Ident, method: bool) -> usize {
+    let pull_fwd = name.to_string().starts_with("__ad_pull___ad_fwd");
+    match (pull_fwd, method) {
+        (false, false) => 0,
+        (true, false) => 1,
+        (false, true) => {
+            if name.to_string().starts_with("__ad_fwd___ad_aug") {
+                1
+            } else {
+                3
+            }
+        }
+        (true, true) => 4,
+    }
+}
+
+/// A function `name` of `arity` generic arguments (after `receiver`), the last the mode
+/// marker, that fails to compile with `msg` where a caller instantiates it. `first` is the
+/// declaration of the function's first parameter, which keeps its type.
+pub fn stub_item(
+    name: &Ident,
+    receiver: Option<TokenStream>,
+    first: Option<TokenStream>,
+    arity: usize,
+    ret: TokenStream,
+    msg: &str,
+    (gens, wh): (TokenStream, TokenStream),
+) -> TokenStream {
+    let at = first_param_position(name, receiver.is_some());
+    let mut params: Vec<TokenStream> = receiver.into_iter().collect();
+    let mut first = first;
+    for i in 0..arity.saturating_sub(1) {
+        match first.take_if(|_| i == at) {
+            Some(decl) => params.push(decl),
+            None => {
+                let a = format_ident!("__ad_a{}", i);
+                params.push(quote!(#a: impl ::core::marker::Sized));
+            }
+        }
+    }
+    params.push(quote!(__ad_mark: impl ::core::marker::Sized));
+    let body = failure(msg);
+    quote! {
+        #[doc(hidden)]
+        #[allow(unused, non_snake_case, clippy::all)]
+        pub fn #name #gens (#(#params),*) -> #ret #wh {
+            #body
+        }
+    }
+}
+
+/// Arguments of `__ad_fwd___ad_pull` (besides a receiver): each parameter, its tangent,
+/// its sink and the sink's tangent; the seed and its tangent; the marker.
+fn pullback_arity(g: &Gen) -> usize {
+    4 * g.sig.params.len() + 3 - usize::from(g.receiver().is_some())
+}
+
+/// `__ad_fwd___ad_aug`: the augmented call's forward transform. The primal and tangent
+/// come from the forward protocol; the pullback state is empty, since the nested
+/// pullback recomputes.
+fn forward_over_augmented(g: &Gen) -> TokenStream {
+    let mut params = Vec::new();
+    let mut args = Vec::new();
+    for p in &g.sig.params {
+        let n = &p.name;
+        let t = format_ident!("__ad_t_{}", n);
+        params.push(primal_decl(g, p));
+        if !p.is_self() {
+            args.push(quote!(#n));
+        }
+        let (decl, _) = g.tangent_param(p, &t, &t, &t);
+        params.push(decl);
+        args.push(quote!(#t));
+    }
+    params.push(quote!(__ad_mark: impl ::core::marker::Copy));
+    args.push(quote!(__ad_mark));
+    let r = ret_type(&g.sig.ret);
+    let call = call_own(g, &own_protocol(g, "fwd"), &args);
+    item(
+        g,
+        &variant_name(g, "fwd", "aug"),
+        &params,
+        quote!(((#r, ()), (#r, ()))),
+        quote! {
+            let (__ad_y, __ad_dy) = #call;
+            ((__ad_y, ()), (__ad_dy, ()))
+        },
+    )
+}
+
+/// `__ad_aug___ad_fwd`, `__ad_pull___ad_fwd`: reverse mode over a forward protocol call.
+/// The augmented call is the forward protocol itself; the pullback (which would
+/// differentiate the forward companion in reverse mode) is not built yet.
+fn reverse_over_forward(g: &Gen) -> TokenStream {
+    let mut params = Vec::new();
+    let mut args = Vec::new();
+    for p in &g.sig.params {
+        let n = &p.name;
+        let t = format_ident!("__ad_t_{}", n);
+        params.push(primal_decl(g, p));
+        if !p.is_self() {
+            args.push(quote!(#n));
+        }
+        let (decl, _) = g.tangent_param(p, &t, &t, &t);
+        params.push(decl);
+        args.push(quote!(#t));
+    }
+    args.push(quote!(()));
+    let r = ret_type(&g.sig.ret);
+    let call = call_own(g, &own_protocol(g, "fwd"), &args);
+    let aug = item(
+        g,
+        &variant_name(g, "aug", "fwd"),
+        &params,
+        quote!(((#r, #r), ())),
+        quote!((#call, ())),
+    );
+    let name = &g.func.sig.ident;
+    let n = g.sig.params.len();
+    // The state, each argument of the forward call (parameters and tangents) with its
+    // sink, the seed, the marker; a method's receiver tangent and its sink come first.
+    let arity = 1 + 4 * n + 2 - usize::from(g.receiver().is_some());
+    let pull = stub(
+        g,
+        &variant_name(g, "pull", "fwd"),
+        arity,
+        quote!(()),
+        &format!(
+            "`{name}` is called by a forward-mode companion that is differentiated in reverse mode: reverse mode over forward mode through a call is not supported; nest the other way (forward over reverse)"
+        ),
+    );
+    quote!(#aug #pull)
+}
+
+fn span_of(g: &Gen) -> Span {
+    g.func.sig.ident.span()
+}
+
+/// `__ad_fwd___ad_pull`: the forward transform of the pullback, from a reverse companion
+/// with every parameter active, differentiated in forward mode.
+fn forward_over_pullback(g: &Gen) -> TokenStream {
+    let span = span_of(g);
+    let fname = &g.func.sig.ident;
+    let inputs = g
+        .sig
+        .params
+        .iter()
+        .map(|p| {
+            let a = match p.shape {
+                Shape::Scalar => Activity::Active,
+                Shape::Slice { .. } | Shape::Struct { .. } => Activity::Duplicated,
+                Shape::Other | Shape::Closure(_) => Activity::Const,
+            };
+            (a, span)
+        })
+        .collect();
+    let has_ret = !matches!(g.sig.ret, Ret::Unit);
+    let concrete = match g.receiver() {
+        Some(_) => format_ident!("__ad_npull_{}", fname),
+        None => format_ident!("__ad_npull"),
+    };
+    let code = g.reverse_companion(&Spec {
+        mode: Mode::Reverse,
+        name: concrete,
+        inputs,
+        ret: has_ret.then_some((Activity::Active, span)),
+        width: 1,
+    });
+    let inner = variant_name(g, "fwd", "npull");
+    let inner_fn = forward_of(&code, &inner, g.receiver().is_some());
+
+    let mut params = Vec::new();
+    let mut convert = TokenStream::new();
+    let mut args = Vec::new();
+    let mut scalar_sinks = Vec::new();
+    for p in &g.sig.params {
+        let n = &p.name;
+        let t = format_ident!("__ad_t_{}", n);
+        let k = format_ident!("__ad_k_{}", n);
+        let tk = format_ident!("__ad_tk_{}", n);
+        let b = format_ident!("__ad_b_{}", n);
+        params.push(primal_decl(g, p));
+        if !p.is_self() {
+            args.push(quote!(#n));
+        }
+        params.push(g.tangent_param(p, &t, &t, &t).0);
+        args.push(quote!(#t));
+        let (sink, conv) = g.sink_param(p, &k, &b, &format_ident!("__ad_s_{}", n));
+        params.push(sink);
+        params.push(sink_tangent_decl(p, &tk));
+        match p.shape {
+            Shape::Slice { .. } | Shape::Struct { .. } => {
+                convert.extend(conv);
+                args.push(quote!(#b));
+                args.push(quote!(#tk));
+            }
+            Shape::Scalar => scalar_sinks.push((k, tk)),
+            Shape::Other | Shape::Closure(_) => {}
+        }
+    }
+    let r = ret_type(&g.sig.ret);
+    if has_ret {
+        params.push(quote!(__ad_dret: impl ::autodiff_core::__private::ScalarTangent<#r>));
+        params.push(quote!(__ad_tdret: impl ::autodiff_core::__private::ScalarTangent<#r>));
+        convert.extend(quote!(let __ad_dret: #r = __ad::ScalarTangent::tangent(__ad_dret);));
+        args.push(quote!(__ad_dret));
+        args.push(quote!(__ad_tdret));
+    } else {
+        params.push(quote!(__ad_dret: impl ::core::marker::Sized));
+        params.push(quote!(__ad_tdret: impl ::core::marker::Sized));
+    }
+    params.push(quote!(__ad_mark: impl ::core::marker::Copy));
+    args.push(quote!(__ad_mark));
+    // The reverse companion returns the primal (if any), then each scalar's adjoint.
+    let outs = usize::from(has_ret) + scalar_sinks.len();
+    let mut adds = TokenStream::new();
+    for (j, (k, tk)) in scalar_sinks.iter().enumerate() {
+        let (o, d) = if outs == 1 {
+            (quote!(__ad_o), quote!(__ad_do))
+        } else {
+            let i = syn::Index::from(usize::from(has_ret) + j);
+            (quote!(__ad_o.#i), quote!(__ad_do.#i))
+        };
+        adds.extend(quote! {
+            __ad::ScalarSink::add(#k, #o);
+            __ad::ScalarSink::add(#tk, #d);
+        });
+    }
+    let call = call_own(g, &inner, &args);
+    let wrapper = item(
+        g,
+        &variant_name(g, "fwd", "pull"),
+        &params,
+        quote!(((), ())),
+        quote! {
+            #convert
+            let (__ad_o, __ad_do) = #call;
+            #adds
+            ((), ())
+        },
+    );
+    quote!(#inner_fn #wrapper)
+}
+
+/// The tangent of an adjoint sink: where the forward transform of a pullback adds the
+/// tangent of each adjoint.
+fn sink_tangent_decl(p: &Param, tk: &Ident) -> TokenStream {
+    match &p.shape {
+        Shape::Scalar => {
+            let ty = p.ty.as_ref().unwrap();
+            quote!(#tk: impl ::autodiff_core::__private::ScalarSink<#ty>)
+        }
+        Shape::Slice { .. } => {
+            let e = p.elem.as_ref().unwrap();
+            quote!(#tk: impl ::autodiff_core::__private::SliceShadow<#e>)
+        }
+        Shape::Struct { .. } => {
+            let inner = crate::expand::referent(p);
+            quote!(#tk: impl ::autodiff_core::__private::StructShadowMut<#inner>)
+        }
+        Shape::Other | Shape::Closure(_) => quote!(#tk: impl ::core::marker::Sized),
+    }
+}
+
+/// `__ad_fwd___ad_fwd`: the forward transform of the forward protocol, from a forward
+/// companion with every parameter active, differentiated in forward mode again.
+fn forward_over_forward(g: &Gen) -> TokenStream {
+    let span = span_of(g);
+    let fname = &g.func.sig.ident;
+    let inputs = g
+        .sig
+        .params
+        .iter()
+        .map(|p| {
+            let a = match p.shape {
+                Shape::Other | Shape::Closure(_) => Activity::Const,
+                _ => Activity::Dual,
+            };
+            (a, span)
+        })
+        .collect();
+    let has_ret = !matches!(g.sig.ret, Ret::Unit);
+    let concrete = match g.receiver() {
+        Some(_) => format_ident!("__ad_nfwd_{}", fname),
+        None => format_ident!("__ad_nfwd"),
+    };
+    let code = g.forward_companion(&Spec {
+        mode: Mode::Forward,
+        name: concrete,
+        inputs,
+        ret: has_ret.then_some((Activity::Dual, span)),
+        width: 1,
+    });
+    let inner = variant_name(g, "fwd", "nfwd");
+    let inner_fn = forward_of(&code, &inner, g.receiver().is_some());
+
+    let mut params = Vec::new();
+    let mut convert = TokenStream::new();
+    let mut args = Vec::new();
+    for p in &g.sig.params {
+        let n = &p.name;
+        let t = format_ident!("__ad_t_{}", n);
+        let u = format_ident!("__ad_u_{}", n);
+        let v = format_ident!("__ad_v_{}", n);
+        let w = format_ident!("__ad_w_{}", n);
+        params.push(primal_decl(g, p));
+        if !p.is_self() {
+            args.push(quote!(#n));
+        }
+        params.push(g.tangent_param(p, &t, &t, &t).0);
+        args.push(quote!(#t));
+        let (u_decl, u_conv) = g.tangent_param(p, &u, &v, &format_ident!("__ad_s_{}", n));
+        params.push(u_decl);
+        params.push(g.tangent_param(p, &w, &w, &w).0);
+        if !matches!(p.shape, Shape::Other | Shape::Closure(_)) {
+            convert.extend(u_conv);
+            args.push(quote!(#v));
+            args.push(quote!(#w));
+        }
+    }
+    params.push(quote!(__ad_mark: impl ::core::marker::Copy));
+    args.push(quote!(__ad_mark));
+    let r = ret_type(&g.sig.ret);
+    let call = call_own(g, &inner, &args);
+    let body = if has_ret {
+        quote!(#convert #call)
+    } else {
+        quote!(#convert #call; (((), ()), ((), ())))
+    };
+    let wrapper = item(
+        g,
+        &variant_name(g, "fwd", "fwd"),
+        &params,
+        quote!(((#r, #r), (#r, #r))),
+        body,
+    );
+    quote!(#inner_fn #wrapper)
+}
+
+/// The forward protocol function, named `name`, of the generated function `code`: its
+/// code lowered and differentiated again.
+fn forward_of(code: &TokenStream, name: &Ident, method: bool) -> TokenStream {
+    let code = rename_shadows(code.clone());
+    let Ok(func) = syn::parse2::<ImplItemFn>(code) else {
+        return TokenStream::new();
+    };
+    let Ok(sig) = crate::signature::analyse(&func.sig) else {
+        return TokenStream::new();
+    };
+    let lowered = Lowerer::for_companion(&sig).lower_body(&func.block, &sig);
+    let empty = Body {
+        block: vec![],
+        ret: vec![Operand::Lit(quote!(()))],
+        ret_tuple: false,
+    };
+    let no_kinds = HashMap::new();
+    let (body, kinds, fail) = match &lowered {
+        Ok((body, kinds)) => (body, kinds, None),
+        Err(e) => (
+            &empty,
+            &no_kinds,
+            Some(format!("nested differentiation through a call: {e}")),
+        ),
+    };
+    let g = Gen {
+        func: &func,
+        sig: &sig,
+        body,
+        kinds,
+        fail_fwd: fail,
+        fail_rev: None,
+        nesting: Nesting::Fail(String::new()),
+    };
+    let f = g.protocol_forward();
+    let Ok(mut f) = syn::parse2::<ImplItemFn>(f) else {
+        return TokenStream::new();
+    };
+    if !method {
+        f.sig.ident = name.clone();
+    }
+    quote!(#f)
+}
