@@ -2306,6 +2306,8 @@ fn wrap(t: &str, args: &[&str]) -> String {
 pub struct FnOut {
     pub name: String,
     pub plain: String,
+    /// Differentiated functions the checks need besides `plain` (the H·v wrapper).
+    pub checks: String,
     pub oracle: String,
     pub harness: String,
     pub helpers: BTreeSet<usize>,
@@ -2407,6 +2409,7 @@ pub fn helper(seed: u64, j: usize, f: &Features) -> FnOut {
     FnOut {
         name,
         plain,
+        checks: String::new(),
         oracle,
         harness: String::new(),
         helpers,
@@ -2632,6 +2635,140 @@ pub fn function(seed: u64, k: usize, f: &Features) -> FnOut {
         h.push_str(&hr);
     }
 
+    // Hessian-vector product: the forward companion (all float parameters `Dual`) of a
+    // wrapper that writes the reverse companion's gradient into outputs (a slice per
+    // `Duplicated` slice, a `&mut f64` per `Active` scalar).
+    let (mut gw_params, mut gw_acts, mut gw_body) = (Vec::new(), Vec::new(), String::new());
+    let (mut gw_args, mut hvp_args) = (Vec::new(), Vec::new());
+    for p in &params {
+        gw_params.push(match p.kind {
+            PKind::Slice => format!("{}: &[f64]", p.name),
+            PKind::Scalar => format!("{}: f64", p.name),
+            PKind::Int => format!("{}: usize", p.name),
+        });
+        gw_acts.push(if p.kind == PKind::Int {
+            "Const"
+        } else {
+            "Dual"
+        });
+    }
+    let (mut si, mut ci) = (0, 0);
+    let mut out_pat = Vec::new();
+    if !rev_only {
+        out_pat.push("_".to_string());
+    }
+    let mut scalar_outs = Vec::new();
+    for (i, p) in params.iter().enumerate() {
+        match p.kind {
+            PKind::Slice => {
+                gw_args.push(p.name.clone());
+                hvp_args.push(format!("s{si}"));
+                hvp_args.push(format!("vs{si}"));
+                if rev[i] {
+                    gw_params.push(format!("gw_{}: &mut [f64]", p.name));
+                    gw_acts.push("Dual");
+                    gw_args.push(format!("gw_{}", p.name));
+                    let _ = writeln!(gw_body, "    gw_{}.fill(0.0);", p.name);
+                }
+                si += 1;
+            }
+            PKind::Scalar => {
+                gw_args.push(p.name.clone());
+                hvp_args.push(format!("c[{ci}]"));
+                hvp_args.push(format!("vc[{ci}]"));
+                if rev[i] {
+                    gw_params.push(format!("gw_{}: &mut f64", p.name));
+                    gw_acts.push("Dual");
+                    out_pat.push(format!("gd_{}", p.name));
+                    scalar_outs.push((p.name.clone(), ci));
+                }
+                ci += 1;
+            }
+            PKind::Int => {
+                gw_args.push(p.name.clone());
+                hvp_args.push("m".into());
+            }
+        }
+    }
+    let gw_pat = match out_pat.len() {
+        0 => "()".to_string(),
+        1 => out_pat[0].clone(),
+        _ => format!("({})", out_pat.join(", ")),
+    };
+    let _ = writeln!(
+        gw_body,
+        "    let {gw_pat} = {name}_rev({}, 1.0);",
+        gw_args.join(", ")
+    );
+    for (pn, _) in &scalar_outs {
+        let _ = writeln!(gw_body, "    *gw_{pn} = gd_{pn};");
+    }
+    let gradient_wrapper = format!(
+        "#[autodiff_forward({name}_hvp, {})]
+pub fn {name}_gw({}) {{
+{gw_body}}}
+",
+        gw_acts.join(", "),
+        gw_params.join(", ")
+    );
+    // Its harness: H·v into `hv`, laid out as the reverse gradient (zeros for `Const`).
+    let mut hh = String::new();
+    let _ = writeln!(
+        hh,
+        "fn {name}_hvp_w(z: &[f64], v: &[f64], hv: &mut [f64], n: usize, {m_arg}: usize) {{"
+    );
+    split(&mut hh, "z", "");
+    split(&mut hh, "v", "v");
+    let mut rest = "hv".to_string();
+    for s in 0..nslices {
+        let _ = writeln!(hh, "    let (hv{s}, r) = {rest}.split_at_mut(n);");
+        rest = "r".into();
+    }
+    let _ = writeln!(hh, "    let hvc = {rest};");
+    // The wrapper's parameters with their tangents, then its outputs with theirs, in the
+    // order of the parameters they belong to.
+    let mut call_args = hvp_args.clone();
+    let mut si = 0;
+    for (i, p) in params.iter().enumerate() {
+        match p.kind {
+            PKind::Slice => {
+                if rev[i] {
+                    let _ = writeln!(hh, "    let mut gs{si} = vec![0.0; n];");
+                    call_args.push(format!("&mut gs{si}"));
+                    call_args.push(format!("hv{si}"));
+                }
+                si += 1;
+            }
+            PKind::Scalar if rev[i] => {
+                let pn = &p.name;
+                let _ = writeln!(hh, "    let (mut g_{pn}, mut h_{pn}) = (0.0, 0.0);");
+                call_args.push(format!("&mut g_{pn}"));
+                call_args.push(format!("&mut h_{pn}"));
+            }
+            _ => {}
+        }
+    }
+    let _ = writeln!(hh, "    {name}_hvp({});", call_args.join(", "));
+    for (pn, c) in &scalar_outs {
+        let _ = writeln!(hh, "    hvc[{c}] = h_{pn};");
+    }
+    let _ = writeln!(
+        hh,
+        "    let _ = &hvc;
+}}"
+    );
+    // `no_grad(e)` stops derivatives of every order: the H·v of forward over reverse does
+    // not see `e` change, where differences of the gradient do. Such functions (or their
+    // helpers) get no H·v check.
+    let stops = g.p.contains("no_grad(")
+        || helper_closure(seed, f, &g.called)
+            .iter()
+            .any(|j| helper(seed, *j, f).plain.contains("no_grad("));
+    let check_hvp = has_rev && !stops;
+    if check_hvp {
+        h.push_str(&hh);
+    }
+
     let mask = |act: &[bool]| {
         // Per parameter in flattened order: slices, then scalars.
         let mut m: Vec<&str> = Vec::new();
@@ -2651,7 +2788,7 @@ pub fn function(seed: u64, k: usize, f: &Features) -> FnOut {
         h,
         "// CASE {name}\nCase {{ name: \"{name}\", index: {k}, slices: {nslices}, scalars: {nscalars}, \
          fwd_mask: &[{}], rev_mask: &[{}], primal: {name}_primal, oracle: {name}_oracle, \
-         fwd: {}, rev: {} }},",
+         fwd: {}, rev: {}, hvp: {} }},",
         mask(&fwd),
         mask(&rev),
         if has_fwd {
@@ -2664,11 +2801,21 @@ pub fn function(seed: u64, k: usize, f: &Features) -> FnOut {
         } else {
             "None".into()
         },
+        if check_hvp {
+            format!("Some({name}_hvp_w)")
+        } else {
+            "None".into()
+        },
     );
     let helpers = std::mem::take(&mut g.called);
     FnOut {
         name,
         plain,
+        checks: if check_hvp {
+            gradient_wrapper
+        } else {
+            String::new()
+        },
         oracle,
         harness: h,
         helpers,
@@ -2719,7 +2866,11 @@ pub fn generate(cfg: &Config) -> Batch {
             continue;
         }
         let f = function(cfg.seed, k, &cfg.features);
-        push(&mut text, &f.name, &format!("{}\n{}\n", f.plain, f.oracle));
+        push(
+            &mut text,
+            &f.name,
+            &format!("{}\n{}{}\n", f.plain, f.checks, f.oracle),
+        );
         cases.push_str(&f.harness);
         names.push(f.name);
     }

@@ -63,7 +63,7 @@ fn run() -> Result<(), String> {
                 let h = helper(cfg.seed, j, &cfg.features);
                 println!("{}\n{}", h.plain, h.oracle);
             }
-            println!("{}\n{}", f.plain, f.oracle);
+            println!("{}\n{}{}", f.plain, f.checks, f.oracle);
             Ok(())
         }
         "batch" => {

@@ -91,6 +91,8 @@ const LARGE: f64 = 1e8;
 const LARGE_TERM: f64 = 1e12;
 /// Finite differences agree with the oracle to this.
 const FD_TOL: f64 = 1e-5;
+/// Central differences of the gradient (step `FD_H`) agree with H·v to this.
+const HVP_TOL: f64 = 1e-5;
 /// Finite-difference step (along a direction of norm at most `sqrt(N)`).
 const FD_H: f64 = 1e-4;
 /// The Richardson extrapolations from steps (h, h/2) and (h/32, h/64) disagreeing by more than
@@ -241,6 +243,8 @@ pub fn orad<D: Num>(a: D) -> D {
 pub type FwdFn = fn(&[f64], &[f64], usize, usize) -> (Option<f64>, f64);
 /// `(z, shadow, seed, n, m) -> primal`.
 pub type RevFn = fn(&[f64], &mut [f64], f64, usize, usize) -> Option<f64>;
+/// `(z, v, hv, n, m)`: `H·v` into `hv` (forward over reverse), laid out as the gradient.
+pub type HvpFn = fn(&[f64], &[f64], &mut [f64], usize, usize);
 
 /// One generated function, through wrappers over its flattened inputs `z`: the elements of
 /// its slice parameters (each of length `n`), then its scalar parameters. `m` is the value
@@ -262,6 +266,9 @@ pub struct Case {
     /// Adds the gradient times `seed` into `g` (shadows of slices, adjoints of scalars);
     /// returns the primal unless ActiveOnly.
     pub rev: Option<RevFn>,
+    /// The Hessian-vector product of the reverse companion's inputs (`Duplicated` and
+    /// `Active` parameters) along `v` over all float inputs.
+    pub hvp: Option<HvpFn>,
 }
 
 #[allow(
@@ -321,6 +328,9 @@ struct Stats {
     points: usize,
     fd_checked: usize,
     fd_skipped: usize,
+    /// H·v components compared with differences of the gradient, and skipped near kinks.
+    hvp_checked: usize,
+    hvp_skipped: usize,
     /// The largest |f| checked, and how many points were not checked because |f| > LARGE,
     /// a tangent > LARGE_TERM, or either is not finite (the generator keeps values
     /// moderate; few such points).
@@ -448,6 +458,46 @@ fn check_point(case: &Case, rng: &mut Rng, stats: &mut Stats) -> Result<(), Stri
         }
     }
 
+    // Hessian-vector product against central differences of the reverse gradient along
+    // v (two step sizes; where they disagree, a kink is near and the point is skipped).
+    if let (Some(rev), Some(hvp)) = (case.rev, case.hvp) {
+        let mut hv = vec![0.0; len];
+        hvp(&z, &v, &mut hv, n, m);
+        let grad_at = |h: f64| {
+            let zh: Vec<f64> = z.iter().zip(&v).map(|(a, b)| a + h * b).collect();
+            let mut g = vec![0.0; len];
+            rev(&zh, &mut g, 1.0, n, m);
+            g
+        };
+        let fd = |h: f64| -> Vec<f64> {
+            let (gp, gm) = (grad_at(h), grad_at(-h));
+            gp.iter()
+                .zip(&gm)
+                .map(|(a, b)| (a - b) / (2.0 * h))
+                .collect()
+        };
+        let (f1, f2) = (fd(FD_H), fd(FD_H / 32.0));
+        for i in 0..len {
+            let scale = 1.0_f64.max(f1[i].abs()).max(f2[i].abs());
+            if !within((f1[i] - f2[i]).abs(), FD_SMOOTH * scale) || !within(scale, LARGE) {
+                stats.hvp_skipped += 1;
+                continue;
+            }
+            if rmask[i] {
+                close(
+                    &format!("H·v[{i}] vs differences of the gradient"),
+                    hv[i],
+                    f1[i],
+                    HVP_TOL,
+                )
+                .map_err(|e| format!("{e} at {at}, v = {v:?}"))?;
+                stats.hvp_checked += 1;
+            } else if hv[i] != 0.0 {
+                return Err(format!("H·v[{i}]: Const input got {} at {at}", hv[i]));
+            }
+        }
+    }
+
     // Finite differences of the primal along v against the oracle.
     let fd = |h: f64| {
         let zp: Vec<f64> = z.iter().zip(&v).map(|(a, b)| a + h * b).collect();
@@ -523,10 +573,13 @@ fn generated_functions_match_oracles() {
     std::panic::set_hook(hook);
     println!(
         "differential: {} points checked, {} finite-difference checks, {} skipped (kinks, steep), \
+         {} H·v components checked, {} skipped, \
          largest |f| {:.3e}, {} points skipped with |f| > 1e8 or huge derivatives, {} failures",
         stats.points,
         stats.fd_checked,
         stats.fd_skipped,
+        stats.hvp_checked,
+        stats.hvp_skipped,
         stats.largest,
         stats.large,
         failures.len()
@@ -598,6 +651,16 @@ fn checks_catch_wrong_derivatives() {
         }
         Some(sq_primal(z, 0, 0))
     }
+    fn sq_hvp(_: &[f64], v: &[f64], hv: &mut [f64], _: usize, _: usize) {
+        for (h, b) in hv.iter_mut().zip(v) {
+            *h = 2.0 * b;
+        }
+    }
+    fn bad_hvp(_: &[f64], v: &[f64], hv: &mut [f64], _: usize, _: usize) {
+        for (h, b) in hv.iter_mut().zip(v) {
+            *h = 2.0001 * b;
+        }
+    }
     let good = Case {
         name: "sq",
         index: 0,
@@ -609,6 +672,7 @@ fn checks_catch_wrong_derivatives() {
         oracle: sq_oracle,
         fwd: Some(sq_fwd),
         rev: Some(sq_rev),
+        hvp: Some(sq_hvp),
     };
     let mut stats = Stats::default();
     let mut rng = Rng::new(1);
@@ -639,6 +703,13 @@ fn checks_catch_wrong_derivatives() {
             "masks",
             Case {
                 rev_mask: &[false],
+                ..good
+            },
+        ),
+        (
+            "Hessian-vector product",
+            Case {
+                hvp: Some(bad_hvp),
                 ..good
             },
         ),

@@ -105,6 +105,9 @@ pub struct Lowerer {
     scalar_refs: HashSet<String>,
     /// Parameters that are references to any other non-float type (`&mut Model`).
     struct_refs: HashSet<String>,
+    /// Source names bound to buffers anywhere so far (a companion re-creates a buffer in
+    /// its reverse sweep from the tape that kept it, under the same name).
+    buffer_names: HashSet<String>,
 }
 
 /// A parsed iterator source.
@@ -166,6 +169,7 @@ impl Lowerer {
                 })
                 .map(|p| p.name.to_string())
                 .collect(),
+            buffer_names: HashSet::new(),
             struct_refs: sig
                 .params
                 .iter()
@@ -212,6 +216,7 @@ impl Lowerer {
             companion: self.companion,
             scalar_refs: self.scalar_refs.clone(),
             struct_refs: self.struct_refs.clone(),
+            buffer_names: self.buffer_names.clone(),
         };
         sub.scopes.push(HashMap::new());
         let mut params = Vec::new();
@@ -302,6 +307,11 @@ impl Lowerer {
     }
 
     fn bind(&mut self, name: &Ident, b: Binding) {
+        if let Binding::Var(v) = &b
+            && self.kinds.get(&v.to_string()) == Some(&VarKind::Buffer)
+        {
+            self.buffer_names.insert(name.to_string());
+        }
         self.scopes
             .last_mut()
             .expect("a scope")
@@ -2210,7 +2220,9 @@ impl Lowerer {
             }
             "iter" | "iter_mut" | "into_iter" | "map" | "zip" | "enumerate" | "chunks"
             | "chunks_exact" | "rev" | "step_by" | "copied" | "cloned" | "windows" => {
-                if !self.mentions_locals(&Expr::MethodCall(m.clone())) {
+                // A range of indices (a companion keeps its loops' ranges in locals).
+                let index_range = self.companion && is_index_range(&Expr::MethodCall(m.clone()));
+                if index_range || !self.mentions_locals(&Expr::MethodCall(m.clone())) {
                     return Ok(Val::Op(Operand::Lit(
                         self.render(&Expr::MethodCall(m.clone())),
                     )));
@@ -2477,6 +2489,15 @@ impl Lowerer {
                 })?;
                 Ok(Some(Val::Op(Operand::Lit(quote!(())))))
             }
+            // A float literal as generated code writes it.
+            ["__ad", "Real", "lit"] if c.args.len() == 1 => Ok(Some(Val::Op(Operand::Lit(
+                self.render(&Expr::Call(c.clone())),
+            )))),
+            // The sum of an adjoint buffer's elements.
+            ["__ad", "sum"] if c.args.len() == 1 => {
+                let v = strip_full_range(strip_ref(&c.args[0]));
+                Ok(Some(self.lower_expr(&syn::parse_quote!(#v.iter().sum::<f64>()))?))
+            }
             // Nested companions are `f64` throughout: the cast is the identity.
             ["__ad", "cast_like"] if c.args.len() == 2 => Ok(Some(self.lower_expr(&c.args[0])?)),
             ["__ad", "take"] if c.args.len() == 1 => {
@@ -2486,8 +2507,22 @@ impl Lowerer {
                 if m.method != "pop" || !m.args.is_empty() {
                     return unsupported(c, "this tape read");
                 }
+                // A tape that keeps the values of a buffer (`__ad_keep_<name>`) pops
+                // buffers.
+                let kept_buffer = match strip(&m.receiver) {
+                    Expr::Path(p) => p.path.get_ident().is_some_and(|id| {
+                        id.to_string()
+                            .strip_prefix("__ad_keep_")
+                            .is_some_and(|kept| self.buffer_names.contains(kept))
+                    }),
+                    _ => false,
+                };
                 let place = self.lower_place(&m.receiver)?;
-                Ok(Some(Val::Op(self.let_op(Op::Pop(place), span))))
+                let v = self.let_op(Op::Pop(place), span);
+                if kept_buffer && let Operand::Var(var) = &v {
+                    self.kinds.insert(var.to_string(), VarKind::Buffer);
+                }
+                Ok(Some(Val::Op(v)))
             }
             ["__ad", "d", name] => {
                 let Some(template) = partial_template(name) else {
@@ -2842,6 +2877,17 @@ fn math_path(path: &syn::Path, floats: &HashSet<String>) -> Option<String> {
 }
 
 /// `Type::f` or `Self::f`, as opposed to `module::f`.
+/// A range, possibly reversed or stepped: `(a..b).rev().step_by(k)`.
+fn is_index_range(e: &Expr) -> bool {
+    match strip(e) {
+        Expr::Range(_) => true,
+        Expr::MethodCall(m) if m.method == "rev" || m.method == "step_by" => {
+            is_index_range(&m.receiver)
+        }
+        _ => false,
+    }
+}
+
 /// `e` without a leading `&`, `&mut` or `*`: the place an argument refers to.
 fn strip_ref(e: &Expr) -> &Expr {
     match strip(e) {
