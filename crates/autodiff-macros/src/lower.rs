@@ -159,27 +159,9 @@ impl Lowerer {
             loads: HashMap::new(),
             renamable: None,
             companion: false,
-            scalar_refs: sig
-                .params
-                .iter()
-                .filter(|p| {
-                    matches!(p.shape, Shape::Struct { .. })
-                        && matches!(&p.ty, Some(syn::Type::Reference(r))
-                            if crate::signature::is_float_type(&r.elem, &sig.float_params))
-                })
-                .map(|p| p.name.to_string())
-                .collect(),
+            scalar_refs: struct_shaped_params(sig, true),
+            struct_refs: struct_shaped_params(sig, false),
             buffer_names: HashSet::new(),
-            struct_refs: sig
-                .params
-                .iter()
-                .filter(|p| {
-                    matches!(p.shape, Shape::Struct { .. })
-                        && !matches!(&p.ty, Some(syn::Type::Reference(r))
-                            if crate::signature::is_float_type(&r.elem, &sig.float_params))
-                })
-                .map(|p| p.name.to_string())
-                .collect(),
         }
     }
 
@@ -2790,6 +2772,20 @@ pub fn walk_idents(ts: &TokenStream, f: &mut impl FnMut(&Ident)) {
             _ => {}
         }
     }
+}
+
+/// The parameters that are references to a scalar (`&mut f64`, with `scalar`), or to any
+/// other non-float type (`&Model`, without).
+fn struct_shaped_params(sig: &SigInfo, scalar: bool) -> HashSet<String> {
+    sig.params
+        .iter()
+        .filter(|p| {
+            let to_scalar = matches!(&p.ty, Some(syn::Type::Reference(r))
+                if crate::signature::is_float_type(&r.elem, &sig.float_params));
+            matches!(p.shape, Shape::Struct { .. }) && to_scalar == scalar
+        })
+        .map(|p| p.name.to_string())
+        .collect()
 }
 
 fn param_kind(p: &Param) -> VarKind {
