@@ -227,8 +227,9 @@ fn logsumexp(z: &[f64]) -> f64 {
     m + z.iter().map(|v| (v - m).exp()).sum::<f64>().ln()
 }
 
+/// (With a named lifetime: the rule's derivatives take elided ones.)
 #[differentiable]
-fn logsumexp_rev(z: &[f64]) -> (f64, impl FnOnce(&mut [f64], f64) + '_) {
+fn logsumexp_rev<'a>(z: &'a [f64]) -> (f64, impl FnOnce(&mut [f64], f64) + 'a) {
     let mut m = z[0];
     for i in 1..z.len() {
         m = m.max(z[i]);

@@ -44,6 +44,7 @@ pub fn derivative_types(
 ) -> TokenStream {
     let mut inputs = Vec::new();
     for ty in params {
+        let ty = &elided(ty);
         inputs.push(quote!(#ty));
         if let Some(t) = tangent_type(ty, floats) {
             inputs.push(quote!(#t));
@@ -61,6 +62,21 @@ pub fn derivative_types(
     }
     let pull = quote!(fn(#(#inputs),*) -> (#adjoints, #adjoints));
     quote!((#value, #pull))
+}
+
+/// `ty` with the lifetimes of its references elided: both macros then write the same
+/// higher-ranked function-pointer type, which is `'static`.
+fn elided(ty: &Type) -> Type {
+    struct Elide;
+    impl syn::visit_mut::VisitMut for Elide {
+        fn visit_type_reference_mut(&mut self, r: &mut syn::TypeReference) {
+            r.lifetime = None;
+            syn::visit_mut::visit_type_reference_mut(self, r);
+        }
+    }
+    let mut t = ty.clone();
+    syn::visit_mut::VisitMut::visit_type_mut(&mut Elide, &mut t);
+    t
 }
 
 /// Whether `func` is a reverse rule: it returns `(value, impl Fn..(..))`.
@@ -199,7 +215,13 @@ pub fn expand(func: &ImplItemFn) -> syn::Result<TokenStream> {
             shadows.push(ty.clone());
         }
     }
-    let decls: Vec<TokenStream> = params.iter().map(|(n, t)| quote!(#n: #t)).collect();
+    let decls: Vec<TokenStream> = params
+        .iter()
+        .map(|(n, t)| {
+            let t = elided(t);
+            quote!(#n: #t)
+        })
+        .collect();
     let r = value_ty.as_ref().map_or(quote!(()), |t| quote!(#t));
     let cbody = &closure.body;
     let value_fn = quote! {
@@ -221,6 +243,7 @@ pub fn expand(func: &ImplItemFn) -> syn::Result<TokenStream> {
     let mut inputs = Vec::new();
     let mut args = Vec::new();
     for (n, ty) in &params {
+        let ty = &elided(ty);
         inputs.push(quote!(#n: #ty));
         args.push(quote!(#n));
         let t = format_ident!("__ad_t_{}", n);
