@@ -309,6 +309,9 @@ fn jacobians_by_columns_and_rows_agree_with_finite_differences() {
     let m = 5;
     let by_cols = autodiff_core::jacobian::<vec_jvp>(&x, m);
     let by_rows = autodiff_core::jacobian_by_rows::<vec_vjp>(&x, m);
+    // Chunks of 2 columns: a full chunk and a last one with one column.
+    let in_chunks = autodiff_core::jacobian_in_chunks::<vec_jvp2, 2>(&x, m);
+    assert_eq!(in_chunks, by_cols);
     let h = 1e-6;
     for j in 0..x.len() {
         let (mut xp, mut xm) = (x, x);

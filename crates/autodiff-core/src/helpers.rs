@@ -61,6 +61,15 @@ pub trait ForwardJacobian {
     fn jvp(x: &[f64], v: &[f64], y: &mut [f64], dy: &mut [f64]);
 }
 
+/// A function `fn(&[f64], &mut [f64])`, through its batched forward companion
+/// `#[autodiff_forward(f_jvp, W, Dual, Dual)]` (`W` tangents at once), which implements
+/// this trait.
+pub trait ForwardJacobianBatch<const W: usize> {
+    /// Runs the function into `y`, and its directional derivatives along the `W`
+    /// directions `v` into `dy`.
+    fn jvp_batch(x: &[f64], v: [&[f64]; W], y: &mut [f64], dy: [&mut [f64]; W]);
+}
+
 /// A function `fn(&[f64], &mut [f64])`, through its reverse companion
 /// `#[autodiff_reverse(df, Duplicated, Duplicated)]`, which implements this trait.
 pub trait ReverseJacobian {
@@ -118,6 +127,60 @@ pub fn jacobian<F: ForwardJacobian>(x: &[f64], m: usize) -> Vec<Vec<f64>> {
             row[j] = *d;
         }
         e[j] = 0.0;
+    }
+    jac
+}
+
+/// The `m × n` Jacobian of `y = f(x)` (`m = y.len()`) in chunks of `W` columns, one call
+/// of a batched forward companion per chunk.
+///
+/// ```
+/// use autodiff_core::prelude::*;
+///
+/// #[autodiff_forward(f_jvp2, 2, Dual, Dual)]
+/// fn f(x: &[f64], y: &mut [f64]) {
+///     y[0] = x[0] * x[1];
+///     y[1] = x[1].sin() + x[2];
+/// }
+///
+/// let j = autodiff_core::jacobian_in_chunks::<f_jvp2, 2>(&[2.0, 3.0, 4.0], 2);
+/// assert_eq!(j[0], vec![3.0, 2.0, 0.0]);
+/// assert_eq!(j[1], vec![0.0, 3.0f64.cos(), 1.0]);
+/// ```
+pub fn jacobian_in_chunks<F: ForwardJacobianBatch<W>, const W: usize>(
+    x: &[f64],
+    m: usize,
+) -> Vec<Vec<f64>> {
+    let n = x.len();
+    let mut jac = vec![vec![0.0; n]; m];
+    let mut dirs = vec![vec![0.0; n]; W];
+    let mut dys = vec![vec![0.0; m]; W];
+    let mut y = vec![0.0; m];
+    for start in (0..n).step_by(W.max(1)) {
+        let width = W.min(n - start);
+        for (k, d) in dirs.iter_mut().enumerate() {
+            d.fill(0.0);
+            if k < width {
+                d[start + k] = 1.0;
+            }
+        }
+        dys.iter_mut().for_each(|d| d.fill(0.0));
+        y.fill(0.0);
+        let v: [&[f64]; W] = core::array::from_fn(|k| dirs[k].as_slice());
+        let mut rest = dys.as_mut_slice();
+        let dy: [&mut [f64]; W] = core::array::from_fn(|_| {
+            let (first, tail) = core::mem::take(&mut rest)
+                .split_first_mut()
+                .expect("W tangents");
+            rest = tail;
+            first.as_mut_slice()
+        });
+        F::jvp_batch(x, v, &mut y, dy);
+        for (k, d) in dys.iter().enumerate().take(width) {
+            for (row, v) in jac.iter_mut().zip(d) {
+                row[start + k] = *v;
+            }
+        }
     }
     jac
 }

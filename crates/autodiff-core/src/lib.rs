@@ -46,8 +46,8 @@ pub mod testing;
 pub use autodiff_macros::{autodiff_forward, autodiff_reverse, custom_rule, differentiable};
 pub use difffn::DiffFn;
 pub use helpers::{
-    ForwardJacobian, Objective, ObjectiveHvp, ReverseJacobian, gradient, hessian, hvp, jacobian,
-    jacobian_by_rows,
+    ForwardJacobian, ForwardJacobianBatch, Objective, ObjectiveHvp, ReverseJacobian, gradient,
+    hessian, hvp, jacobian, jacobian_by_rows, jacobian_in_chunks,
 };
 pub use real::Real;
 

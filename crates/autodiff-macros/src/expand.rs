@@ -125,6 +125,17 @@ fn expand_fn(trigger: Trigger, func: &ImplItemFn) -> syn::Result<TokenStream> {
     for spec in &specs {
         if spec.width > 1 {
             out.extend(g.batched_companion(spec));
+            let helper = crate::nested::helper_impl(&sig_info, spec);
+            if g.receiver().is_none() && !helper.is_empty() {
+                // The type that names the companion in `jacobian_in_chunks::<f_jvp, W>`.
+                let (vis, name) = (&func.vis, &spec.name);
+                out.extend(quote! {
+                    #[doc(hidden)]
+                    #[allow(non_camel_case_types, dead_code)]
+                    #vis struct #name {}
+                    #helper
+                });
+            }
             continue;
         }
         let companion = match spec.mode {

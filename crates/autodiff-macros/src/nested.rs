@@ -20,8 +20,8 @@ use crate::expand::{Gen, Nesting};
 use crate::ir::{Body, Operand};
 use crate::lower::Lowerer;
 use crate::signature::{Param, Ret, Shape, SigInfo};
-use proc_macro2::TokenStream;
-use quote::quote;
+use proc_macro2::{Ident, TokenStream};
+use quote::{format_ident, quote};
 use std::collections::HashMap;
 use syn::ImplItemFn;
 
@@ -160,6 +160,26 @@ pub fn helper_impl(sig: &SigInfo, spec: &Spec) -> TokenStream {
         && f64_slice(&params[1], true)
         && matches!(sig.ret, Ret::Unit)
     {
+        if spec.mode == Mode::Forward && acts == [Activity::Dual, Activity::Dual] && spec.width > 1
+        {
+            let w = spec.width;
+            let vs: Vec<Ident> = (0..w).map(|k| format_ident!("__ad_v{}", k)).collect();
+            let ds: Vec<Ident> = (0..w).map(|k| format_ident!("__ad_d{}", k)).collect();
+            return quote! {
+                impl ::autodiff_core::ForwardJacobianBatch<#w> for #name {
+                    fn jvp_batch(
+                        x: &[f64],
+                        v: [&[f64]; #w],
+                        y: &mut [f64],
+                        dy: [&mut [f64]; #w],
+                    ) {
+                        let [#(#vs),*] = v;
+                        let [#(#ds),*] = dy;
+                        #name(x, #(#vs,)* y, #(#ds),*)
+                    }
+                }
+            };
+        }
         if spec.mode == Mode::Forward && acts == [Activity::Dual, Activity::Dual] {
             return quote! {
                 impl ::autodiff_core::ForwardJacobian for #name {
