@@ -10,24 +10,8 @@ use autodiff_core::testing::close;
 use num_dual::{Dual2_64, Dual3_64, DualNum as _};
 use proptest::prelude::*;
 
-fn assert_all_close(what: &str, got: &[f64], want: &[f64], tol: f64) {
-    assert_eq!(got.len(), want.len());
-    for (i, (a, b)) in got.iter().zip(want).enumerate() {
-        close(&format!("{what}[{i}]"), *a, *b, tol).unwrap();
-    }
-}
-
-/// `H·v` by central differences of a gradient.
-fn fd_hvp(grad: impl Fn(&[f64]) -> Vec<f64>, x: &[f64], v: &[f64]) -> Vec<f64> {
-    let h = 1e-6;
-    let xp: Vec<f64> = x.iter().zip(v).map(|(a, b)| a + h * b).collect();
-    let xm: Vec<f64> = x.iter().zip(v).map(|(a, b)| a - h * b).collect();
-    let (gp, gm) = (grad(&xp), grad(&xm));
-    gp.iter()
-        .zip(&gm)
-        .map(|(a, b)| (a - b) / (2.0 * h))
-        .collect()
-}
+mod nested_common;
+use nested_common::{assert_all_close, fd_hvp};
 
 // ------------------------------------------------------------------ a deliberately wrong rule
 

@@ -184,7 +184,7 @@ pub(crate) enum Nesting {
 }
 
 /// The activity of each parameter when every differentiable one is active.
-fn all_active(p: &Param, mode: Mode) -> Activity {
+pub(crate) fn all_active(p: &Param, mode: Mode) -> Activity {
     match (&p.shape, mode) {
         (Shape::Other, _) => Activity::Const,
         (_, Mode::Forward) => Activity::Dual,
@@ -698,7 +698,7 @@ impl Gen<'_> {
         }
     }
 
-    fn protocol_name(&self, mode: &str) -> Ident {
+    pub fn protocol_name(&self, mode: &str) -> Ident {
         let name = &self.func.sig.ident;
         if self.receiver().is_some() {
             format_ident!("__ad_{}_{}", mode, name)

@@ -17,7 +17,7 @@
 
 use crate::activity::{Activity, Mode, Spec};
 use crate::expand::{Gen, Nesting};
-use crate::ir::{Body, Operand};
+use crate::ir::{Body, Operand, VarKind};
 use crate::lower::Lowerer;
 use crate::signature::{Param, Ret, Shape, SigInfo};
 use proc_macro2::{Ident, TokenStream};
@@ -46,22 +46,9 @@ pub fn companion_protocol(companion: &TokenStream, inner: Mode) -> TokenStream {
             "nested differentiation supports `f64` functions only (not generic or `f32` ones)",
         ))
     };
-    let empty = Body {
-        block: vec![],
-        ret: vec![Operand::Lit(quote!(()))],
-        ret_tuple: false,
-    };
-    let no_kinds = HashMap::new();
-    let (body, kinds, fail) = match &lowered {
-        Ok((body, kinds)) => (body, kinds, None),
-        Err(e) => (
-            &empty,
-            &no_kinds,
-            Some(format!(
-                "`{name}` is a derivative companion that cannot be differentiated again: {e}"
-            )),
-        ),
-    };
+    let (body, kinds, fail) = body_or_failure(lowered, |e| {
+        format!("`{name}` is a derivative companion that cannot be differentiated again: {e}")
+    });
     let fail_rev = fail.clone().or_else(|| match inner {
         Mode::Reverse => Some(format!(
             "`{name}` is a reverse-mode companion: reverse mode over reverse mode is not \
@@ -77,8 +64,8 @@ pub fn companion_protocol(companion: &TokenStream, inner: Mode) -> TokenStream {
     let g = Gen {
         func: &func,
         sig: &sig,
-        body,
-        kinds,
+        body: &body,
+        kinds: &kinds,
         fail_fwd: fail,
         fail_rev,
         // A reverse companion's callers may be differentiated twice more in forward mode
@@ -95,6 +82,26 @@ pub fn companion_protocol(companion: &TokenStream, inner: Mode) -> TokenStream {
         },
     };
     g.protocol()
+}
+
+/// The body of a generated function lowered again, or, where that failed, an empty body
+/// and the message (`describe`d) that its protocol functions fail with.
+pub fn body_or_failure(
+    lowered: syn::Result<(Body, HashMap<String, VarKind>)>,
+    describe: impl FnOnce(syn::Error) -> String,
+) -> (Body, HashMap<String, VarKind>, Option<String>) {
+    match lowered {
+        Ok((body, kinds)) => (body, kinds, None),
+        Err(e) => (
+            Body {
+                block: vec![],
+                ret: vec![Operand::Lit(quote!(()))],
+                ret_tuple: false,
+            },
+            HashMap::new(),
+            Some(describe(e)),
+        ),
+    }
 }
 
 /// Whether nested differentiation is built (the `nested` feature, on by default).

@@ -19,14 +19,12 @@
 //! (`Zero`, `Discard`, shadows) to its concrete parameters.
 
 use crate::activity::{Activity, Mode, Spec};
-use crate::expand::{Gen, Nesting, ret_type};
-use crate::ir::{Body, Operand};
+use crate::expand::{Gen, Nesting, all_active, ret_type};
 use crate::lower::Lowerer;
-use crate::nested::{ENABLED, failure, mentions_f32, rename_shadows};
+use crate::nested::{ENABLED, body_or_failure, failure, mentions_f32, rename_shadows};
 use crate::signature::{Param, Ret, Shape, SigInfo};
-use proc_macro2::{Ident, Span, TokenStream};
+use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
-use std::collections::HashMap;
 use syn::ImplItemFn;
 
 /// The nested protocol functions of `g`'s function.
@@ -135,18 +133,6 @@ fn call_own(g: &Gen, name: &Ident, args: &[TokenStream]) -> TokenStream {
     }
 }
 
-fn own_protocol(g: &Gen, mode: &str) -> Ident {
-    match g.receiver() {
-        Some(_) => format_ident!("__ad_{}_{}", mode, g.func.sig.ident),
-        None => format_ident!("__ad_{}", mode),
-    }
-}
-
-/// A primal parameter of a nested protocol function: the receiver, or a declaration.
-fn primal_decl(g: &Gen, p: &Param) -> TokenStream {
-    g.protocol_param_decl(p)
-}
-
 fn item(
     g: &Gen,
     name: &Ident,
@@ -169,13 +155,15 @@ fn item(
 /// A nested protocol function that cannot be built: `arity` arguments (the receiver aside),
 /// the last the caller's mode marker; fails with `msg` where a caller instantiates it.
 fn stub(g: &Gen, name: &Ident, arity: usize, ret: TokenStream, msg: &str) -> TokenStream {
-    let receiver = g.receiver().map(|_| primal_decl(g, &g.sig.params[0]));
+    let receiver = g
+        .receiver()
+        .map(|_| g.protocol_param_decl(&g.sig.params[0]));
     let first = g
         .sig
         .params
         .iter()
         .find(|p| !p.is_self())
-        .map(|p| primal_decl(g, p));
+        .map(|p| g.protocol_param_decl(p));
     let (gens, wh) = g.generics_without(&g.closure_generics());
     stub_item(name, receiver, first, arity, ret, msg, (gens, wh))
 }
@@ -249,7 +237,7 @@ fn forward_over_augmented(g: &Gen) -> TokenStream {
     for p in &g.sig.params {
         let n = &p.name;
         let t = format_ident!("__ad_t_{}", n);
-        params.push(primal_decl(g, p));
+        params.push(g.protocol_param_decl(p));
         if !p.is_self() {
             args.push(quote!(#n));
         }
@@ -260,7 +248,7 @@ fn forward_over_augmented(g: &Gen) -> TokenStream {
     params.push(quote!(__ad_mark: impl ::core::marker::Copy));
     args.push(quote!(__ad_mark));
     let r = ret_type(&g.sig.ret);
-    let call = call_own(g, &own_protocol(g, "fwd"), &args);
+    let call = call_own(g, &g.protocol_name("fwd"), &args);
     item(
         g,
         &variant_name(g, "fwd", "aug"),
@@ -282,7 +270,7 @@ fn reverse_over_forward(g: &Gen) -> TokenStream {
     for p in &g.sig.params {
         let n = &p.name;
         let t = format_ident!("__ad_t_{}", n);
-        params.push(primal_decl(g, p));
+        params.push(g.protocol_param_decl(p));
         if !p.is_self() {
             args.push(quote!(#n));
         }
@@ -292,7 +280,7 @@ fn reverse_over_forward(g: &Gen) -> TokenStream {
     }
     args.push(quote!(()));
     let r = ret_type(&g.sig.ret);
-    let call = call_own(g, &own_protocol(g, "fwd"), &args);
+    let call = call_own(g, &g.protocol_name("fwd"), &args);
     let aug = item(
         g,
         &variant_name(g, "aug", "fwd"),
@@ -317,42 +305,11 @@ fn reverse_over_forward(g: &Gen) -> TokenStream {
     quote!(#aug #pull)
 }
 
-fn span_of(g: &Gen) -> Span {
-    g.func.sig.ident.span()
-}
-
 /// `__ad_fwd___ad_pull`: the forward transform of the pullback, from a reverse companion
 /// with every parameter active, differentiated in forward mode.
 fn forward_over_pullback(g: &Gen) -> TokenStream {
-    let span = span_of(g);
-    let fname = &g.func.sig.ident;
-    let inputs = g
-        .sig
-        .params
-        .iter()
-        .map(|p| {
-            let a = match p.shape {
-                Shape::Scalar => Activity::Active,
-                Shape::Slice { .. } | Shape::Struct { .. } => Activity::Duplicated,
-                Shape::Other | Shape::Closure(_) => Activity::Const,
-            };
-            (a, span)
-        })
-        .collect();
     let has_ret = !matches!(g.sig.ret, Ret::Unit);
-    let concrete = match g.receiver() {
-        Some(_) => format_ident!("__ad_npull_{}", fname),
-        None => format_ident!("__ad_npull"),
-    };
-    let code = g.reverse_companion(&Spec {
-        mode: Mode::Reverse,
-        name: concrete,
-        inputs,
-        ret: has_ret.then_some((Activity::Active, span)),
-        width: 1,
-    });
-    let inner = variant_name(g, "fwd", "npull");
-    let inner_fn = forward_of(&code, &inner, g.receiver().is_some());
+    let (inner, inner_fn) = derived_forward(g, Mode::Reverse, "npull");
 
     let mut params = Vec::new();
     let mut convert = TokenStream::new();
@@ -364,7 +321,7 @@ fn forward_over_pullback(g: &Gen) -> TokenStream {
         let k = format_ident!("__ad_k_{}", n);
         let tk = format_ident!("__ad_tk_{}", n);
         let b = format_ident!("__ad_b_{}", n);
-        params.push(primal_decl(g, p));
+        params.push(g.protocol_param_decl(p));
         if !p.is_self() {
             args.push(quote!(#n));
         }
@@ -450,34 +407,8 @@ fn sink_tangent_decl(p: &Param, tk: &Ident) -> TokenStream {
 /// `__ad_fwd___ad_fwd`: the forward transform of the forward protocol, from a forward
 /// companion with every parameter active, differentiated in forward mode again.
 fn forward_over_forward(g: &Gen) -> TokenStream {
-    let span = span_of(g);
-    let fname = &g.func.sig.ident;
-    let inputs = g
-        .sig
-        .params
-        .iter()
-        .map(|p| {
-            let a = match p.shape {
-                Shape::Other | Shape::Closure(_) => Activity::Const,
-                _ => Activity::Dual,
-            };
-            (a, span)
-        })
-        .collect();
     let has_ret = !matches!(g.sig.ret, Ret::Unit);
-    let concrete = match g.receiver() {
-        Some(_) => format_ident!("__ad_nfwd_{}", fname),
-        None => format_ident!("__ad_nfwd"),
-    };
-    let code = g.forward_companion(&Spec {
-        mode: Mode::Forward,
-        name: concrete,
-        inputs,
-        ret: has_ret.then_some((Activity::Dual, span)),
-        width: 1,
-    });
-    let inner = variant_name(g, "fwd", "nfwd");
-    let inner_fn = forward_of(&code, &inner, g.receiver().is_some());
+    let (inner, inner_fn) = derived_forward(g, Mode::Forward, "nfwd");
 
     let mut params = Vec::new();
     let mut convert = TokenStream::new();
@@ -488,7 +419,7 @@ fn forward_over_forward(g: &Gen) -> TokenStream {
         let u = format_ident!("__ad_u_{}", n);
         let v = format_ident!("__ad_v_{}", n);
         let w = format_ident!("__ad_w_{}", n);
-        params.push(primal_decl(g, p));
+        params.push(g.protocol_param_decl(p));
         if !p.is_self() {
             args.push(quote!(#n));
         }
@@ -522,6 +453,41 @@ fn forward_over_forward(g: &Gen) -> TokenStream {
     quote!(#inner_fn #wrapper)
 }
 
+/// A companion of `g`'s function in `mode` with every parameter active (`__ad_npull` for
+/// reverse, `__ad_nfwd` for forward; `what` names it), lowered again and differentiated in
+/// forward mode: the name of that forward protocol function, and the function.
+fn derived_forward(g: &Gen, mode: Mode, what: &str) -> (Ident, TokenStream) {
+    let span = g.func.sig.ident.span();
+    let spec = Spec {
+        mode,
+        name: match g.receiver() {
+            Some(_) => format_ident!("__ad_{}_{}", what, g.func.sig.ident),
+            None => format_ident!("__ad_{}", what),
+        },
+        inputs: g
+            .sig
+            .params
+            .iter()
+            .map(|p| (all_active(p, mode), span))
+            .collect(),
+        ret: (!matches!(g.sig.ret, Ret::Unit)).then_some((
+            match mode {
+                Mode::Reverse => Activity::Active,
+                Mode::Forward => Activity::Dual,
+            },
+            span,
+        )),
+        width: 1,
+    };
+    let code = match mode {
+        Mode::Reverse => g.reverse_companion(&spec),
+        Mode::Forward => g.forward_companion(&spec),
+    };
+    let inner = variant_name(g, "fwd", what);
+    let inner_fn = forward_of(&code, &inner, g.receiver().is_some());
+    (inner, inner_fn)
+}
+
 /// The forward protocol function, named `name`, of the generated function `code`: its
 /// code lowered and differentiated again.
 fn forward_of(code: &TokenStream, name: &Ident, method: bool) -> TokenStream {
@@ -533,25 +499,14 @@ fn forward_of(code: &TokenStream, name: &Ident, method: bool) -> TokenStream {
         return TokenStream::new();
     };
     let lowered = Lowerer::for_companion(&sig).lower_body(&func.block, &sig);
-    let empty = Body {
-        block: vec![],
-        ret: vec![Operand::Lit(quote!(()))],
-        ret_tuple: false,
-    };
-    let no_kinds = HashMap::new();
-    let (body, kinds, fail) = match &lowered {
-        Ok((body, kinds)) => (body, kinds, None),
-        Err(e) => (
-            &empty,
-            &no_kinds,
-            Some(format!("nested differentiation through a call: {e}")),
-        ),
-    };
+    let (body, kinds, fail) = body_or_failure(lowered, |e| {
+        format!("nested differentiation through a call: {e}")
+    });
     let g = Gen {
         func: &func,
         sig: &sig,
-        body,
-        kinds,
+        body: &body,
+        kinds: &kinds,
         fail_fwd: fail,
         fail_rev: None,
         nesting: Nesting::Fail(String::new()),
