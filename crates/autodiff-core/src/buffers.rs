@@ -10,6 +10,12 @@ pub trait ZeroLike {
     type Out;
     /// A zero shadow shaped like `self`.
     fn zero_like(&self) -> Self::Out;
+    /// The starting value of an adjoint that only receives `+=` (see
+    /// [`accumulator_zero`]): negative zero in its floats.
+    #[inline(always)]
+    fn accumulator_zero(&self) -> Self::Out {
+        self.zero_like()
+    }
 }
 
 impl<T: Real> ZeroLike for T {
@@ -17,6 +23,10 @@ impl<T: Real> ZeroLike for T {
     #[inline(always)]
     fn zero_like(&self) -> T {
         T::zero()
+    }
+    #[inline(always)]
+    fn accumulator_zero(&self) -> T {
+        -T::zero()
     }
 }
 
@@ -59,6 +69,8 @@ macro_rules! tuple_zero_like {
             type Out = ($($t::Out,)*);
             #[inline(always)]
             fn zero_like(&self) -> Self::Out { ($(self.$n.zero_like(),)*) }
+            #[inline(always)]
+            fn accumulator_zero(&self) -> Self::Out { ($(self.$n.accumulator_zero(),)*) }
         }
     )*};
 }
@@ -68,6 +80,18 @@ tuple_zero_like!((0 A, 1 B), (0 A, 1 B, 2 C), (0 A, 1 B, 2 C, 3 D));
 #[inline(always)]
 pub fn zero_like<V: ZeroLike + ?Sized>(v: &V) -> V::Out {
     v.zero_like()
+}
+
+/// The starting value of an accumulator that only receives `+=`: negative zero.
+///
+/// `-0.0 + x` is `x` for every `x` (`+0.0 + -0.0` is `+0.0`), so the optimiser can drop
+/// the first addition into it, which it cannot do from `+0.0`. The sum of any
+/// contributions is the same as from `+0.0`, except that an accumulator that receives
+/// nothing, or only `-0.0`, stays `-0.0`; generated code uses it only for intermediate
+/// adjoints, which reach the caller by being added into one that starts at `+0.0`.
+#[inline(always)]
+pub fn accumulator_zero<V: ZeroLike + ?Sized>(v: &V) -> V::Out {
+    v.accumulator_zero()
 }
 
 /// Shadows that can be added elementwise into another of the same shape.

@@ -9,6 +9,7 @@ mod activity;
 mod analysis;
 mod builtins;
 mod calls;
+mod carry;
 mod closures;
 mod expand;
 mod forward;

@@ -2415,6 +2415,7 @@ impl Lowerer {
         let span = c.span();
         match segs.as_slice() {
             ["__ad", "zero_like"]
+            | ["__ad", "accumulator_zero"]
             | ["core", "iter", "Iterator", "size_hint"]
             | ["core", "iter", "Sum", "sum"]
             // Copies of loop ranges, which generated reverse sweeps record.

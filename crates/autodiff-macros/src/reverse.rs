@@ -13,6 +13,7 @@
 
 use crate::analysis::{Analysis, op_reads, stmt_reads, stmt_writes};
 use crate::calls::{Refs, augmented_call, primal_call, pullback_call};
+use crate::carry::CarryPlan;
 use crate::forward::{diff_operands, partial_at, partials, primal_op};
 use crate::ir::*;
 use proc_macro2::{Ident, TokenStream};
@@ -35,6 +36,8 @@ pub struct Reverse<'a> {
     next_is_loop_body: RefCell<bool>,
     /// Stores declared inside the loop being emitted, to reserve before it.
     loop_stores: RefCell<Vec<Vec<Ident>>>,
+    /// The enclosing loops' adjoints kept in locals (see [`CarryPlan`]), innermost last.
+    carried: RefCell<Vec<CarryPlan>>,
 }
 
 /// Where a block sits.
@@ -66,6 +69,7 @@ impl<'a> Reverse<'a> {
             frames: RefCell::new(Vec::new()),
             next_is_loop_body: RefCell::new(false),
             loop_stores: RefCell::new(Vec::new()),
+            carried: RefCell::new(Vec::new()),
         }
     }
 
@@ -284,7 +288,11 @@ impl<'a> Reverse<'a> {
         let mut decl = |v: &Ident| {
             if self.an.is_active(v) {
                 let a = adjoint_name(v);
-                out.extend(quote!(let mut #a = __ad::zero_like(&#v);));
+                if self.kinds.get(&v.to_string()) == Some(&VarKind::Scalar) {
+                    out.extend(quote!(let mut #a = __ad::accumulator_zero(&#v);));
+                } else {
+                    out.extend(quote!(let mut #a = __ad::zero_like(&#v);));
+                }
             }
         };
         for s in b {
@@ -465,7 +473,16 @@ impl<'a> Reverse<'a> {
                 };
                 self.loop_stores.borrow_mut().push(Vec::new());
                 *self.next_is_loop_body.borrow_mut() = true;
+                let plan =
+                    CarryPlan::new(pat, iter, body, exit.is_some(), |v| self.an.is_active(v));
+                let planned = plan.is_some();
+                self.carried.borrow_mut().extend(plan);
                 let (bf, br) = self.block(body, inner, quote!());
+                let plan = if planned {
+                    self.carried.borrow_mut().pop()
+                } else {
+                    None
+                };
                 let stores = self.loop_stores.borrow_mut().pop().unwrap_or_default();
                 let it = self.fresh("iter");
                 // A range whose bounds the rest of the block does not overwrite is
@@ -509,7 +526,12 @@ impl<'a> Reverse<'a> {
                     None => {
                         let fwd =
                             quote!(#def for #pat in ::core::clone::Clone::clone(&#it) { #bf });
-                        let rev = quote!(for #pat in ::core::iter::Iterator::rev(#it_load) { #br });
+                        let rev = match &plan {
+                            Some(plan) => plan.wrap(it_load, br),
+                            None => {
+                                quote!(for #pat in ::core::iter::Iterator::rev(#it_load) { #br })
+                            }
+                        };
                         (fwd, rev)
                     }
                     Some(e) => {
@@ -626,8 +648,14 @@ impl<'a> Reverse<'a> {
                 _ => quote!(),
             },
             Op::Load(p) if self.an.place_active(p) => {
-                let a = p.adjoint();
-                quote!(#a += #g;)
+                let carried = self.carried.borrow();
+                match carried.iter().rev().find_map(|plan| plan.register(p)) {
+                    Some(reg) => quote!(#reg += #g;),
+                    None => {
+                        let a = p.adjoint();
+                        quote!(#a += #g;)
+                    }
+                }
             }
             Op::VecRepeat(o, _) | Op::ArrRepeat(o, _) => {
                 self.accumulate(o, quote!(__ad::sum(&#g[..])))

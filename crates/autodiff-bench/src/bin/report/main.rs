@@ -593,17 +593,41 @@ fn main() {
     let started = Instant::now();
     let machine = machine();
 
-    let problems = vec![
-        rosenbrock(1_000, budget),
-        rosenbrock(100_000, budget),
-        gmm("gmm_d2_K5", budget),
-        gmm("gmm_d10_K25", budget),
-        lstm("lstm_l2_c1024", budget),
-        lstm("lstm_l4_c1024", budget),
+    // `--only NAME` times only the problems whose name contains NAME (and writes
+    // nothing), for a quick look at one problem.
+    let only = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.get(i + 1));
+    type Run = Box<dyn Fn() -> Problem>;
+    let all: Vec<(&str, Run)> = vec![
+        (
+            "rosenbrock_1000",
+            Box::new(move || rosenbrock(1_000, budget)),
+        ),
+        (
+            "rosenbrock_100000",
+            Box::new(move || rosenbrock(100_000, budget)),
+        ),
+        ("gmm_d2_K5", Box::new(move || gmm("gmm_d2_K5", budget))),
+        ("gmm_d10_K25", Box::new(move || gmm("gmm_d10_K25", budget))),
+        (
+            "lstm_l2_c1024",
+            Box::new(move || lstm("lstm_l2_c1024", budget)),
+        ),
+        (
+            "lstm_l4_c1024",
+            Box::new(move || lstm("lstm_l4_c1024", budget)),
+        ),
     ];
+    let problems: Vec<Problem> = all
+        .iter()
+        .filter(|(name, _)| only.is_none_or(|o| name.contains(o.as_str())))
+        .map(|(_, run)| run())
+        .collect();
     let timing_s = started.elapsed().as_secs_f64();
 
-    let build = if has("--no-build-cost") {
+    let build = if has("--no-build-cost") || only.is_some() {
         None
     } else {
         eprintln!("build cost (50 functions)");
@@ -621,7 +645,7 @@ fn main() {
         started.elapsed().as_secs_f64()
     );
 
-    if !has("--no-write") {
+    if !has("--no-write") && only.is_none() {
         let md = benchmarks_md(
             &summary(&problems),
             &machine,

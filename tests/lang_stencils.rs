@@ -1,0 +1,191 @@
+//! Loops that read a slice at fixed offsets from the index (`x[i - 1]`, `x[i]`,
+//! `x[i + 2]`, `x[1..][k]`): the reverse sweep keeps those adjoints in locals across
+//! iterations. Both modes against num-dual at random points, bit-for-bit agreement with
+//! the same gradient written so that the window cannot be kept (a read at a computed
+//! index), and H·v through forward over reverse against finite differences of the
+//! gradient.
+
+// Index loops are the construct under test.
+#![allow(clippy::needless_range_loop)]
+
+mod lang_common;
+mod nested_common;
+
+use autodiff_core::prelude::*;
+use lang_common::*;
+use nested_common::{assert_all_close, fd_hvp};
+use proptest::prelude::*;
+
+/// A discrete Dirichlet energy with a three-point stencil (offsets -1, 0, +1).
+#[autodiff_forward(laplace_fwd, Dual, Dual)]
+#[autodiff_reverse(laplace_rev, Duplicated, Active)]
+fn laplace(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 1..x.len() - 1 {
+        let l = x[i - 1] - 2.0 * x[i] + x[i + 1];
+        s += l * l * x[i].cos();
+    }
+    s
+}
+
+fn laplace_o<D: Num>(x: &[D]) -> D {
+    let mut s = c::<D>(0.0);
+    for i in 1..x.len() - 1 {
+        let l = x[i - 1] - x[i] * 2.0 + x[i + 1];
+        s += l * l * x[i].cos();
+    }
+    s
+}
+
+/// Offsets 0 and +2 (a gap in the window), the index through a local, a read inside a
+/// branch.
+#[autodiff_forward(gap_fwd, Dual, Dual)]
+#[autodiff_reverse(gap_rev, Duplicated, Active)]
+fn gap(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() - 2 {
+        let j = i + 2;
+        let a = x[i] * x[j];
+        if a > 0.0 {
+            s += a.sqrt() * x[i + 2];
+        } else {
+            s -= a.sin();
+        }
+    }
+    s
+}
+
+fn gap_o<D: Num>(x: &[D]) -> D {
+    let mut s = c::<D>(0.0);
+    for i in 0..x.len() - 2 {
+        let a = x[i] * x[i + 2];
+        if a.re() > 0.0 {
+            s += a.sqrt() * x[i + 2];
+        } else {
+            s -= a.sin();
+        }
+    }
+    s
+}
+
+/// Iterators over `x` and `x[1..]`.
+#[autodiff_forward(pairs_fwd, Dual, Dual)]
+#[autodiff_reverse(pairs_rev, Duplicated, Active)]
+fn pairs(x: &[f64]) -> f64 {
+    x.iter()
+        .zip(&x[1..])
+        .map(|(&a, &b)| (a - b).powi(2) * (a + 0.5 * b).exp())
+        .sum()
+}
+
+fn pairs_o<D: Num>(x: &[D]) -> D {
+    let mut s = c::<D>(0.0);
+    for i in 0..x.len() - 1 {
+        let (a, b) = (x[i], x[i + 1]);
+        s += (a - b).powi(2) * (a + b * 0.5).exp();
+    }
+    s
+}
+
+/// Two stencil buffers in one loop, one of them also read at a computed index (so only
+/// the other is kept in locals), inside an outer loop.
+#[autodiff_reverse(two_rev, Duplicated, Duplicated, Active)]
+fn two(x: &[f64], y: &[f64]) -> f64 {
+    let n = x.len();
+    let mut s = 0.0;
+    for r in 0..3 {
+        for i in 0..n - 1 {
+            s += x[i] * x[i + 1] * y[i] + y[(i * 7 + r) % n] * x[i + 1];
+        }
+    }
+    s
+}
+
+/// [`laplace`] with its reads at computed indices: the reverse sweep stores each adjoint
+/// in memory as it goes. Its gradient must equal [`laplace_rev`]'s bit for bit.
+#[autodiff_reverse(laplace_plain_rev, Duplicated, Active)]
+fn laplace_plain(x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut s = 0.0;
+    for i in 1..n - 1 {
+        let (p, q) = ((i + n - 1) % n, (i + 1) % n);
+        let l = x[p] - 2.0 * x[i] + x[q];
+        s += l * l * x[i].cos();
+    }
+    s
+}
+
+/// The gradient of [`laplace`], differentiated again (forward over reverse).
+#[autodiff_forward(laplace_hvp, Dual, Dual)]
+fn laplace_grad(x: &[f64], g: &mut [f64]) {
+    g.fill(0.0);
+    laplace_rev(x, g, 1.0);
+}
+
+fn stencil_case(min: usize) -> impl Strategy<Value = (Vec<f64>, Vec<f64>, Vec<f64>, f64)> {
+    (slice_case(-1.5, 1.5, min..12, 0), seed()).prop_map(|((x, v, s0), seed)| (x, v, s0, seed))
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn three_point_stencil((x, v, s0, seed) in stencil_case(3)) {
+        check_slice("laplace", (&x, &v, &s0, seed), laplace, laplace_fwd, laplace_rev, laplace_o);
+    }
+
+    #[test]
+    fn stencil_with_a_gap_and_a_branch((x, v, s0, seed) in stencil_case(3)) {
+        check_slice("gap", (&x, &v, &s0, seed), gap, gap_fwd, gap_rev, gap_o);
+    }
+
+    #[test]
+    fn stencil_over_zipped_iterators((x, v, s0, seed) in stencil_case(2)) {
+        check_slice("pairs", (&x, &v, &s0, seed), pairs, pairs_fwd, pairs_rev, pairs_o);
+    }
+
+    #[test]
+    fn two_buffers_one_kept((x, y, seed) in (2usize..10).prop_flat_map(|n| (vecf(-1.0, 1.0, n), vecf(-1.0, 1.0, n), seed()))) {
+        let n = x.len();
+        let (mut bx, mut by) = (vec![0.0; n], vec![0.0; n]);
+        two_rev(&x, &mut bx, &y, &mut by, seed);
+        let g = |d: &[Dual64]| {
+            let (x, y) = d.split_at(n);
+            let mut s = c::<Dual64>(0.0);
+            for r in 0..3 {
+                for i in 0..n - 1 {
+                    s += x[i] * x[i + 1] * y[i] + y[(i * 7 + r) % n] * x[i + 1];
+                }
+            }
+            s
+        };
+        let z: Vec<f64> = x.iter().chain(&y).copied().collect();
+        let (_, want) = oracle_grad(g, &z);
+        let got: Vec<f64> = bx.iter().chain(&by).map(|b| b / seed).collect();
+        check_all("two", &got, &want);
+    }
+
+    #[test]
+    fn kept_adjoints_are_bit_for_bit_the_stored_ones((x, _v, s0, seed) in stencil_case(3)) {
+        let (mut a, mut b) = (s0.clone(), s0.clone());
+        let fa = laplace_rev(&x, &mut a, seed);
+        let fb = laplace_plain_rev(&x, &mut b, seed);
+        prop_assert_eq!(fa.to_bits(), fb.to_bits());
+        for (p, q) in a.iter().zip(&b) {
+            prop_assert_eq!(p.to_bits(), q.to_bits());
+        }
+    }
+
+    #[test]
+    fn stencil_hvp_by_forward_over_reverse((x, v, _s0, _seed) in stencil_case(3)) {
+        let n = x.len();
+        let (mut g, mut hv) = (vec![0.0; n], vec![0.0; n]);
+        laplace_hvp(&x, &v, &mut g, &mut hv);
+        let grad = |z: &[f64]| {
+            let mut g = vec![0.0; n];
+            laplace_rev(z, &mut g, 1.0);
+            g
+        };
+        assert_all_close("laplace H·v", &hv, &fd_hvp(grad, &x, &v), 1e-6);
+    }
+}
