@@ -38,6 +38,11 @@ pub struct Reverse<'a> {
     loop_stores: RefCell<Vec<Vec<Ident>>>,
     /// The enclosing loops' adjoints kept in locals (see [`CarryPlan`]), innermost last.
     carried: RefCell<Vec<CarryPlan>>,
+    /// Locals computed again in the middle of their block's reverse (see
+    /// [`Self::late_point`]).
+    late_vars: RefCell<HashSet<String>>,
+    /// The `for` loops being emitted, outermost first.
+    loops: RefCell<Vec<LoopInfo>>,
 }
 
 /// Where a block sits.
@@ -70,6 +75,8 @@ impl<'a> Reverse<'a> {
             next_is_loop_body: RefCell::new(false),
             loop_stores: RefCell::new(Vec::new()),
             carried: RefCell::new(Vec::new()),
+            late_vars: RefCell::new(HashSet::new()),
+            loops: RefCell::new(Vec::new()),
         }
     }
 
@@ -80,22 +87,61 @@ impl<'a> Reverse<'a> {
     /// search stops at the block that declares `v`. A read later in program order is
     /// reversed first and sees the newer value, so `s += ..` accumulators need nothing.
     fn must_record(&self, v: &Ident) -> bool {
+        self.record_need(v) != Need::No
+    }
+
+    /// [`Self::must_record`], telling which rule asks for the record.
+    fn record_need(&self, v: &Ident) -> Need {
         if !self.an.needs(v) {
-            return false;
+            return Need::No;
         }
         let name = v.to_string();
-        for f in self.frames.borrow().iter().rev() {
+        let frames = self.frames.borrow();
+        for (i, f) in frames.iter().enumerate().rev() {
             if f.prefix.get(f.k).is_none_or(|r| r.contains(&name)) {
-                return true;
+                return Need::Yes;
             }
             if f.decls.contains(&name) {
-                return false;
+                return Need::No;
             }
             if f.is_loop_body && f.all.contains(&name) {
-                return true;
+                return Need::NextIteration(i);
             }
         }
-        false
+        Need::No
+    }
+
+    /// Whether a write to `place` needs no record although a later iteration of the loop
+    /// body `frame` reads the buffer: an earlier statement of that body, run in every
+    /// iteration, is `for j in 0..e { buf[j] = .. }`, and `place` is `buf[i]` for the
+    /// variable of a loop `a..e` (the same `e`, not written in the body). The reverse of
+    /// that earlier loop puts back every element the write can touch, so what the
+    /// write's own record would restore is overwritten before anything reads it.
+    fn covered_by_earlier_overwrite(&self, place: &Place, frame: usize) -> bool {
+        let [Proj::Index(idx)] = place.proj.as_slice() else {
+            return false;
+        };
+        let idx = idx.to_string();
+        let loops = self.loops.borrow();
+        let Some(end) = loops
+            .iter()
+            .rev()
+            .find(|l| l.vars.contains(&idx))
+            .and_then(|l| l.end.clone())
+        else {
+            return false;
+        };
+        let frames = self.frames.borrow();
+        let f = &frames[frame];
+        let base = place.base.to_string();
+        let mut end_reads = HashSet::new();
+        crate::lower::walk_idents(&end.parse().unwrap_or_default(), &mut |id| {
+            end_reads.insert(id.to_string());
+        });
+        end_reads.is_disjoint(&f.writes)
+            && f.overwrites
+                .iter()
+                .any(|(i, b, e)| *i < f.k && *b == base && *e == end)
     }
 
     pub fn sweeps(&self, body: &Block) -> Sweeps {
@@ -203,7 +249,11 @@ impl<'a> Reverse<'a> {
     /// its own scope with its locals re-created and `seeds` run first.
     fn block(&self, b: &Block, level: Level, seeds: TokenStream) -> (TokenStream, TokenStream) {
         let is_loop_body = self.next_is_loop_body.replace(false);
-        self.frames.borrow_mut().push(Frame::new(b, is_loop_body));
+        let mut frame = Frame::new(b, is_loop_body);
+        crate::lower::walk_idents(&seeds, &mut |id| {
+            frame.seeded.insert(id.to_string());
+        });
+        self.frames.borrow_mut().push(frame);
         let mut fwd = TokenStream::new();
         let mut revs = Vec::new();
         for (k, s) in b.iter().enumerate() {
@@ -214,10 +264,19 @@ impl<'a> Reverse<'a> {
             fwd.extend(f);
             revs.push(r);
         }
-        self.frames.borrow_mut().pop();
+        let late = self
+            .frames
+            .borrow_mut()
+            .last_mut()
+            .map(|f| std::mem::take(&mut f.late))
+            .unwrap_or_default();
+        for (k1, recompute) in late {
+            revs[k1].extend(recompute);
+        }
         revs.reverse();
         let rev: TokenStream = revs.into_iter().collect();
         if level.top {
+            self.frames.borrow_mut().pop();
             return (fwd, quote!(#seeds #rev));
         }
         // Mutable locals and buffers are recorded with their final value.
@@ -228,8 +287,10 @@ impl<'a> Reverse<'a> {
                 fwd.extend(self.keep_local(var, level));
             }
         }
+        // The block's frame is still there: the prologue asks which locals are late.
         let prologue = self.prologue(b);
         let adjoints = self.adjoint_decls(b);
+        self.frames.borrow_mut().pop();
         (fwd, quote!({ #prologue #adjoints #seeds #rev }))
     }
 
@@ -255,6 +316,8 @@ impl<'a> Reverse<'a> {
                     if self.kept.borrow().contains_key(&var.to_string()) {
                         let load = self.load_local(var);
                         out.extend(quote!(let #m #var = #load;));
+                    } else if self.late_vars.borrow().contains(&var.to_string()) {
+                        // Computed again further down the reverse (`recompute_late`).
                     } else if self.recomputable(op, b, k) {
                         let v = primal_op(op);
                         out.extend(quote!(let #var = #v;));
@@ -285,8 +348,9 @@ impl<'a> Reverse<'a> {
     /// `let mut __b_v = zero;` for the active locals a block declares.
     fn adjoint_decls(&self, b: &Block) -> TokenStream {
         let mut out = TokenStream::new();
+        let late = self.late_vars.borrow();
         let mut decl = |v: &Ident| {
-            if self.an.is_active(v) {
+            if self.an.is_active(v) && !late.contains(&v.to_string()) {
                 let a = adjoint_name(v);
                 if self.kinds.get(&v.to_string()) == Some(&VarKind::Scalar) {
                     out.extend(quote!(let mut #a = __ad::accumulator_zero(&#v);));
@@ -324,11 +388,80 @@ impl<'a> Reverse<'a> {
         }
         let mut reads = HashSet::new();
         op_reads(op, &mut reads);
+        if let Some(f) = self.frames.borrow().last()
+            && reads.iter().any(|r| f.late_points.contains_key(r))
+        {
+            return false;
+        }
         let mut writes = HashSet::new();
         for s in &block[k..] {
             stmt_writes(s, &mut writes);
         }
         reads.is_disjoint(&writes)
+    }
+
+    /// For a cheap `let var = op` at `block[k]` whose inputs a later statement of the block
+    /// overwrites: the first such statement `k1`, when every read of `var` comes before
+    /// it. The reverse sweep restores those inputs exactly (they are read before `k1`, so
+    /// [`Self::must_record`] keeps them, or steps them back), so once it has reversed
+    /// `k1` the value can be computed again instead of recorded.
+    fn late_point(&self, var: &Ident, op: &Op, block: &Block, k: usize) -> Option<usize> {
+        let cheap = matches!(
+            op,
+            Op::Use(_) | Op::Neg(_) | Op::Bin(..) | Op::Math(..) | Op::Cast(..) | Op::Load(_)
+        );
+        if !cheap {
+            return None;
+        }
+        let mut reads = HashSet::new();
+        op_reads(op, &mut reads);
+        let first_write = (k + 1..block.len()).find(|&j| {
+            let mut w = HashSet::new();
+            stmt_writes(&block[j], &mut w);
+            !w.is_disjoint(&reads)
+        });
+        // Inputs that are themselves computed late are there after their own point.
+        let after_inputs = self.frames.borrow().last().and_then(|f| {
+            reads
+                .iter()
+                .filter_map(|r| f.late_points.get(r).copied())
+                .min()
+        });
+        let k1 = match (first_write, after_inputs) {
+            (Some(a), Some(b)) => a.min(b),
+            (a, b) => a.or(b)?,
+        };
+        let mut later = HashSet::new();
+        for s in &block[k1..] {
+            stmt_writes(s, &mut later);
+        }
+        let restored = reads
+            .iter()
+            .filter(|r| later.contains(*r))
+            .all(|r| self.an.needs(&format_ident!("{}", r)));
+        let name = var.to_string();
+        let adjoint = adjoint_name(var).to_string();
+        let used_later = block[k1..].iter().any(|s| stmt_reads(s).contains(&name));
+        let frames = self.frames.borrow();
+        let seeded = frames
+            .last()
+            .is_some_and(|f| f.seeded.contains(&name) || f.seeded.contains(&adjoint));
+        (restored && !used_later && !seeded).then_some(k1)
+    }
+
+    /// Emits `let var = op;` (and its adjoint) right after the reverse of `block[k1]`.
+    fn recompute_late(&self, var: &Ident, op: &Op, k1: usize) {
+        let v = primal_op(op);
+        let mut t = quote!(let #var = #v;);
+        if self.an.is_active(var) {
+            let a = adjoint_name(var);
+            t.extend(quote!(let mut #a = __ad::accumulator_zero(&#var);));
+        }
+        self.late_vars.borrow_mut().insert(var.to_string());
+        if let Some(f) = self.frames.borrow_mut().last_mut() {
+            f.late.push((k1, t));
+            f.late_points.insert(var.to_string(), k1);
+        }
     }
 
     // ---------------------------------------------------------------- statements
@@ -358,7 +491,10 @@ impl<'a> Reverse<'a> {
                     && self.relevant(var)
                     && !self.recomputable(op, block, k)
                 {
-                    fwd.extend(self.keep_local(var, level));
+                    match self.late_point(var, op, block, k) {
+                        Some(k1) => self.recompute_late(var, op, k1),
+                        None => fwd.extend(self.keep_local(var, level)),
+                    }
                 }
                 let rev = if self.an.is_active(var) {
                     self.propagate(var, op)
@@ -477,7 +613,9 @@ impl<'a> Reverse<'a> {
                     CarryPlan::new(pat, iter, body, exit.is_some(), |v| self.an.is_active(v));
                 let planned = plan.is_some();
                 self.carried.borrow_mut().extend(plan);
+                self.loops.borrow_mut().push(LoopInfo::new(pat, iter, body));
                 let (bf, br) = self.block(body, inner, quote!());
+                self.loops.borrow_mut().pop();
                 let plan = if planned {
                     self.carried.borrow_mut().pop()
                 } else {
@@ -760,11 +898,18 @@ impl<'a> Reverse<'a> {
     ) -> (TokenStream, TokenStream) {
         let p = place.primal();
         let v = val.primal();
-        let (record, restore) = if self.must_record(&place.base) {
+        let need = match self.record_need(&place.base) {
+            Need::NextIteration(f) if self.covered_by_earlier_overwrite(place, f) => Need::No,
+            need => need,
+        };
+        let (record, restore) = if need == Need::No {
+            (quote!(), quote!())
+        } else if let Some(undo) = integer_step_undo(kind, val) {
+            // `i += 1` on an integer: stepping back is exact and needs no record.
+            (quote!(), quote!(#p #undo #v;))
+        } else {
             let (push, load) = self.record(quote!(#p), level);
             (push, quote!(#p = #load;))
-        } else {
-            (quote!(), quote!())
         };
         let op = match kind {
             AssignKind::Set => quote!(=),
@@ -894,6 +1039,114 @@ impl<'a> Reverse<'a> {
     }
 }
 
+/// Why an overwrite must record the old value ([`Reverse::record_need`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Need {
+    No,
+    /// A read reversed later in the same iteration, or outside the loops.
+    Yes,
+    /// Only reads of later iterations of the loop whose body is this frame.
+    NextIteration(usize),
+}
+
+/// A `for` loop being emitted: its variable and the locals that copy it, and the end of
+/// its range when the range is `a..end` (as text).
+struct LoopInfo {
+    vars: HashSet<String>,
+    end: Option<String>,
+}
+
+impl LoopInfo {
+    fn new(pat: &Ident, iter: &TokenStream, body: &Block) -> Self {
+        let mut vars = HashSet::from([pat.to_string()]);
+        for s in body {
+            if let Stmt::Let {
+                var,
+                mutable: false,
+                op: Op::Use(o),
+            } = s
+                && o.primal()
+                    .to_string()
+                    .trim_matches(|c| c == '(' || c == ')')
+                    .trim()
+                    == pat.to_string()
+            {
+                vars.insert(var.to_string());
+            }
+        }
+        LoopInfo {
+            vars,
+            end: range_end(iter),
+        }
+    }
+}
+
+/// `e` of a loop range `a..e`, as text.
+fn range_end(iter: &TokenStream) -> Option<String> {
+    match syn::parse2::<syn::Expr>(iter.clone()).ok()? {
+        syn::Expr::Range(syn::ExprRange {
+            start: Some(_),
+            limits: syn::RangeLimits::HalfOpen(_),
+            end: Some(e),
+            ..
+        }) => Some(quote!(#e).to_string()),
+        _ => None,
+    }
+}
+
+/// `for j in 0..e { .. buf[j] = .. }` (the assignment directly in the body, to the loop
+/// variable or a copy of it): `buf` and `e`.
+fn overwrite_loop(s: &Stmt) -> Option<(String, String)> {
+    let Stmt::For {
+        pat,
+        iter,
+        body,
+        exit: None,
+    } = s
+    else {
+        return None;
+    };
+    let syn::Expr::Range(r) = syn::parse2::<syn::Expr>(iter.clone()).ok()? else {
+        return None;
+    };
+    let zero = matches!(r.start.as_deref(), Some(syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. })) if i.base10_digits() == "0");
+    let end = range_end(iter)?;
+    if !zero {
+        return None;
+    }
+    let info = LoopInfo::new(pat, iter, body);
+    body.iter().find_map(|st| match st {
+        Stmt::Assign {
+            place,
+            kind: AssignKind::Set,
+            ..
+        } => match place.proj.as_slice() {
+            [Proj::Index(i)] if info.vars.contains(&i.to_string()) => {
+                Some((place.base.to_string(), end.clone()))
+            }
+            _ => None,
+        },
+        _ => None,
+    })
+}
+
+/// The operator that undoes `place += val` / `place -= val` when `val` is an integer
+/// literal (so `place` is an integer, and the inverse step is exact).
+fn integer_step_undo(kind: AssignKind, val: &Operand) -> Option<TokenStream> {
+    let Operand::Lit(t) = val else {
+        return None;
+    };
+    let lit: syn::LitInt = syn::parse2(t.clone()).ok()?;
+    if matches!(lit.suffix(), "f32" | "f64") {
+        return None;
+    }
+    match kind {
+        AssignKind::Add => Some(quote!(-=)),
+        AssignKind::Sub => Some(quote!(+=)),
+        _ => None,
+    }
+}
+
 /// A block being emitted, for deciding which overwrites to record.
 struct Frame {
     /// The locals read by the statements up to and including each one.
@@ -905,6 +1158,17 @@ struct Frame {
     is_loop_body: bool,
     /// The statement being emitted.
     k: usize,
+    /// Names that the block's reverse seeds mention (the adjoints of its result values).
+    seeded: HashSet<String>,
+    /// Recomputations to emit after the reverse of a statement (by its index).
+    late: Vec<(usize, TokenStream)>,
+    /// The locals the block may overwrite.
+    writes: HashSet<String>,
+    /// The block's loops that overwrite a buffer from 0 (see [`overwrite_loop`]): the
+    /// statement's index, the buffer, the end of the range.
+    overwrites: Vec<(usize, String, String)>,
+    /// The block's locals computed late, and after the reverse of which statement.
+    late_points: HashMap<String, usize>,
 }
 
 impl Frame {
@@ -912,7 +1176,13 @@ impl Frame {
         let mut all = HashSet::new();
         let mut prefix = Vec::new();
         let mut decls = HashSet::new();
-        for s in b {
+        let mut writes = HashSet::new();
+        let mut overwrites = Vec::new();
+        for (i, s) in b.iter().enumerate() {
+            stmt_writes(s, &mut writes);
+            if let Some((buf, end)) = overwrite_loop(s) {
+                overwrites.push((i, buf, end));
+            }
             all.extend(stmt_reads(s));
             prefix.push(all.clone());
             match s {
@@ -930,6 +1200,11 @@ impl Frame {
             decls,
             is_loop_body,
             k: 0,
+            seeded: HashSet::new(),
+            late: Vec::new(),
+            writes,
+            overwrites,
+            late_points: HashMap::new(),
         }
     }
 }
