@@ -171,6 +171,8 @@ pub trait Snapshot {
     fn snapshot(&self) -> Self::Saved;
     /// Puts saved contents back.
     fn restore(&mut self, saved: Self::Saved);
+    /// Puts saved contents back, keeping them.
+    fn restore_from(&mut self, saved: &Self::Saved);
 }
 
 impl<T: Clone> Snapshot for [T] {
@@ -181,6 +183,9 @@ impl<T: Clone> Snapshot for [T] {
     fn restore(&mut self, saved: Vec<T>) {
         self.clone_from_slice(&saved);
     }
+    fn restore_from(&mut self, saved: &Vec<T>) {
+        self.clone_from_slice(saved);
+    }
 }
 
 impl<T: Clone> Snapshot for T {
@@ -190,6 +195,9 @@ impl<T: Clone> Snapshot for T {
     }
     fn restore(&mut self, saved: T) {
         *self = saved;
+    }
+    fn restore_from(&mut self, saved: &T) {
+        self.clone_from(saved);
     }
 }
 
@@ -203,4 +211,10 @@ pub fn snapshot<V: Snapshot + ?Sized>(v: &V) -> V::Saved {
 #[inline]
 pub fn restore<V: Snapshot + ?Sized>(v: &mut V, saved: V::Saved) {
     v.restore(saved)
+}
+
+/// Puts saved contents back into `v`, keeping them for another restore.
+#[inline]
+pub fn restore_from<V: Snapshot + ?Sized>(v: &mut V, saved: &V::Saved) {
+    v.restore_from(saved)
 }

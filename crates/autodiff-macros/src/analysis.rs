@@ -101,42 +101,52 @@ fn mark(active: &mut HashSet<String>, frozen: &HashSet<String>, v: &proc_macro2:
     }
 }
 
+/// Runs `f` on an [`Analysis`] over `active` without copying the set (the fixpoint visits
+/// every statement of large re-lowered companions, so a copy per statement would be
+/// quadratic).
+fn viewing<R>(active: &mut HashSet<String>, f: impl FnOnce(&Analysis) -> R) -> R {
+    let an = Analysis {
+        active: std::mem::take(active),
+        needed: HashSet::new(),
+    };
+    let r = f(&an);
+    *active = an.active;
+    r
+}
+
 fn activity_block(b: &Block, active: &mut HashSet<String>, frozen: &HashSet<String>) {
     for s in b {
-        let an = Analysis {
-            active: active.clone(),
-            needed: HashSet::new(),
-        };
         match s {
             Stmt::Let { var, op, .. } => {
-                if an.op_active(op) {
+                let (is, outs) = viewing(active, |an| (an.op_active(op), op_call_outputs(op, an)));
+                if is {
                     mark(active, frozen, var);
                 }
-                if let Op::Call(c) = op {
-                    call_outputs(c, &an, active, frozen);
-                }
+                outs.iter().for_each(|v| mark(active, frozen, v));
             }
             Stmt::LetTuple { vars, op } => {
-                if an.op_active(op) {
+                let (is, outs) = viewing(active, |an| (an.op_active(op), op_call_outputs(op, an)));
+                if is {
                     vars.iter().for_each(|v| mark(active, frozen, v));
                 }
-                if let Op::Call(c) = op {
-                    call_outputs(c, &an, active, frozen);
-                }
+                outs.iter().for_each(|v| mark(active, frozen, v));
             }
             Stmt::Assign { place, val, .. }
             | Stmt::Push { place, val }
             | Stmt::Fill { place, val } => {
-                if an.operand_active(val) {
+                if viewing(active, |an| an.operand_active(val)) {
                     mark(active, frozen, &place.base);
                 }
             }
             Stmt::CopyFrom { dst, src } => {
-                if an.place_active(src) {
+                if viewing(active, |an| an.place_active(src)) {
                     mark(active, frozen, &dst.base);
                 }
             }
-            Stmt::Call(c) => call_outputs(c, &an, active, frozen),
+            Stmt::Call(c) => {
+                let outs = viewing(active, |an| call_outputs(c, an));
+                outs.iter().for_each(|v| mark(active, frozen, v));
+            }
             Stmt::If {
                 then,
                 els,
@@ -147,15 +157,15 @@ fn activity_block(b: &Block, active: &mut HashSet<String>, frozen: &HashSet<Stri
             } => {
                 activity_block(then, active, frozen);
                 activity_block(els, active, frozen);
-                let an = Analysis {
-                    active: active.clone(),
-                    needed: HashSet::new(),
-                };
-                for ((o, a), b) in outs.iter().zip(then_vals).zip(else_vals) {
-                    if an.operand_active(a) || an.operand_active(b) {
-                        mark(active, frozen, o);
-                    }
-                }
+                let marked: Vec<&proc_macro2::Ident> = viewing(active, |an| {
+                    outs.iter()
+                        .zip(then_vals)
+                        .zip(else_vals)
+                        .filter(|((_, a), b)| an.operand_active(a) || an.operand_active(b))
+                        .map(|((o, _), _)| o)
+                        .collect()
+                });
+                marked.into_iter().for_each(|o| mark(active, frozen, o));
             }
             Stmt::For { body, .. } | Stmt::Loop { body, .. } => {
                 activity_block(body, active, frozen)
@@ -165,16 +175,25 @@ fn activity_block(b: &Block, active: &mut HashSet<String>, frozen: &HashSet<Stri
     }
 }
 
-/// A call with an active argument makes everything it can write active.
-fn call_outputs(c: &Call, an: &Analysis, active: &mut HashSet<String>, frozen: &HashSet<String>) {
+fn op_call_outputs<'a>(op: &'a Op, an: &Analysis) -> Vec<&'a proc_macro2::Ident> {
+    match op {
+        Op::Call(c) => call_outputs(c, an),
+        _ => Vec::new(),
+    }
+}
+
+/// A call with an active argument makes everything it can write active: those places.
+fn call_outputs<'a>(c: &'a Call, an: &Analysis) -> Vec<&'a proc_macro2::Ident> {
     if !an.call_active(c) {
-        return;
+        return Vec::new();
     }
-    for a in &c.args {
-        if let Arg::Ref(p, true) = a {
-            mark(active, frozen, &p.base);
-        }
-    }
+    c.args
+        .iter()
+        .filter_map(|a| match a {
+            Arg::Ref(p, true) => Some(&p.base),
+            _ => None,
+        })
+        .collect()
 }
 
 fn tokens_into(t: &TokenStream, out: &mut HashSet<String>) {

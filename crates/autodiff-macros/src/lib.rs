@@ -23,6 +23,8 @@ mod rules;
 mod signature;
 
 #[cfg(test)]
+mod expand_timing;
+#[cfg(test)]
 mod fuzz_tests;
 
 use activity::Mode;

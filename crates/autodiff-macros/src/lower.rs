@@ -2437,9 +2437,9 @@ impl Lowerer {
                 };
                 Ok(Some(self.lower_expr(&copy)?))
             }
-            ["__ad", "restore"] if c.args.len() == 2 => {
+            ["__ad", "restore" | "restore_from"] if c.args.len() == 2 => {
                 let dst = strip_borrow(&c.args[0]);
-                let src = strip_clone(&c.args[1]);
+                let src = strip_clone(strip_borrow(&c.args[1]));
                 let place = self.lower_place(dst)?;
                 if self.is_struct_ref(&place) {
                     return unsupported(c, "restoring a struct behind a reference");

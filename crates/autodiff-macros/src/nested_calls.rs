@@ -512,11 +512,26 @@ fn forward_of(code: &TokenStream, name: &Ident, method: bool) -> TokenStream {
         nesting: Nesting::Fail(String::new()),
     };
     let f = g.protocol_forward();
-    let Ok(mut f) = syn::parse2::<ImplItemFn>(f) else {
-        return TokenStream::new();
-    };
-    if !method {
-        f.sig.ident = name.clone();
-    }
-    quote!(#f)
+    if method { f } else { rename_fn(f, name) }
+}
+
+/// `f` (one function item) with its name replaced by `name`, at the token level: the
+/// identifier after the first top-level `fn`. (Parsing the item to rename it would cost
+/// as much as the rest of the derivation.)
+fn rename_fn(f: TokenStream, name: &Ident) -> TokenStream {
+    let mut after_fn = false;
+    let mut done = false;
+    f.into_iter()
+        .map(|tt| match tt {
+            proc_macro2::TokenTree::Ident(id) if !done && after_fn => {
+                done = true;
+                proc_macro2::TokenTree::Ident(Ident::new(&name.to_string(), id.span()))
+            }
+            proc_macro2::TokenTree::Ident(id) => {
+                after_fn = !done && id == "fn";
+                proc_macro2::TokenTree::Ident(id)
+            }
+            tt => tt,
+        })
+        .collect()
 }

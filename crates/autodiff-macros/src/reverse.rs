@@ -98,13 +98,14 @@ impl<'a> Reverse<'a> {
         let name = v.to_string();
         let frames = self.frames.borrow();
         for (i, f) in frames.iter().enumerate().rev() {
-            if f.prefix.get(f.k).is_none_or(|r| r.contains(&name)) {
+            // A read up to and including the statement being emitted.
+            if f.k >= f.len || f.first_read.get(&name).is_some_and(|&i| i <= f.k) {
                 return Need::Yes;
             }
             if f.decls.contains(&name) {
                 return Need::No;
             }
-            if f.is_loop_body && f.all.contains(&name) {
+            if f.is_loop_body && f.first_read.contains_key(&name) {
                 return Need::NextIteration(i);
             }
         }
@@ -998,7 +999,7 @@ impl<'a> Reverse<'a> {
                 record.extend(push);
                 let rm = self.refs.reference(p, p.primal(), true);
                 let snap = self.fresh("saved");
-                before.extend(quote!(let #snap = #load; __ad::restore(#rm, ::core::clone::Clone::clone(&#snap));));
+                before.extend(quote!(let #snap = #load; __ad::restore_from(#rm, &#snap);));
                 after.extend(quote!(__ad::restore(#rm, #snap);));
             }
         }
@@ -1065,11 +1066,11 @@ impl LoopInfo {
                 mutable: false,
                 op: Op::Use(o),
             } = s
-                && o.primal()
-                    .to_string()
-                    .trim_matches(|c| c == '(' || c == ')')
-                    .trim()
-                    == pat.to_string()
+                && *pat
+                    == o.primal()
+                        .to_string()
+                        .trim_matches(|c| c == '(' || c == ')')
+                        .trim()
             {
                 vars.insert(var.to_string());
             }
@@ -1149,10 +1150,11 @@ fn integer_step_undo(kind: AssignKind, val: &Operand) -> Option<TokenStream> {
 
 /// A block being emitted, for deciding which overwrites to record.
 struct Frame {
-    /// The locals read by the statements up to and including each one.
-    prefix: Vec<HashSet<String>>,
-    /// The locals read anywhere in the block.
-    all: HashSet<String>,
+    /// The locals read in the block, each with the index of the first statement that
+    /// reads it.
+    first_read: HashMap<String, usize>,
+    /// The number of statements.
+    len: usize,
     /// The locals the block declares.
     decls: HashSet<String>,
     is_loop_body: bool,
@@ -1173,8 +1175,7 @@ struct Frame {
 
 impl Frame {
     fn new(b: &Block, is_loop_body: bool) -> Self {
-        let mut all = HashSet::new();
-        let mut prefix = Vec::new();
+        let mut first_read = HashMap::new();
         let mut decls = HashSet::new();
         let mut writes = HashSet::new();
         let mut overwrites = Vec::new();
@@ -1183,8 +1184,9 @@ impl Frame {
             if let Some((buf, end)) = overwrite_loop(s) {
                 overwrites.push((i, buf, end));
             }
-            all.extend(stmt_reads(s));
-            prefix.push(all.clone());
+            for r in stmt_reads(s) {
+                first_read.entry(r).or_insert(i);
+            }
             match s {
                 Stmt::Let { var, .. } => {
                     decls.insert(var.to_string());
@@ -1195,8 +1197,8 @@ impl Frame {
             }
         }
         Frame {
-            prefix,
-            all,
+            first_read,
+            len: b.len(),
             decls,
             is_loop_body,
             k: 0,
