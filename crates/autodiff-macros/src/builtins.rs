@@ -14,6 +14,32 @@ pub fn math_arity(name: &str) -> Option<usize> {
     })
 }
 
+/// Builtin float methods that cost about as much as a multiplication or a division, so
+/// that a reverse sweep computes them again rather than recording their value. The others
+/// (`exp`, `ln`, `tanh`, `sin`, `powf`, ...) call into libm, which takes longer than a
+/// push and a pop of a recorded value.
+pub fn is_cheap_math(name: &str) -> bool {
+    matches!(
+        name,
+        "sqrt"
+            | "abs"
+            | "signum"
+            | "recip"
+            | "to_degrees"
+            | "to_radians"
+            | "floor"
+            | "ceil"
+            | "round"
+            | "trunc"
+            | "fract"
+            | "powi"
+            | "max"
+            | "min"
+            | "mul_add"
+            | "clamp"
+    )
+}
+
 /// Arguments of a builtin method that carry no derivative (the integer power of `powi`).
 pub fn math_arg_is_inert(name: &str, arg_index: usize) -> bool {
     name == "powi" && arg_index == 1

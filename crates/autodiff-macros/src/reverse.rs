@@ -12,6 +12,7 @@
 //! it is inside a loop.
 
 use crate::analysis::{Analysis, op_reads, stmt_reads, stmt_writes};
+use crate::builtins::is_cheap_math;
 use crate::calls::{Refs, augmented_call, primal_call, pullback_call};
 use crate::carry::CarryPlan;
 use crate::forward::{diff_operands, partial_at, partials, primal_op};
@@ -376,14 +377,8 @@ impl<'a> Reverse<'a> {
     fn recomputable(&self, op: &Op, block: &Block, k: usize) -> bool {
         let cheap = matches!(
             op,
-            Op::Use(_)
-                | Op::Neg(_)
-                | Op::Bin(..)
-                | Op::Math(..)
-                | Op::Cast(..)
-                | Op::Load(_)
-                | Op::Inactive(_)
-        );
+            Op::Use(_) | Op::Neg(_) | Op::Bin(..) | Op::Cast(..) | Op::Load(_) | Op::Inactive(_)
+        ) || matches!(op, Op::Math(name, _) if is_cheap_math(name));
         if !cheap {
             return false;
         }
@@ -409,8 +404,8 @@ impl<'a> Reverse<'a> {
     fn late_point(&self, var: &Ident, op: &Op, block: &Block, k: usize) -> Option<usize> {
         let cheap = matches!(
             op,
-            Op::Use(_) | Op::Neg(_) | Op::Bin(..) | Op::Math(..) | Op::Cast(..) | Op::Load(_)
-        );
+            Op::Use(_) | Op::Neg(_) | Op::Bin(..) | Op::Cast(..) | Op::Load(_)
+        ) || matches!(op, Op::Math(name, _) if is_cheap_math(name));
         if !cheap {
             return None;
         }
