@@ -47,6 +47,68 @@ fn for_each_sum(x: &[f64]) -> f64 {
     s
 }
 
+/// `l` is computed late in the loop body's reverse (after `k` is stepped back); the
+/// branch's block reads it in a `let` that its own reverse re-creates first. That
+/// re-creation asked the wrong block which locals were late, and left `v` undefined: the
+/// reverse companion did not compile (found by the differential generator, seed 6001).
+#[autodiff_reverse(d_late_in_branch, Duplicated, Active)]
+#[autodiff_forward(late_in_branch_jvp, Dual, Dual)]
+fn late_in_branch(x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut k = 0;
+    let mut s = 0.0;
+    for i in 0..n {
+        let l = x[k];
+        let y = if l > 0.0 {
+            let v = l * 2.0;
+            v * x[i].sin()
+        } else {
+            l * x[i]
+        };
+        k += 1;
+        s += y * y;
+    }
+    s
+}
+
+/// Its gradient, differentiated again.
+#[autodiff_forward(late_in_branch_hvp, Dual, Dual)]
+fn late_in_branch_grad(x: &[f64], g: &mut [f64]) {
+    g.fill(0.0);
+    d_late_in_branch(x, g, 1.0);
+}
+
+#[test]
+fn late_value_in_a_nested_block() {
+    let x = [0.3, -1.1, 0.8, 2.0];
+    let v = [0.5, -0.25, 1.0, 0.75];
+    check_gradient(late_in_branch, grad_of(d_late_in_branch), &x, 1e-7).unwrap();
+    check_directional(
+        late_in_branch,
+        |x, v| late_in_branch_jvp(x, v).1,
+        &x,
+        &[&v],
+        1e-7,
+    )
+    .unwrap();
+    let (mut g, mut hv) = ([0.0; 4], [0.0; 4]);
+    late_in_branch_hvp(&x, &v, &mut g, &mut hv);
+    let h = 1e-6;
+    let at = |s: f64| {
+        let z: Vec<f64> = x.iter().zip(&v).map(|(a, b)| a + s * b).collect();
+        grad_of(d_late_in_branch)(&z)
+    };
+    let (gp, gm) = (at(h), at(-h));
+    for i in 0..4 {
+        let want = (gp[i] - gm[i]) / (2.0 * h);
+        assert!(
+            (hv[i] - want).abs() <= 1e-5 * (1.0 + want.abs()),
+            "H·v[{i}]: {} vs {want}",
+            hv[i]
+        );
+    }
+}
+
 #[test]
 fn reverse_and_forward_agree_with_finite_differences() {
     let x = [0.3, -1.1, 0.8, 2.0];

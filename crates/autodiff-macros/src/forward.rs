@@ -238,9 +238,15 @@ impl Forward<'_> {
                 if !active {
                     return quote!(let #m #var = #p;);
                 }
-                let t = self
-                    .tangent_op(op, &quote!(#var))
-                    .unwrap_or_else(|| quote!(__ad::zero_like(&#var)));
+                let t = self.tangent_op(op, &quote!(#var)).unwrap_or_else(|| {
+                    if is_accumulator_start(op) {
+                        // An adjoint of a companion differentiated again: its tangent only
+                        // receives `+=` too.
+                        quote!(__ad::accumulator_zero(&#var))
+                    } else {
+                        quote!(__ad::zero_like(&#var))
+                    }
+                });
                 quote!(let #m #var = #p; let #m #dv = #t;)
             }
             Stmt::LetTuple { vars, op } => self.let_tuple(vars, op),
@@ -419,5 +425,18 @@ impl Forward<'_> {
         };
         // The tangent update reads the old primal value, so it comes first.
         quote!(#tangent #primal)
+    }
+}
+
+/// `__ad::accumulator_zero(..)`: the start of an adjoint in a companion being
+/// differentiated again.
+fn is_accumulator_start(op: &Op) -> bool {
+    match op {
+        Op::Use(Operand::Lit(t)) | Op::Inactive(t) => t
+            .to_string()
+            .trim_start_matches('(')
+            .trim_start()
+            .starts_with("__ad :: accumulator_zero"),
+        _ => false,
     }
 }
