@@ -53,6 +53,7 @@ fn for_each_sum(x: &[f64]) -> f64 {
 /// reverse companion did not compile (found by the differential generator, seed 6001).
 #[autodiff_reverse(d_late_in_branch, Duplicated, Active)]
 #[autodiff_forward(late_in_branch_jvp, Dual, Dual)]
+#[allow(clippy::explicit_counter_loop)] // the counter is the construct under test
 fn late_in_branch(x: &[f64]) -> f64 {
     let n = x.len();
     let mut k = 0;
