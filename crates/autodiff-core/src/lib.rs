@@ -93,5 +93,5 @@ pub mod __private {
         StructShadowMut, Zero, slice_shadow, slice_tangent,
     };
     pub use crate::real::Real;
-    pub use crate::tape::{Slot, rev_prefix, take};
+    pub use crate::tape::{Slot, Stack, rev_prefix, take};
 }

@@ -845,8 +845,10 @@ impl Lowerer {
             Expr::Call(c) => {
                 if let Expr::Path(p) = &*c.func {
                     let segs = path_names(&p.path);
-                    let tape =
-                        self.companion && segs.len() == 3 && segs[0] == "__ad" && segs[1] == "Slot";
+                    let tape = self.companion
+                        && segs.len() == 3
+                        && segs[0] == "__ad"
+                        && (segs[1] == "Slot" || segs[1] == "Stack");
                     let zero_buffer = self.companion
                         && segs.len() == 2
                         && segs[0] == "__ad"

@@ -172,10 +172,17 @@ impl<'a> Reverse<'a> {
         if let Some(stores) = self.loop_stores.borrow_mut().last_mut() {
             stores.push(name.clone());
         }
-        let decl = if level.in_loop {
-            quote!(let mut #name = ::std::vec::Vec::new();)
-        } else {
+        // A store of a loop that is not inside another receives one value per trip of
+        // one call: often few (the function is a callee called in someone's loop), so its
+        // first values live inline. Stores of inner loops grow over all the iterations of
+        // the outer ones, where a plain `Vec` is cheaper per value.
+        let depth = self.loop_stores.borrow().len();
+        let decl = if !level.in_loop {
             quote!(let mut #name = __ad::Slot::new();)
+        } else if depth <= 1 {
+            quote!(let mut #name = __ad::Stack::new();)
+        } else {
+            quote!(let mut #name = ::std::vec::Vec::new();)
         };
         self.tapes.borrow_mut().push(decl);
     }
