@@ -51,12 +51,12 @@ impl CarryPlan {
         exit: bool,
         is_active: impl Fn(&Ident) -> bool,
     ) -> Option<Self> {
-        if exit || !is_plain_range(iter) {
+        if exit || plain_range(iter).is_none() {
             return None;
         }
-        let offsets = index_offsets(pat, body);
         let mut uses = Uses::default();
         walk_block(body, &mut uses);
+        let offsets = index_offsets(pat, body, &uses);
         let mut bufs = Vec::new();
         let mut bases: Vec<&String> = uses.reads.keys().collect();
         bases.sort();
@@ -179,25 +179,35 @@ fn offset(base: TokenStream, c: i64) -> TokenStream {
     }
 }
 
-/// `a..b` with both bounds (parenthesised or not): a `Range`, stepping by one.
-fn is_plain_range(iter: &TokenStream) -> bool {
-    let Ok(e) = syn::parse2::<syn::Expr>(iter.clone()) else {
-        return false;
-    };
-    matches!(strip_parens(&e), syn::Expr::Range(r)
-        if r.start.is_some() && r.end.is_some() && matches!(r.limits, syn::RangeLimits::HalfOpen(_)))
+/// `a..b` with both bounds (parenthesised or not), a `Range` stepping by one: its start
+/// and its end.
+pub fn plain_range(iter: &TokenStream) -> Option<(syn::Expr, syn::Expr)> {
+    let e = syn::parse2::<syn::Expr>(iter.clone()).ok()?;
+    match strip_parens(&e) {
+        syn::Expr::Range(syn::ExprRange {
+            start: Some(a),
+            limits: syn::RangeLimits::HalfOpen(_),
+            end: Some(b),
+            ..
+        }) => Some(((**a).clone(), (**b).clone())),
+        _ => None,
+    }
 }
 
-/// The index expressions of the body that are the loop variable plus a constant, by
-/// their token text: the variable itself, and immutable integer locals bound to
-/// `v`, `v + k` or `v - k` of such an expression.
-fn index_offsets(pat: &Ident, body: &Block) -> HashMap<String, i64> {
+/// The loop variable `pat` and the immutable integer locals of `body` bound to `v`,
+/// `v + k` or `v - k` of such a local, each with its offset from `pat`.
+pub fn loop_var_offsets(pat: &Ident, body: &Block) -> HashMap<String, i64> {
     let mut vars: HashMap<String, i64> = HashMap::new();
     vars.insert(pat.to_string(), 0);
     collect_aliases(body, &mut vars);
+    vars
+}
+
+/// The index expressions read in the body that are the loop variable plus a constant,
+/// by their token text.
+fn index_offsets(pat: &Ident, body: &Block, uses: &Uses) -> HashMap<String, i64> {
+    let vars = loop_var_offsets(pat, body);
     let mut texts = HashMap::new();
-    let mut uses = Uses::default();
-    walk_block(body, &mut uses);
     for idx in uses.reads.values().flatten() {
         if let Some(c) = offset_of(idx, &vars) {
             texts.insert(idx.clone(), c);

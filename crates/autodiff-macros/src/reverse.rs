@@ -14,7 +14,7 @@
 use crate::analysis::{Analysis, op_reads, stmt_reads, stmt_writes};
 use crate::builtins::is_cheap_math;
 use crate::calls::{Refs, augmented_call, primal_call, pullback_call};
-use crate::carry::CarryPlan;
+use crate::carry::{CarryPlan, plain_range};
 use crate::forward::{diff_operands, partial_at, partials, primal_op};
 use crate::ir::*;
 use proc_macro2::{Ident, TokenStream};
@@ -382,11 +382,7 @@ impl<'a> Reverse<'a> {
     /// Whether the `let` at `block[k]` can be recomputed at the start of the block's
     /// reverse: a cheap operation whose inputs the rest of the block does not overwrite.
     fn recomputable(&self, op: &Op, block: &Block, k: usize) -> bool {
-        let cheap = matches!(
-            op,
-            Op::Use(_) | Op::Neg(_) | Op::Bin(..) | Op::Cast(..) | Op::Load(_) | Op::Inactive(_)
-        ) || matches!(op, Op::Math(name, _) if is_cheap_math(name));
-        if !cheap {
+        if !(is_cheap(op) || matches!(op, Op::Inactive(_))) {
             return false;
         }
         let mut reads = HashSet::new();
@@ -409,11 +405,7 @@ impl<'a> Reverse<'a> {
     /// [`Self::must_record`] keeps them, or steps them back), so once it has reversed
     /// `k1` the value can be computed again instead of recorded.
     fn late_point(&self, var: &Ident, op: &Op, block: &Block, k: usize) -> Option<usize> {
-        let cheap = matches!(
-            op,
-            Op::Use(_) | Op::Neg(_) | Op::Bin(..) | Op::Cast(..) | Op::Load(_)
-        ) || matches!(op, Op::Math(name, _) if is_cheap_math(name));
-        if !cheap {
+        if !is_cheap(op) {
             return None;
         }
         let mut reads = HashSet::new();
@@ -1061,39 +1053,15 @@ struct LoopInfo {
 
 impl LoopInfo {
     fn new(pat: &Ident, iter: &TokenStream, body: &Block) -> Self {
-        let mut vars = HashSet::from([pat.to_string()]);
-        for s in body {
-            if let Stmt::Let {
-                var,
-                mutable: false,
-                op: Op::Use(o),
-            } = s
-                && *pat
-                    == o.primal()
-                        .to_string()
-                        .trim_matches(|c| c == '(' || c == ')')
-                        .trim()
-            {
-                vars.insert(var.to_string());
-            }
-        }
+        let vars = crate::carry::loop_var_offsets(pat, body)
+            .into_iter()
+            .filter(|(_, c)| *c == 0)
+            .map(|(v, _)| v)
+            .collect();
         LoopInfo {
             vars,
-            end: range_end(iter),
+            end: plain_range(iter).map(|(_, e)| quote!(#e).to_string()),
         }
-    }
-}
-
-/// `e` of a loop range `a..e`, as text.
-fn range_end(iter: &TokenStream) -> Option<String> {
-    match syn::parse2::<syn::Expr>(iter.clone()).ok()? {
-        syn::Expr::Range(syn::ExprRange {
-            start: Some(_),
-            limits: syn::RangeLimits::HalfOpen(_),
-            end: Some(e),
-            ..
-        }) => Some(quote!(#e).to_string()),
-        _ => None,
     }
 }
 
@@ -1109,15 +1077,13 @@ fn overwrite_loop(s: &Stmt) -> Option<(String, String)> {
     else {
         return None;
     };
-    let syn::Expr::Range(r) = syn::parse2::<syn::Expr>(iter.clone()).ok()? else {
-        return None;
-    };
-    let zero = matches!(r.start.as_deref(), Some(syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. })) if i.base10_digits() == "0");
-    let end = range_end(iter)?;
+    let (start, _) = plain_range(iter)?;
+    let zero = matches!(&start, syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) if i.base10_digits() == "0");
     if !zero {
         return None;
     }
     let info = LoopInfo::new(pat, iter, body);
+    let end = info.end?;
     body.iter().find_map(|st| match st {
         Stmt::Assign {
             place,
@@ -1131,6 +1097,16 @@ fn overwrite_loop(s: &Stmt) -> Option<(String, String)> {
         },
         _ => None,
     })
+}
+
+/// A float operation cheap enough to compute again in the reverse sweep instead of
+/// recording its value.
+fn is_cheap(op: &Op) -> bool {
+    match op {
+        Op::Use(_) | Op::Neg(_) | Op::Bin(..) | Op::Cast(..) | Op::Load(_) => true,
+        Op::Math(name, _) => is_cheap_math(name),
+        _ => false,
+    }
 }
 
 /// The operator that undoes `place += val` / `place -= val` when `val` is an integer
