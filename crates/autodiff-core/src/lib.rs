@@ -41,6 +41,7 @@ pub mod partials;
 mod protocol;
 mod real;
 mod tape;
+mod tape_memory;
 pub mod testing;
 
 pub use autodiff_macros::{autodiff_forward, autodiff_reverse, custom_rule, differentiable};
@@ -50,6 +51,7 @@ pub use helpers::{
     hessian, hvp, jacobian, jacobian_by_rows, jacobian_in_chunks,
 };
 pub use real::Real;
+pub use tape_memory::{cached_tape_bytes, release_tape_memory};
 
 /// Stops differentiation: returns `value` unchanged, and differentiated code treats it as a
 /// constant (its derivative is zero).
@@ -93,5 +95,5 @@ pub mod __private {
         StructShadowMut, Zero, slice_shadow, slice_tangent,
     };
     pub use crate::real::Real;
-    pub use crate::tape::{Slot, Stack, rev_prefix, take};
+    pub use crate::tape::{Slot, Stack, Tape, rev_prefix, take};
 }

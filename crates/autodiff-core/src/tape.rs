@@ -2,7 +2,15 @@
 //!
 //! Each place in the generated code that records a value gets its own store, whose element
 //! type rustc infers. Places executed at most once per call use a [`Slot`] (no heap
-//! allocation); places inside loops use a [`Stack`], whose first values live inline.
+//! allocation); places inside one loop use a [`Stack`], whose first values live inline;
+//! places inside nested loops use a [`Tape`]. The heap memory of stacks and tapes comes
+//! from a per-thread cache (see `tape_memory`), so a gradient called again reuses it.
+
+use crate::tape_memory::{BLOCK_ALIGN, acquire, class_bytes, class_for, release};
+use std::fmt;
+use std::marker::PhantomData;
+use std::mem::{align_of, needs_drop, size_of};
+use std::ptr::NonNull;
 
 /// A store for a value recorded at most once: a stack of capacity one, on the stack.
 #[derive(Debug)]
@@ -41,7 +49,7 @@ impl<T> Default for Slot<T> {
 const INLINE: usize = 16;
 
 /// A store for values recorded inside a loop: a LIFO stack whose first [`INLINE`] values
-/// live in the store itself, the rest in a `Vec`.
+/// live in the store itself, the rest in a [`Tape`].
 ///
 /// A short loop in a function called once per iteration of a longer one (a `logsumexp`
 /// over a few components, per data point) would otherwise allocate and free a `Vec` per
@@ -51,7 +59,7 @@ pub struct Stack<T> {
     inline: [Option<T>; INLINE],
     /// How many of `inline` hold a value (all of them whenever `spill` is not empty).
     len: usize,
-    spill: Vec<T>,
+    spill: Tape<T>,
 }
 
 impl<T> Stack<T> {
@@ -61,7 +69,7 @@ impl<T> Stack<T> {
         Stack {
             inline: [const { None }; INLINE],
             len: 0,
-            spill: Vec::new(),
+            spill: Tape::new(),
         }
     }
 
@@ -105,6 +113,183 @@ impl<T> Default for Stack<T> {
     }
 }
 
+/// A LIFO store of many values: a chain of blocks, each twice the size of the one before,
+/// taken from the per-thread cache of tape memory and given back when the tape is dropped.
+///
+/// Unlike a `Vec`, it never moves the values it holds when it grows, and its memory
+/// outlives it in the cache: a gradient called in a loop records into the same warm
+/// blocks on every call.
+pub struct Tape<T> {
+    /// The block being filled (dangling while there is none).
+    ptr: NonNull<T>,
+    /// Values in that block.
+    len: usize,
+    /// Values that block holds: 0 while there is none (`usize::MAX` for zero-sized `T`).
+    cap: usize,
+    /// Its size class.
+    class: usize,
+    /// The blocks before it, oldest first.
+    earlier: Vec<Block>,
+    /// An emptied block kept for the next growth.
+    spare: Option<Block>,
+    _owns: PhantomData<T>,
+}
+
+/// A block of a [`Tape`] other than the one being filled.
+struct Block {
+    ptr: NonNull<u8>,
+    len: usize,
+    class: usize,
+}
+
+// SAFETY: a tape owns its values and its blocks, like a `Vec<T>`.
+unsafe impl<T: Send> Send for Tape<T> {}
+// SAFETY: a shared tape gives no access to its values.
+unsafe impl<T: Sync> Sync for Tape<T> {}
+
+impl<T> Tape<T> {
+    /// Whether `T` fits the blocks' alignment; larger alignments are not cached.
+    const ALIGNED: () = assert!(
+        align_of::<T>() <= BLOCK_ALIGN,
+        "autodiff: a recorded value needs more than 64-byte alignment"
+    );
+
+    /// An empty tape; it allocates at its first value.
+    #[inline(always)]
+    pub fn new() -> Self {
+        #[allow(clippy::let_unit_value)]
+        let () = Self::ALIGNED;
+        Tape {
+            ptr: NonNull::dangling(),
+            len: 0,
+            cap: if size_of::<T>() == 0 { usize::MAX } else { 0 },
+            class: 0,
+            earlier: Vec::new(),
+            spare: None,
+            _owns: PhantomData,
+        }
+    }
+
+    /// Records `v`.
+    #[inline(always)]
+    pub fn push(&mut self, v: T) {
+        if self.len == self.cap {
+            self.grow(1);
+        }
+        // SAFETY: `len < cap`, so the slot lies inside the current block and is free.
+        unsafe { self.ptr.as_ptr().add(self.len).write(v) };
+        self.len += 1;
+    }
+
+    /// Takes the last recorded value back.
+    #[inline(always)]
+    pub fn pop(&mut self) -> Option<T> {
+        if self.len == 0 && !self.step_back() {
+            return None;
+        }
+        self.len -= 1;
+        // SAFETY: the slot holds a value written by `push` and not read since.
+        Some(unsafe { self.ptr.as_ptr().add(self.len).read() })
+    }
+
+    /// Makes room for `n` more values without growing again.
+    #[inline]
+    pub fn reserve(&mut self, n: usize) {
+        if self.cap - self.len < n {
+            self.grow(n);
+        }
+    }
+
+    /// Starts a new block with room for `n` values, at least twice the current one.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, n: usize) {
+        let mut class = class_for(n.saturating_mul(size_of::<T>()));
+        if self.cap > 0 {
+            class = class.max(self.class + 1);
+            let current = Block {
+                ptr: self.ptr.cast(),
+                len: self.len,
+                class: self.class,
+            };
+            // Every earlier block holds a value, so that `pop` steps back at most once.
+            if current.len > 0 {
+                self.earlier.push(current);
+            } else {
+                release(current.ptr, current.class);
+            }
+        }
+        let block = match self.spare.take() {
+            Some(s) if s.class >= class => {
+                class = s.class;
+                s.ptr
+            }
+            other => {
+                if let Some(s) = other {
+                    release(s.ptr, s.class);
+                }
+                acquire(class)
+            }
+        };
+        self.ptr = block.cast();
+        self.len = 0;
+        self.cap = class_bytes(class) / size_of::<T>();
+        self.class = class;
+    }
+
+    /// Makes the block before the current (empty) one current; false if there is none.
+    #[cold]
+    #[inline(never)]
+    fn step_back(&mut self) -> bool {
+        let Some(prev) = self.earlier.pop() else {
+            return false;
+        };
+        let emptied = Block {
+            ptr: self.ptr.cast(),
+            len: 0,
+            class: self.class,
+        };
+        if let Some(old) = self.spare.replace(emptied) {
+            release(old.ptr, old.class);
+        }
+        self.ptr = prev.ptr.cast();
+        self.len = prev.len;
+        self.cap = class_bytes(prev.class) / size_of::<T>();
+        self.class = prev.class;
+        true
+    }
+}
+
+impl<T> Drop for Tape<T> {
+    fn drop(&mut self) {
+        if needs_drop::<T>() {
+            while self.pop().is_some() {}
+        }
+        if size_of::<T>() == 0 {
+            return;
+        }
+        if self.cap > 0 {
+            release(self.ptr.cast(), self.class);
+        }
+        for b in self.earlier.drain(..).chain(self.spare.take()) {
+            release(b.ptr, b.class);
+        }
+    }
+}
+
+impl<T> Default for Tape<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T> fmt::Debug for Tape<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let len = self.len + self.earlier.iter().map(|b| b.len).sum::<usize>();
+        f.debug_struct("Tape").field("len", &len).finish()
+    }
+}
+
 /// Takes the last value of a tape; the reverse sweep pops exactly what the forward sweep
 /// pushed, so an empty tape is a bug of the generated code.
 #[inline(always)]
@@ -125,7 +310,82 @@ pub fn rev_prefix<I: Iterator>(iter: I, n: usize) -> impl Iterator<Item = I::Ite
 
 #[cfg(test)]
 mod tests {
-    use super::Stack;
+    use super::{Stack, Tape};
+    use crate::tape_memory::{cached_tape_bytes, release_tape_memory};
+    use std::rc::Rc;
+
+    /// Pushes and pops interleaved as nested loops do, with reservations that start new
+    /// blocks early, against a `Vec` as the model.
+    #[test]
+    fn tape_is_lifo_across_its_blocks() {
+        let mut t = Tape::new();
+        let mut model = Vec::new();
+        for round in 0..6usize {
+            t.reserve(round * 37);
+            for k in 0..(50 + 300 * round) {
+                t.push((k, round));
+                model.push((k, round));
+            }
+            for _ in 0..(40 + 100 * round) {
+                assert_eq!(t.pop(), model.pop());
+            }
+        }
+        while let Some(v) = model.pop() {
+            assert_eq!(t.pop(), Some(v));
+        }
+        assert_eq!(t.pop(), None);
+        t.reserve(1000);
+        assert_eq!(t.pop(), None);
+        t.push((1, 1));
+        assert_eq!(t.pop(), Some((1, 1)));
+        assert_eq!(t.pop(), None);
+    }
+
+    /// Values still on a dropped tape are dropped once; values popped are not dropped twice.
+    #[test]
+    fn tape_drops_what_it_holds() {
+        let rc = Rc::new(());
+        {
+            let mut t = Tape::new();
+            for _ in 0..1000 {
+                t.push(rc.clone());
+            }
+            for _ in 0..300 {
+                drop(t.pop());
+            }
+            assert_eq!(Rc::strong_count(&rc), 701);
+        }
+        assert_eq!(Rc::strong_count(&rc), 1);
+        let mut z = Tape::new();
+        for _ in 0..5 {
+            z.push(());
+        }
+        assert_eq!(z.pop(), Some(()));
+        assert_eq!(format!("{z:?}"), "Tape { len: 4 }");
+    }
+
+    /// A dropped tape's blocks go to the thread's cache, and the next tape takes them
+    /// from there rather than from the allocator.
+    #[test]
+    fn tapes_reuse_the_memory_of_earlier_tapes() {
+        release_tape_memory();
+        let fill = || {
+            let mut t = Tape::new();
+            for k in 0..100_000u64 {
+                t.push(k as f64);
+            }
+            t
+        };
+        drop(fill());
+        let cached = cached_tape_bytes();
+        assert!(cached >= 800_000, "{cached}");
+        let t = fill();
+        assert!(cached_tape_bytes() < cached / 10, "{}", cached_tape_bytes());
+        drop(t);
+        assert_eq!(cached_tape_bytes(), cached);
+        assert_eq!(release_tape_memory(), cached);
+        assert_eq!(cached_tape_bytes(), 0);
+    }
 
     /// Values come back last in, first out, across the inline part and the spill, through
     /// pushes and pops interleaved as nested loops do.

@@ -848,7 +848,7 @@ impl Lowerer {
                     let tape = self.companion
                         && segs.len() == 3
                         && segs[0] == "__ad"
-                        && (segs[1] == "Slot" || segs[1] == "Stack");
+                        && matches!(segs[1].as_str(), "Slot" | "Stack" | "Tape");
                     let zero_buffer = self.companion
                         && segs.len() == 2
                         && segs[0] == "__ad"

@@ -175,14 +175,14 @@ impl<'a> Reverse<'a> {
         // A store of a loop that is not inside another receives one value per trip of
         // one call: often few (the function is a callee called in someone's loop), so its
         // first values live inline. Stores of inner loops grow over all the iterations of
-        // the outer ones, where a plain `Vec` is cheaper per value.
+        // the outer ones, straight into blocks of the thread's cached tape memory.
         let depth = self.loop_stores.borrow().len();
         let decl = if !level.in_loop {
             quote!(let mut #name = __ad::Slot::new();)
         } else if depth <= 1 {
             quote!(let mut #name = __ad::Stack::new();)
         } else {
-            quote!(let mut #name = ::std::vec::Vec::new();)
+            quote!(let mut #name = __ad::Tape::new();)
         };
         self.tapes.borrow_mut().push(decl);
     }

@@ -64,8 +64,10 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-/// Heap use of one call: the peak of live bytes above those live before the call.
+/// Heap use of one call: the peak of live bytes above those live before the call, with
+/// no tape memory cached from earlier calls.
 fn heap_peak<R>(f: &mut impl FnMut() -> R) -> usize {
+    autodiff_core::release_tape_memory();
     let base = LIVE.load(Ordering::Relaxed);
     PEAK.store(base, Ordering::Relaxed);
     black_box(f());
