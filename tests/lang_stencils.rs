@@ -189,3 +189,160 @@ proptest! {
         assert_all_close("laplace H·v", &hv, &fd_hvp(grad, &x, &v), 1e-6);
     }
 }
+
+/// A read at offset +1 made only inside a branch that guards its bounds: the last
+/// iteration does not read `x[i + 1]`, which would be out of bounds.
+#[autodiff_forward(guarded_fwd, Dual, Dual)]
+#[autodiff_reverse(guarded_rev, Duplicated, Active)]
+fn guarded(x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut s = 0.0;
+    for i in 0..n {
+        let a = x[i];
+        if i + 1 < n {
+            s += a * x[i + 1].sin();
+        } else {
+            s += a * a;
+        }
+    }
+    s
+}
+
+fn guarded_o<D: Num>(x: &[D]) -> D {
+    let n = x.len();
+    let mut s = c::<D>(0.0);
+    for i in 0..n {
+        let a = x[i];
+        if i + 1 < n {
+            s += a * x[i + 1].sin();
+        } else {
+            s += a * a;
+        }
+    }
+    s
+}
+
+/// A triangular product, GMM's shape: the inner loop reads `x[i]` at an index it does not
+/// change (kept in a local across the loop), a copy of `x` at a counter it steps, and the
+/// outer loop's last inner range is empty.
+#[autodiff_forward(tri_fwd, Dual, Dual)]
+#[autodiff_reverse(tri_rev, Duplicated, Active)]
+fn tri(x: &[f64]) -> f64 {
+    let n = x.len();
+    let z = x.to_vec();
+    let mut y = vec![0.0; n];
+    let mut li = 0;
+    for i in 0..n {
+        for j in i + 1..n {
+            y[j] += z[li % n] * x[i] + x[i].sin();
+            li += 1;
+        }
+    }
+    let mut s = 0.0;
+    for j in 0..n {
+        s += y[j] * y[j];
+    }
+    s
+}
+
+fn tri_o<D: Num>(x: &[D]) -> D {
+    let n = x.len();
+    let mut y = vec![c::<D>(0.0); n];
+    let mut li = 0;
+    for i in 0..n {
+        for j in i + 1..n {
+            y[j] += x[li % n] * x[i] + x[i].sin();
+            li += 1;
+        }
+    }
+    let mut s = c::<D>(0.0);
+    for j in 0..n {
+        s += y[j] * y[j];
+    }
+    s
+}
+
+/// [`tri`] with `x[i]` read at a computed index that the analysis cannot see is
+/// invariant: its gradient must equal [`tri_rev`]'s bit for bit.
+#[autodiff_reverse(tri_plain_rev, Duplicated, Active)]
+fn tri_plain(x: &[f64]) -> f64 {
+    let n = x.len();
+    let z = x.to_vec();
+    let mut y = vec![0.0; n];
+    let mut li = 0;
+    for i in 0..n {
+        for j in i + 1..n {
+            let k = (i + j * n) % n;
+            y[j] += z[li % n] * x[k] + x[k].sin();
+            li += 1;
+        }
+    }
+    let mut s = 0.0;
+    for j in 0..n {
+        s += y[j] * y[j];
+    }
+    s
+}
+
+/// Reads at an index fixed in the loop but only inside a branch (not kept), and at the
+/// loop's end index, out of bounds when the loop is empty.
+#[autodiff_reverse(fixed_rev, Duplicated, Const, Active)]
+fn fixed(x: &[f64], k: usize) -> f64 {
+    let n = x.len();
+    let mut s = 0.0;
+    for j in k..n {
+        s += x[j] * x[k];
+        if j % 2 == 1 {
+            s += x[n - 1] * x[j];
+        }
+    }
+    s
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn stencil_read_guarded_by_a_branch((x, v, s0, seed) in stencil_case(1)) {
+        check_slice("guarded", (&x, &v, &s0, seed), guarded, guarded_fwd, guarded_rev, guarded_o);
+    }
+
+    #[test]
+    fn invariant_index_in_an_inner_loop((x, v, s0, seed) in stencil_case(1)) {
+        check_slice("tri", (&x, &v, &s0, seed), tri, tri_fwd, tri_rev, tri_o);
+    }
+
+    #[test]
+    fn kept_invariant_adjoint_is_bit_for_bit_the_stored_one((x, _v, s0, seed) in stencil_case(1)) {
+        let (mut a, mut b) = (s0.clone(), s0.clone());
+        let fa = tri_rev(&x, &mut a, seed);
+        let fb = tri_plain_rev(&x, &mut b, seed);
+        prop_assert_eq!(fa.to_bits(), fb.to_bits());
+        for (p, q) in a.iter().zip(&b) {
+            prop_assert_eq!(p.to_bits(), q.to_bits());
+        }
+    }
+
+    #[test]
+    fn fixed_index_in_a_branch_and_an_empty_loop((x, seed) in (1usize..8).prop_flat_map(|n| (vecf(-1.0, 1.0, n), seed()))) {
+        let n = x.len();
+        for k in [0, n / 2, n] {
+            let mut g = vec![0.0; n];
+            let f = fixed_rev(&x, &mut g, k, seed);
+            let oracle = |d: &[Dual64]| {
+                let mut s = c::<Dual64>(0.0);
+                for j in k..n {
+                    s += d[j] * d[k];
+                    if j % 2 == 1 {
+                        s += d[n - 1] * d[j];
+                    }
+                }
+                s
+            };
+            let (want_f, want) = oracle_grad(oracle, &x);
+            prop_assert!((f - want_f).abs() <= 1e-12 * (1.0 + want_f.abs()));
+            let got: Vec<f64> = g.iter().map(|b| b / seed).collect();
+            check_all("fixed", &got, &want);
+        }
+    }
+}

@@ -12,8 +12,16 @@
 //!
 //! Applies to loops over a plain range (`a..b`, unit step, no early exit) whose body
 //! reaches the buffer only through such reads, at two or more offsets at most
-//! [`MAX_SPAN`] apart: any other use of the buffer (a write, a call, a slice, a read at
-//! another index) leaves the loop as it was.
+//! [`MAX_SPAN`] apart, the first and the last read by every iteration (not only inside a
+//! branch, which may guard the bounds): any other use of the buffer (a write, a call, a
+//! slice, a read at another index) leaves the loop as it was.
+//!
+//! The same holds for a buffer read at one index that the loop does not change (`x[i]`
+//! in a loop over `j`, the inner loop of a matrix-vector product or of a triangular
+//! solve): its reverse sweep adds into the one element `x̄[i]` in every iteration, a chain
+//! through memory that the compiler cannot keep in a register, since it cannot rule out
+//! that other adjoint stores of the loop reach the same element. That element is loaded
+//! once before the loop, kept in a local, and stored once after it.
 
 use crate::ir::*;
 use proc_macro2::{Ident, TokenStream};
@@ -38,6 +46,9 @@ struct CarriedBuffer {
     carried: BTreeMap<i64, Ident>,
     /// Index tokens (as written in the IR) and the offsets they denote.
     offsets: HashMap<String, i64>,
+    /// For a buffer read at one index the loop does not change: that index (the only
+    /// register then has offset 0 and lives across the whole loop).
+    invariant: Option<TokenStream>,
 }
 
 impl CarryPlan {
@@ -57,11 +68,37 @@ impl CarryPlan {
         let mut uses = Uses::default();
         walk_block(body, &mut uses);
         let offsets = index_offsets(pat, body, &uses);
+        let mut changed = HashSet::from([pat.to_string()]);
+        changed_in_block(body, &mut changed);
         let mut bufs = Vec::new();
         let mut bases: Vec<&String> = uses.reads.keys().collect();
         bases.sort();
         for base in bases {
-            if uses.other.contains(base) {
+            // A buffer bound in the body has a new adjoint every iteration.
+            if uses.other.contains(base) || changed.contains(base) {
+                continue;
+            }
+            let ident = format_ident!("{}", base);
+            let keys = &uses.reads[base];
+            // Loaded before the first iteration, stored after the last: in bounds because
+            // every iteration reads it.
+            if keys.iter().all(|k| *k == keys[0])
+                && uses
+                    .every_iteration
+                    .contains(&(base.clone(), keys[0].clone()))
+                && let Some(idx) = uses.index_tokens.get(&keys[0])
+                && is_invariant(idx, &changed)
+                && !offsets.contains_key(&keys[0])
+                && is_active(&ident)
+            {
+                let k = bufs.len();
+                bufs.push(CarriedBuffer {
+                    adjoint: adjoint_name(&ident),
+                    regs: BTreeMap::from([(0, reg_name("r", k, 0))]),
+                    carried: BTreeMap::new(),
+                    offsets: HashMap::from([(keys[0].clone(), 0)]),
+                    invariant: Some(idx.clone()),
+                });
                 continue;
             }
             let mut found: HashMap<String, i64> = HashMap::new();
@@ -80,8 +117,17 @@ impl CarryPlan {
                 continue;
             };
             let (lo, hi) = (*lo, *hi);
-            let ident = format_ident!("{}", base);
             if hi == lo || hi - lo > MAX_SPAN || !is_active(&ident) {
+                continue;
+            }
+            // The window's elements are loaded and stored outside the iterations that read
+            // them: in bounds when every iteration reads both of its ends.
+            let every = |c: i64| {
+                found.iter().any(|(key, at)| {
+                    *at == c && uses.every_iteration.contains(&(base.clone(), key.clone()))
+                })
+            };
+            if !every(lo) || !every(hi) {
                 continue;
             }
             let k = bufs.len();
@@ -92,6 +138,7 @@ impl CarryPlan {
                 regs,
                 carried,
                 offsets: found,
+                invariant: None,
             });
         }
         if bufs.is_empty() {
@@ -120,6 +167,12 @@ impl CarryPlan {
             (quote!(), quote!(), quote!(), quote!());
         for b in &self.bufs {
             let a = &b.adjoint;
+            if let Some(idx) = &b.invariant {
+                let reg = &b.regs[&0];
+                before.extend(quote!(let mut #reg = #a[#idx];));
+                after.extend(quote!(#a[#idx] = #reg;));
+                continue;
+            }
             let lo = *b.regs.keys().next().expect("a window");
             let hi = *b.regs.keys().next_back().expect("a window");
             for (c, carried) in &b.carried {
@@ -319,7 +372,116 @@ fn expr_offset(e: &syn::Expr, vars: &HashMap<String, i64>) -> Option<i64> {
 #[derive(Default)]
 struct Uses {
     reads: HashMap<String, Vec<String>>,
+    /// The tokens of each single index key read (`x[k]`, not `x[a..][k]`).
+    index_tokens: HashMap<String, TokenStream>,
+    /// Reads (base, key) that every iteration makes: outside branches and inner loops.
+    every_iteration: HashSet<(String, String)>,
     other: HashSet<String>,
+    /// How deep in branches and inner loops the walk is.
+    depth: usize,
+}
+
+/// Whether `idx` is an arithmetic expression of locals and literals none of which is in
+/// `changed`: a value the same in every iteration, cheap to evaluate before the loop.
+fn is_invariant(idx: &TokenStream, changed: &HashSet<String>) -> bool {
+    idx.clone().into_iter().all(|t| match t {
+        proc_macro2::TokenTree::Ident(i) => !changed.contains(&i.to_string()),
+        proc_macro2::TokenTree::Literal(_) => true,
+        proc_macro2::TokenTree::Punct(p) => matches!(p.as_char(), '+' | '-' | '*' | '/' | '%'),
+        proc_macro2::TokenTree::Group(g) => {
+            g.delimiter() == proc_macro2::Delimiter::Parenthesis
+                && is_invariant(&g.stream(), changed)
+        }
+    })
+}
+
+/// Adds to `out` every local that `b` binds or may change: `let`s, loop variables,
+/// assigned places, places passed by `&mut`, and (conservatively) every identifier of a
+/// statement or expression kept as the user's tokens that could assign.
+fn changed_in_block(b: &Block, out: &mut HashSet<String>) {
+    let mut tokens = |t: &TokenStream, out: &mut HashSet<String>| {
+        if t.to_string().contains('=') {
+            crate::lower::walk_idents(t, &mut |id| {
+                out.insert(id.to_string());
+            });
+        }
+    };
+    for s in b {
+        match s {
+            Stmt::Let { var, op, .. } => {
+                out.insert(var.to_string());
+                changed_in_op(op, out, &mut tokens);
+            }
+            Stmt::LetTuple { vars, op } => {
+                out.extend(vars.iter().map(|v| v.to_string()));
+                changed_in_op(op, out, &mut tokens);
+            }
+            Stmt::Assign { place, .. } | Stmt::Push { place, .. } | Stmt::Fill { place, .. } => {
+                out.insert(place.base.to_string());
+            }
+            Stmt::CopyFrom { dst, .. } => {
+                out.insert(dst.base.to_string());
+            }
+            Stmt::Call(c) => changed_in_call(c, out),
+            Stmt::If {
+                cond,
+                then,
+                els,
+                outs,
+                ..
+            } => {
+                tokens(cond, out);
+                out.extend(outs.iter().map(|v| v.to_string()));
+                changed_in_block(then, out);
+                changed_in_block(els, out);
+            }
+            Stmt::For {
+                pat,
+                iter,
+                body,
+                exit,
+            } => {
+                out.insert(pat.to_string());
+                tokens(iter, out);
+                if let Some(e) = exit {
+                    tokens(e, out);
+                }
+                changed_in_block(body, out);
+            }
+            Stmt::Loop { body, exit } => {
+                tokens(exit, out);
+                changed_in_block(body, out);
+            }
+            Stmt::Inactive(t) => crate::lower::walk_idents(t, &mut |id| {
+                out.insert(id.to_string());
+            }),
+        }
+    }
+}
+
+fn changed_in_op(
+    op: &Op,
+    out: &mut HashSet<String>,
+    tokens: &mut impl FnMut(&TokenStream, &mut HashSet<String>),
+) {
+    match op {
+        Op::Call(c) => changed_in_call(c, out),
+        Op::Inactive(t) | Op::NewVec(t) | Op::VecRepeat(_, t) | Op::ArrRepeat(_, t) => {
+            tokens(t, out)
+        }
+        _ => {}
+    }
+}
+
+fn changed_in_call(c: &Call, out: &mut HashSet<String>) {
+    if let Callee::Method(p, _) = &c.callee {
+        out.insert(p.base.to_string());
+    }
+    for a in &c.args {
+        if let Arg::Ref(p, true) = a {
+            out.insert(p.base.to_string());
+        }
+    }
 }
 
 impl Uses {
@@ -358,11 +520,17 @@ fn walk_stmt(s: &Stmt, u: &mut Uses) {
             else_vals,
             ..
         } => {
+            u.depth += 1;
             walk_block(then, u);
             walk_block(els, u);
+            u.depth -= 1;
             then_vals.iter().chain(else_vals).for_each(|o| u.operand(o));
         }
-        Stmt::For { body, .. } | Stmt::Loop { body, .. } => walk_block(body, u),
+        Stmt::For { body, .. } | Stmt::Loop { body, .. } => {
+            u.depth += 1;
+            walk_block(body, u);
+            u.depth -= 1;
+        }
         Stmt::Inactive(_) => {}
     }
 }
@@ -370,7 +538,17 @@ fn walk_stmt(s: &Stmt, u: &mut Uses) {
 fn walk_op(op: &Op, u: &mut Uses) {
     match op {
         Op::Load(p) => match index_key(&p.proj) {
-            Some(key) => u.reads.entry(p.base.to_string()).or_default().push(key),
+            Some(key) => {
+                if let [Proj::Index(i)] = p.proj.as_slice() {
+                    u.index_tokens
+                        .entry(key.clone())
+                        .or_insert_with(|| i.clone());
+                }
+                if u.depth == 0 {
+                    u.every_iteration.insert((p.base.to_string(), key.clone()));
+                }
+                u.reads.entry(p.base.to_string()).or_default().push(key)
+            }
             None => u.place(p),
         },
         Op::Use(o) | Op::Neg(o) | Op::Cast(o, _) | Op::VecRepeat(o, _) | Op::ArrRepeat(o, _) => {
