@@ -130,10 +130,11 @@ pub struct Tape<T> {
     class: usize,
     /// The blocks before it, oldest first.
     earlier: Vec<Block>,
-    /// An emptied block kept for the next growth.
-    spare: Option<Block>,
     _owns: PhantomData<T>,
 }
+
+/// The size of a tape's first block: enough for a few values without growing.
+const MIN_BYTES: usize = 256;
 
 /// A block of a [`Tape`] other than the one being filled.
 struct Block {
@@ -165,7 +166,6 @@ impl<T> Tape<T> {
             cap: if size_of::<T>() == 0 { usize::MAX } else { 0 },
             class: 0,
             earlier: Vec::new(),
-            spare: None,
             _owns: PhantomData,
         }
     }
@@ -204,7 +204,7 @@ impl<T> Tape<T> {
     #[cold]
     #[inline(never)]
     fn grow(&mut self, n: usize) {
-        let mut class = class_for(n.saturating_mul(size_of::<T>()));
+        let mut class = class_for(n.saturating_mul(size_of::<T>()).max(MIN_BYTES));
         if self.cap > 0 {
             class = class.max(self.class + 1);
             let current = Block {
@@ -219,19 +219,7 @@ impl<T> Tape<T> {
                 release(current.ptr, current.class);
             }
         }
-        let block = match self.spare.take() {
-            Some(s) if s.class >= class => {
-                class = s.class;
-                s.ptr
-            }
-            other => {
-                if let Some(s) = other {
-                    release(s.ptr, s.class);
-                }
-                acquire(class)
-            }
-        };
-        self.ptr = block.cast();
+        self.ptr = acquire(class).cast();
         self.len = 0;
         self.cap = class_bytes(class) / size_of::<T>();
         self.class = class;
@@ -244,14 +232,7 @@ impl<T> Tape<T> {
         let Some(prev) = self.earlier.pop() else {
             return false;
         };
-        let emptied = Block {
-            ptr: self.ptr.cast(),
-            len: 0,
-            class: self.class,
-        };
-        if let Some(old) = self.spare.replace(emptied) {
-            release(old.ptr, old.class);
-        }
+        release(self.ptr.cast(), self.class);
         self.ptr = prev.ptr.cast();
         self.len = prev.len;
         self.cap = class_bytes(prev.class) / size_of::<T>();
@@ -271,7 +252,7 @@ impl<T> Drop for Tape<T> {
         if self.cap > 0 {
             release(self.ptr.cast(), self.class);
         }
-        for b in self.earlier.drain(..).chain(self.spare.take()) {
+        for b in self.earlier.drain(..) {
             release(b.ptr, b.class);
         }
     }

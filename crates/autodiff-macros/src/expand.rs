@@ -175,6 +175,14 @@ pub(crate) struct Gen<'a> {
     pub nesting: Nesting,
 }
 
+/// A reverse companion's code in its parts (see [`Gen::reverse_core_parts`]).
+pub(crate) struct ReverseCore {
+    pub tapes: TokenStream,
+    pub forward: TokenStream,
+    pub primal: TokenStream,
+    pub reverse: TokenStream,
+}
+
 /// The nested protocol functions of a differentiable function (see [`crate::nested`]).
 pub(crate) enum Nesting {
     /// Derived from the function's own companions.
@@ -618,7 +626,30 @@ impl Gen<'_> {
         adj_decls: TokenStream,
         finals: TokenStream,
     ) -> TokenStream {
-        let rev = Reverse::new(an, self.kinds);
+        let ReverseCore {
+            tapes,
+            forward,
+            primal,
+            reverse,
+        } = self.reverse_core_parts(Reverse::new(an, self.kinds), seed, adj_decls);
+        quote! {
+            #tapes
+            #forward
+            let __ad_primal = #primal;
+            #finals
+            #reverse
+        }
+    }
+
+    /// The parts of [`Self::reverse_core`]: the stores, the forward sweep, the primal
+    /// result, and the reverse sweep from the adjoints' declarations and the seed on.
+    pub fn reverse_core_parts(
+        &self,
+        rev: Reverse,
+        seed: Option<TokenStream>,
+        adj_decls: TokenStream,
+    ) -> ReverseCore {
+        let an = rev.an;
         let sw = rev.sweeps(&self.body.block);
         let (tapes, fwd, back, adjoints) = (sw.tapes, sw.forward, sw.reverse, sw.adjoints);
         let ret = &self.body.ret;
@@ -645,15 +676,16 @@ impl Gen<'_> {
                 }
             }
         }
-        quote! {
-            #tapes
-            #fwd
-            let __ad_primal = #primal;
-            #finals
-            #adj_decls
-            #adjoints
-            #seeds
-            #back
+        ReverseCore {
+            tapes,
+            forward: fwd,
+            primal,
+            reverse: quote! {
+                #adj_decls
+                #adjoints
+                #seeds
+                #back
+            },
         }
     }
 
@@ -902,9 +934,6 @@ impl Gen<'_> {
         let mut adj_decls = TokenStream::new();
         let mut sinks = TokenStream::new();
         let mut any_sink = Vec::new();
-        if self.receiver().is_none() {
-            params.push(quote!(__ad_state: ()));
-        }
         for p in &self.sig.params {
             params.push(self.protocol_param_decl(p));
             if p.is_self() {
@@ -940,6 +969,12 @@ impl Gen<'_> {
             None
         };
         params.push(quote!(__ad_mark: impl ::core::marker::Copy));
+        if crate::kept_state::applies(self) {
+            return self.protocol_reverse_kept(&an, &params, &convert, &any_sink);
+        }
+        if self.receiver().is_none() {
+            params.insert(0, quote!(__ad_state: ()));
+        }
         let name = self.protocol_name("pull");
         let (gens, wh) = self.generics_without(&self.closure_generics());
         let aug = self.protocol_augmented();

@@ -14,6 +14,7 @@ mod closures;
 mod expand;
 mod forward;
 mod ir;
+mod kept_state;
 mod lower;
 mod nested;
 mod nested_calls;

@@ -44,6 +44,12 @@ pub struct Reverse<'a> {
     late_vars: RefCell<HashSet<String>>,
     /// The `for` loops being emitted, outermost first.
     loops: RefCell<Vec<LoopInfo>>,
+    /// The sweeps become a closure that owns what the forward sweep recorded (see
+    /// [`crate::kept_state`]). Calls then drop the augmented call's state and augment
+    /// again in the reverse sweep, right before their pullback, so that the closure holds
+    /// nothing a callee's state could borrow; and every store of a loop is a `Tape`, so
+    /// that the closure stays small to move.
+    kept_state: bool,
 }
 
 /// Where a block sits.
@@ -78,7 +84,14 @@ impl<'a> Reverse<'a> {
             carried: RefCell::new(Vec::new()),
             late_vars: RefCell::new(HashSet::new()),
             loops: RefCell::new(Vec::new()),
+            kept_state: false,
         }
+    }
+
+    /// This sweep generator for a closure that owns the recorded values.
+    pub fn for_kept_state(mut self) -> Self {
+        self.kept_state = true;
+        self
     }
 
     /// Whether an overwrite of `v` at the current point must record the old value: when
@@ -179,7 +192,7 @@ impl<'a> Reverse<'a> {
         let depth = self.loop_stores.borrow().len();
         let decl = if !level.in_loop {
             quote!(let mut #name = __ad::Slot::new();)
-        } else if depth <= 1 {
+        } else if depth <= 1 && !self.kept_state {
             quote!(let mut #name = __ad::Stack::new();)
         } else {
             quote!(let mut #name = __ad::Tape::new();)
@@ -970,6 +983,7 @@ impl<'a> Reverse<'a> {
     ) -> (TokenStream, TokenStream) {
         let mut record = TokenStream::new();
         let mut before = TokenStream::new();
+        let mut again = TokenStream::new();
         let mut after = TokenStream::new();
         // What the call may overwrite: `&mut` arguments, and a receiver that can be
         // borrowed mutably (the method may take `&mut self`).
@@ -994,6 +1008,7 @@ impl<'a> Reverse<'a> {
                 let rm = self.refs.reference(p, p.primal(), true);
                 let snap = self.fresh("saved");
                 before.extend(quote!(let #snap = #load; __ad::restore_from(#rm, &#snap);));
+                again.extend(quote!(__ad::restore_from(#rm, &#snap);));
                 after.extend(quote!(__ad::restore(#rm, #snap);));
             }
         }
@@ -1025,9 +1040,17 @@ impl<'a> Reverse<'a> {
         }
         let state = self.fresh("state");
         let result = self.fresh("result");
-        let (keep_state, load_state) = self.keep(&state, quote!(#result.1), level);
         let value = bind(quote!(#result.0));
         let aug = augmented_call(c, &self.refs);
+        if self.kept_state {
+            // The arguments are restored again after the second augmented call, which
+            // overwrites them as the first one did.
+            let fwd = quote!(#record #build let #result = #aug; #value);
+            let pull = pullback_call(c, self.an, &self.refs, quote!(#state), seed);
+            let rev = quote!(#before let #state = (#aug).1; #again #reload #pull; #drains #after);
+            return (fwd, rev);
+        }
+        let (keep_state, load_state) = self.keep(&state, quote!(#result.1), level);
         let fwd = quote!(#record #build let #result = #aug; #keep_state #value);
         let pull = pullback_call(c, self.an, &self.refs, load_state, seed);
         (fwd, quote!(#before #reload #pull; #drains #after))
