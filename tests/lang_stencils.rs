@@ -299,8 +299,73 @@ fn fixed(x: &[f64], k: usize) -> f64 {
     s
 }
 
+/// An outer loop and its inner loop both read `z[0]`: one local holds its adjoint, the
+/// outer loop's, across both.
+#[autodiff_reverse(nested_fixed_rev, Duplicated, Active)]
+fn nested_fixed(x: &[f64]) -> f64 {
+    let z = x.to_vec();
+    let mut acc = 0.5;
+    for i in 0..3 {
+        acc = acc * 0.5 + z[0] * (i as f64 + 1.0);
+        for j in 0..z.len() {
+            acc += z[0] * (j as f64) * acc.sin();
+        }
+    }
+    acc + x[x.len() - 1]
+}
+
+fn nested_fixed_o<D: Num>(x: &[D]) -> D {
+    let mut acc = c::<D>(0.5);
+    for i in 0..3 {
+        acc = acc * 0.5 + x[0] * (i as f64 + 1.0);
+        for j in 0..x.len() {
+            acc += x[0] * (j as f64) * acc.sin();
+        }
+    }
+    acc + x[x.len() - 1]
+}
+
+/// A stencil in the outer loop (`x[i]`, `x[i + 1]`) whose inner loop reads `x[i]`, fixed
+/// there: the inner loop uses the outer loop's local.
+#[autodiff_reverse(stencil_outer_rev, Duplicated, Active)]
+fn stencil_outer(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() - 1 {
+        let d = x[i + 1] - x[i];
+        for k in 0..3 {
+            s += d * x[i] * (k as f64 + 0.5) + s.cos();
+        }
+    }
+    s
+}
+
+fn stencil_outer_o<D: Num>(x: &[D]) -> D {
+    let mut s = c::<D>(0.0);
+    for i in 0..x.len() - 1 {
+        let d = x[i + 1] - x[i];
+        for k in 0..3 {
+            s = s + d * x[i] * (k as f64 + 0.5) + s.cos();
+        }
+    }
+    s
+}
+
 proptest! {
     #![proptest_config(config())]
+
+    #[test]
+    fn nested_loops_reading_one_fixed_element((x, _v, _s0, seed) in stencil_case(2)) {
+        for (name, rev, oracle) in [
+            ("nested_fixed", nested_fixed_rev as fn(&[f64], &mut [f64], f64) -> f64, nested_fixed_o::<Dual64> as fn(&[Dual64]) -> Dual64),
+            ("stencil_outer", stencil_outer_rev, stencil_outer_o::<Dual64>),
+        ] {
+            let mut g = vec![0.0; x.len()];
+            rev(&x, &mut g, seed);
+            let (_, want) = oracle_grad(oracle, &x);
+            let got: Vec<f64> = g.iter().map(|b| b / seed).collect();
+            check_all(name, &got, &want);
+        }
+    }
 
     #[test]
     fn stencil_read_guarded_by_a_branch((x, v, s0, seed) in stencil_case(1)) {

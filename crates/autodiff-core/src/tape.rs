@@ -9,7 +9,7 @@
 use crate::tape_memory::{BLOCK_ALIGN, acquire, class_bytes, class_for, release};
 use std::fmt;
 use std::marker::PhantomData;
-use std::mem::{align_of, needs_drop, size_of};
+use std::mem::{MaybeUninit, align_of, needs_drop, size_of};
 use std::ptr::NonNull;
 
 /// A store for a value recorded at most once: a stack of capacity one, on the stack.
@@ -45,29 +45,33 @@ impl<T> Default for Slot<T> {
     }
 }
 
-/// How many values a [`Stack`] holds before it allocates.
-const INLINE: usize = 16;
-
-/// A store for values recorded inside a loop: a LIFO stack whose first [`INLINE`] values
-/// live in the store itself, the rest in a [`Tape`].
+/// A store for values recorded inside a loop: a LIFO stack whose first `N` values live
+/// in the store itself, the rest in a [`Tape`].
 ///
 /// A short loop in a function called once per iteration of a longer one (a `logsumexp`
-/// over a few components, per data point) would otherwise allocate and free a `Vec` per
-/// call, which costs more than the values it records.
-#[derive(Debug)]
-pub struct Stack<T> {
-    inline: [Option<T>; INLINE],
+/// over a few components, per data point) would otherwise take memory for its values on
+/// every call, which costs more than the values it records.
+pub struct Stack<T, const N: usize = 16> {
+    inline: [MaybeUninit<T>; N],
     /// How many of `inline` hold a value (all of them whenever `spill` is not empty).
     len: usize,
     spill: Tape<T>,
 }
 
 impl<T> Stack<T> {
-    /// An empty stack.
+    /// An empty stack that holds 16 values before it allocates.
     #[inline(always)]
     pub fn new() -> Self {
+        Self::with_inline()
+    }
+}
+
+impl<T, const N: usize> Stack<T, N> {
+    /// An empty stack that holds `N` values before it allocates.
+    #[inline(always)]
+    pub fn with_inline() -> Self {
         Stack {
-            inline: [const { None }; INLINE],
+            inline: [const { MaybeUninit::uninit() }; N],
             len: 0,
             spill: Tape::new(),
         }
@@ -76,8 +80,8 @@ impl<T> Stack<T> {
     /// Records `v`.
     #[inline(always)]
     pub fn push(&mut self, v: T) {
-        if self.len < INLINE {
-            self.inline[self.len] = Some(v);
+        if self.len < N {
+            self.inline[self.len].write(v);
             self.len += 1;
         } else {
             self.spill.push(v);
@@ -87,29 +91,52 @@ impl<T> Stack<T> {
     /// Takes the last recorded value back.
     #[inline(always)]
     pub fn pop(&mut self) -> Option<T> {
-        if let Some(v) = self.spill.pop() {
+        if self.len == N
+            && let Some(v) = self.spill.pop()
+        {
             return Some(v);
         }
         if self.len == 0 {
             return None;
         }
         self.len -= 1;
-        self.inline[self.len].take()
+        // SAFETY: the first `len + 1` slots hold values written by `push`, not read since.
+        Some(unsafe { self.inline[self.len].assume_init_read() })
     }
 
     /// Makes room for `n` more values without allocating again.
     #[inline]
     pub fn reserve(&mut self, n: usize) {
-        let room = INLINE - self.len;
+        let room = N - self.len;
         if n > room {
             self.spill.reserve(n - room);
         }
     }
 }
 
-impl<T> Default for Stack<T> {
+impl<T, const N: usize> Drop for Stack<T, N> {
+    fn drop(&mut self) {
+        if needs_drop::<T>() {
+            for slot in &mut self.inline[..self.len] {
+                // SAFETY: the first `len` slots hold values not read since.
+                unsafe { slot.assume_init_drop() };
+            }
+        }
+    }
+}
+
+impl<T, const N: usize> Default for Stack<T, N> {
     fn default() -> Self {
-        Self::new()
+        Self::with_inline()
+    }
+}
+
+impl<T, const N: usize> fmt::Debug for Stack<T, N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Stack")
+            .field("inline", &self.len)
+            .field("spill", &self.spill)
+            .finish()
     }
 }
 
@@ -320,6 +347,23 @@ mod tests {
         t.push((1, 1));
         assert_eq!(t.pop(), Some((1, 1)));
         assert_eq!(t.pop(), None);
+    }
+
+    /// Values still on a dropped stack, inline or spilled, are dropped once.
+    #[test]
+    fn stack_drops_what_it_holds() {
+        let rc = Rc::new(());
+        {
+            let mut s = Stack::<_, 4>::with_inline();
+            for _ in 0..10 {
+                s.push(rc.clone());
+            }
+            for _ in 0..7 {
+                drop(s.pop());
+            }
+            assert_eq!(Rc::strong_count(&rc), 4);
+        }
+        assert_eq!(Rc::strong_count(&rc), 1);
     }
 
     /// Values still on a dropped tape are dropped once; values popped are not dropped twice.

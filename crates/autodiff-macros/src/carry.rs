@@ -150,6 +150,18 @@ impl CarryPlan {
         })
     }
 
+    /// This plan without the buffers whose adjoints `taken` holds (an enclosing loop's
+    /// plan keeps them in its own locals already); `None` if none is left.
+    pub fn without(mut self, taken: impl Fn(&Ident) -> bool) -> Option<Self> {
+        self.bufs.retain(|b| !taken(&b.adjoint));
+        (!self.bufs.is_empty()).then_some(self)
+    }
+
+    /// Whether this plan keeps the adjoint buffer `adjoint` in locals.
+    pub fn carries(&self, adjoint: &Ident) -> bool {
+        self.bufs.iter().any(|b| b.adjoint == *adjoint)
+    }
+
     /// The local that stands for the adjoint of `place` in the loop body, if the place is
     /// one of the planned reads.
     pub fn register(&self, place: &Place) -> Option<&Ident> {

@@ -47,8 +47,8 @@ pub struct Reverse<'a> {
     /// The sweeps become a closure that owns what the forward sweep recorded (see
     /// [`crate::kept_state`]). Calls then drop the augmented call's state and augment
     /// again in the reverse sweep, right before their pullback, so that the closure holds
-    /// nothing a callee's state could borrow; and every store of a loop is a `Tape`, so
-    /// that the closure stays small to move.
+    /// nothing a callee's state could borrow; and stores of loops keep fewer values
+    /// inline, so that the closure stays small to move.
     kept_state: bool,
 }
 
@@ -194,6 +194,9 @@ impl<'a> Reverse<'a> {
             quote!(let mut #name = __ad::Slot::new();)
         } else if depth <= 1 && !self.kept_state {
             quote!(let mut #name = __ad::Stack::new();)
+        } else if depth <= 1 {
+            // Fewer values inline: the closure that owns the store is moved to its caller.
+            quote!(let mut #name = __ad::Stack::<_, 8>::with_inline();)
         } else {
             quote!(let mut #name = __ad::Tape::new();)
         };
@@ -618,7 +621,11 @@ impl<'a> Reverse<'a> {
                 self.loop_stores.borrow_mut().push(Vec::new());
                 *self.next_is_loop_body.borrow_mut() = true;
                 let plan =
-                    CarryPlan::new(pat, iter, body, exit.is_some(), |v| self.an.is_active(v));
+                    CarryPlan::new(pat, iter, body, exit.is_some(), |v| self.an.is_active(v))
+                        .and_then(|p| {
+                            let outer = self.carried.borrow();
+                            p.without(|a| outer.iter().any(|o| o.carries(a)))
+                        });
                 let planned = plan.is_some();
                 self.carried.borrow_mut().extend(plan);
                 self.loops.borrow_mut().push(LoopInfo::new(pat, iter, body));
