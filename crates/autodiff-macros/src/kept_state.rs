@@ -15,7 +15,7 @@
 //! That is sound only where the forward sweep's locals cannot borrow, and where the
 //! arguments at the pullback are those of the call. [`applies`] accepts:
 //! - free functions without lifetime parameters, `impl Trait` or `dyn` in their
-//!   parameters, and without a rule that replaces the reverse mode;
+//!   parameters or result, and without a rule that replaces the reverse mode;
 //! - parameters that are floats, references to float buffers, or integers and `bool`s,
 //!   none of them bound `mut`;
 //! - bodies that loop over ranges only, keep as the user's tokens only `let`s of
@@ -45,6 +45,10 @@ pub fn applies(g: &Gen) -> bool {
     g.receiver().is_none()
         && g.fail_rev.is_none()
         && f.generics.lifetimes().next().is_none()
+        && match &g.sig.ret {
+            Ret::Unit => true,
+            Ret::Ty(t) => !mentions_borrowed_types(&quote!(#t)),
+        }
         && g.sig.params.iter().all(|p| {
             let Some(ty) = &p.ty else { return false };
             let tokens = quote!(#ty);
