@@ -350,6 +350,26 @@ fn stencil_outer_o<D: Num>(x: &[D]) -> D {
     s
 }
 
+/// A buffer bound in the loop body, read at one constant index: a new adjoint buffer
+/// every iteration, nothing to keep across the loop.
+#[autodiff_reverse(local_buf_rev, Duplicated, Active)]
+fn local_buf(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        let b = vec![x[i] * s, x[i].sin()];
+        s += b[1] * 2.0;
+    }
+    s
+}
+
+fn local_buf_o<D: Num>(x: &[D]) -> D {
+    let mut s = c::<D>(0.0);
+    for i in 0..x.len() {
+        s += x[i].sin() * 2.0;
+    }
+    s
+}
+
 proptest! {
     #![proptest_config(config())]
 
@@ -358,6 +378,7 @@ proptest! {
         for (name, rev, oracle) in [
             ("nested_fixed", nested_fixed_rev as fn(&[f64], &mut [f64], f64) -> f64, nested_fixed_o::<Dual64> as fn(&[Dual64]) -> Dual64),
             ("stencil_outer", stencil_outer_rev, stencil_outer_o::<Dual64>),
+            ("local_buf", local_buf_rev, local_buf_o::<Dual64>),
         ] {
             let mut g = vec![0.0; x.len()];
             rev(&x, &mut g, seed);
