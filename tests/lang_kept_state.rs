@@ -1,8 +1,9 @@
 //! Callees whose pullback keeps what their forward sweep recorded instead of computing it
 //! again: a `logsumexp` over a buffer the caller overwrites between calls, a cell that
 //! updates `&mut` state and calls a scalar helper, a callee that calls a custom rule
-//! whose pullback borrows its arguments, generic and recursive callees, and a callee
-//! whose arguments carry no adjoint. Gradients against num-dual, H·v of a caller through
+//! whose pullback borrows its arguments, generic and recursive callees, a callee whose
+//! arguments carry no adjoint, and callees that view their arguments. Gradients against
+//! num-dual (central differences for the views), H·v of a caller through
 //! forward over reverse against finite differences of the gradient, and a count of how
 //! often a callee's body runs per gradient.
 
@@ -247,6 +248,62 @@ fn mixed(x: &[f64], y: &[f64]) -> f64 {
     lse(y) * lse(x) + lse(y)
 }
 
+/// A callee that reads its slice through a copy of the reference.
+#[differentiable]
+fn alias(x: &[f64]) -> f64 {
+    let y = x;
+    let n = y.len();
+    let mut s = 0.0;
+    for i in 0..n {
+        s += y[i].exp();
+    }
+    s
+}
+#[differentiable]
+fn alias2(x: &[f64], k: usize) -> f64 {
+    let y = &x[k..];
+    let w = y;
+    w[0].exp() + y[1].sin()
+}
+#[differentiable]
+fn alias3(x: &[f64]) -> f64 {
+    let (a, b) = x.split_at(1);
+    a[0].exp() * b[0]
+}
+#[differentiable]
+fn alias4(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for v in x.iter() {
+        s += v.exp();
+    }
+    for (i, v) in x.iter().enumerate() {
+        s += v.tanh() * i as f64;
+    }
+    s + x.iter().map(|v| v.sin()).sum::<f64>()
+}
+#[differentiable]
+fn alias5(x: &[f64]) -> f64 {
+    let m = x.len() / 2;
+    let lo = &x[..m];
+    let mut s = 0.0;
+    for c in x.chunks(2) {
+        s += c[0].exp();
+    }
+    s + lo.iter().sum::<f64>()
+}
+/// Calls callees that view their argument through locals, sub-slices, `split_at`,
+/// iterators and chunks (some of them keep their state, some recompute), on a buffer it
+/// overwrites between the calls.
+#[autodiff_reverse(views_rev, Duplicated, Active)]
+fn views(x: &[f64]) -> f64 {
+    let mut b = x.to_vec();
+    let mut s = 0.0;
+    for r in 0..2 {
+        s += alias(&b) + alias2(&b, 1) + alias3(&b) + alias4(&b) + alias5(&b);
+        b[0] += 1.0 + r as f64;
+    }
+    s
+}
 thread_local! {
     static RUNS: Cell<usize> = const { Cell::new(0) };
 }
@@ -366,4 +423,20 @@ fn callee_body_runs_once_per_call() {
         &x,
     );
     check_all("two_calls", &g, &want);
+}
+
+/// [`views`] against central differences (the callees' oracles would repeat them).
+#[test]
+fn callees_that_view_their_arguments() {
+    let x = [0.3, 0.5, -0.2, 0.7];
+    let mut g = [0.0; 4];
+    views_rev(&x, &mut g, 1.0);
+    let h = 1e-6;
+    for i in 0..4 {
+        let (mut xp, mut xm) = (x, x);
+        xp[i] += h;
+        xm[i] -= h;
+        let fd = (views(&xp) - views(&xm)) / (2.0 * h);
+        check_tol(&format!("views[{i}]"), g[i], fd, 1e-6);
+    }
 }
