@@ -352,6 +352,7 @@ fn stencil_outer_o<D: Num>(x: &[D]) -> D {
 
 /// A buffer bound in the loop body, read at one constant index: a new adjoint buffer
 /// every iteration, nothing to keep across the loop.
+#[allow(clippy::useless_vec)] // A `Vec` bound in the body is the construct under test.
 #[autodiff_reverse(local_buf_rev, Duplicated, Active)]
 fn local_buf(x: &[f64]) -> f64 {
     let mut s = 0.0;
