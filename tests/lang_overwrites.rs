@@ -5,7 +5,9 @@
 //! values); these functions check, in both modes and against num-dual, the cases next to
 //! that rule where a record is still needed: an overwrite that does not reach every
 //! updated element, a read between the overwrite and the update, a counter stepped by
-//! more than one, and a value at a counter's index used after the counter moves.
+//! more than one, and a value at a counter's index used after the counter moves. Also
+//! running extremes (`m = m.max(..)`), whose steps the reverse reads back from the
+//! variable they were assigned to instead of recording them.
 
 // Index loops are the construct under test.
 #![allow(clippy::needless_range_loop)]
@@ -179,6 +181,51 @@ fn counter_o<N: Num>(x: &[N]) -> N {
     s
 }
 
+/// A running maximum (`m = m.max(..)`, whose step the reverse reads back from `m`), one
+/// inside a branch, a running `tanh` (whose derivative uses the step's value), and steps
+/// followed by another write (`q *= 0.9`, read back from the record).
+#[autodiff_forward(running_fwd, Dual, Dual)]
+#[autodiff_reverse(running_rev, Duplicated, Active)]
+fn running(x: &[f64]) -> f64 {
+    let mut m = x[0];
+    let mut p = x[0];
+    let mut q = x[0];
+    let mut r = 0.25;
+    let mut y = 0.5;
+    for i in 1..x.len() {
+        m = m.max(x[i] * 1.5);
+        if x[i] > 0.0 {
+            p = p.min(x[i].sin());
+        }
+        q = q.max(x[i]);
+        q *= 0.9;
+        r += x[i];
+        r = r.tanh();
+        q = q.tanh();
+        q *= 1.1;
+        y = (y * x[i]).sin() + m * p + r;
+    }
+    m * y + p * q
+}
+
+fn running_o<N: Num>(x: &[N]) -> N {
+    let pick = |a: N, b: N, max: bool| if (a.re() >= b.re()) == max { a } else { b };
+    let (mut m, mut p, mut q) = (x[0], x[0], x[0]);
+    let mut r = c::<N>(0.25);
+    let mut y = c::<N>(0.5);
+    for i in 1..x.len() {
+        m = pick(m, x[i] * 1.5, true);
+        if x[i].re() > 0.0 {
+            p = pick(p, x[i].sin(), false);
+        }
+        q = pick(q, x[i], true) * 0.9;
+        r = (r + x[i]).tanh();
+        q = q.tanh() * 1.1;
+        y = (y * x[i]).sin() + m * p + r;
+    }
+    m * y + p * q
+}
+
 fn case(
     points: std::ops::Range<usize>,
 ) -> impl Strategy<Value = (Vec<f64>, Vec<f64>, Vec<f64>, f64)> {
@@ -199,6 +246,11 @@ proptest! {
     #[test]
     fn partial_overwrite_read_between_and_counter_by_two((x, v, s0, seed) in case(1..5)) {
         check_slice("partial", (&x, &v, &s0, seed), partial, partial_fwd, partial_rev, partial_o);
+    }
+
+    #[test]
+    fn running_extremes_read_back_from_their_variable(((x, v, s0), seed) in (slice_case(-1.0, 1.0, 1..9, 0), seed())) {
+        check_slice("running", (&x, &v, &s0, seed), running, running_fwd, running_rev, running_o);
     }
 
     #[test]

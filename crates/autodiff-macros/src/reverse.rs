@@ -30,6 +30,9 @@ pub struct Reverse<'a> {
     tapes: RefCell<Vec<TokenStream>>,
     /// The store of each local of a nested block that is recorded rather than recomputed.
     kept: RefCell<HashMap<String, Ident>>,
+    /// Locals of a nested block that the reverse reads back from the variable they were
+    /// last assigned to (see [`Self::final_copy`]).
+    copied: RefCell<HashMap<String, Ident>>,
     counter: RefCell<usize>,
     /// The blocks being emitted, outermost first (see [`Self::must_record`]).
     frames: RefCell<Vec<Frame>>,
@@ -77,6 +80,7 @@ impl<'a> Reverse<'a> {
             kinds,
             tapes: RefCell::new(Vec::new()),
             kept: RefCell::new(HashMap::new()),
+            copied: RefCell::new(HashMap::new()),
             counter: RefCell::new(0),
             frames: RefCell::new(Vec::new()),
             next_is_loop_body: RefCell::new(false),
@@ -341,6 +345,8 @@ impl<'a> Reverse<'a> {
                     if self.kept.borrow().contains_key(&var.to_string()) {
                         let load = self.load_local(var);
                         out.extend(quote!(let #m #var = #load;));
+                    } else if let Some(v) = self.copied.borrow().get(&var.to_string()) {
+                        out.extend(quote!(let #var = #v;));
                     } else if self.late_vars.borrow().contains(&var.to_string()) {
                         // Computed again further down the reverse (`recompute_late`).
                     } else if self.recomputable(op, b, k) {
@@ -393,6 +399,44 @@ impl<'a> Reverse<'a> {
             }
         }
         out
+    }
+
+    /// For `let var = op` at `block[k]` followed in the block by `v = var` (the shape of
+    /// `mx = mx.max(x[i])`): `v`, when the reverse can read `var` from it instead of
+    /// recording it. That holds when `v` is a scalar declared outside the block, not
+    /// written after that assignment (so it ends the block holding `var`), and read by
+    /// `op` itself (so the assignment records and restores it, and at the start of the
+    /// block's reverse `v` holds its value from the end of the block).
+    fn final_copy(&self, var: &Ident, op: &Op, block: &Block, k: usize) -> Option<Ident> {
+        let name = var.to_string();
+        let (k2, v) = block
+            .iter()
+            .enumerate()
+            .skip(k + 1)
+            .find_map(|(k2, s)| match s {
+                Stmt::Assign {
+                    place,
+                    kind: AssignKind::Set,
+                    val: Operand::Var(x),
+                } if place.proj.is_empty() && *x == name => Some((k2, place.base.clone())),
+                _ => None,
+            })?;
+        let vname = v.to_string();
+        let mut reads = HashSet::new();
+        op_reads(op, &mut reads);
+        let mut later = HashSet::new();
+        for s in &block[k2 + 1..] {
+            stmt_writes(s, &mut later);
+        }
+        let declared_here = block
+            .iter()
+            .any(|s| matches!(s, Stmt::Let { var, .. } if *var == vname));
+        (self.kinds.get(&vname) == Some(&VarKind::Scalar)
+            && self.an.needs(&v)
+            && reads.contains(&vname)
+            && !later.contains(&vname)
+            && !declared_here)
+            .then_some(v)
     }
 
     /// Whether the `let` at `block[k]` can be recomputed at the start of the block's
@@ -502,9 +546,13 @@ impl<'a> Reverse<'a> {
                     && self.relevant(var)
                     && !self.recomputable(op, block, k)
                 {
-                    match self.late_point(var, op, block, k) {
-                        Some(k1) => self.recompute_late(var, op, k1),
-                        None => fwd.extend(self.keep_local(var, level)),
+                    if let Some(v) = self.final_copy(var, op, block, k) {
+                        self.copied.borrow_mut().insert(var.to_string(), v);
+                    } else {
+                        match self.late_point(var, op, block, k) {
+                            Some(k1) => self.recompute_late(var, op, k1),
+                            None => fwd.extend(self.keep_local(var, level)),
+                        }
                     }
                 }
                 let rev = if self.an.is_active(var) {
