@@ -18,8 +18,9 @@
 //!   parameters or result, and without a rule that replaces the reverse mode;
 //! - parameters that are floats, references to float buffers, or integers and `bool`s,
 //!   none of them bound `mut`;
-//! - bodies that loop over ranges only, keep as the user's tokens only `let`s of
-//!   arithmetic (no `&`, no closure, no call but of a few integer and float methods),
+//! - bodies that loop over ranges only (iterator chains over slices are lowered to
+//!   such loops), keep as the user's tokens only `let`s of arithmetic (no `&`, no
+//!   closure, no call but of a few integer and float methods and of `from` and `sum`),
 //!   and call functions (not methods) without closure arguments.
 //!
 //! A callee's own state may borrow the arguments (a custom rule's pullback may), so the
@@ -190,24 +191,34 @@ const OWNING_METHODS: &[&str] = &[
     "leading_zeros",
 ];
 
+/// Functions called by path (`f64::from(k)`, and `<f64 as Sum>::sum(empty())`, which
+/// starts the lowered sums) whose result owns its value.
+const OWNING_FUNCTIONS: &[&str] = &["from", "sum", "product", "empty"];
+
 /// Tokens of arithmetic on owned values: no `&`, no closure (`|`), no macro, and no call
-/// but of [`OWNING_METHODS`].
+/// but of [`OWNING_METHODS`] and [`OWNING_FUNCTIONS`].
 fn is_plain_arithmetic(t: &TokenStream) -> bool {
     let tokens: Vec<TokenTree> = t.clone().into_iter().collect();
+    let before = |k: usize, back: usize| k.checked_sub(back).map(|j| &tokens[j]);
     tokens.iter().enumerate().all(|(k, tok)| match tok {
         TokenTree::Punct(p) => !matches!(p.as_char(), '&' | '|' | '!' | '\'' | '#'),
         TokenTree::Group(g) => {
-            let called = g.delimiter() == Delimiter::Parenthesis
-                && matches!(
-                    k.checked_sub(1).map(|j| &tokens[j]),
-                    Some(TokenTree::Ident(_))
-                );
-            let owning = called
-                && matches!(&tokens[k - 1], TokenTree::Ident(i)
-                    if OWNING_METHODS.contains(&i.to_string().as_str())
-                        && matches!(k.checked_sub(2).map(|j| &tokens[j]),
-                            Some(TokenTree::Punct(p)) if p.as_char() == '.'));
-            (!called || owning) && is_plain_arithmetic(&g.stream())
+            let callee = match before(k, 1) {
+                Some(TokenTree::Ident(i)) if g.delimiter() == Delimiter::Parenthesis => {
+                    Some(i.to_string())
+                }
+                _ => None,
+            };
+            let owning = callee.as_ref().is_none_or(|name| match before(k, 2) {
+                Some(TokenTree::Punct(p)) if p.as_char() == '.' => {
+                    OWNING_METHODS.contains(&name.as_str())
+                }
+                Some(TokenTree::Punct(p)) if p.as_char() == ':' => {
+                    OWNING_FUNCTIONS.contains(&name.as_str())
+                }
+                _ => false,
+            });
+            owning && is_plain_arithmetic(&g.stream())
         }
         TokenTree::Ident(_) | TokenTree::Literal(_) => true,
     })
