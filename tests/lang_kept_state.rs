@@ -2,10 +2,11 @@
 //! again: a `logsumexp` over a buffer the caller overwrites between calls, a cell that
 //! updates `&mut` state and calls a scalar helper, a callee that calls a custom rule
 //! whose pullback borrows its arguments, generic and recursive callees, a callee whose
-//! arguments carry no adjoint, and callees that view their arguments. Gradients against
-//! num-dual (central differences for the views), H·v of a caller through
-//! forward over reverse against finite differences of the gradient, and a count of how
-//! often a callee's body runs per gradient.
+//! arguments carry no adjoint, callees that view their arguments, and a callee inside a
+//! closure that a higher-order function receives. Gradients against num-dual (central
+//! differences for the views), H·v of a caller through forward over reverse against
+//! finite differences of the gradient, and a count of how often a callee's body runs
+//! per gradient.
 
 // Index loops are the construct under test.
 #![allow(clippy::needless_range_loop)]
@@ -304,6 +305,29 @@ fn views(x: &[f64]) -> f64 {
     }
     s
 }
+/// A scalar callee with `exp` and `ln`, called inside a closure that a higher-order
+/// function receives.
+#[differentiable]
+fn softplus(x: f64) -> f64 {
+    (x.exp() + 1.0).ln()
+}
+
+#[differentiable]
+fn apply<F: Fn(f64) -> f64>(f: F, x: f64) -> f64 {
+    f(x) * 2.0 + f(x * 0.5)
+}
+
+#[autodiff_reverse(through_closure_rev, Active, Active)]
+#[autodiff_forward(through_closure_fwd, Dual, Dual)]
+fn through_closure(x: f64) -> f64 {
+    apply(|t| softplus(t * x), x) + softplus(x)
+}
+
+fn through_closure_o<D: Num>(x: D) -> D {
+    let sp = |t: D| (t.exp() + 1.0).ln();
+    sp(x * x) * 2.0 + sp(x * 0.5 * x) + sp(x)
+}
+
 thread_local! {
     static RUNS: Cell<usize> = const { Cell::new(0) };
 }
@@ -398,6 +422,20 @@ proptest! {
         let (want_f, want) = oracle_grad(|d| lse_o(&yv) * lse_o(d) + lse_o(&yv), &x);
         check("mixed", f, want_f);
         check_all("mixed grad", &g, &want);
+    }
+}
+
+/// [`through_closure`] in both modes against num-dual.
+#[test]
+fn kept_callee_inside_a_closure_argument() {
+    for x in [-1.3, 0.2, 0.9] {
+        let want = through_closure_o(Dual64::new(x, 1.0));
+        let (f, g) = through_closure_rev(x, 1.0);
+        check("through_closure", f, want.re);
+        check("through_closure grad", g, want.eps);
+        let (f, t) = through_closure_fwd(x, 1.0);
+        check("through_closure fwd", f, want.re);
+        check("through_closure tangent", t, want.eps);
     }
 }
 
