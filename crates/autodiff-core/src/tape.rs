@@ -160,9 +160,6 @@ pub struct Tape<T> {
     _owns: PhantomData<T>,
 }
 
-/// The size of a tape's first block: enough for a few values without growing.
-const MIN_BYTES: usize = 256;
-
 /// A block of a [`Tape`] other than the one being filled.
 struct Block {
     ptr: NonNull<u8>,
@@ -231,7 +228,8 @@ impl<T> Tape<T> {
     #[cold]
     #[inline(never)]
     fn grow(&mut self, n: usize) {
-        let mut class = class_for(n.saturating_mul(size_of::<T>()).max(MIN_BYTES));
+        // The smallest class (256 bytes) already holds a few values of any usual size.
+        let mut class = class_for(n.saturating_mul(size_of::<T>()));
         if self.cap > 0 {
             class = class.max(self.class + 1);
             let current = Block {

@@ -23,6 +23,7 @@
 //! that other adjoint stores of the loop reach the same element. That element is loaded
 //! once before the loop, kept in a local, and stored once after it.
 
+use crate::analysis::stmt_writes;
 use crate::ir::*;
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
@@ -407,11 +408,12 @@ fn is_invariant(idx: &TokenStream, changed: &HashSet<String>) -> bool {
     })
 }
 
-/// Adds to `out` every local that `b` binds or may change: `let`s, loop variables,
-/// assigned places, places passed by `&mut`, and (conservatively) every identifier of a
-/// statement or expression kept as the user's tokens that could assign.
+/// Adds to `out` every local that `b` binds or may change: what it writes
+/// ([`stmt_writes`]), its `let`s, loop variables and branch results, and
+/// (conservatively) every identifier of a statement kept as the user's tokens, or of an
+/// expression kept so that could assign.
 fn changed_in_block(b: &Block, out: &mut HashSet<String>) {
-    let mut tokens = |t: &TokenStream, out: &mut HashSet<String>| {
+    let assigning = |t: &TokenStream, out: &mut HashSet<String>| {
         if t.to_string().contains('=') {
             crate::lower::walk_idents(t, &mut |id| {
                 out.insert(id.to_string());
@@ -422,19 +424,17 @@ fn changed_in_block(b: &Block, out: &mut HashSet<String>) {
         match s {
             Stmt::Let { var, op, .. } => {
                 out.insert(var.to_string());
-                changed_in_op(op, out, &mut tokens);
+                if let Op::Inactive(t) | Op::NewVec(t) | Op::VecRepeat(_, t) | Op::ArrRepeat(_, t) =
+                    op
+                {
+                    assigning(t, out);
+                }
+                stmt_writes(s, out);
             }
-            Stmt::LetTuple { vars, op } => {
+            Stmt::LetTuple { vars, .. } => {
                 out.extend(vars.iter().map(|v| v.to_string()));
-                changed_in_op(op, out, &mut tokens);
+                stmt_writes(s, out);
             }
-            Stmt::Assign { place, .. } | Stmt::Push { place, .. } | Stmt::Fill { place, .. } => {
-                out.insert(place.base.to_string());
-            }
-            Stmt::CopyFrom { dst, .. } => {
-                out.insert(dst.base.to_string());
-            }
-            Stmt::Call(c) => changed_in_call(c, out),
             Stmt::If {
                 cond,
                 then,
@@ -442,7 +442,7 @@ fn changed_in_block(b: &Block, out: &mut HashSet<String>) {
                 outs,
                 ..
             } => {
-                tokens(cond, out);
+                assigning(cond, out);
                 out.extend(outs.iter().map(|v| v.to_string()));
                 changed_in_block(then, out);
                 changed_in_block(els, out);
@@ -454,44 +454,24 @@ fn changed_in_block(b: &Block, out: &mut HashSet<String>) {
                 exit,
             } => {
                 out.insert(pat.to_string());
-                tokens(iter, out);
+                assigning(iter, out);
                 if let Some(e) = exit {
-                    tokens(e, out);
+                    assigning(e, out);
                 }
                 changed_in_block(body, out);
             }
             Stmt::Loop { body, exit } => {
-                tokens(exit, out);
+                assigning(exit, out);
                 changed_in_block(body, out);
             }
             Stmt::Inactive(t) => crate::lower::walk_idents(t, &mut |id| {
                 out.insert(id.to_string());
             }),
-        }
-    }
-}
-
-fn changed_in_op(
-    op: &Op,
-    out: &mut HashSet<String>,
-    tokens: &mut impl FnMut(&TokenStream, &mut HashSet<String>),
-) {
-    match op {
-        Op::Call(c) => changed_in_call(c, out),
-        Op::Inactive(t) | Op::NewVec(t) | Op::VecRepeat(_, t) | Op::ArrRepeat(_, t) => {
-            tokens(t, out)
-        }
-        _ => {}
-    }
-}
-
-fn changed_in_call(c: &Call, out: &mut HashSet<String>) {
-    if let Callee::Method(p, _) = &c.callee {
-        out.insert(p.base.to_string());
-    }
-    for a in &c.args {
-        if let Arg::Ref(p, true) = a {
-            out.insert(p.base.to_string());
+            Stmt::Assign { .. }
+            | Stmt::Push { .. }
+            | Stmt::Fill { .. }
+            | Stmt::CopyFrom { .. }
+            | Stmt::Call(_) => stmt_writes(s, out),
         }
     }
 }

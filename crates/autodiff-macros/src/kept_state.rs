@@ -245,14 +245,15 @@ impl Gen<'_> {
         let mut finals = TokenStream::new();
         let mut put_back = TokenStream::new();
         let mut sinks = TokenStream::new();
-        let mut aug_params = Vec::new();
         for p in &self.sig.params {
             let (n, ty) = (&p.name, p.ty.as_ref().expect("not a receiver"));
-            aug_params.push(quote!(#n: #ty));
             closure_params.push(quote!(#n: #ty));
             closure_tys.push(quote!(#ty));
             call_args.push(quote!(#n));
         }
+        // The augmented call takes the parameters; the closure takes them again, then
+        // the shadows and the cotangent.
+        let aug_params = closure_params.clone();
         for p in &self.sig.params {
             let n = &p.name;
             let b = adjoint_name(n);
