@@ -162,6 +162,13 @@ pub fn cast_like<F: Real, T: Real>(g: F, _like: &T) -> T {
     T::from(g).unwrap_or_else(T::nan)
 }
 
+/// An integer as a float of the type of `like`: the factor `n` in the partial of
+/// `a.powi(n)`, written so that it fits `f32` and `f64` code alike.
+#[inline(always)]
+pub fn int_like<T: Real>(n: i32, _like: &T) -> T {
+    T::from_i32(n)
+}
+
 /// Values whose contents can be saved and put back: what a call through a `&mut` argument
 /// may overwrite.
 pub trait Snapshot {

@@ -129,7 +129,7 @@ pub fn partial_template(name: &str) -> Option<&'static str> {
         "to_degrees" => "57.29577951308232 + 0.0 * $0",
         "to_radians" => "0.017453292519943295 + 0.0 * $0",
         "fract" => "1.0 + 0.0 * $0",
-        "powi" => "if $1 == 0 { 0.0 * $0 } else { $0.powi($1 - 1) * ($1 as f64) }",
+        "powi" => "if $1 == 0 { 0.0 * $0 } else { $0.powi($1 - 1) * __ad::int_like($1, &$0) }",
         "powf" => {
             "(if $1 == 0.0 { 0.0 * $0 } else { $1 * $0.powf($1 - 1.0) }, \
               if $0 > 0.0 { $2 * $0.ln() } else { 0.0 * $0 })"

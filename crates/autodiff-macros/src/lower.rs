@@ -2474,16 +2474,18 @@ impl Lowerer {
                 })?;
                 Ok(Some(Val::Op(Operand::Lit(quote!(())))))
             }
-            // A float literal as generated code writes it.
-            ["__ad", "Real", "lit"] if c.args.len() == 1 => Ok(Some(Val::Op(Operand::Lit(
+            // A float literal as generated code writes it, and an integer as a float
+            // (`powi`'s exponent in its partial).
+            ["__ad", "Real", "lit"] | ["__ad", "int_like"] => Ok(Some(Val::Op(Operand::Lit(
                 self.render(&Expr::Call(c.clone())),
             )))),
             // The sum of an adjoint buffer's elements.
             ["__ad", "sum"] if c.args.len() == 1 => {
                 let v = strip_full_range(strip_ref(&c.args[0]));
-                Ok(Some(self.lower_expr(&syn::parse_quote!(#v.iter().sum::<f64>()))?))
+                Ok(Some(self.lower_expr(&syn::parse_quote!(#v.iter().sum()))?))
             }
-            // Nested companions are `f64` throughout: the cast is the identity.
+            // Nested companions have one float type throughout (`nested::mixes_floats`):
+            // the cast is the identity.
             ["__ad", "cast_like"] if c.args.len() == 2 => Ok(Some(self.lower_expr(&c.args[0])?)),
             ["__ad", "take"] if c.args.len() == 1 => {
                 let Expr::MethodCall(m) = strip(&c.args[0]) else {

@@ -37,14 +37,10 @@ pub fn companion_protocol(companion: &TokenStream, inner: Mode) -> TokenStream {
     let name = func.sig.ident.to_string();
     let lowered = if !ENABLED {
         Err(syn::Error::new(func.sig.ident.span(), DISABLED))
-    } else if sig.float_params.is_empty() && !mentions_f32(companion) {
-        Lowerer::for_companion(&sig).lower_body(&func.block, &sig)
+    } else if let Some(reason) = unsupported_floats(&sig, companion) {
+        Err(syn::Error::new(func.sig.ident.span(), reason))
     } else {
-        // The partials written back into the companion are `f64` expressions.
-        Err(syn::Error::new(
-            func.sig.ident.span(),
-            "nested differentiation supports `f64` functions only (not generic or `f32` ones)",
-        ))
+        Lowerer::for_companion(&sig).lower_body(&func.block, &sig)
     };
     let (body, kinds, fail) = body_or_failure(lowered, |e| {
         format!("`{name}` is a derivative companion that cannot be differentiated again: {e}")
@@ -252,12 +248,35 @@ fn calls_protocol(t: &TokenStream) -> bool {
     })
 }
 
-pub fn mentions_f32(t: &TokenStream) -> bool {
-    t.clone().into_iter().any(|tt| match tt {
-        proc_macro2::TokenTree::Ident(i) => i == "f32",
-        proc_macro2::TokenTree::Group(g) => mentions_f32(&g.stream()),
-        _ => false,
-    })
+/// Why code with the signature `sig` and the tokens `code` cannot be differentiated
+/// again, as far as its float types go: generic floats (the partials that companions
+/// write back use untyped literals, which a type parameter does not take), or both `f32`
+/// and `f64` (a cast's adjoint is read back as the identity).
+pub fn unsupported_floats(sig: &SigInfo, code: &TokenStream) -> Option<&'static str> {
+    if !sig.float_params.is_empty() {
+        Some("nested differentiation of a function generic over its float type is not supported")
+    } else if mixes_floats(code) {
+        Some("nested differentiation of a function that mixes `f32` and `f64` is not supported")
+    } else {
+        None
+    }
+}
+
+/// Whether `t` names both `f32` and `f64`.
+fn mixes_floats(t: &TokenStream) -> bool {
+    let (mut f32, mut f64) = (false, false);
+    fn walk(t: &TokenStream, f32: &mut bool, f64: &mut bool) {
+        for tt in t.clone() {
+            match tt {
+                proc_macro2::TokenTree::Ident(i) if i == "f32" => *f32 = true,
+                proc_macro2::TokenTree::Ident(i) if i == "f64" => *f64 = true,
+                proc_macro2::TokenTree::Group(g) => walk(&g.stream(), f32, f64),
+                _ => {}
+            }
+        }
+    }
+    walk(t, &mut f32, &mut f64);
+    f32 && f64
 }
 
 /// The body of a protocol function that cannot be built: it compiles, and fails with

@@ -21,7 +21,7 @@
 use crate::activity::{Activity, Mode, Spec};
 use crate::expand::{Gen, Nesting, all_active, ret_type};
 use crate::lower::Lowerer;
-use crate::nested::{ENABLED, body_or_failure, failure, mentions_f32, rename_shadows};
+use crate::nested::{ENABLED, body_or_failure, failure, rename_shadows, unsupported_floats};
 use crate::signature::{Param, Ret, Shape, SigInfo};
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
@@ -34,8 +34,8 @@ pub fn variants(g: &Gen) -> TokenStream {
         return TokenStream::new();
     }
     let func = g.func;
-    let unsupported = if !g.sig.float_params.is_empty() || mentions_f32(&quote!(#func)) {
-        Some("nested differentiation supports `f64` functions only (not generic or `f32` ones)")
+    let unsupported = if let Some(reason) = unsupported_floats(g.sig, &quote!(#func)) {
+        Some(reason)
     } else if g
         .sig
         .params

@@ -1,0 +1,199 @@
+//! Nested differentiation of `f32` functions, through calls: Hessian-vector products
+//! (forward over reverse, also through a `#[differentiable]` rule), second derivatives
+//! (forward over forward) and a third order, against num-dual's `f32` hyper-dual and
+//! second- and third-order dual numbers and the softmax Jacobian.
+// Index loops are part of the language under test.
+#![allow(clippy::needless_range_loop)]
+
+use autodiff_core::prelude::*;
+use num_dual::{Dual2_32, Dual3_32, DualNum, HyperDual32};
+use proptest::prelude::*;
+
+/// A callee with most kinds of builtin: libm calls, `powi` (whose partial converts its
+/// exponent to the float type), `sqrt`, `tanh`.
+#[differentiable]
+fn pair_term(a: f32, b: f32) -> f32 {
+    (a * b).exp() + a.powi(3) - (b * b + 1.0).ln() * a.tanh() + (a * a + b * b + 1.0).sqrt()
+}
+
+fn pair_term_dual<D: DualNum<Primitive = f32> + Copy>(a: D, b: D) -> D {
+    (a * b).exp() + a.powi(3) - (b * b + 1.0).ln() * a.tanh() + (a * a + b * b + 1.0).sqrt()
+}
+
+#[autodiff_reverse(d_chain, Duplicated, Active)]
+fn chain(x: &[f32]) -> f32 {
+    let mut s = 0.0;
+    for i in 0..x.len() - 1 {
+        s += pair_term(x[i], x[i + 1]) / (1.0 + x[i] * x[i]);
+    }
+    s.sin()
+}
+
+fn chain_dual<D: DualNum<Primitive = f32> + Copy>(x: &[D]) -> D {
+    let mut s = D::zero();
+    for i in 0..x.len() - 1 {
+        s += pair_term_dual(x[i], x[i + 1]) / (x[i] * x[i] + 1.0);
+    }
+    s.sin()
+}
+
+/// The pinned composition, in `f32`.
+#[autodiff_forward(hvp_chain, Dual, Dual)]
+fn grad_chain(x: &[f32], dx: &mut [f32]) {
+    dx.fill(0.0);
+    d_chain(x, dx, 1.0);
+}
+
+/// `|got - want|` within `tol` of the largest magnitude in `want` (at least 1).
+fn assert_close_f32(what: &str, got: &[f32], want: &[f32], tol: f32) {
+    let scale = want.iter().fold(1.0f32, |m, v| m.max(v.abs()));
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!(
+            (g - w).abs() <= tol * scale,
+            "{what}[{i}]: got {g}, want {w} (all: {got:?} vs {want:?})"
+        );
+    }
+}
+
+#[autodiff_forward(f_jvp32, Dual, Dual)]
+fn f32_fn(x: f32) -> f32 {
+    pair_term(x, 0.5 * x) * x.cos()
+}
+
+/// Forward over forward through a call.
+#[autodiff_forward(d2f32, Dual, Dual)]
+fn df32(x: f32) -> f32 {
+    f_jvp32(x, 1.0).1
+}
+
+#[autodiff_reverse(d_sq_sin, Duplicated, Active)]
+fn sq_sin(x: &[f32]) -> f32 {
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        s += (0.25 * x[i]).exp() + x[i].powi(3) - 0.06 * x[i].tanh();
+    }
+    s.sin()
+}
+
+#[autodiff_forward(hvp_sq_sin, Dual, Dual)]
+fn grad_sq_sin(x: &[f32], dx: &mut [f32]) {
+    dx.fill(0.0);
+    d_sq_sin(x, dx, 1.0);
+}
+
+/// Forward over forward over reverse (of a function that calls no other, as in `f64`):
+/// the derivative of `H(x)·v` along `u`.
+#[autodiff_forward(third_sq_sin, Dual, Const, Dual, Dual)]
+fn hvp_of_sq_sin(x: &[f32], v: &[f32], g: &mut [f32], hv: &mut [f32]) {
+    hvp_sq_sin(x, v, g, hv);
+}
+
+/// A `#[differentiable]` reverse rule in `f32`, differentiated under forward over reverse.
+#[custom_rule(reverse = logsumexp_rev)]
+fn logsumexp(z: &[f32]) -> f32 {
+    let m = z.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
+    m + z.iter().map(|v| (v - m).exp()).sum::<f32>().ln()
+}
+
+#[differentiable]
+fn logsumexp_rev(z: &[f32]) -> (f32, impl FnOnce(&mut [f32], f32) + '_) {
+    let mut m = z[0];
+    for i in 1..z.len() {
+        m = m.max(z[i]);
+    }
+    let mut s = 0.0;
+    for i in 0..z.len() {
+        s += (z[i] - m).exp();
+    }
+    let y = m + s.ln();
+    (y, move |dz: &mut [f32], dy: f32| {
+        for i in 0..z.len() {
+            dz[i] += dy * (z[i] - y).exp();
+        }
+    })
+}
+
+#[autodiff_reverse(d_lse, Duplicated, Active)]
+fn lse(x: &[f32]) -> f32 {
+    2.0 * logsumexp(x)
+}
+
+#[autodiff_forward(hvp_lse, Dual, Dual)]
+fn grad_lse(x: &[f32], dx: &mut [f32]) {
+    dx.fill(0.0);
+    d_lse(x, dx, 1.0);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn hvp_through_calls_matches_hyper_duals(
+        x in prop::collection::vec(-0.9f32..0.9, 2..7),
+        v in prop::collection::vec(-1.0f32..1.0, 7),
+    ) {
+        let n = x.len();
+        let v = &v[..n];
+        let (mut g, mut hv) = (vec![0.0; n], vec![0.0; n]);
+        hvp_chain(&x, v, &mut g, &mut hv);
+        // eps1 along v, eps2 along e_i: eps2 is ∂f/∂x_i, eps1eps2 is (H·v)_i.
+        let (mut g_want, mut hv_want) = (vec![0.0; n], vec![0.0; n]);
+        for i in 0..n {
+            let xd: Vec<HyperDual32> = (0..n)
+                .map(|j| HyperDual32::new(x[j], v[j], if i == j { 1.0 } else { 0.0 }, 0.0))
+                .collect();
+            let y = chain_dual(&xd);
+            g_want[i] = y.eps2;
+            hv_want[i] = y.eps1eps2;
+        }
+        assert_close_f32("gradient", &g, &g_want, 1e-4);
+        assert_close_f32("H·v", &hv, &hv_want, 1e-4);
+    }
+
+    #[test]
+    fn hvp_through_an_f32_rule_is_the_softmax_jacobian(
+        x in prop::collection::vec(-2.0f32..2.0, 1..6),
+        v in prop::collection::vec(-1.0f32..1.0, 6),
+    ) {
+        let n = x.len();
+        let v = &v[..n];
+        let (mut g, mut hv) = (vec![0.0; n], vec![0.0; n]);
+        hvp_lse(&x, v, &mut g, &mut hv);
+        // ∇ = 2p, H = 2 (diag(p) - p pᵀ) for the softmax p of x.
+        let m = x.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
+        let e: Vec<f32> = x.iter().map(|a| (a - m).exp()).collect();
+        let total: f32 = e.iter().sum();
+        let p: Vec<f32> = e.iter().map(|a| a / total).collect();
+        let pv: f32 = p.iter().zip(v).map(|(a, b)| a * b).sum();
+        let g_want: Vec<f32> = p.iter().map(|a| 2.0 * a).collect();
+        let hv_want: Vec<f32> = (0..n).map(|i| 2.0 * p[i] * (v[i] - pv)).collect();
+        assert_close_f32("gradient", &g, &g_want, 1e-5);
+        assert_close_f32("H·v", &hv, &hv_want, 1e-5);
+    }
+
+    #[test]
+    fn second_derivative_through_a_call_matches_dual2(x in -1.0f32..1.0) {
+        let (d1, d2) = d2f32(x, 1.0);
+        let want = {
+            let x = Dual2_32::from_re(x).derivative();
+            pair_term_dual(x, x * 0.5) * x.cos()
+        };
+        assert_close_f32("f', f''", &[d1, d2], &[want.v1, want.v2], 1e-5);
+    }
+
+    #[test]
+    fn third_derivative_matches_dual3(x in -1.0f32..1.0) {
+        let (mut g, mut dg, mut hv, mut dhv) = ([0.0], [0.0], [0.0], [0.0]);
+        third_sq_sin(&[x], &[1.0], &[1.0], &mut g, &mut dg, &mut hv, &mut dhv);
+        let want = {
+            let x = Dual3_32::from_re(x).derivative();
+            ((x * 0.25).exp() + x.powi(3) - x.tanh() * 0.06).sin()
+        };
+        assert_close_f32(
+            "f', f'', f''' ",
+            &[g[0], dg[0], hv[0], dhv[0]],
+            &[want.v1, want.v2, want.v2, want.v3],
+            1e-4,
+        );
+    }
+}
