@@ -163,10 +163,24 @@ pub fn cast_like<F: Real, T: Real>(g: F, _like: &T) -> T {
 }
 
 /// An integer as a float of the type of `like`: the factor `n` in the partial of
-/// `a.powi(n)`, written so that it fits `f32` and `f64` code alike.
+/// `a.powi(n)`, written so that it fits `f32`, `f64` and generic code alike.
 #[inline(always)]
 pub fn int_like<T: Real>(n: i32, _like: &T) -> T {
     T::from_i32(n)
+}
+
+/// A float constant of the type of `like`: the constants of builtin partials, as
+/// derivative companions write them when they are differentiated again.
+#[inline(always)]
+pub fn lit_like<T: Real>(v: f64, _like: &T) -> T {
+    T::lit(v)
+}
+
+/// A float constant of a slice's element type: where a sum of its elements starts
+/// (`-0.0`), what zeroing it writes (`0.0`).
+#[inline(always)]
+pub fn elem_lit<T: Real>(v: f64, _like: &[T]) -> T {
+    T::lit(v)
 }
 
 /// Values whose contents can be saved and put back: what a call through a `&mut` argument

@@ -2461,7 +2461,10 @@ impl Lowerer {
             // Zeroing a shadow, and adding a scratch shadow into one.
             ["__ad", "fill_zero"] if c.args.len() == 1 => {
                 let dst = strip_full_range(strip_ref(&c.args[0]));
-                self.lower_method_stmt(&syn::parse_quote!(#dst.fill(0.0)))?;
+                self.lower_expr(&syn::parse_quote!({
+                    let __ad_zero = __ad::elem_lit(0.0, &#dst[..]);
+                    #dst.fill(__ad_zero);
+                }))?;
                 Ok(Some(Val::Op(Operand::Lit(quote!(())))))
             }
             ["__ad", "add_into"] if c.args.len() == 2 => {
@@ -2476,13 +2479,16 @@ impl Lowerer {
             }
             // A float literal as generated code writes it, and an integer as a float
             // (`powi`'s exponent in its partial).
-            ["__ad", "Real", "lit"] | ["__ad", "int_like"] => Ok(Some(Val::Op(Operand::Lit(
+            ["__ad", "Real", "lit"]
+            | ["__ad", "int_like" | "lit_like" | "elem_lit"] => Ok(Some(Val::Op(Operand::Lit(
                 self.render(&Expr::Call(c.clone())),
             )))),
             // The sum of an adjoint buffer's elements.
             ["__ad", "sum"] if c.args.len() == 1 => {
                 let v = strip_full_range(strip_ref(&c.args[0]));
-                Ok(Some(self.lower_expr(&syn::parse_quote!(#v.iter().sum()))?))
+                Ok(Some(self.lower_expr(&syn::parse_quote!(
+                    #v.iter().fold(__ad::elem_lit(-0.0, &#v[..]), |s, e| s + e)
+                ))?))
             }
             // Nested companions have one float type throughout (`nested::mixes_floats`):
             // the cast is the identity.
@@ -2520,8 +2526,13 @@ impl Lowerer {
                 for (i, a) in c.args.iter().enumerate().rev() {
                     text = text.replace(&format!("${i}"), &format!("({})", a.to_token_stream()));
                 }
-                let e: Expr = syn::parse_str(&text)
+                let mut e: Expr = syn::parse_str(&text)
                     .map_err(|_| syn::Error::new(span, "a builtin derivative could not be read"))?;
+                // The templates' constants take the operand's float type, which may be a
+                // type parameter.
+                if let Some(like) = c.args.first() {
+                    FloatLitsLike(like.clone()).visit_expr_mut(&mut e);
+                }
                 Ok(Some(self.lower_expr(&e)?))
             }
             [first, ..] if first.starts_with("__ad") => {
@@ -3091,6 +3102,24 @@ impl<'a> syn::visit::Visit<'a> for ReturnFinder {
             Expr::Return(_) => self.found = true,
             Expr::Closure(_) => {}
             _ => syn::visit::visit_expr(self, e),
+        }
+    }
+}
+
+/// Replaces each float literal `v` of an expression by `__ad::lit_like(v, &(like))`.
+struct FloatLitsLike(Expr);
+
+impl VisitMut for FloatLitsLike {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        if let Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Float(v),
+            ..
+        }) = e
+        {
+            let like = &self.0;
+            *e = syn::parse_quote!(__ad::lit_like(#v, &(#like)));
+        } else {
+            syn::visit_mut::visit_expr_mut(self, e);
         }
     }
 }

@@ -37,7 +37,7 @@ pub fn companion_protocol(companion: &TokenStream, inner: Mode) -> TokenStream {
     let name = func.sig.ident.to_string();
     let lowered = if !ENABLED {
         Err(syn::Error::new(func.sig.ident.span(), DISABLED))
-    } else if let Some(reason) = unsupported_floats(&sig, companion) {
+    } else if let Some(reason) = unsupported_floats(companion) {
         Err(syn::Error::new(func.sig.ident.span(), reason))
     } else {
         Lowerer::for_companion(&sig).lower_body(&func.block, &sig)
@@ -124,7 +124,7 @@ pub fn helper_impl(sig: &SigInfo, spec: &Spec) -> TokenStream {
     let ret = spec.ret.map(|r| r.0);
     let ret_f64 = matches!(&sig.ret, Ret::Ty(t) if quote!(#t).to_string() == "f64");
     let params = &sig.params;
-    if !sig.float_params.is_empty() {
+    if !sig.float_params.is_empty() && std::env::var("AD_GEN").is_err() {
         return TokenStream::new();
     }
     if params.len() == 1
@@ -248,18 +248,12 @@ fn calls_protocol(t: &TokenStream) -> bool {
     })
 }
 
-/// Why code with the signature `sig` and the tokens `code` cannot be differentiated
-/// again, as far as its float types go: generic floats (the partials that companions
-/// write back use untyped literals, which a type parameter does not take), or both `f32`
-/// and `f64` (a cast's adjoint is read back as the identity).
-pub fn unsupported_floats(sig: &SigInfo, code: &TokenStream) -> Option<&'static str> {
-    if !sig.float_params.is_empty() {
-        Some("nested differentiation of a function generic over its float type is not supported")
-    } else if mixes_floats(code) {
-        Some("nested differentiation of a function that mixes `f32` and `f64` is not supported")
-    } else {
-        None
-    }
+/// Why code with the tokens `code` cannot be differentiated again, as far as its float
+/// types go: it uses both `f32` and `f64` (a cast's adjoint is read back as the identity).
+pub fn unsupported_floats(code: &TokenStream) -> Option<&'static str> {
+    mixes_floats(code).then_some(
+        "nested differentiation of a function that mixes `f32` and `f64` is not supported",
+    )
 }
 
 /// Whether `t` names both `f32` and `f64`.

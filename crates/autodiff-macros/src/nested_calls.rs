@@ -34,7 +34,7 @@ pub fn variants(g: &Gen) -> TokenStream {
         return TokenStream::new();
     }
     let func = g.func;
-    let unsupported = if let Some(reason) = unsupported_floats(g.sig, &quote!(#func)) {
+    let unsupported = if let Some(reason) = unsupported_floats(&quote!(#func)) {
         Some(reason)
     } else if g
         .sig

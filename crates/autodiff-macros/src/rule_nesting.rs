@@ -133,7 +133,7 @@ pub fn expand(func: &ImplItemFn) -> syn::Result<TokenStream> {
     if func.sig.generics.type_params().next().is_some() {
         return Err(unsupported(
             func.sig.generics.span(),
-            "generic rules are not supported (nested differentiation is for `f64` code)",
+            "generic rules are not differentiated again; write the rule for `f32` or `f64`",
         ));
     }
     let (value_ty, pb) = pullback_bound(func).expect("a reverse rule");

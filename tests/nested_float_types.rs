@@ -1,12 +1,13 @@
-//! Nested differentiation of `f32` functions, through calls: Hessian-vector products
-//! (forward over reverse, also through a `#[differentiable]` rule), second derivatives
-//! (forward over forward) and a third order, against num-dual's `f32` hyper-dual and
-//! second- and third-order dual numbers and the softmax Jacobian.
+//! Nested differentiation of `f32` functions and of functions generic over their float
+//! type, through calls: Hessian-vector products (forward over reverse, also through a
+//! `#[differentiable]` rule), second derivatives (forward over forward) and a third order,
+//! against num-dual's hyper-dual and second- and third-order dual numbers and the softmax
+//! Jacobian.
 // Index loops are part of the language under test.
 #![allow(clippy::needless_range_loop)]
 
 use autodiff_core::prelude::*;
-use num_dual::{Dual2_32, Dual3_32, DualNum, HyperDual32};
+use num_dual::{Dual2_32, Dual2_64, Dual3_32, DualNum, HyperDual32, HyperDual64};
 use proptest::prelude::*;
 
 /// A callee with most kinds of builtin: libm calls, `powi` (whose partial converts its
@@ -124,6 +125,69 @@ fn grad_lse(x: &[f32], dx: &mut [f32]) {
     d_lse(x, dx, 1.0);
 }
 
+// ------------------------------------------------------------------ generic functions
+
+/// A generic callee whose builtins' partials have constants (`tanh`, `sqrt`, `cbrt`,
+/// `atan`, `powi`, `max`, `abs`): differentiated again, they take the type parameter.
+#[differentiable]
+fn generic_term<T: Real>(a: T, b: T) -> T {
+    let one = T::one();
+    (a * b).exp() + a.powi(3) - (b * b + one).ln() * a.tanh()
+        + (a * a + b * b + one).sqrt()
+        + a.max(b)
+        + (b.abs() + one).cbrt()
+        + a.atan()
+}
+
+fn generic_term_dual<D: DualNum<Primitive = f64> + Copy>(a: D, b: D) -> D {
+    let max = if a.re() >= b.re() { a } else { b };
+    (a * b).exp() + a.powi(3) - (b * b + 1.0).ln() * a.tanh()
+        + (a * a + b * b + 1.0).sqrt()
+        + max
+        + (b.abs() + 1.0).cbrt()
+        + a.atan()
+}
+
+/// A generic function with a call in a loop and a buffer filled with an active value.
+#[autodiff_reverse(d_generic, Duplicated, Active)]
+fn generic<T: Real>(x: &[T]) -> T {
+    let mut s = T::zero();
+    for i in 0..x.len() - 1 {
+        s += generic_term(x[i], x[i + 1]) / (T::one() + x[i] * x[i]);
+    }
+    let mut buf = vec![T::zero(); 3];
+    buf.fill(s);
+    s.sin() + buf[1] * buf[2]
+}
+
+fn generic_dual<D: DualNum<Primitive = f64> + Copy>(x: &[D]) -> D {
+    let mut s = D::zero();
+    for i in 0..x.len() - 1 {
+        s += generic_term_dual(x[i], x[i + 1]) / (x[i] * x[i] + 1.0);
+    }
+    s.sin() + s * s
+}
+
+/// The gradient, generic too: its forward companion is H·v at every float type.
+#[autodiff_forward(hvp_generic, Dual, Dual)]
+fn grad_generic<T: Real>(x: &[T], dx: &mut [T]) {
+    for i in 0..dx.len() {
+        dx[i] = T::zero();
+    }
+    d_generic(x, dx, T::one());
+}
+
+#[autodiff_forward(generic_jvp, Dual, Dual)]
+fn generic_scalar<T: Real>(x: T) -> T {
+    generic_term(x, x * x) * x.cos()
+}
+
+/// Forward over forward of a generic function, at `f64`.
+#[autodiff_forward(d2_generic, Dual, Dual)]
+fn d_generic_scalar(x: f64) -> f64 {
+    generic_jvp(x, 1.0).1
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
 
@@ -169,6 +233,49 @@ proptest! {
         let hv_want: Vec<f32> = (0..n).map(|i| 2.0 * p[i] * (v[i] - pv)).collect();
         assert_close_f32("gradient", &g, &g_want, 1e-5);
         assert_close_f32("H·v", &hv, &hv_want, 1e-5);
+    }
+
+    #[test]
+    fn hvp_of_a_generic_function_matches_hyper_duals(
+        x in prop::collection::vec(-0.9f64..0.9, 2..6),
+        v in prop::collection::vec(-1.0f64..1.0, 6),
+    ) {
+        let n = x.len();
+        let v = &v[..n];
+        let (mut g, mut hv) = (vec![0.0; n], vec![0.0; n]);
+        hvp_generic(&x, v, &mut g, &mut hv);
+        let (mut g_want, mut hv_want) = (vec![0.0; n], vec![0.0; n]);
+        for i in 0..n {
+            let xd: Vec<HyperDual64> = (0..n)
+                .map(|j| HyperDual64::new(x[j], v[j], if i == j { 1.0 } else { 0.0 }, 0.0))
+                .collect();
+            let y = generic_dual(&xd);
+            g_want[i] = y.eps2;
+            hv_want[i] = y.eps1eps2;
+        }
+        let scale = hv_want.iter().fold(1.0f64, |m, a| m.max(a.abs()));
+        for i in 0..n {
+            prop_assert!((g[i] - g_want[i]).abs() <= 1e-11 * scale, "∇[{i}]: {g:?} vs {g_want:?}");
+            prop_assert!((hv[i] - hv_want[i]).abs() <= 1e-11 * scale, "Hv[{i}]: {hv:?} vs {hv_want:?}");
+        }
+        // The same companion at `f32`.
+        let x32: Vec<f32> = x.iter().map(|&a| a as f32).collect();
+        let v32: Vec<f32> = v.iter().map(|&a| a as f32).collect();
+        let (mut g32, mut hv32) = (vec![0.0f32; n], vec![0.0f32; n]);
+        hvp_generic(&x32, &v32, &mut g32, &mut hv32);
+        let hv_want32: Vec<f32> = hv_want.iter().map(|&a| a as f32).collect();
+        assert_close_f32("H·v at f32", &hv32, &hv_want32, 1e-4);
+    }
+
+    #[test]
+    fn second_derivative_of_a_generic_function_matches_dual2(x in -0.9f64..0.9) {
+        let (d1, d2) = d2_generic(x, 1.0);
+        let want = {
+            let x = Dual2_64::from_re(x).derivative();
+            generic_term_dual(x, x * x) * x.cos()
+        };
+        prop_assert!((d1 - want.v1).abs() <= 1e-11 * (1.0 + want.v1.abs()));
+        prop_assert!((d2 - want.v2).abs() <= 1e-11 * (1.0 + want.v2.abs()));
     }
 
     #[test]
