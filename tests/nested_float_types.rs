@@ -155,9 +155,9 @@ fn generic<T: Real>(x: &[T]) -> T {
     for i in 0..x.len() - 1 {
         s += generic_term(x[i], x[i + 1]) / (T::one() + x[i] * x[i]);
     }
-    let mut buf = vec![T::zero(); 3];
+    let mut buf = vec![T::zero(); x.len()];
     buf.fill(s);
-    s.sin() + buf[1] * buf[2]
+    s.sin() + buf[0] * buf[1]
 }
 
 fn generic_dual<D: DualNum<Primitive = f64> + Copy>(x: &[D]) -> D {
