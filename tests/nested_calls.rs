@@ -1,7 +1,8 @@
 //! Nested differentiation through calls: Hessian-vector products of functions that call
-//! other functions, methods and custom-ruled functions (forward over reverse), second
-//! derivatives through calls (forward over forward) and a third order, against analytic
-//! formulas, finite differences of gradients and num-dual.
+//! other functions, methods and custom-ruled functions (forward over reverse, and reverse
+//! over forward), second derivatives through calls (forward over forward, reverse over
+//! forward) and a third order, against analytic formulas, finite differences of gradients
+//! and num-dual.
 // Index loops are part of the language under test.
 #![allow(clippy::needless_range_loop)]
 
@@ -397,6 +398,7 @@ fn pair_term(a: f64, b: f64) -> f64 {
 
 /// Rosenbrock as a sum of calls, whose pullbacks run in the reverse sweep of a loop.
 #[autodiff_reverse(d_rosen_calls, Duplicated, Active)]
+#[autodiff_forward(rosen_calls_jvp, Dual, Dual)]
 fn rosen_calls(x: &[f64]) -> f64 {
     let mut s = 0.0;
     for i in 0..x.len() - 1 {
@@ -422,17 +424,38 @@ proptest! {
         let v = &seed[..n];
         let (mut g, mut hv) = (vec![0.0; n], vec![0.0; n]);
         hvp_rosen_calls(&x, v, &mut g, &mut hv);
-        let mut want = vec![0.0; n];
-        for i in 0..n - 1 {
-            let (a, b) = (x[i], x[i + 1]);
-            let (haa, hab, hbb) = (2.0 + 1200.0 * a * a - 400.0 * b, -400.0 * a, 200.0);
-            want[i] += haa * v[i] + hab * v[i + 1];
-            want[i + 1] += hab * v[i] + hbb * v[i + 1];
-        }
+        let want = rosen_hvp_analytic(&x, v);
         for i in 0..n {
             prop_assert!((hv[i] - want[i]).abs() <= 1e-9 * (1.0 + want[i].abs()));
         }
+        // The same by reverse over forward, added into the shadow.
+        let mut hv_rev = vec![1.0; n];
+        let dir = d_rosen_dir(&x, &mut hv_rev, v, 1.0);
+        let g_dot_v: f64 = g.iter().zip(v).map(|(a, b)| a * b).sum();
+        prop_assert!((dir - g_dot_v).abs() <= 1e-9 * (1.0 + g_dot_v.abs()));
+        for i in 0..n {
+            let got = hv_rev[i] - 1.0;
+            prop_assert!((got - want[i]).abs() <= 1e-9 * (1.0 + want[i].abs()), "{hv_rev:?} vs {want:?}");
+        }
     }
+}
+
+/// Reverse over forward through calls in a loop: the gradient of `∇f(x)·v` is `H(x)·v`.
+#[autodiff_reverse(d_rosen_dir, Duplicated, Const, Active)]
+fn rosen_dir(x: &[f64], v: &[f64]) -> f64 {
+    rosen_calls_jvp(x, v).1
+}
+
+fn rosen_hvp_analytic(x: &[f64], v: &[f64]) -> Vec<f64> {
+    let n = x.len();
+    let mut want = vec![0.0; n];
+    for i in 0..n - 1 {
+        let (a, b) = (x[i], x[i + 1]);
+        let (haa, hab, hbb) = (2.0 + 1200.0 * a * a - 400.0 * b, -400.0 * a, 200.0);
+        want[i] += haa * v[i] + hab * v[i + 1];
+        want[i + 1] += hab * v[i] + hbb * v[i + 1];
+    }
+    want
 }
 
 // ------------------------------------------------------------------ forward over forward
@@ -454,6 +477,33 @@ fn dh(x: f64) -> f64 {
 
 fn h_dual(x: Dual2_64) -> Dual2_64 {
     (x * x * x).sin() * x.exp()
+}
+
+/// Reverse over forward through a call: `f''` as the gradient of `f'`.
+#[autodiff_reverse(d2h_rev, Active, Active)]
+fn dh_rev(x: f64) -> f64 {
+    h_jvp(x, 1.0).1
+}
+
+/// A callee with an integer parameter and a constant float argument (whose tangent the
+/// forward companion passes as `Zero`), called twice.
+#[differentiable]
+fn shifted_power(x: f64, k: i32, shift: f64) -> f64 {
+    (x + shift).powi(k) * x.sin()
+}
+
+#[autodiff_forward(q_jvp, Dual, Dual)]
+fn q(x: f64) -> f64 {
+    shifted_power(x, 3, 0.5) + shifted_power(x * x, 2, -0.25).exp()
+}
+
+fn q_dual(x: Dual2_64) -> Dual2_64 {
+    (x + 0.5).powi(3) * x.sin() + ((x * x - 0.25).powi(2) * (x * x).sin()).exp()
+}
+
+#[autodiff_reverse(d2q_rev, Active, Active)]
+fn dq(x: f64) -> f64 {
+    q_jvp(x, 1.0).1
 }
 
 // ------------------------------------------------------------------ third order
@@ -484,6 +534,18 @@ proptest! {
         let want = h_dual(Dual2_64::from_re(x).derivative());
         prop_assert!((d1 - want.v1).abs() <= 1e-12 * (1.0 + want.v1.abs()));
         prop_assert!((d2 - want.v2).abs() <= 1e-12 * (1.0 + want.v2.abs()));
+    }
+
+    #[test]
+    fn reverse_over_forward_through_calls_matches_dual2(x in -1.2f64..1.2) {
+        let (d1, d2) = d2h_rev(x, 1.0);
+        let want = h_dual(Dual2_64::from_re(x).derivative());
+        prop_assert!((d1 - want.v1).abs() <= 1e-12 * (1.0 + want.v1.abs()));
+        prop_assert!((d2 - want.v2).abs() <= 1e-12 * (1.0 + want.v2.abs()));
+        let (d1, d2) = d2q_rev(x, 1.0);
+        let want = q_dual(Dual2_64::from_re(x).derivative());
+        prop_assert!((d1 - want.v1).abs() <= 1e-12 * (1.0 + want.v1.abs()));
+        prop_assert!((d2 - want.v2).abs() <= 1e-11 * (1.0 + want.v2.abs()));
     }
 
     #[test]

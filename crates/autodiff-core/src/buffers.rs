@@ -130,6 +130,27 @@ impl<A: AddInto<B>, B, const N: usize> AddInto<[B; N]> for [A; N] {
     }
 }
 
+macro_rules! tuple_add_into {
+    ($(($($n:tt $a:ident $b:ident),*)),*) => {$(
+        impl<$($a: AddInto<$b>, $b),*> AddInto<($($b,)*)> for ($($a,)*) {
+            #[inline(always)]
+            fn add_into(&mut self, rhs: &($($b,)*)) { $(self.$n.add_into(&rhs.$n);)* }
+        }
+    )*};
+}
+tuple_add_into!(
+    (0 A0 B0, 1 A1 B1),
+    (0 A0 B0, 1 A1 B1, 2 A2 B2),
+    (0 A0 B0, 1 A1 B1, 2 A2 B2, 3 A3 B3)
+);
+
+/// `*acc += g` for an adjoint that may be a tuple (the result of a call that returns
+/// one, such as a forward companion's `(value, tangent)`), which has no `+=`.
+#[inline(always)]
+pub fn add_to<T: AddInto>(acc: &mut T, g: T) {
+    acc.add_into(&g);
+}
+
 /// `dst += src` elementwise, for shadows of any supported shape.
 #[inline(always)]
 pub fn add_into<A: AddInto<B> + ?Sized, B: ?Sized>(dst: &mut A, src: &B) {

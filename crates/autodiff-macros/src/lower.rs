@@ -2467,6 +2467,13 @@ impl Lowerer {
                 }))?;
                 Ok(Some(Val::Op(Operand::Lit(quote!(())))))
             }
+            // An adjoint added into one that may be a tuple.
+            ["__ad", "add_to"] if c.args.len() == 2 => {
+                let dst = strip_ref(&c.args[0]);
+                let g = &c.args[1];
+                self.lower_expr_stmt(&syn::parse_quote!(#dst += #g))?;
+                Ok(Some(Val::Op(Operand::Lit(quote!(())))))
+            }
             ["__ad", "add_into"] if c.args.len() == 2 => {
                 let dst = strip_full_range(strip_ref(&c.args[0]));
                 let src = strip_full_range(strip_ref(&c.args[1]));

@@ -50,11 +50,6 @@ pub fn companion_protocol(companion: &TokenStream, inner: Mode) -> TokenStream {
             "`{name}` is a reverse-mode companion: reverse mode over reverse mode is not \
              supported; differentiate it in forward mode (forward over reverse)"
         )),
-        Mode::Forward if calls_protocol(companion) => Some(format!(
-            "`{name}` is a forward-mode companion of a function that calls other functions: \
-             reverse mode over forward mode through a call is not supported; nest the other \
-             way (forward over reverse)"
-        )),
         Mode::Forward => None,
     });
     let g = Gen {
@@ -234,18 +229,6 @@ pub fn rename_shadows(t: TokenStream) -> TokenStream {
             other => other,
         })
         .collect()
-}
-
-/// Whether generated code calls a callee's forward protocol function.
-fn calls_protocol(t: &TokenStream) -> bool {
-    t.clone().into_iter().any(|tt| match tt {
-        proc_macro2::TokenTree::Ident(i) => {
-            let s = i.to_string();
-            s == "__ad_fwd" || (s.starts_with("__ad_fwd_") && !s.starts_with("__ad_fwd_fn"))
-        }
-        proc_macro2::TokenTree::Group(g) => calls_protocol(&g.stream()),
-        _ => false,
-    })
 }
 
 /// Why code with the tokens `code` cannot be differentiated again, as far as its float

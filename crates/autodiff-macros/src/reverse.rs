@@ -47,6 +47,9 @@ pub struct Reverse<'a> {
     late_vars: RefCell<HashSet<String>>,
     /// The `for` loops being emitted, outermost first.
     loops: RefCell<Vec<LoopInfo>>,
+    /// Locals that may hold a tuple: results of calls, and what is bound from them. Their
+    /// adjoints are added with `__ad::add_to`, since tuples have no `+=`.
+    maybe_tuples: RefCell<HashSet<String>>,
     /// The sweeps become a closure that owns what the forward sweep recorded (see
     /// [`crate::kept_state`]). Calls then drop the augmented call's state and augment
     /// again in the reverse sweep, right before their pullback, so that the closure holds
@@ -88,6 +91,7 @@ impl<'a> Reverse<'a> {
             carried: RefCell::new(Vec::new()),
             late_vars: RefCell::new(HashSet::new()),
             loops: RefCell::new(Vec::new()),
+            maybe_tuples: RefCell::new(HashSet::new()),
             kept_state: false,
         }
     }
@@ -164,6 +168,7 @@ impl<'a> Reverse<'a> {
     }
 
     pub fn sweeps(&self, body: &Block) -> Sweeps {
+        collect_maybe_tuples(body, &mut self.maybe_tuples.borrow_mut());
         let level = Level {
             top: true,
             in_loop: false,
@@ -781,6 +786,8 @@ impl<'a> Reverse<'a> {
                 let a = adjoint_name(v);
                 if self.is_buffer(v) {
                     quote!(__ad::add_into(&mut #a, &#g);)
+                } else if self.maybe_tuples.borrow().contains(&v.to_string()) {
+                    quote!(__ad::add_to(&mut #a, #g);)
                 } else {
                     quote!(#a += #g;)
                 }
@@ -919,7 +926,8 @@ impl<'a> Reverse<'a> {
                             if self.an.is_active(v) {
                                 let i = syn::Index::from(i);
                                 let av = adjoint_name(v);
-                                r.extend(quote!(#at.#i += #av;));
+                                // The parts may be tuples themselves.
+                                r.extend(quote!(__ad::add_to(&mut #at.#i, #av);));
                             }
                         }
                         r
@@ -1263,6 +1271,36 @@ impl Frame {
             writes,
             overwrites,
             late_points: HashMap::new(),
+        }
+    }
+}
+
+/// Adds to `out` the locals of `b` that may hold a tuple: results of calls, the parts of
+/// such results, and copies of either.
+fn collect_maybe_tuples(b: &Block, out: &mut HashSet<String>) {
+    for s in b {
+        match s {
+            Stmt::Let { var, op, .. } => {
+                let from_tuple = match op {
+                    Op::Call(_) => true,
+                    Op::Use(Operand::Var(w)) => out.contains(&w.to_string()),
+                    _ => false,
+                };
+                if from_tuple {
+                    out.insert(var.to_string());
+                }
+            }
+            Stmt::LetTuple { vars, op } => {
+                if matches!(op, Op::Call(_) | Op::Use(Operand::Var(_))) {
+                    out.extend(vars.iter().map(|v| v.to_string()));
+                }
+            }
+            Stmt::If { then, els, .. } => {
+                collect_maybe_tuples(then, out);
+                collect_maybe_tuples(els, out);
+            }
+            Stmt::For { body, .. } | Stmt::Loop { body, .. } => collect_maybe_tuples(body, out),
+            _ => {}
         }
     }
 }
