@@ -130,6 +130,12 @@ impl<A: AddInto<B>, B, const N: usize> AddInto<[B; N]> for [A; N] {
     }
 }
 
+/// The unit value (the result of a call that returns nothing) has nothing to add.
+impl AddInto for () {
+    #[inline(always)]
+    fn add_into(&mut self, _rhs: &()) {}
+}
+
 macro_rules! tuple_add_into {
     ($(($($n:tt $a:ident $b:ident),*)),*) => {$(
         impl<$($a: AddInto<$b>, $b),*> AddInto<($($b,)*)> for ($($a,)*) {

@@ -255,15 +255,20 @@ impl<S: ?Sized> StructShadowMut<S> for &mut S {
     }
 }
 
+// Tuples of tangents, nested too: the result of a function that returns a tuple, paired
+// with its tangent by a forward companion.
 macro_rules! tuple_tangent {
     ($(($($t:ident),*)),*) => {$(
-        impl<$($t: Real),*> ScalarTangent<($($t,)*)> for ($($t,)*) {
+        impl<$($t: ScalarTangent<$t>),*> ScalarTangent<($($t,)*)> for ($($t,)*) {
             #[inline(always)]
             fn tangent(self) -> ($($t,)*) { self }
         }
-        impl<$($t: Real),*> ScalarTangent<($($t,)*)> for Zero {
+        impl<$($t),*> ScalarTangent<($($t,)*)> for Zero
+        where
+            $(Zero: ScalarTangent<$t>),*
+        {
             #[inline(always)]
-            fn tangent(self) -> ($($t,)*) { ($($t::zero(),)*) }
+            fn tangent(self) -> ($($t,)*) { ($(<Zero as ScalarTangent<$t>>::tangent(Zero),)*) }
         }
     )*};
 }

@@ -100,12 +100,14 @@ pub fn variants(g: &Gen) -> TokenStream {
             )
         }
     });
-    let rev_fwd = match (&g.nesting, unsupported, &g.fail_fwd) {
+    // A function that reverse mode cannot differentiate (a reverse companion among them)
+    // does not get it over its forward mode either.
+    let rev_fwd = match (&g.nesting, unsupported, &g.fail_fwd, &g.fail_rev) {
         (Nesting::Fail(m), ..) => Some(m.clone()),
-        (_, Some(r), _) => Some(why("in reverse mode over forward mode", r)),
-        (_, None, f) => f.clone(),
+        (_, Some(r), ..) => Some(why("in reverse mode over forward mode", r)),
+        (_, None, f, r) => f.clone().or_else(|| r.clone()),
     };
-    out.extend(reverse_over_forward(g, rev_fwd));
+    out.extend(reverse_over_forward(g, &gs, rev_fwd));
     out
 }
 
@@ -270,8 +272,9 @@ fn forward_over_augmented(g: &Gen) -> TokenStream {
 /// The augmented call is the forward protocol itself, with an empty state. The pullback
 /// differentiates, in reverse mode, a forward companion of the callee with every
 /// parameter active (`__ad_nrfwd`, lowered again), running its forward sweep again.
-/// `failed` says why it cannot be built, if it cannot.
-fn reverse_over_forward(g: &Gen, failed: Option<String>) -> TokenStream {
+/// `failed` says why it cannot be built, if it cannot; `gs` is `g` with float buffers
+/// taken as slices.
+fn reverse_over_forward(g: &Gen, gs: &Gen, failed: Option<String>) -> TokenStream {
     let mut params = Vec::new();
     let mut args = Vec::new();
     for p in &g.sig.params {
@@ -314,7 +317,7 @@ fn reverse_over_forward(g: &Gen, failed: Option<String>) -> TokenStream {
             let arity = 1 + 4 * g.sig.params.len() + 2 - usize::from(g.receiver().is_some());
             stub(g, &name, arity, quote!(()), &msg)
         }
-        None => pullback_of_forward(g, &name),
+        None => pullback_of_forward(gs, &name),
     };
     quote!(#aug #pull)
 }
