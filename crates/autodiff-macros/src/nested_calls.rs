@@ -16,7 +16,8 @@
 //! a derivative recomputes what the pullback needs. `__ad_fwd___ad_pull` and
 //! `__ad_fwd___ad_fwd` differentiate, in forward mode, a reverse (resp. forward) companion
 //! of the callee with every parameter active, then adapt the caller's generic arguments
-//! (`Zero`, `Discard`, shadows) to its concrete parameters.
+//! (`Zero`, `Discard`, shadows) to its concrete parameters; `__ad_pull___ad_fwd`
+//! differentiates that forward companion in reverse mode.
 
 use crate::activity::{Activity, Mode, Spec};
 use crate::expand::{Gen, Nesting, all_active, ret_type};
