@@ -316,6 +316,7 @@ impl Model {
 
 /// Mean squared error of the model over rows of `xs` (row-major, `w.len()` columns).
 #[autodiff_reverse(d_loss, Duplicated, Const, Const, Active)]
+#[autodiff_forward(loss_jvp, Dual, Const, Const, Dual)]
 fn loss(m: &Model, xs: &[f64], ys: &[f64]) -> f64 {
     let d = m.w.len();
     let mut l = 0.0;
@@ -331,6 +332,13 @@ fn grad_loss(m: &Model, dm: &mut Model, xs: &[f64], ys: &[f64]) {
     dm.w.fill(0.0);
     dm.b = 0.0;
     d_loss(m, dm, xs, ys, 1.0);
+}
+
+/// Reverse over forward through a method call: the gradient of `∇loss(m)·v` is `H·v`
+/// with respect to `m`, and `∇loss(m)` with respect to `v`.
+#[autodiff_reverse(d_loss_dir, Duplicated, Duplicated, Const, Const, Active)]
+fn loss_dir(m: &Model, v: &Model, xs: &[f64], ys: &[f64]) -> f64 {
+    loss_jvp(m, v, xs, ys).1
 }
 
 fn loss_gradient(p: &[f64], xs: &[f64], ys: &[f64]) -> Vec<f64> {
@@ -384,6 +392,15 @@ proptest! {
             prop_assert!((got[a] - fd[a]).abs() <= 1e-6 * (1.0 + fd[a].abs()));
         }
         prop_assert_eq!(g.flat(), grad(&params));
+        // The same by reverse over forward.
+        let (mut hv_rev, mut g_rev) = (Model::zeros(3), Model::zeros(3));
+        d_loss_dir(&m, &mut hv_rev, &v, &mut g_rev, &xs, &ys, 1.0);
+        let (got, got_g) = (hv_rev.flat(), g_rev.flat());
+        for a in 0..4 {
+            let exact: f64 = (0..4).map(|b| h[a][b] * dir[b]).sum();
+            prop_assert!((got[a] - exact).abs() <= 1e-12 * (1.0 + exact.abs()), "{} vs {}", got[a], exact);
+            prop_assert!((got_g[a] - g.flat()[a]).abs() <= 1e-12 * (1.0 + got_g[a].abs()));
+        }
     }
 }
 

@@ -921,20 +921,7 @@ impl Gen<'_> {
         }
     }
 
-    pub fn protocol_reverse(&self) -> TokenStream {
-        self.protocol_reverse_with(true)
-    }
-
-    /// The pullback alone, in its recomputing form (its state is `()`, and it runs the
-    /// forward sweep itself): what the nested derivation of reverse mode over a forward
-    /// protocol calls.
-    pub fn recomputing_pullback(&self) -> TokenStream {
-        self.protocol_reverse_with(false)
-    }
-
-    /// [`Self::protocol_reverse`]; `full` also allows kept states and emits the
-    /// augmented call.
-    fn protocol_reverse_with(&self, full: bool) -> TokenStream {
+    fn protocol_reverse(&self) -> TokenStream {
         let acts: Vec<Activity> = self
             .sig
             .params
@@ -982,7 +969,7 @@ impl Gen<'_> {
             None
         };
         params.push(quote!(__ad_mark: impl ::core::marker::Copy));
-        if full && crate::kept_state::applies(self) {
+        if crate::kept_state::applies(self) {
             return self.protocol_reverse_kept(&an, &params, &convert, &any_sink);
         }
         if self.receiver().is_none() {
@@ -990,11 +977,7 @@ impl Gen<'_> {
         }
         let name = self.protocol_name("pull");
         let (gens, wh) = self.generics_without(&self.closure_generics());
-        let aug = if full {
-            self.protocol_augmented()
-        } else {
-            TokenStream::new()
-        };
+        let aug = self.protocol_augmented();
         let body = match &self.fail_rev {
             Some(msg) => crate::nested::failure(msg),
             None => {

@@ -16,8 +16,8 @@
 //! a derivative recomputes what the pullback needs. `__ad_fwd___ad_pull` and
 //! `__ad_fwd___ad_fwd` differentiate, in forward mode, a reverse (resp. forward) companion
 //! of the callee with every parameter active, then adapt the caller's generic arguments
-//! (`Zero`, `Discard`, shadows) to its concrete parameters; `__ad_pull___ad_fwd`
-//! differentiates that forward companion in reverse mode.
+//! (`Zero`, `Discard`, shadows) to its concrete parameters. `__ad_pull___ad_fwd` is
+//! `__ad_fwd___ad_pull` with its sinks swapped (see [`reverse_over_forward`]).
 
 use crate::activity::{Activity, Mode, Spec};
 use crate::expand::{Gen, Nesting, all_active, ret_type};
@@ -108,7 +108,7 @@ pub fn variants(g: &Gen) -> TokenStream {
         (_, Some(r), ..) => Some(why("in reverse mode over forward mode", r)),
         (_, None, f, r) => f.clone().or_else(|| r.clone()),
     };
-    out.extend(reverse_over_forward(g, &gs, rev_fwd));
+    out.extend(reverse_over_forward(g, rev_fwd));
     out
 }
 
@@ -270,12 +270,16 @@ fn forward_over_augmented(g: &Gen) -> TokenStream {
 }
 
 /// `__ad_aug___ad_fwd`, `__ad_pull___ad_fwd`: reverse mode over a forward protocol call.
-/// The augmented call is the forward protocol itself, with an empty state. The pullback
-/// differentiates, in reverse mode, a forward companion of the callee with every
-/// parameter active (`__ad_nrfwd`, lowered again), running its forward sweep again.
-/// `failed` says why it cannot be built, if it cannot; `gs` is `g` with float buffers
-/// taken as slices.
-fn reverse_over_forward(g: &Gen, gs: &Gen, failed: Option<String>) -> TokenStream {
+/// The augmented call is the forward protocol itself, with an empty state.
+///
+/// The pullback needs no code of its own. The forward protocol maps `(x, t)` to
+/// `(y, ẏ) = (f(x), J t)`; for the cotangents `(ȳ, ẏ̄)` its pullback adds `t̄ = Jᵀ ẏ̄`
+/// and `x̄ = Jᵀ ȳ + (∂J[t])ᵀ ẏ̄`. The forward transform of `f`'s own pullback,
+/// `__ad_fwd___ad_pull`, called at `(x, t)` with the seed `ẏ̄` and the seed's tangent
+/// `ȳ`, computes exactly these two: `Jᵀ ẏ̄` into its sink and `(∂J[t])ᵀ ẏ̄ + Jᵀ ȳ` into
+/// the sink's tangent. So the pullback calls it with the sinks swapped.
+/// `failed` says why it cannot be built, if it cannot.
+fn reverse_over_forward(g: &Gen, failed: Option<String>) -> TokenStream {
     let mut params = Vec::new();
     let mut args = Vec::new();
     for p in &g.sig.params {
@@ -300,16 +304,6 @@ fn reverse_over_forward(g: &Gen, gs: &Gen, failed: Option<String>) -> TokenStrea
         quote!((#call, ())),
     );
     let name = variant_name(g, "pull", "fwd");
-    let failed = failed.or_else(|| {
-        g.receiver().map(|_| {
-            format!(
-                "`{}` is a method called by a forward-mode companion that is differentiated \
-                 in reverse mode: reverse mode over forward mode through a method call is not \
-                 supported; nest the other way (forward over reverse)",
-                g.func.sig.ident
-            )
-        })
-    });
     let pull = match failed {
         Some(msg) => {
             // The state, each argument of the forward call (parameters and tangents) with
@@ -318,104 +312,65 @@ fn reverse_over_forward(g: &Gen, gs: &Gen, failed: Option<String>) -> TokenStrea
             let arity = 1 + 4 * g.sig.params.len() + 2 - usize::from(g.receiver().is_some());
             stub(g, &name, arity, quote!(()), &msg)
         }
-        None => pullback_of_forward(gs, &name),
+        None => transposed_pullback(g, &name),
     };
     quote!(#aug #pull)
 }
 
-/// The pullback `name` of reverse mode over `g`'s forward protocol (free functions): the
-/// arguments of the forward call arrive interleaved with their sinks, as a pullback
-/// takes them; missing tangents (`Zero`) become zeros.
-fn pullback_of_forward(g: &Gen, name: &Ident) -> TokenStream {
-    let has_ret = !matches!(g.sig.ret, Ret::Unit);
-    let (pull_name, derived) = derived_reverse_of_forward(g);
-    let mut params = vec![quote!(__ad_state: ())];
-    let mut convert = TokenStream::new();
-    let mut pull_args = vec![quote!(())];
+/// The pullback `name` of reverse mode over `g`'s forward protocol, through
+/// `__ad_fwd___ad_pull` (see [`reverse_over_forward`]). It takes the arguments of the
+/// forward call interleaved with their sinks, as any pullback does: a method's receiver
+/// sink after the state, then its receiver tangent and that tangent's sink; then each
+/// parameter, its sink, its tangent and the tangent's sink.
+fn transposed_pullback(g: &Gen, name: &Ident) -> TokenStream {
+    let mut params = Vec::new();
+    let mut args = Vec::new();
+    if let Some(p) = g.sig.params.iter().find(|p| p.is_self()) {
+        params.push(g.protocol_param_decl(p));
+    }
+    params.push(quote!(__ad_state: ()));
     for p in &g.sig.params {
         let n = &p.name;
-        let (t, d) = (format_ident!("__ad_t_{}", n), format_ident!("__ad_d_{}", n));
+        let t = format_ident!("__ad_t_{}", n);
         let (k, tk) = (
             format_ident!("__ad_k_{}", n),
             format_ident!("__ad_tk_{}", n),
         );
-        params.push(g.protocol_param_decl(p));
-        params.push(sink_tangent_decl(p, &k));
-        let (t_decl, t_conv) = g.tangent_param(p, &t, &d, &format_ident!("__ad_s_{}", n));
-        params.push(t_decl);
-        params.push(sink_tangent_decl(p, &tk));
-        pull_args.push(quote!(#n));
-        pull_args.push(quote!(#k));
-        // The companion has a tangent parameter only for differentiable parameters.
-        if !matches!(p.shape, Shape::Other | Shape::Closure(_)) {
-            convert.extend(t_conv);
-            pull_args.push(quote!(#d));
-            pull_args.push(quote!(#tk));
+        if p.is_self() {
+            params.push(sink_tangent_decl(p, &k));
+        } else {
+            params.push(g.protocol_param_decl(p));
+            params.push(sink_tangent_decl(p, &k));
+            args.push(quote!(#n));
         }
+        params.push(g.tangent_param(p, &t, &t, &t).0);
+        params.push(sink_tangent_decl(p, &tk));
+        // The tangent's cotangent goes where the pullback's own adjoint goes, the
+        // argument's where that adjoint's tangent goes.
+        args.push(quote!(#t));
+        args.push(quote!(#tk));
+        args.push(quote!(#k));
     }
     let r = ret_type(&g.sig.ret);
-    params.push(if has_ret {
-        quote!(__ad_dret: impl ::autodiff_core::__private::ScalarTangent<(#r, #r)>)
+    let convert = if matches!(g.sig.ret, Ret::Unit) {
+        params.push(quote!(__ad_dret: impl ::core::marker::Sized));
+        args.push(quote!(()));
+        args.push(quote!(()));
+        quote!()
     } else {
-        quote!(__ad_dret: impl ::core::marker::Sized)
-    });
+        params.push(quote!(__ad_dret: impl ::autodiff_core::__private::ScalarTangent<(#r, #r)>));
+        args.push(quote!(__ad_dyb));
+        args.push(quote!(__ad_yb));
+        quote!(let (__ad_yb, __ad_dyb): (#r, #r) = __ad::ScalarTangent::tangent(__ad_dret);)
+    };
     params.push(quote!(__ad_mark: impl ::core::marker::Copy));
-    pull_args.push(quote!(__ad_dret));
-    pull_args.push(quote!(__ad_mark));
-    let pull_call = call_own(g, &pull_name, &pull_args);
-    let wrapper = item(
-        g,
-        name,
-        &params,
-        quote!(()),
-        quote! {
-            #convert
-            #pull_call;
-        },
-    );
-    quote!(#derived #wrapper)
-}
-
-/// The forward companion of `g`'s function with every parameter active (`__ad_nrfwd`),
-/// lowered again, with its recomputing pullback renamed `__ad_pull___ad_nrfwd`: its name,
-/// and the function.
-fn derived_reverse_of_forward(g: &Gen) -> (Ident, TokenStream) {
-    let span = g.func.sig.ident.span();
-    let spec = Spec {
-        mode: Mode::Forward,
-        name: format_ident!("__ad_nrfwd"),
-        inputs: g
-            .sig
-            .params
-            .iter()
-            .map(|p| (all_active(p, Mode::Forward), span))
-            .collect(),
-        ret: (!matches!(g.sig.ret, Ret::Unit)).then_some((Activity::Dual, span)),
-        width: 1,
+    args.push(quote!(__ad_mark));
+    let call = call_own(g, &variant_name(g, "fwd", "pull"), &args);
+    let body = quote! {
+        #convert
+        let _ = #call;
     };
-    let pull = format_ident!("__ad_pull___ad_nrfwd");
-    let code = rename_shadows(g.forward_companion(&spec));
-    let Ok(func) = syn::parse2::<ImplItemFn>(code) else {
-        return (pull, TokenStream::new());
-    };
-    let Ok(sig) = crate::signature::analyse(&func.sig) else {
-        return (pull, TokenStream::new());
-    };
-    let lowered = Lowerer::for_companion(&sig).lower_body(&func.block, &sig);
-    let (body, kinds, fail) = body_or_failure(lowered, |e| {
-        format!("reverse mode over forward mode through a call: {e}")
-    });
-    let derived = Gen {
-        func: &func,
-        sig: &sig,
-        body: &body,
-        kinds: &kinds,
-        fail_fwd: fail.clone(),
-        fail_rev: fail,
-        nesting: Nesting::Fail(String::new()),
-    };
-    let renamed = rename_fns(derived.recomputing_pullback(), &[("__ad_pull", &pull)]);
-    (pull, renamed)
+    item(g, name, &params, quote!(()), body)
 }
 
 /// `__ad_fwd___ad_pull`: the forward transform of the pullback, from a reverse companion
@@ -626,31 +581,6 @@ fn forward_of(code: &TokenStream, name: &Ident, method: bool) -> TokenStream {
     };
     let f = g.protocol_forward();
     if method { f } else { rename_fn(f, name) }
-}
-
-/// `f` (function items) with each function named `from` renamed `to`, at the token level.
-fn rename_fns(f: TokenStream, names: &[(&str, &Ident)]) -> TokenStream {
-    let mut after_fn = false;
-    f.into_iter()
-        .map(|tt| match tt {
-            proc_macro2::TokenTree::Ident(id) => {
-                let renamed = after_fn
-                    .then(|| names.iter().find(|(from, _)| id == from))
-                    .flatten();
-                after_fn = id == "fn";
-                match renamed {
-                    Some((_, to)) => {
-                        proc_macro2::TokenTree::Ident(Ident::new(&to.to_string(), id.span()))
-                    }
-                    None => proc_macro2::TokenTree::Ident(id),
-                }
-            }
-            tt => {
-                after_fn = false;
-                tt
-            }
-        })
-        .collect()
 }
 
 /// `f` (one function item) with its name replaced by `name`, at the token level: the
