@@ -350,3 +350,30 @@ fn typed_if_values() {
     let (y, dy) = typed_if_jvp(3.0, 1.0, &x, &[1.0, 0.0]);
     assert_eq!((y, dy), (1.5, 3.5));
 }
+
+#[differentiable]
+fn half_sin(a: f64) -> f64 {
+    0.5 * a.sin()
+}
+
+/// A local bound from a call and then added to itself (`acc += acc`): its adjoint, added
+/// with a helper because a call's result may be a tuple, was borrowed while it was read
+/// (E0503).
+#[autodiff_reverse(d_self_sum, Duplicated, Active)]
+fn self_sum(x: &[f64]) -> f64 {
+    let mut acc: f64 = half_sin(x[0] * x[1]);
+    acc += acc;
+    acc * x[1]
+}
+
+#[test]
+fn a_call_result_added_to_itself() {
+    // f = sin(x0 x1) x1: ∂f/∂x0 = cos(x0 x1) x1², ∂f/∂x1 = cos(x0 x1) x0 x1 + sin(x0 x1).
+    let x = [0.7, -1.3];
+    let mut g = [0.0; 2];
+    let y = d_self_sum(&x, &mut g, 1.0);
+    let (p, c, s) = (x[0] * x[1], (x[0] * x[1]).cos(), (x[0] * x[1]).sin());
+    assert!((y - s * x[1]).abs() < 1e-15);
+    assert!((g[0] - c * x[1] * x[1]).abs() < 1e-14, "{g:?}");
+    assert!((g[1] - (c * p + s)).abs() < 1e-14, "{g:?}");
+}

@@ -787,7 +787,8 @@ impl<'a> Reverse<'a> {
                 if self.is_buffer(v) {
                     quote!(__ad::add_into(&mut #a, &#g);)
                 } else if self.maybe_tuples.borrow().contains(&v.to_string()) {
-                    quote!(__ad::add_to(&mut #a, #g);)
+                    // `g` is evaluated first: it may read the adjoint itself (`s += s`).
+                    quote!({ let __ad_g = #g; __ad::add_to(&mut #a, __ad_g); })
                 } else {
                     quote!(#a += #g;)
                 }
