@@ -2461,10 +2461,15 @@ impl Lowerer {
             // Zeroing a shadow, and adding a scratch shadow into one.
             ["__ad", "fill_zero"] if c.args.len() == 1 => {
                 let dst = strip_full_range(strip_ref(&c.args[0]));
-                self.lower_expr(&syn::parse_quote!({
-                    let __ad_zero = __ad::elem_lit(0.0, &#dst[..]);
-                    #dst.fill(__ad_zero);
-                }))?;
+                if self.floats.is_empty() {
+                    self.lower_method_stmt(&syn::parse_quote!(#dst.fill(0.0)))?;
+                } else {
+                    // A type parameter takes no literal.
+                    self.lower_expr(&syn::parse_quote!({
+                        let __ad_zero = __ad::elem_lit(0.0, &#dst[..]);
+                        #dst.fill(__ad_zero);
+                    }))?;
+                }
                 Ok(Some(Val::Op(Operand::Lit(quote!(())))))
             }
             // An adjoint added into one that may be a tuple.
@@ -2493,9 +2498,12 @@ impl Lowerer {
             // The sum of an adjoint buffer's elements.
             ["__ad", "sum"] if c.args.len() == 1 => {
                 let v = strip_full_range(strip_ref(&c.args[0]));
-                Ok(Some(self.lower_expr(&syn::parse_quote!(
-                    #v.iter().fold(__ad::elem_lit(-0.0, &#v[..]), |s, e| s + e)
-                ))?))
+                let sum: Expr = if self.floats.is_empty() {
+                    syn::parse_quote!(#v.iter().sum())
+                } else {
+                    syn::parse_quote!(#v.iter().fold(__ad::elem_lit(-0.0, &#v[..]), |s, e| s + e))
+                };
+                Ok(Some(self.lower_expr(&sum)?))
             }
             // Nested companions have one float type throughout (`nested::mixes_floats`):
             // the cast is the identity.
@@ -2535,9 +2543,9 @@ impl Lowerer {
                 }
                 let mut e: Expr = syn::parse_str(&text)
                     .map_err(|_| syn::Error::new(span, "a builtin derivative could not be read"))?;
-                // The templates' constants take the operand's float type, which may be a
-                // type parameter.
-                if let Some(like) = c.args.first() {
+                // In generic code, the templates' constants take the operand's float type
+                // (a type parameter takes no literal).
+                if let Some(like) = c.args.first().filter(|_| !self.floats.is_empty()) {
                     FloatLitsLike(like.clone()).visit_expr_mut(&mut e);
                 }
                 Ok(Some(self.lower_expr(&e)?))
