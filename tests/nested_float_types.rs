@@ -7,6 +7,7 @@
 #![allow(clippy::needless_range_loop)]
 
 use autodiff_core::prelude::*;
+use autodiff_core::{gradient, hessian, hvp, jacobian, jacobian_by_rows};
 use num_dual::{Dual2_32, Dual2_64, Dual3_32, DualNum, HyperDual32, HyperDual64};
 use proptest::prelude::*;
 
@@ -125,6 +126,29 @@ fn grad_lse(x: &[f32], dx: &mut [f32]) {
     d_lse(x, dx, 1.0);
 }
 
+/// A map `R³ → R²` in `f32`, with the companions the Jacobian helpers take.
+#[autodiff_forward(map32_jvp, Dual, Dual)]
+#[autodiff_reverse(map32_vjp, Duplicated, Duplicated)]
+fn map32(x: &[f32], y: &mut [f32]) {
+    y[0] = x[0] * x[1].exp();
+    y[1] = (x[1] + x[2]).sin() * x[0];
+}
+
+#[test]
+fn jacobian_helpers_at_f32() {
+    let x = [0.5f32, -0.25, 0.75];
+    let (e, s, c) = (x[1].exp(), (x[1] + x[2]).sin(), (x[1] + x[2]).cos());
+    let want = [[e, x[0] * e, 0.0], [s, x[0] * c, x[0] * c]];
+    for (what, j) in [
+        ("jacobian", jacobian::<map32_jvp>(&x, 2)),
+        ("jacobian_by_rows", jacobian_by_rows::<map32_vjp>(&x, 2)),
+    ] {
+        for (row, want_row) in j.iter().zip(&want) {
+            assert_close_f32(what, row, want_row, 1e-6);
+        }
+    }
+}
+
 // ------------------------------------------------------------------ generic functions
 
 /// A generic callee whose builtins' partials have constants (`tanh`, `sqrt`, `cbrt`,
@@ -212,6 +236,12 @@ proptest! {
         }
         assert_close_f32("gradient", &g, &g_want, 1e-4);
         assert_close_f32("H·v", &hv, &hv_want, 1e-4);
+        // The one-call helpers at `f32`.
+        assert_close_f32("gradient::<d_chain>", &gradient::<d_chain>(&x), &g_want, 1e-4);
+        assert_close_f32("hvp::<d_chain>", &hvp::<d_chain>(&x, v), &hv_want, 1e-4);
+        let h = hessian::<d_chain>(&x);
+        let h_v: Vec<f32> = h.iter().map(|row| row.iter().zip(v).map(|(a, b)| a * b).sum()).collect();
+        assert_close_f32("hessian::<d_chain>·v", &h_v, &hv_want, 1e-4);
     }
 
     #[test]

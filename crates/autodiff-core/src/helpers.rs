@@ -10,8 +10,9 @@
 //! | `fn f(x: &[f64], y: &mut [f64])` | `#[autodiff_forward(f_jvp, Dual, Dual)]` | [`jacobian::<f_jvp>`](jacobian) (by columns) |
 //! | `fn f(x: &[f64], y: &mut [f64])` | `#[autodiff_reverse(df, Duplicated, Duplicated)]` | [`jacobian_by_rows::<df>`](jacobian_by_rows) |
 //!
-//! The Hessian-vector product is forward mode over the reverse companion: it costs a small
-//! constant times one gradient, whatever the dimension.
+//! `f32` in place of `f64` works the same (each trait's `Float` is the companion's float
+//! type). The Hessian-vector product is forward mode over the reverse companion: it costs
+//! a small constant times one gradient, whatever the dimension.
 //!
 //! ```
 //! use autodiff_core::prelude::*;
@@ -36,11 +37,16 @@
 //! assert_eq!(h[0][1], h[1][0]);
 //! ```
 
-/// A scalar objective `fn(&[f64]) -> f64`, through its reverse companion
-/// `#[autodiff_reverse(df, Duplicated, Active)]`, which implements this trait.
+use crate::real::Real;
+use num_traits::{One, Zero};
+
+/// A scalar objective `fn(&[T]) -> T` (`T` is `f64` or `f32`), through its reverse
+/// companion `#[autodiff_reverse(df, Duplicated, Active)]`, which implements this trait.
 pub trait Objective {
+    /// The float type of the function.
+    type Float: Real;
     /// `f(x)`, adding `∇f(x)` into `grad`.
-    fn value_and_gradient(x: &[f64], grad: &mut [f64]) -> f64;
+    fn value_and_gradient(x: &[Self::Float], grad: &mut [Self::Float]) -> Self::Float;
 }
 
 /// The Hessian-vector products of an [`Objective`], by forward mode over its reverse
@@ -51,60 +57,82 @@ pub trait Objective {
 )]
 pub trait ObjectiveHvp: Objective {
     /// `f(x)`, adding `∇f(x)` into `grad` and `H(x)·v` into `hv` (forward over reverse).
-    fn value_gradient_hvp(x: &[f64], v: &[f64], grad: &mut [f64], hv: &mut [f64]) -> f64;
+    fn value_gradient_hvp(
+        x: &[Self::Float],
+        v: &[Self::Float],
+        grad: &mut [Self::Float],
+        hv: &mut [Self::Float],
+    ) -> Self::Float;
 }
 
-/// A function `fn(&[f64], &mut [f64])`, through its forward companion
+/// A function `fn(&[T], &mut [T])`, through its forward companion
 /// `#[autodiff_forward(f_jvp, Dual, Dual)]`, which implements this trait.
 pub trait ForwardJacobian {
+    /// The float type of the function.
+    type Float: Real;
     /// Runs the function into `y`, and its directional derivative along `v` into `dy`.
-    fn jvp(x: &[f64], v: &[f64], y: &mut [f64], dy: &mut [f64]);
+    fn jvp(x: &[Self::Float], v: &[Self::Float], y: &mut [Self::Float], dy: &mut [Self::Float]);
 }
 
-/// A function `fn(&[f64], &mut [f64])`, through its batched forward companion
+/// A function `fn(&[T], &mut [T])`, through its batched forward companion
 /// `#[autodiff_forward(f_jvp, W, Dual, Dual)]` (`W` tangents at once), which implements
 /// this trait.
 pub trait ForwardJacobianBatch<const W: usize> {
+    /// The float type of the function.
+    type Float: Real;
     /// Runs the function into `y`, and its directional derivatives along the `W`
     /// directions `v` into `dy`.
-    fn jvp_batch(x: &[f64], v: [&[f64]; W], y: &mut [f64], dy: [&mut [f64]; W]);
+    fn jvp_batch(
+        x: &[Self::Float],
+        v: [&[Self::Float]; W],
+        y: &mut [Self::Float],
+        dy: [&mut [Self::Float]; W],
+    );
 }
 
-/// A function `fn(&[f64], &mut [f64])`, through its reverse companion
+/// A function `fn(&[T], &mut [T])`, through its reverse companion
 /// `#[autodiff_reverse(df, Duplicated, Duplicated)]`, which implements this trait.
 pub trait ReverseJacobian {
+    /// The float type of the function.
+    type Float: Real;
     /// Runs the function into `y`, adds `Jᵀ·by` into `bx`, and consumes `by`.
-    fn vjp(x: &[f64], bx: &mut [f64], y: &mut [f64], by: &mut [f64]);
+    fn vjp(
+        x: &[Self::Float],
+        bx: &mut [Self::Float],
+        y: &mut [Self::Float],
+        by: &mut [Self::Float],
+    );
 }
 
 /// The gradient `∇f(x)`.
-pub fn gradient<F: Objective>(x: &[f64]) -> Vec<f64> {
-    let mut g = vec![0.0; x.len()];
+pub fn gradient<F: Objective>(x: &[F::Float]) -> Vec<F::Float> {
+    let mut g = vec![F::Float::zero(); x.len()];
     F::value_and_gradient(x, &mut g);
     g
 }
 
 /// The Hessian-vector product `H(x)·v`, by forward mode over reverse mode.
-pub fn hvp<F: ObjectiveHvp>(x: &[f64], v: &[f64]) -> Vec<f64> {
+pub fn hvp<F: ObjectiveHvp>(x: &[F::Float], v: &[F::Float]) -> Vec<F::Float> {
     assert_eq!(x.len(), v.len(), "hvp: x and v differ in length");
-    let mut g = vec![0.0; x.len()];
-    let mut hv = vec![0.0; x.len()];
+    let mut g = vec![F::Float::zero(); x.len()];
+    let mut hv = vec![F::Float::zero(); x.len()];
     F::value_gradient_hvp(x, v, &mut g, &mut hv);
     hv
 }
 
 /// The Hessian `H(x)`, row by row (`n` Hessian-vector products; `h[i][j] = ∂²f/∂xᵢ∂xⱼ`).
-pub fn hessian<F: ObjectiveHvp>(x: &[f64]) -> Vec<Vec<f64>> {
+pub fn hessian<F: ObjectiveHvp>(x: &[F::Float]) -> Vec<Vec<F::Float>> {
+    let (zero, one) = (F::Float::zero(), F::Float::one());
     let n = x.len();
-    let mut e = vec![0.0; n];
-    let mut g = vec![0.0; n];
+    let mut e = vec![zero; n];
+    let mut g = vec![zero; n];
     (0..n)
         .map(|i| {
-            e[i] = 1.0;
-            let mut row = vec![0.0; n];
-            g.fill(0.0);
+            e[i] = one;
+            let mut row = vec![zero; n];
+            g.fill(zero);
             F::value_gradient_hvp(x, &e, &mut g, &mut row);
-            e[i] = 0.0;
+            e[i] = zero;
             row
         })
         .collect()
@@ -112,21 +140,22 @@ pub fn hessian<F: ObjectiveHvp>(x: &[f64]) -> Vec<Vec<f64>> {
 
 /// The `m × n` Jacobian of `y = f(x)` (`m = y.len()`), one column per forward pass:
 /// the cheaper choice when `n ≤ m`.
-pub fn jacobian<F: ForwardJacobian>(x: &[f64], m: usize) -> Vec<Vec<f64>> {
+pub fn jacobian<F: ForwardJacobian>(x: &[F::Float], m: usize) -> Vec<Vec<F::Float>> {
+    let (zero, one) = (F::Float::zero(), F::Float::one());
     let n = x.len();
-    let mut jac = vec![vec![0.0; n]; m];
-    let mut e = vec![0.0; n];
-    let mut y = vec![0.0; m];
-    let mut dy = vec![0.0; m];
+    let mut jac = vec![vec![zero; n]; m];
+    let mut e = vec![zero; n];
+    let mut y = vec![zero; m];
+    let mut dy = vec![zero; m];
     for j in 0..n {
-        e[j] = 1.0;
-        y.fill(0.0);
-        dy.fill(0.0);
+        e[j] = one;
+        y.fill(zero);
+        dy.fill(zero);
         F::jvp(x, &e, &mut y, &mut dy);
         for (row, d) in jac.iter_mut().zip(&dy) {
             row[j] = *d;
         }
-        e[j] = 0.0;
+        e[j] = zero;
     }
     jac
 }
@@ -148,27 +177,28 @@ pub fn jacobian<F: ForwardJacobian>(x: &[f64], m: usize) -> Vec<Vec<f64>> {
 /// assert_eq!(j[1], vec![0.0, 3.0f64.cos(), 1.0]);
 /// ```
 pub fn jacobian_in_chunks<F: ForwardJacobianBatch<W>, const W: usize>(
-    x: &[f64],
+    x: &[F::Float],
     m: usize,
-) -> Vec<Vec<f64>> {
+) -> Vec<Vec<F::Float>> {
+    let (zero, one) = (F::Float::zero(), F::Float::one());
     let n = x.len();
-    let mut jac = vec![vec![0.0; n]; m];
-    let mut dirs = vec![vec![0.0; n]; W];
-    let mut dys = vec![vec![0.0; m]; W];
-    let mut y = vec![0.0; m];
+    let mut jac = vec![vec![zero; n]; m];
+    let mut dirs = vec![vec![zero; n]; W];
+    let mut dys = vec![vec![zero; m]; W];
+    let mut y = vec![zero; m];
     for start in (0..n).step_by(W.max(1)) {
         let width = W.min(n - start);
         for (k, d) in dirs.iter_mut().enumerate() {
-            d.fill(0.0);
+            d.fill(zero);
             if k < width {
-                d[start + k] = 1.0;
+                d[start + k] = one;
             }
         }
-        dys.iter_mut().for_each(|d| d.fill(0.0));
-        y.fill(0.0);
-        let v: [&[f64]; W] = core::array::from_fn(|k| dirs[k].as_slice());
+        dys.iter_mut().for_each(|d| d.fill(zero));
+        y.fill(zero);
+        let v: [&[F::Float]; W] = core::array::from_fn(|k| dirs[k].as_slice());
         let mut rest = dys.as_mut_slice();
-        let dy: [&mut [f64]; W] = core::array::from_fn(|_| {
+        let dy: [&mut [F::Float]; W] = core::array::from_fn(|_| {
             let (first, tail) = core::mem::take(&mut rest)
                 .split_first_mut()
                 .expect("W tangents");
@@ -187,16 +217,17 @@ pub fn jacobian_in_chunks<F: ForwardJacobianBatch<W>, const W: usize>(
 
 /// The `m × n` Jacobian of `y = f(x)` (`m = y.len()`), one row per reverse pass: the
 /// cheaper choice when `m < n`.
-pub fn jacobian_by_rows<F: ReverseJacobian>(x: &[f64], m: usize) -> Vec<Vec<f64>> {
+pub fn jacobian_by_rows<F: ReverseJacobian>(x: &[F::Float], m: usize) -> Vec<Vec<F::Float>> {
+    let (zero, one) = (F::Float::zero(), F::Float::one());
     let n = x.len();
-    let mut y = vec![0.0; m];
-    let mut by = vec![0.0; m];
+    let mut y = vec![zero; m];
+    let mut by = vec![zero; m];
     (0..m)
         .map(|i| {
-            let mut row = vec![0.0; n];
-            y.fill(0.0);
-            by.fill(0.0);
-            by[i] = 1.0;
+            let mut row = vec![zero; n];
+            y.fill(zero);
+            by.fill(zero);
+            by[i] = one;
             F::vjp(x, &mut row, &mut y, &mut by);
             row
         })

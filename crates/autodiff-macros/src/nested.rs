@@ -104,34 +104,43 @@ const DISABLED: &str = "nested differentiation is turned off: enable the `nested
 /// The helper trait that a named companion of a common shape implements, so that
 /// `autodiff_core::{gradient, hvp, hessian, jacobian}` take it in one call:
 /// `Objective` (and `ObjectiveHvp`) for the reverse companion `(Duplicated, Active)` of
-/// `fn(&[f64]) -> f64`,
+/// `fn(&[T]) -> T`,
 /// `ForwardJacobian` / `ReverseJacobian` for the companions `(Dual, Dual)` /
-/// `(Duplicated, Duplicated)` of `fn(&[f64], &mut [f64])`.
+/// `(Duplicated, Duplicated)` of `fn(&[T], &mut [T])`, where `T` is `f64` or `f32`.
 pub fn helper_impl(sig: &SigInfo, spec: &Spec) -> TokenStream {
-    let f64_slice = |p: &Param, mutable: bool| {
-        p.shape == Shape::Slice { mutable }
-            && p.elem
-                .as_ref()
-                .is_some_and(|e| quote!(#e).to_string() == "f64")
-    };
-    let name = &spec.name;
-    let acts: Vec<Activity> = spec.inputs.iter().map(|a| a.0).collect();
-    let ret = spec.ret.map(|r| r.0);
-    let ret_f64 = matches!(&sig.ret, Ret::Ty(t) if quote!(#t).to_string() == "f64");
-    let params = &sig.params;
     if !sig.float_params.is_empty() {
         return TokenStream::new();
     }
+    let params = &sig.params;
+    // The float type: that of the first parameter's elements, which the others share.
+    let Some(t) = params
+        .first()
+        .and_then(|p| p.elem.as_ref())
+        .map(|e| quote!(#e).to_string())
+        .filter(|e| e == "f64" || e == "f32")
+    else {
+        return TokenStream::new();
+    };
+    let slice_of_t = |p: &Param, mutable: bool| {
+        p.shape == Shape::Slice { mutable }
+            && p.elem.as_ref().is_some_and(|e| quote!(#e).to_string() == t)
+    };
+    let ret_t = matches!(&sig.ret, Ret::Ty(r) if quote!(#r).to_string() == t);
+    let t = format_ident!("{}", t);
+    let name = &spec.name;
+    let acts: Vec<Activity> = spec.inputs.iter().map(|a| a.0).collect();
+    let ret = spec.ret.map(|r| r.0);
     if params.len() == 1
-        && f64_slice(&params[0], false)
-        && ret_f64
+        && slice_of_t(&params[0], false)
+        && ret_t
         && spec.mode == Mode::Reverse
         && acts == [Activity::Duplicated]
         && ret == Some(Activity::Active)
     {
         let objective = quote! {
             impl ::autodiff_core::Objective for #name {
-                fn value_and_gradient(x: &[f64], grad: &mut [f64]) -> f64 {
+                type Float = #t;
+                fn value_and_gradient(x: &[#t], grad: &mut [#t]) -> #t {
                     #name(x, grad, 1.0)
                 }
             }
@@ -143,19 +152,19 @@ pub fn helper_impl(sig: &SigInfo, spec: &Spec) -> TokenStream {
             #objective
             impl ::autodiff_core::ObjectiveHvp for #name {
                 fn value_gradient_hvp(
-                    x: &[f64],
-                    v: &[f64],
-                    grad: &mut [f64],
-                    hv: &mut [f64],
-                ) -> f64 {
+                    x: &[#t],
+                    v: &[#t],
+                    grad: &mut [#t],
+                    hv: &mut [#t],
+                ) -> #t {
                     #name::__ad_fwd(x, v, grad, hv, 1.0, 0.0, ()).0
                 }
             }
         };
     }
     if params.len() == 2
-        && f64_slice(&params[0], false)
-        && f64_slice(&params[1], true)
+        && slice_of_t(&params[0], false)
+        && slice_of_t(&params[1], true)
         && matches!(sig.ret, Ret::Unit)
     {
         if spec.mode == Mode::Forward && acts == [Activity::Dual, Activity::Dual] && spec.width > 1
@@ -165,11 +174,12 @@ pub fn helper_impl(sig: &SigInfo, spec: &Spec) -> TokenStream {
             let ds: Vec<Ident> = (0..w).map(|k| format_ident!("__ad_d{}", k)).collect();
             return quote! {
                 impl ::autodiff_core::ForwardJacobianBatch<#w> for #name {
+                    type Float = #t;
                     fn jvp_batch(
-                        x: &[f64],
-                        v: [&[f64]; #w],
-                        y: &mut [f64],
-                        dy: [&mut [f64]; #w],
+                        x: &[#t],
+                        v: [&[#t]; #w],
+                        y: &mut [#t],
+                        dy: [&mut [#t]; #w],
                     ) {
                         let [#(#vs),*] = v;
                         let [#(#ds),*] = dy;
@@ -181,7 +191,8 @@ pub fn helper_impl(sig: &SigInfo, spec: &Spec) -> TokenStream {
         if spec.mode == Mode::Forward && acts == [Activity::Dual, Activity::Dual] {
             return quote! {
                 impl ::autodiff_core::ForwardJacobian for #name {
-                    fn jvp(x: &[f64], v: &[f64], y: &mut [f64], dy: &mut [f64]) {
+                    type Float = #t;
+                    fn jvp(x: &[#t], v: &[#t], y: &mut [#t], dy: &mut [#t]) {
                         #name(x, v, y, dy)
                     }
                 }
@@ -190,7 +201,8 @@ pub fn helper_impl(sig: &SigInfo, spec: &Spec) -> TokenStream {
         if spec.mode == Mode::Reverse && acts == [Activity::Duplicated, Activity::Duplicated] {
             return quote! {
                 impl ::autodiff_core::ReverseJacobian for #name {
-                    fn vjp(x: &[f64], bx: &mut [f64], y: &mut [f64], by: &mut [f64]) {
+                    type Float = #t;
+                    fn vjp(x: &[#t], bx: &mut [#t], y: &mut [#t], by: &mut [#t]) {
                         #name(x, bx, y, by)
                     }
                 }
