@@ -2,7 +2,8 @@
 //! type, through calls: Hessian-vector products (forward over reverse, also through a
 //! `#[differentiable]` rule), second derivatives (forward over forward) and a third order,
 //! against num-dual's hyper-dual and second- and third-order dual numbers and the softmax
-//! Jacobian.
+//! Jacobian; and the one-call helpers (`gradient`, `hvp`, `hessian`, `jacobian`,
+//! `jacobian_by_rows`) at `f32`.
 // Index loops are part of the language under test.
 #![allow(clippy::needless_range_loop)]
 
