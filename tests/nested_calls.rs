@@ -176,6 +176,7 @@ fn cube_rev(x: f64) -> (f64, impl FnOnce(f64) -> f64) {
 }
 
 #[autodiff_reverse(d_sum_cubes, Duplicated, Active)]
+#[autodiff_forward(sum_cubes_jvp, Dual, Dual)]
 fn sum_cubes(x: &[f64]) -> f64 {
     let mut s = 0.0;
     for i in 0..x.len() {
@@ -202,11 +203,31 @@ fn forward_over_reverse_uses_the_reverse_rule() {
     assert_all_close("H·v", &hv, &want_hv, 1e-12);
 }
 
+/// Reverse over forward through the function with both rules: the forward rule gives the
+/// value (`Σ 5x²·v`), and its derivative is the reverse rule's, differentiated, as under
+/// forward over reverse.
+#[autodiff_reverse(d_dir_cubes, Duplicated, Const, Active)]
+fn dir_cubes(x: &[f64], v: &[f64]) -> f64 {
+    sum_cubes_jvp(x, v).1
+}
+
+#[test]
+fn reverse_over_forward_uses_the_reverse_rule() {
+    let x = [0.5, -1.5, 2.0];
+    let v = [1.0, 0.25, -2.0];
+    let mut g = [0.0; 3];
+    let dir = d_dir_cubes(&x, &mut g, &v, 1.0);
+    let want_dir: f64 = x.iter().zip(&v).map(|(a, b)| 5.0 * a * a * b).sum();
+    let want_g: Vec<f64> = x.iter().zip(&v).map(|(a, b)| 8.0 * a * b).collect();
+    assert!((dir - want_dir).abs() <= 1e-12, "{dir} vs {want_dir}");
+    assert_all_close("gradient of ∇f·v", &g, &want_g, 1e-12);
+}
+
 // ------------------------------------------------------------------ logsumexp with a rule
 
 /// `log Σ exp(z_i)`, stable, with a reverse rule (the softmax) written to be
-/// differentiated again.
-#[custom_rule(reverse = logsumexp_rev)]
+/// differentiated again, and a forward rule.
+#[custom_rule(forward = logsumexp_fwd, reverse = logsumexp_rev)]
 fn logsumexp(z: &[f64]) -> f64 {
     let m = z.iter().fold(f64::NEG_INFINITY, |a, &b| a.max(b));
     m + z.iter().map(|v| (v - m).exp()).sum::<f64>().ln()
@@ -231,10 +252,22 @@ fn logsumexp_rev<'a>(z: &'a [f64]) -> (f64, impl FnOnce(&mut [f64], f64) + 'a) {
     })
 }
 
+fn logsumexp_fwd(z: &[f64], dz: &[f64]) -> (f64, f64) {
+    let p = softmax(z);
+    (logsumexp(z), p.iter().zip(dz).map(|(a, b)| a * b).sum())
+}
+
 /// Cross-entropy of the logits `z` for the class `y`.
 #[autodiff_reverse(d_xent, Duplicated, Const, Active)]
+#[autodiff_forward(xent_jvp, Dual, Const, Dual)]
 fn xent(z: &[f64], y: usize) -> f64 {
     logsumexp(z) - z[y]
+}
+
+/// Reverse over forward through the rules: the gradient of `∇xent·v` is `H·v`.
+#[autodiff_reverse(d_dir_xent, Duplicated, Const, Const, Active)]
+fn dir_xent(z: &[f64], v: &[f64], y: usize) -> f64 {
+    xent_jvp(z, v, y).1
 }
 
 #[autodiff_forward(hvp_xent, Dual, Dual, Const)]
@@ -271,6 +304,15 @@ proptest! {
             let want_hv = p[i] * v[i] - p[i] * pv;
             prop_assert!((g[i] - want_g).abs() <= 1e-12, "g[{}] {} vs {}", i, g[i], want_g);
             prop_assert!((hv[i] - want_hv).abs() <= 1e-12, "hv[{}] {} vs {}", i, hv[i], want_hv);
+        }
+        // The same by reverse over forward.
+        let mut hv_rev = vec![0.0; n];
+        let dir = d_dir_xent(&z, &mut hv_rev, v, y, 1.0);
+        let g_v: f64 = g.iter().zip(v).map(|(a, b)| a * b).sum();
+        prop_assert!((dir - g_v).abs() <= 1e-12, "{} vs {}", dir, g_v);
+        for i in 0..n {
+            let want_hv = p[i] * v[i] - p[i] * pv;
+            prop_assert!((hv_rev[i] - want_hv).abs() <= 1e-12, "{:?}", hv_rev);
         }
     }
 }

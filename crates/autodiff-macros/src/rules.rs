@@ -697,9 +697,9 @@ fn expand_rule(
 }
 
 /// The nested protocol functions (see `crate::nested`) of a function with a rule. The
-/// reverse-over-forward augmented call runs the forward rule; forward over reverse uses
-/// the reverse rule's derivatives when given (`forward_over_reverse`); the others fail
-/// where a caller instantiates them.
+/// reverse-over-forward augmented call runs the forward rule; forward over reverse and
+/// reverse over forward use the reverse rule's derivatives when given
+/// (`forward_over_reverse`); the others fail where a caller instantiates them.
 fn nested_stubs(
     fname: &Ident,
     receiver: Option<TokenStream>,
@@ -737,6 +737,7 @@ fn nested_stubs(
     };
     let mut out = TokenStream::new();
     match forward_over_reverse {
+        // The reverse rule differentiated, which reverse over forward uses too.
         Some(items) => out.extend(items),
         None => {
             out.extend(stub(
@@ -745,6 +746,7 @@ fn nested_stubs(
                 quote!(((#r, ()), (#r, ()))),
             ));
             out.extend(stub(name("fwd", "pull"), 4 * n + 3 - m, quote!(((), ()))));
+            out.extend(stub(name("pull", "fwd"), 4 * n + 3 - m, quote!(())));
         }
     }
     out.extend(stub(
@@ -752,7 +754,6 @@ fn nested_stubs(
         4 * n + 1 - m,
         quote!(((#r, #r), (#r, #r))),
     ));
-    out.extend(stub(name("pull", "fwd"), 4 * n + 3 - m, quote!(())));
     let mut args = Vec::new();
     for p in params {
         if p.ty.is_some() {
@@ -827,6 +828,11 @@ fn forward_over_reverse_rule(
     let mut sinks = TokenStream::new();
     let mut shadow_args = Vec::new();
     let mut scalar_sinks = Vec::new();
+    // Reverse over forward (`__ad_pull___ad_fwd`): each primal, its sink, its tangent and
+    // that tangent's sink, passed on to `__ad_fwd___ad_pull` with the sinks swapped (see
+    // `nested_calls::reverse_over_forward`).
+    let mut transposed_params = vec![quote!(__ad_state: ())];
+    let mut transposed_args = Vec::new();
     for p in params {
         let (n, ty) = (&p.name, p.ty.as_ref().expect("a free function"));
         let t = format_ident!("__ad_t_{}", n);
@@ -864,7 +870,17 @@ fn forward_over_reverse_rule(
             None => quote!(#t: impl ::core::marker::Sized),
         };
         fwd_params.push(tangent.clone());
-        pull_params.push(tangent);
+        pull_params.push(tangent.clone());
+        let sink_decl = |k: &Ident| match &p.kind {
+            Kind::Scalar => quote!(#k: impl ::autodiff_core::__private::ScalarSink<#ty>),
+            Kind::Slice { .. } => {
+                let e = p.inner.as_ref().expect("a slice element");
+                quote!(#k: impl ::autodiff_core::__private::SliceShadow<#e>)
+            }
+            _ => quote!(#k: impl ::core::marker::Sized),
+        };
+        transposed_params.extend([quote!(#n: #ty), sink_decl(&k), tangent, sink_decl(&tk)]);
+        transposed_args.extend([quote!(#n), quote!(#t), quote!(#tk), quote!(#k)]);
         match &p.kind {
             Kind::Scalar => {
                 pull_params.push(quote!(#k: impl ::autodiff_core::__private::ScalarSink<#ty>));
@@ -918,6 +934,21 @@ fn forward_over_reverse_rule(
         }
     }
     pull_params.push(quote!(__ad_mark: impl ::core::marker::Copy));
+    let transposed_seed = match &ret {
+        Some(t) => {
+            transposed_params
+                .push(quote!(__ad_dret: impl ::autodiff_core::__private::ScalarTangent<(#t, #t)>));
+            transposed_args.extend([quote!(__ad_dyb), quote!(__ad_yb)]);
+            quote!(let (__ad_yb, __ad_dyb): (#t, #t) = __ad::ScalarTangent::tangent(__ad_dret);)
+        }
+        None => {
+            transposed_params.push(quote!(__ad_dret: impl ::core::marker::Sized));
+            transposed_args.extend([quote!(()), quote!(())]);
+            quote!()
+        }
+    };
+    transposed_params.push(quote!(__ad_mark: impl ::core::marker::Copy));
+    transposed_args.push(quote!(__ad_mark));
     let adds = match scalar_sinks.len() {
         0 => quote!(),
         1 => {
@@ -978,6 +1009,13 @@ fn forward_over_reverse_rule(
                 __ad_pullback(#(#derivative_args,)* #(#shadow_args,)* #(#seeds),*);
             #adds
             ((), ())
+        }
+        #[doc(hidden)]
+        #[allow(unused, unused_mut, non_snake_case, clippy::all)]
+        pub fn __ad_pull___ad_fwd(#(#transposed_params),*) {
+            use ::autodiff_core::__private as __ad;
+            #transposed_seed
+            let _ = Self::__ad_fwd___ad_pull(#(#transposed_args),*);
         }
     }
 }
