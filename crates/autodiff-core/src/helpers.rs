@@ -53,7 +53,7 @@ pub trait Objective {
 /// companion; implemented with the `nested` feature (on by default).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` has no Hessian-vector product",
-    note = "Hessian-vector products need the reverse companion of a `fn(&[f64]) -> f64` (`#[autodiff_reverse(df, Duplicated, Active)]`) and autodiff-core's `nested` feature (on by default)"
+    note = "Hessian-vector products need the reverse companion of a `fn(&[f64]) -> f64` or `fn(&[f32]) -> f32` (`#[autodiff_reverse(df, Duplicated, Active)]`) and autodiff-core's `nested` feature (on by default)"
 )]
 pub trait ObjectiveHvp: Objective {
     /// `f(x)`, adding `∇f(x)` into `grad` and `H(x)·v` into `hv` (forward over reverse).
