@@ -9,7 +9,7 @@
 
 use autodiff_core::prelude::*;
 use autodiff_core::{gradient, hessian, hvp, jacobian, jacobian_by_rows};
-use num_dual::{Dual2_32, Dual2_64, Dual3_32, DualNum, HyperDual32, HyperDual64};
+use num_dual::{Dual2_32, Dual2_64, Dual3_32, DualNum, HyperDual};
 use proptest::prelude::*;
 
 /// A callee with most kinds of builtin: libm calls, `powi` (whose partial converts its
@@ -45,6 +45,29 @@ fn chain_dual<D: DualNum<Primitive = f32> + Copy>(x: &[D]) -> D {
 fn grad_chain(x: &[f32], dx: &mut [f32]) {
     dx.fill(0.0);
     d_chain(x, dx, 1.0);
+}
+
+/// `∇f(x)` and `H(x)·v` by hyper-dual numbers, one component per evaluation: `eps1`
+/// along `v` and `eps2` along `e_i` make `eps2` the `∂f/∂x_i` and `eps1eps2` the
+/// `(H·v)_i`.
+fn hyper_dual_gradient_hvp<F: num_traits::Float>(
+    f: impl Fn(&[HyperDual<F>]) -> HyperDual<F>,
+    x: &[F],
+    v: &[F],
+) -> (Vec<F>, Vec<F>) {
+    let n = x.len();
+    (0..n)
+        .map(|i| {
+            let xd: Vec<HyperDual<F>> = (0..n)
+                .map(|j| {
+                    let e = if i == j { F::one() } else { F::zero() };
+                    HyperDual::new(x[j], v[j], e, F::zero())
+                })
+                .collect();
+            let y = f(&xd);
+            (y.eps2, y.eps1eps2)
+        })
+        .unzip()
 }
 
 /// `|got - want|` within `tol` of the largest magnitude in `want` (at least 1).
@@ -225,16 +248,7 @@ proptest! {
         let v = &v[..n];
         let (mut g, mut hv) = (vec![0.0; n], vec![0.0; n]);
         hvp_chain(&x, v, &mut g, &mut hv);
-        // eps1 along v, eps2 along e_i: eps2 is ∂f/∂x_i, eps1eps2 is (H·v)_i.
-        let (mut g_want, mut hv_want) = (vec![0.0; n], vec![0.0; n]);
-        for i in 0..n {
-            let xd: Vec<HyperDual32> = (0..n)
-                .map(|j| HyperDual32::new(x[j], v[j], if i == j { 1.0 } else { 0.0 }, 0.0))
-                .collect();
-            let y = chain_dual(&xd);
-            g_want[i] = y.eps2;
-            hv_want[i] = y.eps1eps2;
-        }
+        let (g_want, hv_want) = hyper_dual_gradient_hvp(chain_dual, &x, v);
         assert_close_f32("gradient", &g, &g_want, 1e-4);
         assert_close_f32("H·v", &hv, &hv_want, 1e-4);
         // The one-call helpers at `f32`.
@@ -275,15 +289,7 @@ proptest! {
         let v = &v[..n];
         let (mut g, mut hv) = (vec![0.0; n], vec![0.0; n]);
         hvp_generic(&x, v, &mut g, &mut hv);
-        let (mut g_want, mut hv_want) = (vec![0.0; n], vec![0.0; n]);
-        for i in 0..n {
-            let xd: Vec<HyperDual64> = (0..n)
-                .map(|j| HyperDual64::new(x[j], v[j], if i == j { 1.0 } else { 0.0 }, 0.0))
-                .collect();
-            let y = generic_dual(&xd);
-            g_want[i] = y.eps2;
-            hv_want[i] = y.eps1eps2;
-        }
+        let (g_want, hv_want) = hyper_dual_gradient_hvp(generic_dual, &x, v);
         let scale = hv_want.iter().fold(1.0f64, |m, a| m.max(a.abs()));
         for i in 0..n {
             prop_assert!((g[i] - g_want[i]).abs() <= 1e-11 * scale, "∇[{i}]: {g:?} vs {g_want:?}");

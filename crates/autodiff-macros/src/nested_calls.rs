@@ -351,18 +351,13 @@ fn transposed_pullback(g: &Gen, name: &Ident) -> TokenStream {
         args.push(quote!(#tk));
         args.push(quote!(#k));
     }
-    let r = ret_type(&g.sig.ret);
-    let convert = if matches!(g.sig.ret, Ret::Unit) {
-        params.push(quote!(__ad_dret: impl ::core::marker::Sized));
-        args.push(quote!(()));
-        args.push(quote!(()));
-        quote!()
-    } else {
-        params.push(quote!(__ad_dret: impl ::autodiff_core::__private::ScalarTangent<(#r, #r)>));
-        args.push(quote!(__ad_dyb));
-        args.push(quote!(__ad_yb));
-        quote!(let (__ad_yb, __ad_dyb): (#r, #r) = __ad::ScalarTangent::tangent(__ad_dret);)
+    let ret = match &g.sig.ret {
+        Ret::Unit => None,
+        Ret::Ty(_) => Some(ret_type(&g.sig.ret)),
     };
+    let (seed_param, convert, seed_args) = swapped_seed(ret);
+    params.push(seed_param);
+    args.extend(seed_args);
     params.push(quote!(__ad_mark: impl ::core::marker::Copy));
     args.push(quote!(__ad_mark));
     let call = call_own(g, &variant_name(g, "fwd", "pull"), &args);
@@ -371,6 +366,25 @@ fn transposed_pullback(g: &Gen, name: &Ident) -> TokenStream {
         let _ = #call;
     };
     item(g, name, &params, quote!(()), body)
+}
+
+/// The seed of a reverse-over-forward pullback for a result of type `ret` (none for
+/// `()`), passed on to `__ad_fwd___ad_pull`: the parameter, which takes the cotangents
+/// `(ȳ, ẏ̄)` of the forward call's `(y, ẏ)`; the statement that splits it; and the
+/// pullback's seed and seed tangent, `ẏ̄` and `ȳ` (see [`reverse_over_forward`]).
+pub fn swapped_seed(ret: Option<TokenStream>) -> (TokenStream, TokenStream, [TokenStream; 2]) {
+    match ret {
+        None => (
+            quote!(__ad_dret: impl ::core::marker::Sized),
+            quote!(),
+            [quote!(()), quote!(())],
+        ),
+        Some(r) => (
+            quote!(__ad_dret: impl ::autodiff_core::__private::ScalarTangent<(#r, #r)>),
+            quote!(let (__ad_yb, __ad_dyb): (#r, #r) = __ad::ScalarTangent::tangent(__ad_dret);),
+            [quote!(__ad_dyb), quote!(__ad_yb)],
+        ),
+    }
 }
 
 /// `__ad_fwd___ad_pull`: the forward transform of the pullback, from a reverse companion

@@ -871,20 +871,26 @@ fn forward_over_reverse_rule(
         };
         fwd_params.push(tangent.clone());
         pull_params.push(tangent.clone());
-        let sink_decl = |k: &Ident| match &p.kind {
-            Kind::Scalar => quote!(#k: impl ::autodiff_core::__private::ScalarSink<#ty>),
+        // The type of the parameter's adjoint sink, and of that sink's tangent.
+        let sink = match &p.kind {
+            Kind::Scalar => quote!(impl ::autodiff_core::__private::ScalarSink<#ty>),
             Kind::Slice { .. } => {
                 let e = p.inner.as_ref().expect("a slice element");
-                quote!(#k: impl ::autodiff_core::__private::SliceShadow<#e>)
+                quote!(impl ::autodiff_core::__private::SliceShadow<#e>)
             }
-            _ => quote!(#k: impl ::core::marker::Sized),
+            _ => quote!(impl ::core::marker::Sized),
         };
-        transposed_params.extend([quote!(#n: #ty), sink_decl(&k), tangent, sink_decl(&tk)]);
+        transposed_params.extend([
+            quote!(#n: #ty),
+            quote!(#k: #sink),
+            tangent,
+            quote!(#tk: #sink),
+        ]);
         transposed_args.extend([quote!(#n), quote!(#t), quote!(#tk), quote!(#k)]);
         match &p.kind {
             Kind::Scalar => {
-                pull_params.push(quote!(#k: impl ::autodiff_core::__private::ScalarSink<#ty>));
-                pull_params.push(quote!(#tk: impl ::autodiff_core::__private::ScalarSink<#ty>));
+                pull_params.push(quote!(#k: #sink));
+                pull_params.push(quote!(#tk: #sink));
                 scalar_sinks.push((k, tk));
             }
             Kind::Slice { .. } => {
@@ -897,8 +903,8 @@ fn forward_over_reverse_rule(
                     format_ident!("__ad_sk_{}", n),
                     format_ident!("__ad_stk_{}", n),
                 );
-                pull_params.push(quote!(mut #k: impl ::autodiff_core::__private::SliceShadow<#e>));
-                pull_params.push(quote!(mut #tk: impl ::autodiff_core::__private::SliceShadow<#e>));
+                pull_params.push(quote!(mut #k: #sink));
+                pull_params.push(quote!(mut #tk: #sink));
                 sinks.extend(quote! {
                     let mut #sk = ::std::vec::Vec::new();
                     let #b: &mut [#e] = __ad::slice_shadow(&mut #k, &mut #sk, #n.len());
@@ -909,8 +915,8 @@ fn forward_over_reverse_rule(
                 shadow_args.push(quote!(#tb));
             }
             _ => {
-                pull_params.push(quote!(#k: impl ::core::marker::Sized));
-                pull_params.push(quote!(#tk: impl ::core::marker::Sized));
+                pull_params.push(quote!(#k: #sink));
+                pull_params.push(quote!(#tk: #sink));
             }
         }
     }
@@ -934,19 +940,10 @@ fn forward_over_reverse_rule(
         }
     }
     pull_params.push(quote!(__ad_mark: impl ::core::marker::Copy));
-    let transposed_seed = match &ret {
-        Some(t) => {
-            transposed_params
-                .push(quote!(__ad_dret: impl ::autodiff_core::__private::ScalarTangent<(#t, #t)>));
-            transposed_args.extend([quote!(__ad_dyb), quote!(__ad_yb)]);
-            quote!(let (__ad_yb, __ad_dyb): (#t, #t) = __ad::ScalarTangent::tangent(__ad_dret);)
-        }
-        None => {
-            transposed_params.push(quote!(__ad_dret: impl ::core::marker::Sized));
-            transposed_args.extend([quote!(()), quote!(())]);
-            quote!()
-        }
-    };
+    let (seed_param, transposed_seed, seed_args) =
+        crate::nested_calls::swapped_seed(ret.as_ref().map(|t| quote!(#t)));
+    transposed_params.push(seed_param);
+    transposed_args.extend(seed_args);
     transposed_params.push(quote!(__ad_mark: impl ::core::marker::Copy));
     transposed_args.push(quote!(__ad_mark));
     let adds = match scalar_sinks.len() {
