@@ -116,8 +116,21 @@ enum Source {
     Slice(Place, bool),
     /// `chunks(k)` / `chunks_exact(k)` of a place.
     Chunks(Place, bool, TokenStream, bool),
+    /// `windows(k)` of a place (a bound local holds `k`).
+    Windows(Place, TokenStream),
     /// A range (with `rev()`/`step_by()`), iterated as written.
     Range(TokenStream),
+    /// An indexed chain whose positions are moved: `skip`, `take`, `step_by`, `rev`.
+    Reindexed(Box<Chain>, Reindex),
+}
+
+/// How an adapter maps a position of its chain to one of the chain it wraps (each count
+/// is a bound local, evaluated once before the loop, as `Iterator` evaluates it).
+enum Reindex {
+    Skip(TokenStream),
+    Take(TokenStream),
+    StepBy(TokenStream),
+    Rev,
 }
 
 enum Adapter {
@@ -803,6 +816,11 @@ impl Lowerer {
                     || (self.companion && path_names(&m.mac.path) == ["std", "vec"]) =>
             {
                 if let Ok(r) = m.mac.parse_body_with(parse_repeat) {
+                    // `vec![vec![0.0; m]; n]`: a buffer of buffers of a constant, created
+                    // as written (its shadow is zeros of the same shape).
+                    if is_constant_buffer(&r.0) {
+                        return Ok(Some(Op::NewVec(self.render(e))));
+                    }
                     let v = self.lower_expr(&r.0)?;
                     let v = self.operand(v, r.0.span())?;
                     let n = self.render(&r.1);
@@ -1464,19 +1482,12 @@ impl Lowerer {
                     {
                         match self.lower_expr(&m.receiver)? {
                             Val::Place(p, _) => {
-                                let k = self.render(&m.args[0]);
-                                let k_var = self.fresh("chunk", m.args[0].span());
-                                self.kinds.insert(k_var.to_string(), VarKind::Scalar);
-                                self.emit(Stmt::Let {
-                                    var: k_var.clone(),
-                                    mutable: false,
-                                    op: Op::Inactive(k),
-                                });
+                                let k_var = self.bind_count(&m.args[0], "chunk");
                                 Ok(Some(Chain {
                                     source: Source::Chunks(
                                         p,
                                         name.ends_with("_mut"),
-                                        quote!(#k_var),
+                                        k_var,
                                         name.contains("exact"),
                                     ),
                                     adapters: vec![],
@@ -1488,6 +1499,46 @@ impl Lowerer {
                     "rev" | "step_by" | "skip" | "take" if is_range_expr(&m.receiver) => {
                         Ok(Some(Chain {
                             source: Source::Range(self.render(e)),
+                            adapters: vec![],
+                        }))
+                    }
+                    "windows" if m.args.len() == 1 => match self.lower_expr(&m.receiver)? {
+                        Val::Place(p, _) => {
+                            // `windows(0)` panics, with `windows`' own message.
+                            let size = &m.args[0];
+                            let k = self.bind_count(
+                                &syn::parse_quote_spanned!(size.span()=>
+                                    ::core::num::NonZeroUsize::new(#size)
+                                        .expect("window size must be non-zero")
+                                        .get()),
+                                "window",
+                            );
+                            Ok(Some(Chain {
+                                source: Source::Windows(p, k),
+                                adapters: vec![],
+                            }))
+                        }
+                        _ => Ok(None),
+                    },
+                    // Positions moved on an indexed chain (slices, chunks, windows, and
+                    // their adapters); a chain over a range iterates it as written.
+                    "rev" | "step_by" | "skip" | "take"
+                        if m.args.len() == usize::from(name != "rev") =>
+                    {
+                        let Some(inner) = self.parse_chain(&m.receiver)? else {
+                            return Ok(None);
+                        };
+                        if matches!(inner.source, Source::Range(_)) {
+                            return Ok(None);
+                        }
+                        let r = match name.as_str() {
+                            "rev" => Reindex::Rev,
+                            "skip" => Reindex::Skip(self.bind_count(&m.args[0], "skip")),
+                            "take" => Reindex::Take(self.bind_count(&m.args[0], "take")),
+                            _ => Reindex::StepBy(self.bind_count(&m.args[0], "step")),
+                        };
+                        Ok(Some(Chain {
+                            source: Source::Reindexed(Box::new(inner), r),
                             adapters: vec![],
                         }))
                     }
@@ -1523,6 +1574,20 @@ impl Lowerer {
         }
     }
 
+    /// Binds an iterator adapter's count (`skip(n)`, `windows(k)`) to a fresh local,
+    /// evaluated once before the loop.
+    fn bind_count(&mut self, e: &Expr, base: &str) -> TokenStream {
+        let toks = self.render(e);
+        let var = self.fresh(base, e.span());
+        self.kinds.insert(var.to_string(), VarKind::Scalar);
+        self.emit(Stmt::Let {
+            var: var.clone(),
+            mutable: false,
+            op: Op::Inactive(toks),
+        });
+        quote!(#var)
+    }
+
     fn chain_len(&self, c: &Chain) -> Option<TokenStream> {
         let own = match &c.source {
             Source::Slice(p, _) => {
@@ -1537,7 +1602,21 @@ impl Lowerer {
                     quote!((#p.len() + #k - 1) / #k)
                 }
             }
+            Source::Windows(p, k) => {
+                let p = p.primal();
+                quote!((#p.len() + 1).saturating_sub(#k))
+            }
             Source::Range(_) => return None,
+            Source::Reindexed(inner, r) => {
+                let m = self.chain_len(inner)?;
+                match r {
+                    Reindex::Skip(n) => quote!(#m.saturating_sub(#n)),
+                    Reindex::Take(n) => quote!(__ad::min_len(#m, #n)),
+                    // `step_by(0)` panics, as the division by zero here does.
+                    Reindex::StepBy(s) => quote!((#m + #s - 1) / #s),
+                    Reindex::Rev => m,
+                }
+            }
         };
         let mut n = own;
         for a in &c.adapters {
@@ -1568,7 +1647,31 @@ impl Lowerer {
                 p.proj.push(Proj::Index(r));
                 Val::Place(p, *m)
             }
+            Source::Windows(p, w) => {
+                let mut p = p.clone();
+                p.proj.push(Proj::Index(quote!(#k..#k + #w)));
+                Val::Place(p, false)
+            }
             Source::Range(_) => unreachable!("ranges are iterated directly"),
+            Source::Reindexed(inner, r) => {
+                let at = match r {
+                    Reindex::Skip(n) => quote!(#k + #n),
+                    Reindex::Take(_) => quote!(#k),
+                    Reindex::StepBy(s) => quote!(#k * #s),
+                    Reindex::Rev => {
+                        let m = self.chain_len(inner).expect("an indexed chain");
+                        quote!(#m - 1 - #k)
+                    }
+                };
+                let j = self.fresh("k", span);
+                self.kinds.insert(j.to_string(), VarKind::Scalar);
+                self.emit(Stmt::Let {
+                    var: j.clone(),
+                    mutable: false,
+                    op: Op::Inactive(at),
+                });
+                self.chain_elem(inner, &j, span)?
+            }
         };
         for a in &c.adapters {
             v = match a {
@@ -2218,6 +2321,12 @@ impl Lowerer {
                     ),
                 );
             }
+            // Methods that only integers have: an index computation, no derivative.
+            _ if is_integer_method(&name) => {
+                return Ok(Val::Op(Operand::Lit(
+                    self.render(&Expr::MethodCall(m.clone())),
+                )));
+            }
             _ => {}
         }
         // A user method.
@@ -2853,6 +2962,44 @@ fn is_range_tokens(t: &TokenStream) -> bool {
         prev_dot = false;
     }
     depth_zero_dots
+}
+
+/// Methods of the integer types that no float type has (`n.saturating_sub(1)`).
+fn is_integer_method(name: &str) -> bool {
+    const PREFIXES: [&str; 4] = ["saturating_", "wrapping_", "checked_", "overflowing_"];
+    PREFIXES.iter().any(|p| name.starts_with(p))
+        || matches!(
+            name,
+            "div_ceil"
+                | "abs_diff"
+                | "pow"
+                | "ilog2"
+                | "ilog10"
+                | "is_power_of_two"
+                | "next_power_of_two"
+                | "count_ones"
+                | "leading_zeros"
+                | "trailing_zeros"
+        )
+}
+
+/// `vec![c; n]` or `[c; n]` of a literal `c` (or of such a buffer, nested).
+fn is_constant_buffer(e: &Expr) -> bool {
+    let is_constant = |e: &Expr| match strip(e) {
+        Expr::Lit(_) => true,
+        Expr::Unary(u) => {
+            matches!(u.op, syn::UnOp::Neg(_)) && matches!(strip(&u.expr), Expr::Lit(_))
+        }
+        e => is_constant_buffer(e),
+    };
+    match strip(e) {
+        Expr::Macro(m) if path_names(&m.mac.path).last().is_some_and(|n| n == "vec") => m
+            .mac
+            .parse_body_with(parse_repeat)
+            .is_ok_and(|r| is_constant(&r.0)),
+        Expr::Repeat(r) => is_constant(&r.expr),
+        _ => false,
+    }
 }
 
 fn is_range_expr(e: &Expr) -> bool {

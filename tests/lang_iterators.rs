@@ -1,0 +1,223 @@
+//! Iterator adapters that move positions on slices, in both modes and under forward over
+//! reverse, at random points against a num-dual oracle: `rev()` (Horner's rule as a
+//! fold), `windows(k)`, `skip(n)`, `take(n)`, `step_by(k)`, each also after and before
+//! `enumerate`, `zip` and `map`, and a local buffer of buffers built with
+//! `vec![vec![0.0; m]; n]`.
+
+// Index loops in the oracles mirror the constructs under test.
+#![allow(clippy::needless_range_loop)]
+
+mod lang_common;
+mod nested_common;
+
+use autodiff_core::prelude::*;
+use lang_common::*;
+use nested_common::{assert_all_close, fd_hvp};
+use num_traits::Float;
+use proptest::prelude::*;
+
+/// Horner's rule over the coefficients, highest first: `Σ c_k x^k`, generic.
+#[autodiff_forward(horner_fwd, Dual, Dual, Dual)]
+#[autodiff_reverse(horner_rev, Duplicated, Active, Active)]
+fn horner<T: Float>(c: &[T], x: T) -> T {
+    c.iter().rev().fold(T::zero(), |acc, &ck| acc * x + ck)
+}
+
+/// Rosenbrock over the pairs `windows(2)` gives.
+#[autodiff_forward(rosen_windows_fwd, Dual, Dual)]
+#[autodiff_reverse(rosen_windows_rev, Duplicated, Active)]
+fn rosen_windows(x: &[f64]) -> f64 {
+    x.windows(2)
+        .map(|w| 100.0 * (w[1] - w[0] * w[0]).powi(2) + (1.0 - w[0]).powi(2))
+        .sum()
+}
+
+fn rosen_o<D: Num>(x: &[D]) -> D {
+    let mut s = c::<D>(0.0);
+    for i in 0..x.len() - 1 {
+        s += (x[i + 1] - x[i] * x[i]).powi(2) * 100.0 + (-x[i] + 1.0).powi(2);
+    }
+    s
+}
+
+/// Every adapter that moves positions, on its own and combined with the others.
+#[autodiff_forward(moved_fwd, Dual, Dual)]
+#[autodiff_reverse(moved_rev, Duplicated, Active)]
+fn moved(x: &[f64]) -> f64 {
+    // Neighbours by `zip` with `skip`.
+    let a: f64 = x
+        .iter()
+        .zip(x.iter().skip(1))
+        .map(|(p, q)| p * q.sin())
+        .sum();
+    // A prefix, every other element, and the two together.
+    let b: f64 = x.iter().take(3).map(|v| v.exp()).sum();
+    let c: f64 = x.iter().step_by(2).map(|v| v * v).sum();
+    let d: f64 = x.iter().skip(1).step_by(2).take(2).map(|v| v.cos()).sum();
+    // Reversed with positions: the weight counts from the end.
+    let mut e = 0.0;
+    for (i, v) in x.iter().rev().enumerate() {
+        e += (i as f64 + 1.0) * v;
+    }
+    // Positions counted before the skip.
+    let mut f = 0.0;
+    for (i, v) in x.iter().enumerate().skip(2) {
+        f += v * i as f64;
+    }
+    // Overlapping windows of three, reversed, in a fold whose order matters.
+    let g = x
+        .windows(3)
+        .rev()
+        .fold(0.5, |acc, w| acc * 0.7 + w[0] * w[2] - w[1]);
+    // `rev` of a chunked slice.
+    let mut h = 0.0;
+    for (k, ch) in x.chunks(2).rev().enumerate() {
+        h += ch[0] * (k as f64 + 0.5);
+    }
+    a + b + c + d + e + f + g + h
+}
+
+fn moved_o<D: Num>(x: &[D]) -> D {
+    let n = x.len();
+    let mut a = c::<D>(0.0);
+    for i in 0..n - 1 {
+        a += x[i] * x[i + 1].sin();
+    }
+    let mut b = c::<D>(0.0);
+    for i in 0..n.min(3) {
+        b += x[i].exp();
+    }
+    let mut cc = c::<D>(0.0);
+    for i in (0..n).step_by(2) {
+        cc += x[i] * x[i];
+    }
+    let mut d = c::<D>(0.0);
+    for i in (1..n).step_by(2).take(2) {
+        d += x[i].cos();
+    }
+    let mut e = c::<D>(0.0);
+    for i in 0..n {
+        e += x[n - 1 - i] * (i as f64 + 1.0);
+    }
+    let mut f = c::<D>(0.0);
+    for i in 2..n {
+        f += x[i] * i as f64;
+    }
+    let mut g = c::<D>(0.5);
+    for i in (0..n.saturating_sub(2)).rev() {
+        g = g * 0.7 + x[i] * x[i + 2] - x[i + 1];
+    }
+    let mut h = c::<D>(0.0);
+    let chunks = n.div_ceil(2);
+    for k in 0..chunks {
+        h += x[2 * (chunks - 1 - k)] * (k as f64 + 0.5);
+    }
+    a + b + cc + d + e + f + g + h
+}
+
+/// A local matrix: `vec![vec![0.0; m]; n]`, written and read by two indices, and rows
+/// summed by nested iterators.
+#[autodiff_forward(matrix_fwd, Dual, Dual)]
+#[autodiff_reverse(matrix_rev, Duplicated, Active)]
+fn matrix(x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut m = vec![vec![0.0; n]; 2];
+    for j in 0..n {
+        m[0][j] = x[j] * x[j];
+        m[1][j] = x[j].sin() + m[0][j];
+    }
+    m[1][0] *= x[n - 1];
+    m.iter().map(|row| row.iter().sum::<f64>()).product()
+}
+
+fn matrix_o<D: Num>(x: &[D]) -> D {
+    let n = x.len();
+    let mut r0 = c::<D>(0.0);
+    let mut r1 = c::<D>(0.0);
+    for j in 0..n {
+        r0 += x[j] * x[j];
+        let v = x[j].sin() + x[j] * x[j];
+        r1 += if j == 0 { v * x[n - 1] } else { v };
+    }
+    r0 * r1
+}
+
+fn case(min: usize) -> impl Strategy<Value = (Vec<f64>, Vec<f64>, Vec<f64>, f64)> {
+    (slice_case(-1.2, 1.2, min..10, 0), seed()).prop_map(|((x, v, s0), seed)| (x, v, s0, seed))
+}
+
+/// The gradient of `x ↦ f(x)` by its reverse companion.
+fn grad_of(rev: fn(&[f64], &mut [f64], f64) -> f64) -> impl Fn(&[f64]) -> Vec<f64> {
+    move |z: &[f64]| {
+        let mut g = vec![0.0; z.len()];
+        rev(z, &mut g, 1.0);
+        g
+    }
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn horner_as_a_reversed_fold(
+        cs in prop::collection::vec(-2.0..2.0f64, 1..8),
+        x in -1.5..1.5f64,
+        dx in dir(),
+        s in seed(),
+    ) {
+        // d/dx p(x) = Σ k c_k x^(k-1); d/dc_k = x^k.
+        let dp: f64 = (1..cs.len()).map(|k| k as f64 * cs[k] * x.powi(k as i32 - 1)).sum();
+        let mut gc = vec![0.0; cs.len()];
+        let (p, gx) = horner_rev(&cs, &mut gc, x, s);
+        let p_want: f64 = (0..cs.len()).map(|k| cs[k] * x.powi(k as i32)).sum();
+        check("horner primal", p, p_want);
+        check("horner d/dx", gx, s * dp);
+        for (k, g) in gc.iter().enumerate() {
+            check("horner d/dc", *g, s * x.powi(k as i32));
+        }
+        let zeros = vec![0.0; cs.len()];
+        check("horner tangent", horner_fwd(&cs, &zeros, x, dx).1, dx * dp);
+        // At `f32` too.
+        let c32: Vec<f32> = cs.iter().map(|&v| v as f32).collect();
+        let mut g32 = vec![0.0f32; cs.len()];
+        let (_, gx32) = horner_rev(&c32, &mut g32, x as f32, 1.0);
+        check_tol("horner d/dx at f32", gx32 as f64, dp, 1e-4);
+    }
+
+    #[test]
+    fn rosenbrock_over_windows((x, v, s0, seed) in case(2)) {
+        check_slice(
+            "rosen_windows",
+            (&x, &v, &s0, seed),
+            rosen_windows,
+            rosen_windows_fwd,
+            rosen_windows_rev,
+            rosen_o,
+        );
+    }
+
+    #[test]
+    fn skip_take_step_by_rev_and_windows((x, v, s0, seed) in case(1)) {
+        check_slice("moved", (&x, &v, &s0, seed), moved, moved_fwd, moved_rev, moved_o);
+    }
+
+    #[test]
+    fn a_local_buffer_of_buffers((x, v, s0, seed) in case(1)) {
+        check_slice("matrix", (&x, &v, &s0, seed), matrix, matrix_fwd, matrix_rev, matrix_o);
+    }
+
+    #[test]
+    fn hessian_vector_products_through_the_adapters((x, v, _s0, _seed) in case(2)) {
+        let hv = autodiff_core::hvp::<moved_rev>(&x, &v);
+        assert_all_close("moved H·v", &hv, &fd_hvp(grad_of(moved_rev), &x, &v), 1e-6);
+        let hv = autodiff_core::hvp::<rosen_windows_rev>(&x, &v);
+        assert_all_close(
+            "rosen_windows H·v",
+            &hv,
+            &fd_hvp(grad_of(rosen_windows_rev), &x, &v),
+            1e-6,
+        );
+        let hv = autodiff_core::hvp::<matrix_rev>(&x, &v);
+        assert_all_close("matrix H·v", &hv, &fd_hvp(grad_of(matrix_rev), &x, &v), 1e-6);
+    }
+}
