@@ -1,7 +1,8 @@
 //! Control flow of the supported language, in both modes, at random points, against a
 //! num-dual oracle: counted `for` loops over ranges (inclusive, reversed, stepped),
-//! `while`, `loop` with `break` and `continue`, early `return` from anywhere, nesting, and
-//! a Newton iteration.
+//! `while`, `loop` with `break` and `continue`, labelled loops left from inner loops
+//! (`break 'outer`, `continue 'outer`), early `return` from anywhere, nesting, and a
+//! Newton iteration.
 
 // `return` as the last statement and index loops over ranges are constructs under test.
 #![allow(clippy::needless_return, clippy::needless_range_loop)]
@@ -497,6 +498,94 @@ fn nested_for_o<D: Num>(x: &[D], t: D) -> D {
     s
 }
 
+// ---------------------------------------------------------------- labelled loops
+
+/// `continue 'outer` and `break 'outer` from an inner `for`, `continue 'mid` of a labelled
+/// `while`, a labelled `loop` left by its own label, and a `return` inside all of them.
+#[autodiff_forward(labelled_fwd, Dual, Dual)]
+#[autodiff_reverse(labelled_rev, Duplicated, Active)]
+fn labelled(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    'outer: for i in 0..x.len() {
+        let mut k = 0;
+        'mid: while k < 3 {
+            k += 1;
+            for j in 0..x.len() {
+                if j > i {
+                    continue 'outer;
+                }
+                if x[j] > 0.8 {
+                    continue 'mid;
+                }
+                if s > 3.0 {
+                    break 'outer;
+                }
+                if s < -4.0 {
+                    return s * x[j];
+                }
+                s += x[i] * x[j].sin();
+            }
+            s *= 0.9;
+        }
+        s += x[i];
+    }
+    'l: loop {
+        s += 0.25;
+        if s > 0.0 {
+            break 'l;
+        }
+    }
+    s
+}
+
+fn labelled_o<D: Num>(x: &[D]) -> D {
+    let mut s = c::<D>(0.0);
+    // The same loops, with the labels spelled out as flags.
+    let mut stop = false;
+    for i in 0..x.len() {
+        let mut k = 0;
+        let mut next_i = false;
+        while k < 3 && !next_i && !stop {
+            k += 1;
+            let mut next_k = false;
+            for j in 0..x.len() {
+                if j > i {
+                    next_i = true;
+                    break;
+                }
+                if x[j].re() > 0.8 {
+                    next_k = true;
+                    break;
+                }
+                if s.re() > 3.0 {
+                    stop = true;
+                    break;
+                }
+                if s.re() < -4.0 {
+                    return s * x[j];
+                }
+                s += x[i] * x[j].sin();
+            }
+            if !next_i && !next_k && !stop {
+                s *= 0.9;
+            }
+        }
+        if stop {
+            break;
+        }
+        if !next_i {
+            s += x[i];
+        }
+    }
+    loop {
+        s += 0.25;
+        if s.re() > 0.0 {
+            break;
+        }
+    }
+    s
+}
+
 // ---------------------------------------------------------------- Newton iteration
 
 #[autodiff_forward(newton_sqrt_fwd, Dual, Dual)]
@@ -541,6 +630,11 @@ proptest! {
             |x, s| counted_rev(x, a, b, s),
             |x| counted_o(x, a, b),
         );
+    }
+
+    #[test]
+    fn labelled_loops_left_from_inner_loops((x, v, s0) in slice_case(-2.0, 2.0, 0..9, 0), s in seed()) {
+        check_slice("labelled", (&x, &v, &s0, s), labelled, labelled_fwd, labelled_rev, labelled_o::<Dual64>);
     }
 
     #[test]

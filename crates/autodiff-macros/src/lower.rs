@@ -68,6 +68,8 @@ enum Binding {
 struct LoopCtl {
     brk: Ident,
     cont: Ident,
+    /// The loop's label (`'outer`), without the quote.
+    label: Option<String>,
 }
 
 struct RetCtl {
@@ -958,35 +960,12 @@ impl Lowerer {
                 self.assign_return(v, r.span())
             }
             Expr::Break(b) => {
-                if b.label.is_some() || b.expr.is_some() {
-                    return unsupported(b, "`break` with a label or a value");
+                if b.expr.is_some() {
+                    return unsupported(b, "`break` with a value");
                 }
-                let Some(l) = self.loops.last() else {
-                    return Err(syn::Error::new(b.span(), "`break` outside a loop"));
-                };
-                let f = l.brk.clone();
-                self.emit(Stmt::Assign {
-                    place: Place::local(f),
-                    kind: AssignKind::Set,
-                    val: Operand::Lit(quote!(true)),
-                });
-                Ok(())
+                self.leave_loop(b.label.as_ref(), true, b.span())
             }
-            Expr::Continue(c) => {
-                if c.label.is_some() {
-                    return unsupported(c, "`continue` with a label");
-                }
-                let Some(l) = self.loops.last() else {
-                    return Err(syn::Error::new(c.span(), "`continue` outside a loop"));
-                };
-                let f = l.cont.clone();
-                self.emit(Stmt::Assign {
-                    place: Place::local(f),
-                    kind: AssignKind::Set,
-                    val: Operand::Lit(quote!(true)),
-                });
-                Ok(())
-            }
+            Expr::Continue(c) => self.leave_loop(c.label.as_ref(), false, c.span()),
             Expr::Macro(m) => self.lower_macro_stmt(&m.mac),
             Expr::MethodCall(m) => self.lower_method_stmt(m),
             Expr::Call(_) => {
@@ -1306,7 +1285,47 @@ impl Lowerer {
         self.lower_branch(b, want)
     }
 
-    fn open_loop(&mut self, span: Span) -> (Ident, Ident) {
+    /// `break` (or `continue`) of the innermost loop or of the loop `label`: the loops
+    /// inside the target are left by their `break` flags, then the target's own flag is
+    /// set; the statements after each of them are guarded by these flags.
+    fn leave_loop(&mut self, label: Option<&syn::Lifetime>, brk: bool, span: Span) -> Result<()> {
+        let what = if brk { "`break`" } else { "`continue`" };
+        let target = match label {
+            None => self.loops.len().checked_sub(1),
+            Some(l) => {
+                let name = l.ident.to_string();
+                self.loops
+                    .iter()
+                    .rposition(|c| c.label.as_deref() == Some(name.as_str()))
+            }
+        };
+        let Some(target) = target else {
+            return Err(syn::Error::new(
+                span,
+                format!("{what} outside a loop of this function"),
+            ));
+        };
+        let mut flags: Vec<Ident> = self.loops[target + 1..]
+            .iter()
+            .map(|c| c.brk.clone())
+            .collect();
+        let own = &self.loops[target];
+        flags.push(if brk {
+            own.brk.clone()
+        } else {
+            own.cont.clone()
+        });
+        for f in flags {
+            self.emit(Stmt::Assign {
+                place: Place::local(f),
+                kind: AssignKind::Set,
+                val: Operand::Lit(quote!(true)),
+            });
+        }
+        Ok(())
+    }
+
+    fn open_loop(&mut self, span: Span, label: Option<&syn::Label>) -> (Ident, Ident) {
         let brk = self.fresh("break", span);
         let cont = self.fresh("continue", span);
         for f in [&brk, &cont] {
@@ -1320,6 +1339,7 @@ impl Lowerer {
         self.loops.push(LoopCtl {
             brk: brk.clone(),
             cont: cont.clone(),
+            label: label.map(|l| l.name.ident.to_string()),
         });
         (brk, cont)
     }
@@ -1335,9 +1355,6 @@ impl Lowerer {
     }
 
     fn lower_for(&mut self, f: &syn::ExprForLoop) -> Result<()> {
-        if f.label.is_some() {
-            return unsupported(f, "a labelled loop");
-        }
         let Some(chain) = self.parse_chain(&f.expr)? else {
             return unsupported(&f.expr, "iterating over this expression");
         };
@@ -1345,7 +1362,7 @@ impl Lowerer {
         let body = f.body.clone();
         let may_exit = block_may_exit_loop(&body) || contains_return(&body);
         let ctl = if may_exit {
-            Some(self.open_loop(f.span()))
+            Some(self.open_loop(f.span(), f.label.as_ref()))
         } else {
             None
         };
@@ -1368,13 +1385,10 @@ impl Lowerer {
     }
 
     fn lower_while(&mut self, w: &syn::ExprWhile) -> Result<()> {
-        if w.label.is_some() {
-            return unsupported(w, "a labelled loop");
-        }
         if let Expr::Let(l) = &*w.cond {
             return unsupported(l, "`while let`");
         }
-        let (brk, cont) = self.open_loop(w.span());
+        let (brk, cont) = self.open_loop(w.span(), w.label.as_ref());
         let exit = self.loop_exit(&brk);
         let cond = (*w.cond).clone();
         let body = w.body.clone();
@@ -1412,10 +1426,7 @@ impl Lowerer {
     }
 
     fn lower_loop(&mut self, lp: &syn::ExprLoop) -> Result<()> {
-        if lp.label.is_some() {
-            return unsupported(lp, "a labelled loop");
-        }
-        let (brk, cont) = self.open_loop(lp.span());
+        let (brk, cont) = self.open_loop(lp.span(), lp.label.as_ref());
         let exit = self.loop_exit(&brk);
         let body = lp.body.clone();
         let (block, _) = self.in_block(|l| {
@@ -3206,6 +3217,7 @@ fn block_is_unit(b: &syn::Block) -> bool {
 fn stmt_may_exit(s: &syn::Stmt) -> bool {
     let mut v = ExitFinder {
         loop_depth: 0,
+        labels: Vec::new(),
         found: false,
     };
     syn::visit::Visit::visit_stmt(&mut v, s);
@@ -3215,6 +3227,7 @@ fn stmt_may_exit(s: &syn::Stmt) -> bool {
 fn block_may_exit_loop(b: &syn::Block) -> bool {
     let mut v = ExitFinder {
         loop_depth: 0,
+        labels: Vec::new(),
         found: false,
     };
     syn::visit::Visit::visit_block(&mut v, b);
@@ -3235,6 +3248,8 @@ fn contains_return_expr(e: &Expr) -> bool {
 
 struct ExitFinder {
     loop_depth: usize,
+    /// Labels of the loops being visited.
+    labels: Vec<String>,
     found: bool,
 }
 
@@ -3242,11 +3257,27 @@ impl<'a> syn::visit::Visit<'a> for ExitFinder {
     fn visit_expr(&mut self, e: &'a Expr) {
         match e {
             Expr::Return(_) => self.found = true,
+            // A labelled exit leaves what is visited unless its loop is inside.
+            Expr::Break(syn::ExprBreak { label: Some(l), .. })
+            | Expr::Continue(syn::ExprContinue { label: Some(l), .. }) => {
+                if !self.labels.contains(&l.ident.to_string()) {
+                    self.found = true;
+                }
+            }
             Expr::Break(_) | Expr::Continue(_) if self.loop_depth == 0 => self.found = true,
             Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => {
+                let label = match e {
+                    Expr::ForLoop(f) => f.label.as_ref(),
+                    Expr::While(w) => w.label.as_ref(),
+                    Expr::Loop(l) => l.label.as_ref(),
+                    _ => None,
+                };
+                let n = self.labels.len();
+                self.labels.extend(label.map(|l| l.name.ident.to_string()));
                 self.loop_depth += 1;
                 syn::visit::visit_expr(self, e);
                 self.loop_depth -= 1;
+                self.labels.truncate(n);
             }
             Expr::Closure(_) => {}
             _ => syn::visit::visit_expr(self, e),
