@@ -177,6 +177,63 @@ pub fn float_type_params(generics: &syn::Generics) -> HashSet<String> {
     out
 }
 
+/// Float types that the function does not declare, named by its return type (alone or
+/// in a tuple): the type parameter of a generic `impl<T: Float> Model<T>` that a method
+/// returns, or an alias such as `type Scalar = f64`. A differentiated function returns
+/// floats, so such a name is one; its companions then bound it by `Real` themselves.
+fn floats_named_by_return(sig: &Signature) -> Vec<String> {
+    let ReturnType::Type(_, ty) = &sig.output else {
+        return Vec::new();
+    };
+    let declared: HashSet<String> = sig
+        .generics
+        .params
+        .iter()
+        .filter_map(|p| match p {
+            GenericParam::Type(t) => Some(t.ident.to_string()),
+            _ => None,
+        })
+        .collect();
+    let named = |t: &Type| match t {
+        Type::Path(tp) if tp.qself.is_none() => tp.path.get_ident().map(|i| i.to_string()),
+        _ => None,
+    };
+    let elems: Vec<&Type> = match &**ty {
+        Type::Tuple(t) => t.elems.iter().collect(),
+        t => vec![t],
+    };
+    elems
+        .into_iter()
+        .filter_map(named)
+        .filter(|n| !declared.contains(n) && !is_builtin_type_name(n))
+        .collect()
+}
+
+fn is_builtin_type_name(n: &str) -> bool {
+    matches!(
+        n,
+        "f32"
+            | "f64"
+            | "usize"
+            | "isize"
+            | "u8"
+            | "u16"
+            | "u32"
+            | "u64"
+            | "u128"
+            | "i8"
+            | "i16"
+            | "i32"
+            | "i64"
+            | "i128"
+            | "bool"
+            | "char"
+            | "str"
+            | "String"
+            | "Self"
+    )
+}
+
 /// True for `f32`, `f64` and float type parameters.
 pub fn is_float_type(ty: &Type, floats: &HashSet<String>) -> bool {
     match ty {
@@ -260,7 +317,8 @@ fn is_inert(ty: &Type) -> bool {
 }
 
 pub fn analyse(sig: &Signature) -> syn::Result<SigInfo> {
-    let floats = float_type_params(&sig.generics);
+    let mut floats = float_type_params(&sig.generics);
+    floats.extend(floats_named_by_return(sig));
     let mut params = Vec::new();
     for input in &sig.inputs {
         match input {
