@@ -74,7 +74,9 @@ fn moved(x: &[f64]) -> f64 {
     for (k, ch) in x.chunks(2).rev().enumerate() {
         h += ch[0] * (k as f64 + 0.5);
     }
-    a + b + c + d + e + f + g + h
+    // A prefix reversed, then every other element of it.
+    let i: f64 = x.iter().take(3).rev().step_by(2).map(|v| v.sin()).sum();
+    a + b + c + d + e + f + g + h + i
 }
 
 fn moved_o<D: Num>(x: &[D]) -> D {
@@ -112,7 +114,12 @@ fn moved_o<D: Num>(x: &[D]) -> D {
     for k in 0..chunks {
         h += x[2 * (chunks - 1 - k)] * (k as f64 + 0.5);
     }
-    a + b + cc + d + e + f + g + h
+    let mut ii = c::<D>(0.0);
+    let m = n.min(3);
+    for k in (0..m).step_by(2) {
+        ii += x[m - 1 - k].sin();
+    }
+    a + b + cc + d + e + f + g + h + ii
 }
 
 /// A local matrix: `vec![vec![0.0; m]; n]`, written and read by two indices, and rows

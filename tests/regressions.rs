@@ -377,3 +377,32 @@ fn a_call_result_added_to_itself() {
     assert!((g[0] - c * x[1] * x[1]).abs() < 1e-14, "{g:?}");
     assert!((g[1] - (c * p + s)).abs() < 1e-14, "{g:?}");
 }
+
+/// An inner loop whose range names a variable containing `skip` (`0..skip_to`), with a
+/// buffer read at one index the loop does not change: the reverse took the range for a
+/// `skip` adapter and replayed the loop, while the adjoint of `w[i]` was still kept in a
+/// local declared only by the other form of loop (E0425).
+#[autodiff_reverse(d_named_like_an_adapter, Duplicated, Const, Active)]
+fn named_like_an_adapter(w: &[f64], skip: usize) -> f64 {
+    let mut s = 0.0;
+    for i in 0..w.len() {
+        let skip_to = (i + skip).min(w.len());
+        for j in i..skip_to {
+            s += w[i].sin() * (j as f64 + 0.5);
+        }
+    }
+    s
+}
+
+#[test]
+fn a_range_named_like_an_adapter() {
+    // ∂f/∂w_i = cos(w_i) Σ_{j=i}^{min(i+skip, n)-1} (j + 1/2).
+    let w = [0.3, -0.8, 1.2, 0.5];
+    let mut g = [0.0; 4];
+    let y = d_named_like_an_adapter(&w, &mut g, 2, 1.0);
+    assert_eq!(y, named_like_an_adapter(&w, 2));
+    for i in 0..4 {
+        let s: f64 = (i..(i + 2).min(4)).map(|j| j as f64 + 0.5).sum();
+        assert!((g[i] - w[i].cos() * s).abs() < 1e-14, "{g:?}");
+    }
+}

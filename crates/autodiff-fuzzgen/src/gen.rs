@@ -146,6 +146,10 @@ pub const FEATURES: &[(&str, &str)] = &[
     ("product", "`.iter().map(..).product::<f64>()`"),
     ("fold", "`.iter().fold(init, |acc, v| ..)`"),
     (
+        "adapters",
+        "slice iterators moved by `rev`, `skip`, `take`, `step_by` in sums and folds, and `windows(2)`",
+    ),
+    (
         "ref_arith",
         "arithmetic on `&f64` iterator elements without `*`",
     ),
@@ -1171,6 +1175,71 @@ impl<'a> FnGen<'a> {
         }
     }
 
+    /// A sum or fold over `s` with its positions moved (`rev`, `skip`, `take`, `step_by`),
+    /// or a sum over its `windows(2)`; the oracle runs the same iterator over duals.
+    fn adapted_reduction(&mut self, s: &str, d: usize) -> E {
+        const MOVES: [&str; 7] = [
+            ".rev()",
+            ".skip(1)",
+            ".take(2)",
+            ".step_by(2)",
+            ".rev().skip(1)",
+            ".skip(1).step_by(2).rev()",
+            ".take(3).rev().step_by(2)",
+        ];
+        let mv = *self.rng.pick(&MOVES);
+        match self.rng.below(3) {
+            0 if self.on("fold") => {
+                let acc = self.name("acc");
+                let v = self.name("v");
+                let init = typed(self.lit());
+                self.add_elem(&v);
+                self.add_scalar(&acc, false);
+                let e = self.fexpr_with(d, true);
+                let e = involve(&mut self.rng, e, &v, &format!("(*{v})"), &format!("(*{v})"));
+                let k = self.damp();
+                E {
+                    p: format!(
+                        "{s}.iter(){mv}.fold({}, |{acc}, {v}| {acc} * {} + {})",
+                        init.p, k.p, e.p
+                    ),
+                    o: format!(
+                        "{s}.iter(){mv}.fold({}, |{acc}, {v}| {acc} * {} + {})",
+                        init.o, k.o, e.o
+                    ),
+                    lit: false,
+                }
+            }
+            1 => {
+                let w = self.name("w");
+                let u = self.name("u");
+                let v = self.name("v");
+                self.add_scalar(&u, false);
+                self.add_scalar(&v, false);
+                let e = self.fexpr_with(d, true);
+                let e = involve(&mut self.rng, e, &u, &u, &u);
+                let e = involve(&mut self.rng, e, &v, &v, &v);
+                let body = |e: &str| format!("{{ let {u} = {w}[0]; let {v} = {w}[1]; {e} }}");
+                E {
+                    p: format!("{s}.windows(2).map(|{w}| {}).sum::<f64>()", body(&e.p)),
+                    o: format!("osum({s}.windows(2).map(|{w}| {}))", body(&e.o)),
+                    lit: false,
+                }
+            }
+            _ => {
+                let v = self.name("v");
+                self.add_elem(&v);
+                let e = self.fexpr_with(d, true);
+                let e = involve(&mut self.rng, e, &v, &format!("(*{v})"), &format!("(*{v})"));
+                E {
+                    p: format!("{s}.iter(){mv}.map(|{v}| {}).sum::<f64>()", e.p),
+                    o: format!("osum({s}.iter(){mv}.map(|{v}| {}))", e.o),
+                    lit: false,
+                }
+            }
+        }
+    }
+
     fn reductions_possible(&self) -> bool {
         (self.on("sum") || self.on("fold") || self.on("product"))
             && self.readable().iter().any(|(_, l)| *l != Len::Unknown)
@@ -1197,6 +1266,11 @@ impl<'a> FnGen<'a> {
             if self.on("sum") && self.has_n { 1 } else { 0 },
             if self.on("fold") { 3 } else { 0 },
             if self.on("product") { 1 } else { 0 },
+            if self.on("adapters") && (self.on("sum") || self.on("fold")) {
+                3
+            } else {
+                0
+            },
         ];
         if kinds.iter().all(|k| *k == 0) {
             return self.leaf(false, false);
@@ -1278,6 +1352,7 @@ impl<'a> FnGen<'a> {
                     lit: false,
                 }
             }
+            6 => self.adapted_reduction(&s, d),
             _ => {
                 let v = self.name("v");
                 self.add_elem(&v);

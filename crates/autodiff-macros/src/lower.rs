@@ -2538,6 +2538,8 @@ impl Lowerer {
         match segs.as_slice() {
             ["__ad", "zero_like"]
             | ["__ad", "accumulator_zero"]
+            // The length of a zipped or `take`n chain, in an index computation.
+            | ["__ad", "min_len"]
             | ["core", "iter", "Iterator", "size_hint"]
             | ["core", "iter", "Sum", "sum"]
             // Copies of loop ranges, which generated reverse sweeps record.

@@ -671,14 +671,18 @@ impl<'a> Reverse<'a> {
                     top: false,
                     in_loop: true,
                 };
+                // Adapters such as `step_by` on an inclusive range cannot be reversed in
+                // place: such loops count their trips and replay them from a buffer.
+                let replay = calls_adapter(iter, &["step_by", "skip", "take"]);
                 self.loop_stores.borrow_mut().push(Vec::new());
                 *self.next_is_loop_body.borrow_mut() = true;
-                let plan =
-                    CarryPlan::new(pat, iter, body, exit.is_some(), |v| self.an.is_active(v))
-                        .and_then(|p| {
-                            let outer = self.carried.borrow();
-                            p.without(|a| outer.iter().any(|o| o.carries(a)))
-                        });
+                let plan = CarryPlan::new(pat, iter, body, exit.is_some() || replay, |v| {
+                    self.an.is_active(v)
+                })
+                .and_then(|p| {
+                    let outer = self.carried.borrow();
+                    p.without(|a| outer.iter().any(|o| o.carries(a)))
+                });
                 let planned = plan.is_some();
                 self.carried.borrow_mut().extend(plan);
                 self.loops.borrow_mut().push(LoopInfo::new(pat, iter, body));
@@ -719,10 +723,6 @@ impl<'a> Reverse<'a> {
                     })
                 };
                 let def = quote!(#def #reserve);
-                // Adapters such as `step_by` on an inclusive range cannot be reversed in
-                // place: such loops count their trips and replay them from a buffer.
-                let text = iter.to_string();
-                let replay = ["step_by", "skip", "take"].iter().any(|a| text.contains(a));
                 let exit = match exit {
                     Some(e) => Some(e.clone()),
                     None if replay => Some(quote!(false)),
@@ -1119,6 +1119,25 @@ impl<'a> Reverse<'a> {
         let pull = pullback_call(c, self.an, &self.refs, load_state, seed);
         (fwd, quote!(#before #reload #pull; #drains #after))
     }
+}
+
+/// Whether `iter` calls one of the methods `names` (`.step_by(2)`), not merely names a
+/// variable that contains one.
+fn calls_adapter(iter: &TokenStream, names: &[&str]) -> bool {
+    // `.name` is a call; `..name` is the end of a range.
+    let (mut after_dot, mut after_dots) = (false, false);
+    for tt in iter.clone() {
+        match &tt {
+            proc_macro2::TokenTree::Ident(id) if after_dot && names.iter().any(|n| id == n) => {
+                return true;
+            }
+            proc_macro2::TokenTree::Group(g) if calls_adapter(&g.stream(), names) => return true,
+            _ => {}
+        }
+        let dot = matches!(&tt, proc_macro2::TokenTree::Punct(p) if p.as_char() == '.');
+        (after_dot, after_dots) = (dot && !after_dot && !after_dots, dot && after_dot);
+    }
+    false
 }
 
 /// Why an overwrite must record the old value ([`Reverse::record_need`]).
