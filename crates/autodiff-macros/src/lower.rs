@@ -352,6 +352,12 @@ impl Lowerer {
         sig: &SigInfo,
     ) -> Result<(Body, HashMap<String, VarKind>)> {
         let has_return = contains_return(body);
+        // `use`, `const` and `static` items carry no derivative: each generated function
+        // declares them first, wherever the user wrote them (an item is visible in its
+        // whole block, and the reverse sweep of a nested block is a block of its own).
+        for item in constant_items(body) {
+            self.emit(Stmt::Inactive(quote!(#item)));
+        }
         let ret_len = match &sig.ret {
             Ret::Unit => 0,
             Ret::Ty(t) => match &**t {
@@ -521,7 +527,12 @@ impl Lowerer {
             syn::Stmt::Macro(m) => self.lower_macro_stmt(&m.mac),
             // Generated companions import the runtime; the derivative code imports it again.
             syn::Stmt::Item(syn::Item::Use(u)) if self.companion && is_runtime_import(u) => Ok(()),
-            syn::Stmt::Item(i) => unsupported(i, "an item inside a function body"),
+            // Declared at the start of the body (see `lower_body`).
+            syn::Stmt::Item(i) if is_constant_item(i) => Ok(()),
+            syn::Stmt::Item(i) => unsupported(
+                i,
+                "an item other than `use`, `const` or `static` inside a function body",
+            ),
         }
     }
 
@@ -2975,6 +2986,32 @@ fn is_range_tokens(t: &TokenStream) -> bool {
         prev_dot = false;
     }
     depth_zero_dots
+}
+
+/// `use`, `const` and `static` items: no derivative, and nothing that differentiated code
+/// must see change.
+fn is_constant_item(i: &syn::Item) -> bool {
+    matches!(
+        i,
+        syn::Item::Use(_) | syn::Item::Const(_) | syn::Item::Static(_)
+    )
+}
+
+/// The constant items of a body, in nested blocks and closures too, except the runtime
+/// import of generated companions.
+fn constant_items(body: &syn::Block) -> Vec<syn::Item> {
+    struct Items(Vec<syn::Item>);
+    impl<'a> syn::visit::Visit<'a> for Items {
+        fn visit_item(&mut self, i: &'a syn::Item) {
+            let runtime = matches!(i, syn::Item::Use(u) if is_runtime_import(u));
+            if is_constant_item(i) && !runtime {
+                self.0.push(i.clone());
+            }
+        }
+    }
+    let mut v = Items(Vec::new());
+    syn::visit::Visit::visit_block(&mut v, body);
+    v.0
 }
 
 /// Methods of the integer types that no float type has (`n.saturating_sub(1)`).
