@@ -1528,13 +1528,14 @@ impl Lowerer {
                         Val::Place(p, _) => {
                             // `windows(0)` panics, with `windows`' own message.
                             let size = &m.args[0];
-                            let k = self.bind_count(
-                                &syn::parse_quote_spanned!(size.span()=>
-                                    ::core::num::NonZeroUsize::new(#size)
-                                        .expect("window size must be non-zero")
-                                        .get()),
-                                "window",
-                            );
+                            let checked = syn::parse_quote_spanned!(size.span()=>
+                                ::core::num::NonZeroUsize::new(#size)
+                                    .expect("window size must be non-zero")
+                                    .get());
+                            let k = match strip(size) {
+                                Expr::Lit(_) => self.bind_count(size, "window"),
+                                _ => self.bind_count(&checked, "window"),
+                            };
                             Ok(Some(Chain {
                                 source: Source::Windows(p, k),
                                 adapters: vec![],
@@ -1597,8 +1598,18 @@ impl Lowerer {
     }
 
     /// Binds an iterator adapter's count (`skip(n)`, `windows(k)`) to a fresh local,
-    /// evaluated once before the loop.
+    /// evaluated once before the loop. An integer literal stays as written, so that the
+    /// indices it moves (`x[k + 1]`) keep a known offset from the loop's variable (see
+    /// [`crate::carry`]).
     fn bind_count(&mut self, e: &Expr, base: &str) -> TokenStream {
+        if let Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(n),
+            ..
+        }) = strip(e)
+            && n.base10_parse::<usize>().is_ok_and(|n| n > 0)
+        {
+            return quote!(#n);
+        }
         let toks = self.render(e);
         let var = self.fresh(base, e.span());
         self.kinds.insert(var.to_string(), VarKind::Scalar);
@@ -2060,7 +2071,7 @@ impl Lowerer {
                 let idx = self.render_index(&ix.index)?;
                 match base {
                     Val::Place(mut p, m) => {
-                        p.proj.push(Proj::Index(idx));
+                        push_index(&mut p, idx);
                         Ok(Val::Place(p, m))
                     }
                     Val::Op(Operand::Lit(_)) => Ok(Val::Op(Operand::Lit(self.render(e)))),
@@ -3012,6 +3023,48 @@ fn constant_items(body: &syn::Block) -> Vec<syn::Item> {
     let mut v = Items(Vec::new());
     syn::visit::Visit::visit_block(&mut v, body);
     v.0
+}
+
+/// Appends `[idx]` to a place. An element `j` of a window `x[k..k + w]` (both integer
+/// literals, `j < w`) is written `x[k + j]`, the same element, so that the reverse sweep
+/// sees a fixed offset from the loop's variable (see [`crate::carry`]).
+fn push_index(p: &mut Place, idx: TokenStream) {
+    if let Some(Proj::Index(range)) = p.proj.last()
+        && let Some(at) = window_element(range, &idx)
+    {
+        p.proj.pop();
+        p.proj.push(Proj::Index(at));
+        return;
+    }
+    p.proj.push(Proj::Index(idx));
+}
+
+/// `k + j` for the range `k..k + w` and the index `j`, integer literals with `j < w`.
+fn window_element(range: &TokenStream, idx: &TokenStream) -> Option<TokenStream> {
+    let int = |e: &Expr| match strip(e) {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(n),
+            ..
+        }) => n.base10_parse::<usize>().ok(),
+        _ => None,
+    };
+    let j = int(&syn::parse2(idx.clone()).ok()?)?;
+    let Expr::Range(r) = syn::parse2::<Expr>(range.clone()).ok()? else {
+        return None;
+    };
+    let (Some(start), Some(end), syn::RangeLimits::HalfOpen(_)) = (&r.start, &r.end, &r.limits)
+    else {
+        return None;
+    };
+    let Expr::Binary(b) = strip(end) else {
+        return None;
+    };
+    let same_start = quote!(#start).to_string() == {
+        let l = &b.left;
+        quote!(#l).to_string()
+    };
+    let w = int(&b.right)?;
+    (matches!(b.op, syn::BinOp::Add(_)) && same_start && j < w).then(|| quote!(#start + #j))
 }
 
 /// Methods of the integer types that no float type has (`n.saturating_sub(1)`).
