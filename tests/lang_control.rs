@@ -1,11 +1,17 @@
 //! Control flow of the supported language, in both modes, at random points, against a
 //! num-dual oracle: counted `for` loops over ranges (inclusive, reversed, stepped),
 //! `while`, `loop` with `break` and `continue`, labelled loops left from inner loops
-//! (`break 'outer`, `continue 'outer`), early `return` from anywhere, nesting, and a
-//! Newton iteration.
+//! (`break 'outer`, `continue 'outer`), early `return` from anywhere, nesting, `match` and
+//! `if let` binding the values inside a constant enum or `Option` parameter, and a Newton
+//! iteration.
 
-// `return` as the last statement and index loops over ranges are constructs under test.
-#![allow(clippy::needless_return, clippy::needless_range_loop)]
+// `return` as the last statement, index loops over ranges and `if let` are constructs
+// under test.
+#![allow(
+    clippy::needless_return,
+    clippy::needless_range_loop,
+    clippy::manual_unwrap_or
+)]
 
 mod lang_common;
 
@@ -586,6 +592,106 @@ fn labelled_o<D: Num>(x: &[D]) -> D {
     s
 }
 
+// ---------------------------------------------------------------- patterns that bind
+
+/// An activation chosen by a constant parameter, some variants carrying constants.
+#[derive(Clone, Copy, Debug)]
+pub enum Activation {
+    Relu,
+    Tanh,
+    Leaky(f64),
+    Softplus { beta: f64, shift: f64 },
+}
+
+/// `match` binding the values inside a constant enum (tuple and struct variants, an `@`
+/// binding with a range, a field left out with `..`), `if let` binding the value of a
+/// constant `Option`, and a `match` binding a constant integer.
+#[autodiff_forward(activations_fwd, Dual, Const, Const, Const, Dual)]
+#[autodiff_reverse(activations_rev, Duplicated, Const, Const, Const, Active)]
+fn activations(x: &[f64], act: Activation, tol: Option<f64>, k: usize) -> f64 {
+    let mut s = 0.0;
+    for v in x {
+        s += match act {
+            Activation::Relu => v.max(0.0),
+            Activation::Tanh => v.tanh(),
+            Activation::Leaky(a) => {
+                if *v > 0.0 {
+                    *v
+                } else {
+                    a * v
+                }
+            }
+            Activation::Softplus {
+                beta,
+                shift: c @ 0.0..=1.0,
+            } => (beta * v).exp().ln_1p() / beta + c * v,
+            Activation::Softplus { beta, .. } => (beta * v).exp().ln_1p() / beta,
+        };
+    }
+    let eps = if let Some(t) = tol { t } else { 1e-3 };
+    if let Some(t) = tol {
+        s += t * x[0];
+    }
+    let p = match k {
+        0 => 1.0,
+        n => x[0].powi(n as i32),
+    };
+    (s * s + eps).sqrt() + p
+}
+
+fn activations_o<D: Num>(x: &[D], act: Activation, tol: Option<f64>, k: usize) -> D {
+    let mut s = c::<D>(0.0);
+    for v in x {
+        s += match act {
+            Activation::Relu => {
+                if v.re() > 0.0 {
+                    *v
+                } else {
+                    c(0.0)
+                }
+            }
+            Activation::Tanh => v.tanh(),
+            Activation::Leaky(a) => {
+                if v.re() > 0.0 {
+                    *v
+                } else {
+                    *v * a
+                }
+            }
+            Activation::Softplus { beta, shift } => {
+                let c = if (0.0..=1.0).contains(&shift) {
+                    shift
+                } else {
+                    0.0
+                };
+                (*v * beta).exp().ln_1p() / beta + *v * c
+            }
+        };
+    }
+    let eps = tol.unwrap_or(1e-3);
+    if let Some(t) = tol {
+        s += x[0] * t;
+    }
+    let p = if k == 0 { c(1.0) } else { x[0].powi(k as i32) };
+    (s * s + eps).sqrt() + p
+}
+
+fn activation(i: usize) -> Activation {
+    [
+        Activation::Relu,
+        Activation::Tanh,
+        Activation::Leaky(0.1),
+        Activation::Softplus {
+            beta: 2.0,
+            shift: 0.5,
+        },
+        Activation::Softplus {
+            beta: 1.5,
+            shift: 3.0,
+        },
+    ][i]
+}
+
 // ---------------------------------------------------------------- Newton iteration
 
 #[autodiff_forward(newton_sqrt_fwd, Dual, Dual)]
@@ -635,6 +741,25 @@ proptest! {
     #[test]
     fn labelled_loops_left_from_inner_loops((x, v, s0) in slice_case(-2.0, 2.0, 0..9, 0), s in seed()) {
         check_slice("labelled", (&x, &v, &s0, s), labelled, labelled_fwd, labelled_rev, labelled_o::<Dual64>);
+    }
+
+    #[test]
+    fn patterns_binding_constant_parameters(
+        (x, v, s0) in slice_case(-1.5, 1.5, 1..8, 0),
+        s in seed(),
+        which in 0usize..5,
+        tol in prop::option::of(0.01..1.0f64),
+        k in 0usize..4,
+    ) {
+        let act = activation(which);
+        check_slice(
+            "activations",
+            (&x, &v, &s0, s),
+            |x| activations(x, act, tol, k),
+            |x, d| activations_fwd(x, d, act, tol, k),
+            |x, b, s| activations_rev(x, b, act, tol, k, s),
+            |d| activations_o::<Dual64>(d, act, tol, k),
+        );
     }
 
     #[test]

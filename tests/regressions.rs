@@ -406,3 +406,81 @@ fn a_range_named_like_an_adapter() {
         assert!((g[i] - w[i].cos() * s).abs() < 1e-14, "{g:?}");
     }
 }
+
+/// Under forward over reverse, the partials of `max`, `min` and `log` against an untyped
+/// float literal (`v.max(0.0)`, `x.log(10.0)`) called methods on that literal
+/// (`(0.0).is_nan()`, `(10.0).ln()`): E0689, ambiguous numeric type.
+#[autodiff_reverse(d_literal_args, Duplicated, Active)]
+fn literal_args(x: &[f64]) -> f64 {
+    let relu = (x[0] * x[1]).max(0.0);
+    relu * relu + x[1].min(-0.25) * x[0] + x[0].log(10.0) * x[1]
+}
+
+#[test]
+fn second_derivatives_through_literal_arguments() {
+    // At x = (1.5, 0.8): x0 x1 > 0 and x1 > -0.25, so f = (x0 x1)² - 0.25 x0 + x1 log10(x0).
+    let x = [1.5, 0.8];
+    let v = [0.4, -0.7];
+    let hv = autodiff_core::hvp::<d_literal_args>(&x, &v);
+    let l10 = 10f64.ln();
+    let h = [
+        [
+            2.0 * x[1] * x[1] - x[1] / (x[0] * x[0] * l10),
+            4.0 * x[0] * x[1] + 1.0 / (x[0] * l10),
+        ],
+        [4.0 * x[0] * x[1] + 1.0 / (x[0] * l10), 2.0 * x[0] * x[0]],
+    ];
+    for i in 0..2 {
+        let want = h[i][0] * v[0] + h[i][1] * v[1];
+        assert!((hv[i] - want).abs() < 1e-12, "{hv:?}");
+    }
+}
+
+/// A constant enum whose variant carries a constant.
+#[derive(Clone, Copy)]
+pub enum Slope {
+    Flat,
+    Leaky(f64),
+}
+
+/// A `match` binding a constant inside a constant parameter, differentiated twice: the
+/// forward over reverse reads the companion's binding back as a constant.
+#[autodiff_reverse(d_leaky_squares, Duplicated, Const, Active)]
+fn leaky_squares(x: &[f64], slope: Slope) -> f64 {
+    let mut s = 0.0;
+    for v in x {
+        s += match slope {
+            Slope::Flat => v * v,
+            Slope::Leaky(k) => {
+                if *v > 0.0 {
+                    v * v
+                } else {
+                    k * v * v
+                }
+            }
+        };
+    }
+    s
+}
+
+#[autodiff_forward(leaky_hvp, Dual, Const, Dual)]
+fn leaky_gradient(x: &[f64], slope: Slope, g: &mut [f64]) {
+    g.fill(0.0);
+    d_leaky_squares(x, g, slope, 1.0);
+}
+
+#[test]
+fn a_match_binding_a_constant_under_forward_over_reverse() {
+    // H = diag(2, 2k) at x = (0.5, -0.5).
+    let (mut g, mut hv) = ([0.0; 2], [0.0; 2]);
+    leaky_hvp(
+        &[0.5, -0.5],
+        &[1.0, 1.0],
+        Slope::Leaky(0.25),
+        &mut g,
+        &mut hv,
+    );
+    assert_eq!((g, hv), ([1.0, -0.25], [2.0, 0.5]));
+    leaky_hvp(&[0.5, -0.5], &[1.0, 1.0], Slope::Flat, &mut g, &mut hv);
+    assert_eq!((g, hv), ([1.0, -1.0], [2.0, 2.0]));
+}

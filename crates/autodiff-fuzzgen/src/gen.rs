@@ -1077,6 +1077,9 @@ impl<'a> FnGen<'a> {
         let a = self.recv(depth);
         const U: &[(&str, &str)] = &[
             ("{}.abs()", "oabs({})"),
+            // Against an untyped literal, as `relu` is written.
+            ("{}.max(0.0)", "omax({}, D::from(0.0))"),
+            ("{}.min(-0.5)", "omin({}, D::from(-0.5))"),
             // The steps take a bounded argument: on a large, fast-moving one their jumps
             // would be too dense for finite differences to see them.
             ("{}.signum()", "osignum({})"),

@@ -107,6 +107,9 @@ pub struct Lowerer {
     scalar_refs: HashSet<String>,
     /// Parameters that are references to any other non-float type (`&mut Model`).
     struct_refs: HashSet<String>,
+    /// By-value parameters that are never differentiated (enums, `Option`s, integers):
+    /// a `match` on one may bind the values inside.
+    inert_params: HashSet<String>,
     /// Source names bound to buffers anywhere so far (a companion re-creates a buffer in
     /// its reverse sweep from the tape that kept it, under the same name).
     buffer_names: HashSet<String>,
@@ -176,6 +179,12 @@ impl Lowerer {
             companion: false,
             scalar_refs: struct_shaped_params(sig, true),
             struct_refs: struct_shaped_params(sig, false),
+            inert_params: sig
+                .params
+                .iter()
+                .filter(|p| p.shape == Shape::Other)
+                .map(|p| p.name.to_string())
+                .collect(),
             buffer_names: HashSet::new(),
         }
     }
@@ -213,6 +222,7 @@ impl Lowerer {
             companion: self.companion,
             scalar_refs: self.scalar_refs.clone(),
             struct_refs: self.struct_refs.clone(),
+            inert_params: self.inert_params.clone(),
             buffer_names: self.buffer_names.clone(),
         };
         sub.scopes.push(HashMap::new());
@@ -1105,7 +1115,21 @@ impl Lowerer {
     /// Lowers an `if`; with `want`, returns its value.
     fn lower_if(&mut self, i: &syn::ExprIf, want: bool) -> Result<Option<Val>> {
         if let Expr::Let(l) = &*i.cond {
-            return unsupported(l, "`if let`");
+            // `if let p = s { a } else { b }` is `match s { p => a, _ => b }`.
+            if pat_binds(&l.pat) && !self.is_inert_scrutinee(&l.expr) {
+                return unsupported(
+                    l,
+                    "`if let` that binds variables, except on a by-value parameter that is never differentiated (an enum, an `Option`, an integer)",
+                );
+            }
+            let (scrutinee, pat, then) = (&l.expr, &l.pat, &i.then_branch);
+            let els: Expr = match &i.else_branch {
+                Some((_, e)) => (**e).clone(),
+                None => syn::parse_quote!({}),
+            };
+            let m: syn::ExprMatch =
+                syn::parse_quote!(match #scrutinee { #pat => #then, _ => #els });
+            return self.lower_match(&m, want);
         }
         let cond = self.render(&i.cond);
         let then_blk = &i.then_branch;
@@ -1217,9 +1241,22 @@ impl Lowerer {
             mutable: false,
             op: Op::Inactive(scrut),
         });
+        let inert = self.is_inert_scrutinee(&m.expr);
         for arm in &m.arms {
-            if pat_binds(&arm.pat) {
-                return unsupported(&arm.pat, "a `match` pattern that binds variables");
+            if !pat_binds(&arm.pat) {
+                continue;
+            }
+            if !inert {
+                return unsupported(
+                    &arm.pat,
+                    "a `match` pattern that binds variables, except on a by-value parameter that is never differentiated (an enum, an `Option`, an integer)",
+                );
+            }
+            if arm.guard.is_some() {
+                return unsupported(
+                    &arm.pat,
+                    "a guard on a `match` pattern that binds variables",
+                );
             }
         }
         self.lower_arms(&s, &m.arms, want, m.span())
@@ -1239,21 +1276,28 @@ impl Lowerer {
         let catch_all = matches!(pat, Pat::Wild(_)) && first.guard.is_none();
         let body = Branch::Expr((*first.body).clone());
         if catch_all || rest.is_empty() {
-            if !catch_all {
-                // The last arm must match: the match is exhaustive.
-            }
-            return self.lower_branch_here(&body, want);
+            // The last arm matches: the match is exhaustive.
+            self.scopes.push(HashMap::new());
+            let r = self
+                .bind_pattern(s, pat, span)
+                .and_then(|()| self.lower_branch_here(&body, want));
+            self.scopes.pop();
+            return r;
         }
+        let test = without_bindings(pat, None);
         let cond = match &first.guard {
             Some((_, g)) => {
                 let g = self.render(g);
-                quote!(matches!(#s, #pat if #g))
+                quote!(matches!(#s, #test if #g))
             }
-            None => quote!(matches!(#s, #pat)),
+            None => quote!(matches!(#s, #test)),
         };
         let rest = rest.to_vec();
         let s2 = s.clone();
-        let (then_b, tv) = self.in_block(|l| l.lower_branch(&body, want))?;
+        let (then_b, tv) = self.in_block(|l| {
+            l.bind_pattern(s, pat, span)?;
+            l.lower_branch(&body, want)
+        })?;
         let (else_b, ev) = self.in_block(|l| l.lower_arms(&s2, &rest, want, span))?;
         if !want {
             self.emit(Stmt::If {
@@ -1290,6 +1334,35 @@ impl Lowerer {
         } else {
             Val::Tuple(vals)
         }))
+    }
+
+    /// Whether `e` names a by-value parameter that is never differentiated: values bound
+    /// from it are constants. From anything else they could carry a derivative, which a
+    /// binding would drop.
+    fn is_inert_scrutinee(&self, e: &Expr) -> bool {
+        match strip(e) {
+            Expr::Path(p) => p.path.get_ident().is_some_and(|id| {
+                let name = id.to_string();
+                self.inert_params.contains(&name)
+                    && matches!(self.lookup(&name), Some(Binding::Var(v)) if *v == name)
+            }),
+            _ => false,
+        }
+    }
+
+    /// Binds the variables of an arm's pattern, which matches the constant scrutinee `s`,
+    /// each to a constant: `match &s { pat => clone(v), _ => unreachable!() }`.
+    fn bind_pattern(&mut self, s: &Ident, pat: &Pat, span: Span) -> Result<()> {
+        for v in pattern_bindings(pat) {
+            let only = without_bindings(pat, Some(&v));
+            let value = quote!(match &#s {
+                #only => ::core::clone::Clone::clone(#v),
+                #[allow(unreachable_patterns)]
+                _ => ::core::unreachable!(),
+            });
+            self.bind_let(&v, false, Val::Op(Operand::Lit(value)), span)?;
+        }
+        Ok(())
     }
 
     fn lower_branch_here(&mut self, b: &Branch, want: bool) -> Result<Option<Val>> {
@@ -2133,6 +2206,10 @@ impl Lowerer {
                 }
             }
             Expr::If(i) => Ok(self.lower_if(i, true)?.unwrap_or(Val::Tuple(vec![]))),
+            // A value bound from a constant scrutinee, as a companion writes it.
+            Expr::Match(m) if self.companion && is_constant_extraction(m) => {
+                Ok(Val::Op(Operand::Lit(self.render(e))))
+            }
             Expr::Match(m) => Ok(self.lower_match(m, true)?.unwrap_or(Val::Tuple(vec![]))),
             Expr::MethodCall(m) => self.lower_method(m, hint),
             Expr::Call(c) => self.lower_call_expr(c),
@@ -2681,9 +2758,19 @@ impl Lowerer {
                     return unsupported(c, "differentiating this builtin derivative again");
                 };
                 let mut text = template.to_string();
+                // An untyped float literal argument takes the type of a typed one: the
+                // templates call methods on their arguments (`$1.ln()` of a `log` base),
+                // which a literal of no known type does not have.
+                let like = c.args.iter().find(|a| !is_untyped_float_lit(a));
                 // `$10` does not occur: partials have at most four arguments.
                 for (i, a) in c.args.iter().enumerate().rev() {
-                    text = text.replace(&format!("${i}"), &format!("({})", a.to_token_stream()));
+                    let arg = match like {
+                        Some(like) if is_untyped_float_lit(a) => {
+                            quote!(__ad::lit_like(#a, &(#like)))
+                        }
+                        _ => quote!((#a)),
+                    };
+                    text = text.replace(&format!("${i}"), &arg.to_string());
                 }
                 let mut e: Expr = syn::parse_str(&text)
                     .map_err(|_| syn::Error::new(span, "a builtin derivative could not be read"))?;
@@ -2937,6 +3024,71 @@ fn pat_binds(p: &Pat) -> bool {
         Pat::Slice(s) => s.elems.iter().any(pat_binds),
         _ => false,
     }
+}
+
+/// `match &s { p => ::core::clone::Clone::clone(v), _ => ::core::unreachable!() }`: how
+/// [`Lowerer::bind_pattern`] binds a variable of a pattern on a constant scrutinee.
+fn is_constant_extraction(m: &syn::ExprMatch) -> bool {
+    let [first, rest] = m.arms.as_slice() else {
+        return false;
+    };
+    let clones = matches!(&*first.body, Expr::Call(c)
+        if c.args.len() == 1
+            && matches!(&*c.func, Expr::Path(p) if path_names(&p.path) == ["core", "clone", "Clone", "clone"]));
+    let unreachable = matches!(&*rest.body, Expr::Macro(mac)
+        if path_names(&mac.mac.path) == ["core", "unreachable"]);
+    matches!(strip(&m.expr), Expr::Reference(_))
+        && first.guard.is_none()
+        && clones
+        && matches!(rest.pat, Pat::Wild(_))
+        && unreachable
+}
+
+/// The variables a pattern binds, in order.
+fn pattern_bindings(p: &Pat) -> Vec<Ident> {
+    struct Names(Vec<Ident>);
+    impl<'a> syn::visit::Visit<'a> for Names {
+        fn visit_pat_ident(&mut self, i: &'a syn::PatIdent) {
+            if pat_binds(&Pat::Ident(i.clone())) {
+                self.0.push(i.ident.clone());
+            }
+            syn::visit::visit_pat_ident(self, i);
+        }
+    }
+    let mut n = Names(Vec::new());
+    syn::visit::Visit::visit_pat(&mut n, p);
+    n.0
+}
+
+/// The pattern with each binding but `keep` replaced by `_` (`x @ p` by `p`): without
+/// `keep`, the arm's test.
+fn without_bindings(p: &Pat, keep: Option<&Ident>) -> Pat {
+    struct Wild<'k>(Option<&'k Ident>);
+    impl syn::visit_mut::VisitMut for Wild<'_> {
+        fn visit_pat_mut(&mut self, p: &mut Pat) {
+            if let Pat::Ident(i) = p
+                && pat_binds(&Pat::Ident(i.clone()))
+                && self.0 != Some(&i.ident)
+            {
+                *p = match i.subpat.take() {
+                    Some((_, sub)) => *sub,
+                    None => syn::parse_quote!(_),
+                };
+            }
+            syn::visit_mut::visit_pat_mut(self, p);
+        }
+        fn visit_field_pat_mut(&mut self, f: &mut syn::FieldPat) {
+            // `Soft { beta, .. }` becomes `Soft { beta: _, .. }`.
+            let kept = matches!(&*f.pat, Pat::Ident(i) if self.0 == Some(&i.ident));
+            if f.colon_token.is_none() && !kept {
+                f.colon_token = Some(Default::default());
+            }
+            syn::visit_mut::visit_field_pat_mut(self, f);
+        }
+    }
+    let mut p = p.clone();
+    syn::visit_mut::VisitMut::visit_pat_mut(&mut Wild(keep), &mut p);
+    p
 }
 
 pub fn walk_idents(ts: &TokenStream, f: &mut impl FnMut(&Ident)) {
@@ -3388,6 +3540,18 @@ impl<'a> syn::visit::Visit<'a> for ReturnFinder {
             Expr::Closure(_) => {}
             _ => syn::visit::visit_expr(self, e),
         }
+    }
+}
+
+/// `0.5` or `-0.5`: a float literal without a suffix.
+fn is_untyped_float_lit(e: &Expr) -> bool {
+    match strip(e) {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Float(f),
+            ..
+        }) => f.suffix().is_empty(),
+        Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => is_untyped_float_lit(&u.expr),
+        _ => false,
     }
 }
 
