@@ -2441,6 +2441,20 @@ impl Lowerer {
         }
         // A user method.
         let recv = self.lower_expr(&m.receiver)?;
+        // (Generated companions pop their own buffers back: that is read back as before.)
+        if let Val::Place(p, _) = &recv
+            && !self.companion
+            && p.is_whole()
+            && self.is_float_buffer(&p.base)
+            && is_std_buffer_method(&name)
+        {
+            return unsupported(
+                m,
+                &format!(
+                    "`{name}` on a float buffer (it moves or resizes elements; write the loop by index)"
+                ),
+            );
+        }
         let mut args = Vec::new();
         for (i, a) in m.args.iter().enumerate() {
             args.push(self.lower_arg(a, i + 1)?);
@@ -2460,6 +2474,16 @@ impl Lowerer {
                     "`{name}` has no derivative: it is not a builtin float method. Add `#[differentiable]` or `#[custom_rule]` to it, or wrap the call in `no_grad(..)`"
                 ),
             )),
+        }
+    }
+
+    /// Whether `v` is a local buffer or a slice parameter (not a struct).
+    fn is_float_buffer(&self, v: &Ident) -> bool {
+        let name = v.to_string();
+        match self.kinds.get(&name) {
+            Some(VarKind::Buffer) => true,
+            Some(VarKind::Ref { .. }) => !self.struct_refs.contains(&name),
+            _ => false,
         }
     }
 
@@ -3217,6 +3241,45 @@ fn window_element(range: &TokenStream, idx: &TokenStream) -> Option<TokenStream>
     };
     let w = int(&b.right)?;
     (matches!(b.op, syn::BinOp::Add(_)) && same_start && j < w).then(|| quote!(#start + #j))
+}
+
+/// Methods of `Vec` and slices that move, remove or add elements, or hand out `Option`s of
+/// them: none has a derivative rule.
+fn is_std_buffer_method(name: &str) -> bool {
+    matches!(
+        name,
+        "swap"
+            | "reverse"
+            | "sort"
+            | "sort_by"
+            | "sort_by_key"
+            | "sort_unstable"
+            | "sort_unstable_by"
+            | "sort_unstable_by_key"
+            | "rotate_left"
+            | "rotate_right"
+            | "truncate"
+            | "clear"
+            | "extend"
+            | "extend_from_slice"
+            | "resize"
+            | "insert"
+            | "remove"
+            | "swap_remove"
+            | "pop"
+            | "retain"
+            | "dedup"
+            | "drain"
+            | "append"
+            | "split_off"
+            | "fill_with"
+            | "first"
+            | "last"
+            | "first_mut"
+            | "last_mut"
+            | "get"
+            | "get_mut"
+    )
 }
 
 /// Methods of the integer types that no float type has (`n.saturating_sub(1)`).
