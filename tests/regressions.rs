@@ -484,3 +484,29 @@ fn a_match_binding_a_constant_under_forward_over_reverse() {
     leaky_hvp(&[0.5, -0.5], &[1.0, 1.0], Slope::Flat, &mut g, &mut hv);
     assert_eq!((g, hv), ([1.0, -1.0], [2.0, 2.0]));
 }
+
+/// A struct whose differentiable method has the name of an integer method.
+pub struct Scale {
+    pub k: f64,
+}
+
+impl Scale {
+    #[differentiable]
+    pub fn pow(&self, x: f64) -> f64 {
+        self.k * x * x
+    }
+}
+
+/// `s.pow(x)` is the user's method, differentiated, not integer arithmetic.
+#[autodiff_reverse(d_scaled_square, Duplicated, Active, Active)]
+fn scaled_square(s: &Scale, x: f64) -> f64 {
+    s.pow(x) + x.powi(2)
+}
+
+#[test]
+fn a_user_method_named_like_an_integer_method() {
+    let s = Scale { k: 3.0 };
+    let mut ds = Scale { k: 0.0 };
+    let (y, dx) = d_scaled_square(&s, &mut ds, 2.0, 1.0);
+    assert_eq!((y, dx, ds.k), (16.0, 16.0, 4.0));
+}

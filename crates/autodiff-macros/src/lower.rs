@@ -2431,8 +2431,9 @@ impl Lowerer {
                     ),
                 );
             }
-            // Methods that only integers have: an index computation, no derivative.
-            _ if is_integer_method(&name) => {
+            // Methods that only integers have: an index computation, no derivative (a
+            // method of that name on a struct or an element may be the user's own).
+            _ if is_integer_method(&name) && !self.may_be_user_value(&m.receiver) => {
                 return Ok(Val::Op(Operand::Lit(
                     self.render(&Expr::MethodCall(m.clone())),
                 )));
@@ -2474,6 +2475,19 @@ impl Lowerer {
                     "`{name}` has no derivative: it is not a builtin float method. Add `#[differentiable]` or `#[custom_rule]` to it, or wrap the call in `no_grad(..)`"
                 ),
             )),
+        }
+    }
+
+    /// Whether `e` is `self`, a struct parameter, a field or an element: a receiver whose
+    /// methods may be the user's own.
+    fn may_be_user_value(&self, e: &Expr) -> bool {
+        match strip_ref(e) {
+            Expr::Field(_) | Expr::Index(_) => true,
+            Expr::Path(p) => p
+                .path
+                .get_ident()
+                .is_some_and(|id| id == "self" || self.struct_refs.contains(&id.to_string())),
+            _ => false,
         }
     }
 
@@ -3201,8 +3215,8 @@ fn constant_items(body: &syn::Block) -> Vec<syn::Item> {
     v.0
 }
 
-/// Appends `[idx]` to a place. An element `j` of a window `x[k..k + w]` (both integer
-/// literals, `j < w`) is written `x[k + j]`, the same element, so that the reverse sweep
+/// Appends `[idx]` to a place. An element `j` of a window `x[k..k + w]` (`j` and `w`
+/// integer literals, `j < w`) is written `x[k + j]`, the same element, so that the reverse sweep
 /// sees a fixed offset from the loop's variable (see [`crate::carry`]).
 fn push_index(p: &mut Place, idx: TokenStream) {
     if let Some(Proj::Index(range)) = p.proj.last()
