@@ -3,7 +3,7 @@
 //! `#[differentiable]` rule), second derivatives (forward over forward) and a third order,
 //! against num-dual's hyper-dual and second- and third-order dual numbers and the softmax
 //! Jacobian; and the one-call helpers (`gradient`, `hvp`, `hessian`, `jacobian`,
-//! `jacobian_by_rows`) at `f32`.
+//! `jacobian_by_rows`) at `f32`, and `gradient`/`hvp` of a generic companion at `f64`.
 // Index loops are part of the language under test.
 #![allow(clippy::needless_range_loop)]
 
@@ -294,6 +294,13 @@ proptest! {
         for i in 0..n {
             prop_assert!((g[i] - g_want[i]).abs() <= 1e-11 * scale, "∇[{i}]: {g:?} vs {g_want:?}");
             prop_assert!((hv[i] - hv_want[i]).abs() <= 1e-11 * scale, "Hv[{i}]: {hv:?} vs {hv_want:?}");
+        }
+        // The one-call helpers take a generic companion at `f64`.
+        let g_helper = gradient::<d_generic>(&x);
+        let hv_helper = hvp::<d_generic>(&x, v);
+        for i in 0..n {
+            prop_assert!((g_helper[i] - g_want[i]).abs() <= 1e-11 * scale, "gradient::<d_generic>");
+            prop_assert!((hv_helper[i] - hv_want[i]).abs() <= 1e-11 * scale, "hvp::<d_generic>");
         }
         // The same companion at `f32`.
         let x32: Vec<f32> = x.iter().map(|&a| a as f32).collect();

@@ -125,7 +125,7 @@ fn expand_fn(trigger: Trigger, func: &ImplItemFn) -> syn::Result<TokenStream> {
     for spec in &specs {
         if spec.width > 1 {
             out.extend(g.batched_companion(spec));
-            let helper = crate::nested::helper_impl(&sig_info, spec);
+            let helper = crate::nested::helper_impl(&sig_info, &func.sig.generics, spec);
             if g.receiver().is_none() && !helper.is_empty() {
                 // The type that names the companion in `jacobian_in_chunks::<f_jvp, W>`.
                 let (vis, name) = (&func.vis, &spec.name);
@@ -144,7 +144,11 @@ fn expand_fn(trigger: Trigger, func: &ImplItemFn) -> syn::Result<TokenStream> {
         };
         if g.receiver().is_none() {
             out.extend(crate::nested::companion_protocol(&companion, spec.mode));
-            out.extend(crate::nested::helper_impl(&sig_info, spec));
+            out.extend(crate::nested::helper_impl(
+                &sig_info,
+                &func.sig.generics,
+                spec,
+            ));
         }
         out.extend(companion);
     }

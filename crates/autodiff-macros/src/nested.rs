@@ -107,8 +107,20 @@ const DISABLED: &str = "nested differentiation is turned off: enable the `nested
 /// `fn(&[T]) -> T`,
 /// `ForwardJacobian` / `ReverseJacobian` for the companions `(Dual, Dual)` /
 /// `(Duplicated, Duplicated)` of `fn(&[T], &mut [T])`, where `T` is `f64` or `f32`.
-pub fn helper_impl(sig: &SigInfo, spec: &Spec) -> TokenStream {
-    if !sig.float_params.is_empty() {
+pub fn helper_impl(sig: &SigInfo, generics: &syn::Generics, spec: &Spec) -> TokenStream {
+    // A function generic over its float type alone gets the helpers at `f64` (the
+    // companion is called with `f64` arguments and infers its type parameter); any other
+    // generic function gets none.
+    let generic = match (generics.params.len(), generics.params.first()) {
+        (0, _) => None,
+        (1, Some(syn::GenericParam::Type(tp)))
+            if sig.float_params.contains(&tp.ident.to_string()) =>
+        {
+            Some(tp.ident.to_string())
+        }
+        _ => return TokenStream::new(),
+    };
+    if generic.is_none() && !sig.float_params.is_empty() {
         return TokenStream::new();
     }
     let params = &sig.params;
@@ -117,7 +129,7 @@ pub fn helper_impl(sig: &SigInfo, spec: &Spec) -> TokenStream {
         .first()
         .and_then(|p| p.elem.as_ref())
         .map(|e| quote!(#e).to_string())
-        .filter(|e| e == "f64" || e == "f32")
+        .filter(|e| e == "f64" || e == "f32" || Some(e) == generic.as_ref())
     else {
         return TokenStream::new();
     };
@@ -126,7 +138,11 @@ pub fn helper_impl(sig: &SigInfo, spec: &Spec) -> TokenStream {
             && p.elem.as_ref().is_some_and(|e| quote!(#e).to_string() == t)
     };
     let ret_t = matches!(&sig.ret, Ret::Ty(r) if quote!(#r).to_string() == t);
-    let t = format_ident!("{}", t);
+    let t = if generic.is_some() {
+        format_ident!("f64")
+    } else {
+        format_ident!("{}", t)
+    };
     let name = &spec.name;
     let acts: Vec<Activity> = spec.inputs.iter().map(|a| a.0).collect();
     let ret = spec.ret.map(|r| r.0);
