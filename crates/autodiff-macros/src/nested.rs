@@ -106,7 +106,8 @@ const DISABLED: &str = "nested differentiation is turned off: enable the `nested
 /// `Objective` (and `ObjectiveHvp`) for the reverse companion `(Duplicated, Active)` of
 /// `fn(&[T]) -> T`,
 /// `ForwardJacobian` / `ReverseJacobian` for the companions `(Dual, Dual)` /
-/// `(Duplicated, Duplicated)` of `fn(&[T], &mut [T])`, where `T` is `f64` or `f32`.
+/// `(Duplicated, Duplicated)` of `fn(&[T], &mut [T])`, where `T` is `f64`, `f32`, or the
+/// function's only type parameter (then the helpers take `f64`).
 pub fn helper_impl(sig: &SigInfo, generics: &syn::Generics, spec: &Spec) -> TokenStream {
     // A function generic over its float type alone gets the helpers at `f64` (the
     // companion is called with `f64` arguments and infers its type parameter); any other
