@@ -12,7 +12,7 @@ mod nested_common;
 
 use autodiff_core::prelude::*;
 use lang_common::*;
-use nested_common::{assert_all_close, fd_hvp};
+use nested_common::{assert_all_close, fd_hvp, grad_of};
 use num_traits::Float;
 use proptest::prelude::*;
 
@@ -150,16 +150,7 @@ fn matrix_o<D: Num>(x: &[D]) -> D {
 }
 
 fn case(min: usize) -> impl Strategy<Value = (Vec<f64>, Vec<f64>, Vec<f64>, f64)> {
-    (slice_case(-1.2, 1.2, min..10, 0), seed()).prop_map(|((x, v, s0), seed)| (x, v, s0, seed))
-}
-
-/// The gradient of `x ↦ f(x)` by its reverse companion.
-fn grad_of(rev: fn(&[f64], &mut [f64], f64) -> f64) -> impl Fn(&[f64]) -> Vec<f64> {
-    move |z: &[f64]| {
-        let mut g = vec![0.0; z.len()];
-        rev(z, &mut g, 1.0);
-        g
-    }
+    slice_seed_case(-1.2, 1.2, min..10)
 }
 
 proptest! {

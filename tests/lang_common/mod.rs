@@ -298,6 +298,15 @@ pub fn slice_case(
     lens.prop_flat_map(move |n| (vecf(lo, hi, n), dirs(n + extra), dirs(n)))
 }
 
+/// [`slice_case`] without extra components, with a seed: `(x, v, shadow0, seed)`.
+pub fn slice_seed_case(
+    lo: f64,
+    hi: f64,
+    lens: std::ops::Range<usize>,
+) -> impl Strategy<Value = (Vec<f64>, Vec<f64>, Vec<f64>, f64)> {
+    (slice_case(lo, hi, lens, 0), seed()).prop_map(|((x, v, s0), seed)| (x, v, s0, seed))
+}
+
 /// The values of a function's slice arguments, tangents, and cotangents for
 /// [`check_args`]. A scalar argument is a slice of one element.
 #[derive(Clone, Debug)]

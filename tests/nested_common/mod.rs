@@ -1,4 +1,5 @@
-//! Shared helpers of the nested-differentiation tests (`nested.rs`, `nested_calls.rs`).
+//! Shared helpers of the tests of Hessian-vector products (`nested.rs`, `nested_calls.rs`
+//! and the H·v checks of the `lang_*` tests).
 
 use autodiff_core::testing::close;
 
@@ -20,4 +21,14 @@ pub fn fd_hvp(grad: impl Fn(&[f64]) -> Vec<f64>, x: &[f64], v: &[f64]) -> Vec<f6
         .zip(&gm)
         .map(|(a, b)| (a - b) / (2.0 * h))
         .collect()
+}
+
+/// The gradient `x ↦ ∇f(x)` by a reverse companion `(Duplicated, Active)`, seeded with 1.
+#[allow(dead_code)] // not every test binary that shares this module uses it
+pub fn grad_of(rev: impl Fn(&[f64], &mut [f64], f64) -> f64) -> impl Fn(&[f64]) -> Vec<f64> {
+    move |z: &[f64]| {
+        let mut g = vec![0.0; z.len()];
+        rev(z, &mut g, 1.0);
+        g
+    }
 }

@@ -1192,27 +1192,7 @@ impl<'a> FnGen<'a> {
         ];
         let mv = *self.rng.pick(&MOVES);
         match self.rng.below(3) {
-            0 if self.on("fold") => {
-                let acc = self.name("acc");
-                let v = self.name("v");
-                let init = typed(self.lit());
-                self.add_elem(&v);
-                self.add_scalar(&acc, false);
-                let e = self.fexpr_with(d, true);
-                let e = involve(&mut self.rng, e, &v, &format!("(*{v})"), &format!("(*{v})"));
-                let k = self.damp();
-                E {
-                    p: format!(
-                        "{s}.iter(){mv}.fold({}, |{acc}, {v}| {acc} * {} + {})",
-                        init.p, k.p, e.p
-                    ),
-                    o: format!(
-                        "{s}.iter(){mv}.fold({}, |{acc}, {v}| {acc} * {} + {})",
-                        init.o, k.o, e.o
-                    ),
-                    lit: false,
-                }
-            }
+            0 if self.on("fold") => self.damped_fold(&format!("{s}.iter(){mv}"), d),
             1 => {
                 let w = self.name("w");
                 let u = self.name("u");
@@ -1229,17 +1209,44 @@ impl<'a> FnGen<'a> {
                     lit: false,
                 }
             }
-            _ => {
-                let v = self.name("v");
-                self.add_elem(&v);
-                let e = self.fexpr_with(d, true);
-                let e = involve(&mut self.rng, e, &v, &format!("(*{v})"), &format!("(*{v})"));
-                E {
-                    p: format!("{s}.iter(){mv}.map(|{v}| {}).sum::<f64>()", e.p),
-                    o: format!("osum({s}.iter(){mv}.map(|{v}| {}))", e.o),
-                    lit: false,
-                }
-            }
+            _ => self.map_sum(&format!("{s}.iter(){mv}"), d),
+        }
+    }
+
+    /// `iter.map(|v| e).sum::<f64>()` over an iterator of `&f64`.
+    fn map_sum(&mut self, iter: &str, d: usize) -> E {
+        let v = self.name("v");
+        self.add_elem(&v);
+        let e = self.fexpr_with(d, true);
+        let e = involve(&mut self.rng, e, &v, &format!("(*{v})"), &format!("(*{v})"));
+        E {
+            p: format!("{iter}.map(|{v}| {}).sum::<f64>()", e.p),
+            o: format!("osum({iter}.map(|{v}| {}))", e.o),
+            lit: false,
+        }
+    }
+
+    /// `iter.fold(init, |acc, v| acc * k + e)` over an iterator of `&f64`, damped by `k`.
+    fn damped_fold(&mut self, iter: &str, d: usize) -> E {
+        let acc = self.name("acc");
+        let v = self.name("v");
+        // A literal initial value would leave the accumulator's type open.
+        let init = typed(self.lit());
+        self.add_elem(&v);
+        self.add_scalar(&acc, false);
+        let e = self.fexpr_with(d, true);
+        let e = involve(&mut self.rng, e, &v, &format!("(*{v})"), &format!("(*{v})"));
+        let k = self.damp();
+        E {
+            p: format!(
+                "{iter}.fold({}, |{acc}, {v}| {acc} * {} + {})",
+                init.p, k.p, e.p
+            ),
+            o: format!(
+                "{iter}.fold({}, |{acc}, {v}| {acc} * {} + {})",
+                init.o, k.o, e.o
+            ),
+            lit: false,
         }
     }
 
@@ -1281,17 +1288,7 @@ impl<'a> FnGen<'a> {
         let m = self.mark();
         let d = depth.saturating_sub(1).min(2);
         let r = match self.rng.weighted(&kinds) {
-            0 => {
-                let v = self.name("v");
-                self.add_elem(&v);
-                let e = self.fexpr_with(d, true);
-                let e = involve(&mut self.rng, e, &v, &format!("(*{v})"), &format!("(*{v})"));
-                E {
-                    p: format!("{s}.iter().map(|{v}| {}).sum::<f64>()", e.p),
-                    o: format!("osum({s}.iter().map(|{v}| {}))", e.o),
-                    lit: false,
-                }
-            }
+            0 => self.map_sum(&format!("{s}.iter()"), d),
             1 => E {
                 p: format!("{s}.iter().sum::<f64>()"),
                 o: format!("osum({s}.iter().copied())"),
@@ -1333,28 +1330,7 @@ impl<'a> FnGen<'a> {
                     lit: false,
                 }
             }
-            4 => {
-                let acc = self.name("acc");
-                let v = self.name("v");
-                // A literal initial value would leave the accumulator's type open.
-                let init = typed(self.lit());
-                self.add_elem(&v);
-                self.add_scalar(&acc, false);
-                let e = self.fexpr_with(d, true);
-                let e = involve(&mut self.rng, e, &v, &format!("(*{v})"), &format!("(*{v})"));
-                let k = self.damp();
-                E {
-                    p: format!(
-                        "{s}.iter().fold({}, |{acc}, {v}| {acc} * {} + {})",
-                        init.p, k.p, e.p
-                    ),
-                    o: format!(
-                        "{s}.iter().fold({}, |{acc}, {v}| {acc} * {} + {})",
-                        init.o, k.o, e.o
-                    ),
-                    lit: false,
-                }
-            }
+            4 => self.damped_fold(&format!("{s}.iter()"), d),
             6 => self.adapted_reduction(&s, d),
             _ => {
                 let v = self.name("v");

@@ -36,7 +36,7 @@
 
 use crate::expand::{Gen, ret_type};
 use crate::ir::*;
-use crate::signature::{Ret, Shape};
+use crate::signature::{Ret, Shape, is_integer_or_bool_name};
 use proc_macro2::{Delimiter, TokenStream, TokenTree};
 use quote::{format_ident, quote};
 
@@ -89,24 +89,9 @@ fn computes_slow_math(b: &Block) -> bool {
 fn is_integer_or_bool(ty: &syn::Type) -> bool {
     let syn::Type::Path(p) = ty else { return false };
     p.qself.is_none()
-        && p.path.get_ident().is_some_and(|i| {
-            matches!(
-                i.to_string().as_str(),
-                "usize"
-                    | "isize"
-                    | "u8"
-                    | "u16"
-                    | "u32"
-                    | "u64"
-                    | "u128"
-                    | "i8"
-                    | "i16"
-                    | "i32"
-                    | "i64"
-                    | "i128"
-                    | "bool"
-            )
-        })
+        && p.path
+            .get_ident()
+            .is_some_and(|i| is_integer_or_bool_name(&i.to_string()))
 }
 
 /// `impl Trait`, `dyn Trait` or a named lifetime: a type the closure cannot name, or one

@@ -135,7 +135,8 @@ enum Reindex {
     Skip(TokenStream),
     Take(TokenStream),
     StepBy(TokenStream),
-    Rev,
+    /// With the bound length of the wrapped chain.
+    Rev(TokenStream),
 }
 
 enum Adapter {
@@ -1628,7 +1629,10 @@ impl Lowerer {
                             return Ok(None);
                         }
                         let r = match name.as_str() {
-                            "rev" => Reindex::Rev,
+                            "rev" => {
+                                let len = self.chain_len(&inner).expect("an indexed chain");
+                                Reindex::Rev(self.bind_tokens(len, "len", m.span()))
+                            }
                             "skip" => Reindex::Skip(self.bind_count(&m.args[0], "skip")),
                             "take" => Reindex::Take(self.bind_count(&m.args[0], "take")),
                             _ => Reindex::StepBy(self.bind_count(&m.args[0], "step")),
@@ -1684,7 +1688,12 @@ impl Lowerer {
             return quote!(#n);
         }
         let toks = self.render(e);
-        let var = self.fresh(base, e.span());
+        self.bind_tokens(toks, base, e.span())
+    }
+
+    /// Binds an index computation to a fresh local, evaluated once where it is emitted.
+    fn bind_tokens(&mut self, toks: TokenStream, base: &str, span: Span) -> TokenStream {
+        let var = self.fresh(base, span);
         self.kinds.insert(var.to_string(), VarKind::Scalar);
         self.emit(Stmt::Let {
             var: var.clone(),
@@ -1720,7 +1729,7 @@ impl Lowerer {
                     Reindex::Take(n) => quote!(__ad::min_len(#m, #n)),
                     // `step_by(0)` panics, as the division by zero here does.
                     Reindex::StepBy(s) => quote!((#m + #s - 1) / #s),
-                    Reindex::Rev => m,
+                    Reindex::Rev(len) => len.clone(),
                 }
             }
         };
@@ -1764,10 +1773,7 @@ impl Lowerer {
                     Reindex::Skip(n) => quote!(#k + #n),
                     Reindex::Take(_) => quote!(#k),
                     Reindex::StepBy(s) => quote!(#k * #s),
-                    Reindex::Rev => {
-                        let m = self.chain_len(inner).expect("an indexed chain");
-                        quote!(#m - 1 - #k)
-                    }
+                    Reindex::Rev(len) => quote!(#len - 1 - #k),
                 };
                 let j = self.fresh("k", span);
                 self.kinds.insert(j.to_string(), VarKind::Scalar);

@@ -210,11 +210,14 @@ fn floats_named_by_return(sig: &Signature) -> Vec<String> {
 }
 
 fn is_builtin_type_name(n: &str) -> bool {
+    matches!(n, "f32" | "f64" | "char" | "str" | "String" | "Self") || is_integer_or_bool_name(n)
+}
+
+/// The integer types and `bool`.
+pub fn is_integer_or_bool_name(n: &str) -> bool {
     matches!(
         n,
-        "f32"
-            | "f64"
-            | "usize"
+        "usize"
             | "isize"
             | "u8"
             | "u16"
@@ -227,10 +230,6 @@ fn is_builtin_type_name(n: &str) -> bool {
             | "i64"
             | "i128"
             | "bool"
-            | "char"
-            | "str"
-            | "String"
-            | "Self"
     )
 }
 
@@ -290,26 +289,10 @@ pub fn shape_of(ty: &Type, floats: &HashSet<String>) -> (Shape, Option<Type>) {
 /// Types behind a reference that never carry a derivative.
 fn is_inert(ty: &Type) -> bool {
     match ty {
-        Type::Path(tp) => match tp.path.get_ident() {
-            Some(id) => matches!(
-                id.to_string().as_str(),
-                "str"
-                    | "usize"
-                    | "isize"
-                    | "u8"
-                    | "u16"
-                    | "u32"
-                    | "u64"
-                    | "i8"
-                    | "i16"
-                    | "i32"
-                    | "i64"
-                    | "bool"
-                    | "char"
-                    | "String"
-            ),
-            None => false,
-        },
+        Type::Path(tp) => tp.path.get_ident().is_some_and(|id| {
+            let id = id.to_string();
+            matches!(id.as_str(), "str" | "char" | "String") || is_integer_or_bool_name(&id)
+        }),
         Type::Slice(s) => is_inert(&s.elem),
         Type::Array(a) => is_inert(&a.elem),
         _ => false,
