@@ -1,22 +1,26 @@
 //! Control flow of the supported language, in both modes, at random points, against a
 //! num-dual oracle: counted `for` loops over ranges (inclusive, reversed, stepped),
 //! `while`, `loop` with `break` and `continue`, labelled loops left from inner loops
-//! (`break 'outer`, `continue 'outer`), early `return` from anywhere, nesting, `match` and
-//! `if let` binding the values inside a constant enum or `Option` parameter, and a Newton
-//! iteration.
+//! (`break 'outer`, `continue 'outer`), early `return` from anywhere, nesting, values of
+//! loops and labelled blocks (`break` with a value), branches that diverge, `match`,
+//! `if let` and `let .. else` binding the values inside a constant enum or `Option`
+//! parameter (with guards), and a Newton iteration.
 
-// `return` as the last statement, index loops over ranges and `if let` are constructs
-// under test.
+// `return` as the last statement, index loops over ranges, `if let` and loops left by
+// their first `break` are constructs under test.
 #![allow(
     clippy::needless_return,
     clippy::needless_range_loop,
-    clippy::manual_unwrap_or
+    clippy::manual_unwrap_or,
+    clippy::never_loop
 )]
 
 mod lang_common;
+mod nested_common;
 
 use autodiff_core::prelude::*;
 use lang_common::*;
+use nested_common::{assert_all_close, fd_hvp, grad_of};
 use proptest::prelude::*;
 
 // ---------------------------------------------------------------- ranges
@@ -592,6 +596,155 @@ fn labelled_o<D: Num>(x: &[D]) -> D {
     s
 }
 
+// ---------------------------------------------------------------- values of loops and blocks
+
+/// `break` with a value out of a `loop` (a scalar, and a tuple out of a labelled loop left
+/// from an inner `for`), a labelled block's value from a `break` in an inner loop or from
+/// its tail, a labelled block as a statement, a block whose value follows a possible
+/// `return`, and an `if` and a `match` used as values with branches that diverge.
+#[autodiff_forward(values_fwd, Dual, Dual)]
+#[autodiff_reverse(values_rev, Duplicated, Active)]
+fn values(x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut k = 0;
+    let first_big = loop {
+        if k == n {
+            break 0.5;
+        }
+        if x[k] > 0.3 {
+            break x[k] * x[k];
+        }
+        k += 1;
+    };
+    let (lo, hi) = 'scan: loop {
+        for i in 0..n {
+            if x[i] < -0.5 {
+                break 'scan (x[i], x[i].exp());
+            }
+        }
+        break (first_big, 1.0);
+    };
+    let found = 'found: {
+        for i in 0..n {
+            if x[i] * lo > 0.2 {
+                break 'found x[i].sin() * hi;
+            }
+        }
+        if n > 3 {
+            break 'found x[3] * first_big;
+        }
+        lo + hi * hi
+    };
+    let mut s = found;
+    'once: {
+        if s > 1.0 {
+            break 'once;
+        }
+        s += lo * 0.5;
+    }
+    let w = {
+        if s < -0.7 {
+            return s * hi;
+        }
+        s * hi + 1.0
+    };
+    let z = if w > 1.8 { return w * lo } else { w * lo };
+    let y = match k {
+        0 => z * 2.0,
+        1000.. => unreachable!("no slice is this long"),
+        _ => z - s,
+    };
+    let t: f64 = loop {
+        break y * y;
+    };
+    t + halvings(y)
+}
+
+fn values_o<D: Num>(x: &[D]) -> D {
+    // The same computation, each value assigned where the original breaks.
+    let n = x.len();
+    let mut k = 0;
+    let first_big;
+    loop {
+        if k == n {
+            first_big = c::<D>(0.5);
+            break;
+        }
+        if x[k].re() > 0.3 {
+            first_big = x[k] * x[k];
+            break;
+        }
+        k += 1;
+    }
+    let (mut lo, mut hi) = (first_big, c::<D>(1.0));
+    for i in 0..n {
+        if x[i].re() < -0.5 {
+            (lo, hi) = (x[i], x[i].exp());
+            break;
+        }
+    }
+    let mut found = lo + hi * hi;
+    let mut from_loop = false;
+    for i in 0..n {
+        if (x[i] * lo).re() > 0.2 {
+            found = x[i].sin() * hi;
+            from_loop = true;
+            break;
+        }
+    }
+    if !from_loop && n > 3 {
+        found = x[3] * first_big;
+    }
+    let mut s = found;
+    if s.re() <= 1.0 {
+        s += lo * 0.5;
+    }
+    if s.re() < -0.7 {
+        return s * hi;
+    }
+    let w = s * hi + 1.0;
+    if w.re() > 1.8 {
+        return w * lo;
+    }
+    let z = w * lo;
+    let y = if k == 0 { z * 2.0 } else { z - s };
+    y * y + halvings_o(y)
+}
+
+/// A loop's value as the function's value, from the `break` of a `loop` inside a `while`.
+#[autodiff_forward(halvings_fwd, Dual, Dual)]
+#[autodiff_reverse(halvings_rev, Active, Active)]
+#[differentiable]
+fn halvings(a: f64) -> f64 {
+    let mut x = a.abs() + 3.0;
+    let mut steps = 0;
+    loop {
+        while x > 2.0 {
+            x *= 0.5;
+            steps += 1;
+        }
+        if steps > 0 {
+            break x * x + a;
+        }
+        x = x * 1.5 + a.sin();
+    }
+}
+
+fn halvings_o<D: Num>(a: D) -> D {
+    let mut x = a.abs() + 3.0;
+    let mut steps = 0;
+    loop {
+        while x.re() > 2.0 {
+            x *= 0.5;
+            steps += 1;
+        }
+        if steps > 0 {
+            return x * x + a;
+        }
+        x = x * 1.5 + a.sin();
+    }
+}
+
 // ---------------------------------------------------------------- patterns that bind
 
 /// An activation chosen by a constant parameter, some variants carrying constants.
@@ -614,6 +767,7 @@ fn activations(x: &[f64], act: Activation, tol: Option<f64>, k: usize) -> f64 {
         s += match act {
             Activation::Relu => v.max(0.0),
             Activation::Tanh => v.tanh(),
+            Activation::Leaky(a) if a > 0.5 => a * v.sin(),
             Activation::Leaky(a) => {
                 if *v > 0.0 {
                     *v
@@ -634,9 +788,26 @@ fn activations(x: &[f64], act: Activation, tol: Option<f64>, k: usize) -> f64 {
     }
     let p = match k {
         0 => 1.0,
+        n if n > 2 && x[0] > 0.0 => 0.5 * x[0].powi(n as i32),
         n => x[0].powi(n as i32),
     };
-    (s * s + eps).sqrt() + p
+    let q = match tol {
+        Some(t) if t > x[0].abs() => x[0] / t,
+        Some(t) => t * x[0].cos(),
+        None => 0.0,
+    };
+    let Some(t) = tol else {
+        return (s * s + eps).sqrt() + p;
+    };
+    (s * s + eps).sqrt() + p + q * t.sqrt()
+}
+
+/// The gradient of `activations`, differentiated again: H·v through the bindings, guards
+/// and `let .. else` of the companion, read back.
+#[autodiff_forward(activations_hvp, Dual, Const, Const, Const, Dual)]
+fn activations_gradient(x: &[f64], act: Activation, tol: Option<f64>, k: usize, g: &mut [f64]) {
+    g.fill(0.0);
+    activations_rev(x, g, act, tol, k, 1.0);
 }
 
 fn activations_o<D: Num>(x: &[D], act: Activation, tol: Option<f64>, k: usize) -> D {
@@ -651,6 +822,7 @@ fn activations_o<D: Num>(x: &[D], act: Activation, tol: Option<f64>, k: usize) -
                 }
             }
             Activation::Tanh => v.tanh(),
+            Activation::Leaky(a) if a > 0.5 => v.sin() * a,
             Activation::Leaky(a) => {
                 if v.re() > 0.0 {
                     *v
@@ -672,8 +844,22 @@ fn activations_o<D: Num>(x: &[D], act: Activation, tol: Option<f64>, k: usize) -
     if let Some(t) = tol {
         s += x[0] * t;
     }
-    let p = if k == 0 { c(1.0) } else { x[0].powi(k as i32) };
-    (s * s + eps).sqrt() + p
+    let p = if k == 0 {
+        c(1.0)
+    } else if k > 2 && x[0].re() > 0.0 {
+        x[0].powi(k as i32) * 0.5
+    } else {
+        x[0].powi(k as i32)
+    };
+    let q = match tol {
+        Some(t) if t > x[0].re().abs() => x[0] / t,
+        Some(t) => x[0].cos() * t,
+        None => c(0.0),
+    };
+    match tol {
+        None => (s * s + eps).sqrt() + p,
+        Some(t) => (s * s + eps).sqrt() + p + q * t.sqrt(),
+    }
 }
 
 fn activation(i: usize) -> Activation {
@@ -681,6 +867,7 @@ fn activation(i: usize) -> Activation {
         Activation::Relu,
         Activation::Tanh,
         Activation::Leaky(0.1),
+        Activation::Leaky(0.75),
         Activation::Softplus {
             beta: 2.0,
             shift: 0.5,
@@ -744,12 +931,28 @@ proptest! {
     }
 
     #[test]
+    fn values_of_loops_blocks_and_diverging_branches((x, v, s0) in slice_case(-1.0, 1.0, 0..7, 0), s in seed()) {
+        check_slice("values", (&x, &v, &s0, s), values, values_fwd, values_rev, values_o::<Dual64>);
+    }
+
+    #[test]
+    fn a_loop_value_as_the_function_value(a in float(-3.0, 3.0), v in dir(), s in seed()) {
+        check1("halvings", (a, v, s), halvings, halvings_fwd, halvings_rev, halvings_o);
+    }
+
+    #[test]
+    fn hessian_vector_products_through_loop_and_block_values((x, v, _s0) in slice_case(-1.0, 1.0, 1..7, 0)) {
+        let hv = autodiff_core::hvp::<values_rev>(&x, &v);
+        assert_all_close("values H·v", &hv, &fd_hvp(grad_of(values_rev), &x, &v), 1e-6);
+    }
+
+    #[test]
     fn patterns_binding_constant_parameters(
         (x, v, s0) in slice_case(-1.5, 1.5, 1..8, 0),
         s in seed(),
-        which in 0usize..5,
+        which in 0usize..6,
         tol in prop::option::of(0.01..1.0f64),
-        k in 0usize..4,
+        k in 0usize..5,
     ) {
         let act = activation(which);
         check_slice(
@@ -760,6 +963,24 @@ proptest! {
             |x, b, s| activations_rev(x, b, act, tol, k, s),
             |d| activations_o::<Dual64>(d, act, tol, k),
         );
+    }
+
+    #[test]
+    fn hessian_vector_products_through_bindings_and_guards(
+        (x, v, _s0) in slice_case(-1.5, 1.5, 1..8, 0),
+        which in 0usize..6,
+        tol in prop::option::of(0.01..1.0f64),
+        k in 0usize..5,
+    ) {
+        let act = activation(which);
+        let (mut g, mut hv) = (vec![0.0; x.len()], vec![0.0; x.len()]);
+        activations_hvp(&x, &v, act, tol, k, &mut g, &mut hv);
+        let grad = |z: &[f64]| {
+            let mut g = vec![0.0; z.len()];
+            activations_gradient(z, act, tol, k, &mut g);
+            g
+        };
+        assert_all_close("activations H·v", &hv, &fd_hvp(grad, &x, &v), 1e-5);
     }
 
     #[test]

@@ -70,6 +70,21 @@ struct LoopCtl {
     cont: Ident,
     /// The loop's label (`'outer`), without the quote.
     label: Option<String>,
+    /// The locals a `break` with a value assigns (empty when no `break` carries one).
+    vals: Vec<Ident>,
+    /// A labelled block rather than a loop: only a labelled `break` leaves it.
+    block: bool,
+}
+
+/// Where a block's tail value goes.
+#[derive(Clone)]
+enum Tail {
+    /// It is the block's value.
+    Value,
+    /// It is the function's return value (the body of a function that also returns early).
+    Return,
+    /// It is assigned to these locals (a labelled block's value).
+    Into(Vec<Ident>),
 }
 
 struct RetCtl {
@@ -405,7 +420,7 @@ impl Lowerer {
             }
             self.ret = Some(RetCtl { flag, vals });
         }
-        let tail = self.lower_stmts(&body.stmts, true)?;
+        let tail = self.lower_stmts(&body.stmts, Tail::Return)?;
         let ret = if let Some(ctl) = &self.ret {
             ctl.vals.iter().cloned().map(Operand::Var).collect()
         } else {
@@ -460,11 +475,11 @@ impl Lowerer {
         }
     }
 
-    /// Lowers statements; returns the value of the tail expression, if any. After a
-    /// statement that may leave the block (`return`, `break`, `continue`), the rest is
-    /// guarded by the exit flags. With `tail_is_return` (the function's own body), a tail
-    /// value becomes the return value when the function also returns early.
-    fn lower_stmts(&mut self, stmts: &[syn::Stmt], tail_is_return: bool) -> Result<Option<Val>> {
+    /// Lowers statements; returns the value of the tail expression, if any, or sends it
+    /// where `tail` says. After a statement that may leave the block (`return`, `break`,
+    /// `continue`), the rest is guarded by the exit flags; a value the rest computes is then
+    /// assigned to locals declared before the guard.
+    fn lower_stmts(&mut self, stmts: &[syn::Stmt], tail: Tail) -> Result<Option<Val>> {
         for (i, s) in stmts.iter().enumerate() {
             let is_last = i + 1 == stmts.len();
             if is_last && let syn::Stmt::Expr(e, None) = s {
@@ -473,28 +488,101 @@ impl Lowerer {
                     return Ok(None);
                 }
                 let v = self.lower_expr(e)?;
-                if tail_is_return && self.ret.is_some() {
-                    self.assign_return(v, e.span())?;
-                    return Ok(None);
+                match &tail {
+                    Tail::Return if self.ret.is_some() => {
+                        self.assign_return(v, e.span())?;
+                        return Ok(None);
+                    }
+                    Tail::Into(slots) => {
+                        self.assign_slots(slots, v)?;
+                        return Ok(None);
+                    }
+                    _ => return Ok(Some(v)),
                 }
-                return Ok(Some(v));
             }
-            self.lower_stmt(s)?;
+            // The variables of `let .. else` are bound where the statements after it run.
+            let let_else = match s {
+                syn::Stmt::Local(l) => match &l.init {
+                    Some(syn::LocalInit {
+                        expr,
+                        diverge: Some((_, els)),
+                        ..
+                    }) => Some(self.lower_let_else(&l.pat, expr, els)?),
+                    _ => None,
+                },
+                _ => None,
+            };
+            if let_else.is_none() {
+                self.lower_stmt(s)?;
+            }
+            let bind = |l: &mut Self| match &let_else {
+                Some((scrutinee, pat)) => l.bind_pattern(scrutinee, pat, pat.span()),
+                None => Ok(()),
+            };
             if !is_last && stmt_may_exit(s) {
                 let cond = self.exit_flags();
                 let rest = &stmts[i + 1..];
-                let (then, tail) = self.in_block(|l| l.lower_stmts(rest, tail_is_return))?;
-                if tail.is_some() {
-                    return Err(syn::Error::new(
-                        stmts[i].span(),
-                        "a block whose value follows a possible `break`, `continue` or `return` is not supported",
-                    ));
-                }
+                let (then, value) = self.in_block(|l| {
+                    bind(l)?;
+                    l.lower_stmts(rest, tail)
+                })?;
+                let Some(v) = value else {
+                    self.emit(guard(cond, then));
+                    return Ok(None);
+                };
+                let n = val_len(&v);
+                let slots = self.value_slots(n, None, stmts[i].span());
+                self.out.push(then);
+                self.assign_slots(&slots, v)?;
+                let then = self.out.pop().expect("the guarded block");
                 self.emit(guard(cond, then));
-                return Ok(None);
+                return Ok(Some(slots_val(slots)));
             }
+            bind(self)?;
         }
         Ok(None)
+    }
+
+    /// `let mut v = Default::default();` for each of the `n` values of an expression that
+    /// is assigned later (typed by `hint` when the user wrote the type, else inferred from
+    /// that assignment).
+    fn value_slots(&mut self, n: usize, hint: Option<&syn::Type>, span: Span) -> Vec<Ident> {
+        let tys: Vec<Option<syn::Type>> = match hint {
+            Some(syn::Type::Tuple(t)) if n != 1 && t.elems.len() == n => {
+                t.elems.iter().cloned().map(Some).collect()
+            }
+            Some(t) if n == 1 => vec![Some(t.clone())],
+            _ => vec![None; n],
+        };
+        tys.into_iter()
+            .map(|ty| {
+                let v = self.fresh("value", span);
+                self.kinds.insert(v.to_string(), VarKind::Scalar);
+                let init = match ty {
+                    Some(ty) => quote!(<#ty as ::core::default::Default>::default()),
+                    None => quote!(::core::default::Default::default()),
+                };
+                self.emit(Stmt::Let {
+                    var: v.clone(),
+                    mutable: true,
+                    op: Op::Inactive(init),
+                });
+                v
+            })
+            .collect()
+    }
+
+    /// `slot = value;` for each slot and scalar of `v`.
+    fn assign_slots(&mut self, slots: &[Ident], v: Val) -> Result<()> {
+        let ops = self.flatten(v, slots.len())?;
+        for (var, o) in slots.iter().zip(ops) {
+            self.emit(Stmt::Assign {
+                place: Place::local(var.clone()),
+                kind: AssignKind::Set,
+                val: o,
+            });
+        }
+        Ok(())
     }
 
     /// `!(flag || ..)` for the flags that can be set at this point.
@@ -514,14 +602,7 @@ impl Lowerer {
         let ctl = self.ret.as_ref().expect("return control");
         let vals = ctl.vals.clone();
         let flag = ctl.flag.clone();
-        let ops = self.flatten(v, vals.len())?;
-        for (var, o) in vals.iter().zip(ops) {
-            self.emit(Stmt::Assign {
-                place: Place::local(var.clone()),
-                kind: AssignKind::Set,
-                val: o,
-            });
-        }
+        self.assign_slots(&vals, v)?;
         let _ = span;
         self.emit(Stmt::Assign {
             place: Place::local(flag),
@@ -575,7 +656,8 @@ impl Lowerer {
             return unsupported(l, "a `let` without an initial value");
         };
         if init.diverge.is_some() {
-            return unsupported(l, "`let .. else`");
+            // Lowered with the statements after it (see `lower_stmts`).
+            return unsupported(l, "`let .. else` here");
         }
         let (pat, hint) = match &l.pat {
             Pat::Type(pt) => (&*pt.pat, Some((*pt.ty).clone())),
@@ -635,6 +717,43 @@ impl Lowerer {
         }
         let val = self.lower_expr_hint(e, hint.as_ref())?;
         self.bind_pat(pat, val)
+    }
+
+    /// `let pat = scrutinee else { .. };`: the `else` block runs (and leaves) unless the
+    /// pattern matches. Returns the scrutinee's local and the pattern, whose variables the
+    /// caller binds as a `match` arm binds them (so the scrutinee must be a by-value
+    /// parameter that is never differentiated) where the statements after it run.
+    fn lower_let_else(&mut self, pat: &Pat, scrutinee: &Expr, els: &Expr) -> Result<(Ident, Pat)> {
+        let pat = match pat {
+            Pat::Type(pt) => &*pt.pat,
+            p => p,
+        };
+        if pat_binds(pat) && !self.is_inert_scrutinee(scrutinee) {
+            return unsupported(
+                pat,
+                "`let .. else` that binds variables, except on a by-value parameter that is never differentiated (an enum, an `Option`, an integer)",
+            );
+        }
+        let s = self.fresh("scrutinee", scrutinee.span());
+        self.kinds.insert(s.to_string(), VarKind::Scalar);
+        let scrut = self.render(scrutinee);
+        self.emit(Stmt::Let {
+            var: s.clone(),
+            mutable: false,
+            op: Op::Inactive(scrut),
+        });
+        let test = without_bindings(pat, None);
+        let (otherwise, _) =
+            self.in_block(|l| l.lower_branch(&Branch::Expr(els.clone()), false))?;
+        self.emit(Stmt::If {
+            cond: quote!(!matches!(#s, #test)),
+            then: otherwise,
+            els: vec![],
+            outs: vec![],
+            then_vals: vec![],
+            else_vals: vec![],
+        });
+        Ok((s, pat.clone()))
     }
 
     /// The value of `let name: ty = init`, made to keep the written type: an `if`,
@@ -961,10 +1080,13 @@ impl Lowerer {
             Expr::Match(m) => self.lower_match(m, false).map(|_| ()),
             Expr::ForLoop(f) => self.lower_for(f),
             Expr::While(w) => self.lower_while(w),
-            Expr::Loop(l) => self.lower_loop(l),
-            Expr::Block(b) if b.label.is_none() => {
+            Expr::Loop(l) => self.lower_loop_value(l, None).map(|_| ()),
+            Expr::Block(b) if b.label.is_some() => {
+                self.lower_labelled_block(b, false, None).map(|_| ())
+            }
+            Expr::Block(b) => {
                 self.scopes.push(HashMap::new());
-                let r = self.lower_stmts(&b.block.stmts, false);
+                let r = self.lower_stmts(&b.block.stmts, Tail::Value);
                 self.scopes.pop();
                 r.map(|_| ())
             }
@@ -982,8 +1104,14 @@ impl Lowerer {
                 self.assign_return(v, r.span())
             }
             Expr::Break(b) => {
-                if b.expr.is_some() {
-                    return unsupported(b, "`break` with a value");
+                if let Some(value) = &b.expr {
+                    let target = self.loop_target(b.label.as_ref(), true, b.span())?;
+                    let slots = self.loops[target].vals.clone();
+                    if slots.is_empty() {
+                        return unsupported(b, "`break` with a value out of this loop");
+                    }
+                    let v = self.lower_expr(value)?;
+                    self.assign_slots(&slots, v)?;
                 }
                 self.leave_loop(b.label.as_ref(), true, b.span())
             }
@@ -1152,12 +1280,19 @@ impl Lowerer {
         want: bool,
         span: Span,
     ) -> Result<Option<Val>> {
-        let (then_b, tv) = self.in_block(|l| l.lower_branch(&then, want))?;
+        let then_diverges = then.diverges();
+        let else_diverges = els.as_ref().is_some_and(Branch::diverges);
+        let (then_b, tv) = self.in_block(|l| l.lower_branch(&then, want && !then_diverges))?;
         let (else_b, ev) = match els {
-            Some(b) => self.in_block(|l| l.lower_branch(&b, want))?,
+            Some(b) => self.in_block(|l| l.lower_branch(&b, want && !else_diverges))?,
             None => (Vec::new(), None),
         };
-        if !want {
+        let (mut then_b, mut else_b) = (then_b, else_b);
+        let (tv, ev) = self.stand_in_for_diverging(
+            (&mut then_b, tv, then_diverges),
+            (&mut else_b, ev, else_diverges),
+        );
+        if !want || (then_diverges && else_diverges) {
             self.emit(Stmt::If {
                 cond,
                 then: then_b,
@@ -1195,6 +1330,32 @@ impl Lowerer {
         }))
     }
 
+    /// The values of two branches, where one that diverges (and so has none) gets a
+    /// stand-in of the other's shape: locals set to `Default::default()`, typed by the
+    /// other branch's values, never read.
+    fn stand_in_for_diverging(
+        &mut self,
+        (then_b, tv, then_diverges): (&mut Block, Option<Val>, bool),
+        (else_b, ev, else_diverges): (&mut Block, Option<Val>, bool),
+    ) -> (Option<Val>, Option<Val>) {
+        match (tv, ev) {
+            (None, Some(e)) if then_diverges => (Some(self.stand_in(then_b, &e)), Some(e)),
+            (Some(t), None) if else_diverges => {
+                let e = self.stand_in(else_b, &t);
+                (Some(t), Some(e))
+            }
+            other => other,
+        }
+    }
+
+    fn stand_in(&mut self, block: &mut Block, shape: &Val) -> Val {
+        self.out.push(std::mem::take(block));
+        let n = val_len(shape);
+        let slots = self.value_slots(n, None, Span::call_site());
+        *block = self.out.pop().expect("the diverging block");
+        slots_val(slots)
+    }
+
     /// Appends to a lowered block the statements that turn its value into operands.
     fn reopen(&mut self, block: Block, v: Val, n: usize) -> Result<(Block, Vec<Operand>)> {
         self.out.push(block);
@@ -1212,13 +1373,13 @@ impl Lowerer {
     fn lower_branch(&mut self, b: &Branch, want: bool) -> Result<Option<Val>> {
         match b {
             Branch::Block(blk) => {
-                let v = self.lower_stmts(&blk.stmts, false)?;
+                let v = self.lower_stmts(&blk.stmts, Tail::Value)?;
                 if want { Ok(v) } else { Ok(None) }
             }
             Branch::Expr(e) => match strip(e) {
                 Expr::If(i) => self.lower_if(i, want),
                 Expr::Block(b) => {
-                    let v = self.lower_stmts(&b.block.stmts, false)?;
+                    let v = self.lower_stmts(&b.block.stmts, Tail::Value)?;
                     if want { Ok(v) } else { Ok(None) }
                 }
                 other => {
@@ -1253,12 +1414,6 @@ impl Lowerer {
                     "a `match` pattern that binds variables, except on a by-value parameter that is never differentiated (an enum, an `Option`, an integer)",
                 );
             }
-            if arm.guard.is_some() {
-                return unsupported(
-                    &arm.pat,
-                    "a guard on a `match` pattern that binds variables",
-                );
-            }
         }
         self.lower_arms(&s, &m.arms, want, m.span())
     }
@@ -1279,6 +1434,7 @@ impl Lowerer {
         if catch_all || rest.is_empty() {
             // The last arm matches: the match is exhaustive.
             self.scopes.push(HashMap::new());
+            let want = want && !body.diverges();
             let r = self
                 .bind_pattern(s, pat, span)
                 .and_then(|()| self.lower_branch_here(&body, want));
@@ -1287,6 +1443,23 @@ impl Lowerer {
         }
         let test = without_bindings(pat, None);
         let cond = match &first.guard {
+            Some((_, g)) if pat_binds(pat) => {
+                // The guard reads the pattern's variables: a copy of each value, as the arm's
+                // body does (see `bind_pattern`).
+                let vars = pattern_bindings(pat);
+                self.scopes.push(
+                    vars.iter()
+                        .map(|v| (v.to_string(), Binding::Var(v.clone())))
+                        .collect(),
+                );
+                let g: Expr = syn::parse_quote!({
+                    #(let #vars = ::core::clone::Clone::clone(#vars);)*
+                    #g
+                });
+                let g = self.render(&g);
+                self.scopes.pop();
+                quote!(match &#s { #pat if #g => true, _ => false })
+            }
             Some((_, g)) => {
                 let g = self.render(g);
                 quote!(matches!(#s, #test if #g))
@@ -1295,12 +1468,21 @@ impl Lowerer {
         };
         let rest = rest.to_vec();
         let s2 = s.clone();
+        let then_diverges = body.diverges();
+        let else_diverges = rest
+            .iter()
+            .all(|a| Branch::Expr((*a.body).clone()).diverges());
         let (then_b, tv) = self.in_block(|l| {
             l.bind_pattern(s, pat, span)?;
-            l.lower_branch(&body, want)
+            l.lower_branch(&body, want && !then_diverges)
         })?;
         let (else_b, ev) = self.in_block(|l| l.lower_arms(&s2, &rest, want, span))?;
-        if !want {
+        let (mut then_b, mut else_b) = (then_b, else_b);
+        let (tv, ev) = self.stand_in_for_diverging(
+            (&mut then_b, tv, then_diverges),
+            (&mut else_b, ev, else_diverges),
+        );
+        if !want || (then_diverges && else_diverges) {
             self.emit(Stmt::If {
                 cond,
                 then: then_b,
@@ -1374,22 +1556,7 @@ impl Lowerer {
     /// inside the target are left by their `break` flags, then the target's own flag is
     /// set; the statements after each of them are guarded by these flags.
     fn leave_loop(&mut self, label: Option<&syn::Lifetime>, brk: bool, span: Span) -> Result<()> {
-        let what = if brk { "`break`" } else { "`continue`" };
-        let target = match label {
-            None => self.loops.len().checked_sub(1),
-            Some(l) => {
-                let name = l.ident.to_string();
-                self.loops
-                    .iter()
-                    .rposition(|c| c.label.as_deref() == Some(name.as_str()))
-            }
-        };
-        let Some(target) = target else {
-            return Err(syn::Error::new(
-                span,
-                format!("{what} outside a loop of this function"),
-            ));
-        };
+        let target = self.loop_target(label, brk, span)?;
         let mut flags: Vec<Ident> = self.loops[target + 1..]
             .iter()
             .map(|c| c.brk.clone())
@@ -1410,7 +1577,41 @@ impl Lowerer {
         Ok(())
     }
 
+    /// The position in `self.loops` of the loop (or labelled block) that a `break` or
+    /// `continue` with this label leaves; without a label, the innermost loop.
+    fn loop_target(&self, label: Option<&syn::Lifetime>, brk: bool, span: Span) -> Result<usize> {
+        let what = if brk { "`break`" } else { "`continue`" };
+        let target = match label {
+            None => self.loops.iter().rposition(|c| !c.block),
+            Some(l) => {
+                let name = l.ident.to_string();
+                self.loops
+                    .iter()
+                    .rposition(|c| c.label.as_deref() == Some(name.as_str()))
+            }
+        };
+        match target {
+            Some(t) if brk || !self.loops[t].block => Ok(t),
+            _ => Err(syn::Error::new(
+                span,
+                format!("{what} outside a loop of this function"),
+            )),
+        }
+    }
+
     fn open_loop(&mut self, span: Span, label: Option<&syn::Label>) -> (Ident, Ident) {
+        self.open_exit(span, label, Vec::new(), false)
+    }
+
+    /// Declares the `break` and `continue` flags of a loop or labelled block, whose
+    /// `break` with a value assigns `vals`.
+    fn open_exit(
+        &mut self,
+        span: Span,
+        label: Option<&syn::Label>,
+        vals: Vec<Ident>,
+        block: bool,
+    ) -> (Ident, Ident) {
         let brk = self.fresh("break", span);
         let cont = self.fresh("continue", span);
         for f in [&brk, &cont] {
@@ -1425,6 +1626,8 @@ impl Lowerer {
             brk: brk.clone(),
             cont: cont.clone(),
             label: label.map(|l| l.name.ident.to_string()),
+            vals,
+            block,
         });
         (brk, cont)
     }
@@ -1460,7 +1663,7 @@ impl Lowerer {
                 });
             }
             l.bind_pat_ref(&pat, elem)?;
-            l.lower_stmts(&body.stmts, false)?;
+            l.lower_stmts(&body.stmts, Tail::Value)?;
             Ok(())
         });
         if may_exit {
@@ -1501,7 +1704,7 @@ impl Lowerer {
                 else_vals: vec![],
             });
             let guard_cond = l.exit_flags();
-            let (inner, _) = l.in_block(|l2| l2.lower_stmts(&body.stmts, false))?;
+            let (inner, _) = l.in_block(|l2| l2.lower_stmts(&body.stmts, Tail::Value))?;
             l.emit(guard(guard_cond, inner));
             Ok(())
         })?;
@@ -1510,8 +1713,17 @@ impl Lowerer {
         Ok(())
     }
 
-    fn lower_loop(&mut self, lp: &syn::ExprLoop) -> Result<()> {
-        let (brk, cont) = self.open_loop(lp.span(), lp.label.as_ref());
+    /// A `loop`, and its value when a `break` carries one (`let v = loop { .. break x; }`):
+    /// the `break` assigns locals declared before the loop.
+    fn lower_loop_value(&mut self, lp: &syn::ExprLoop, hint: Option<&syn::Type>) -> Result<Val> {
+        let n = break_arity(&lp.body, lp.label.as_ref(), true).unwrap_or(0);
+        let vals = self.value_slots(n, hint, lp.span());
+        self.lower_loop(lp, vals.clone())?;
+        Ok(slots_val(vals))
+    }
+
+    fn lower_loop(&mut self, lp: &syn::ExprLoop, vals: Vec<Ident>) -> Result<()> {
+        let (brk, cont) = self.open_exit(lp.span(), lp.label.as_ref(), vals, false);
         let exit = self.loop_exit(&brk);
         let body = lp.body.clone();
         let (block, _) = self.in_block(|l| {
@@ -1520,12 +1732,47 @@ impl Lowerer {
                 kind: AssignKind::Set,
                 val: Operand::Lit(quote!(false)),
             });
-            l.lower_stmts(&body.stmts, false)?;
+            l.lower_stmts(&body.stmts, Tail::Value)?;
             Ok(())
         })?;
         self.loops.pop();
         self.emit(Stmt::Loop { body: block, exit });
         Ok(())
+    }
+
+    /// A labelled block (`'a: { .. break 'a v; .. }`): its statements run once, a `break`
+    /// out of it sets its flag (guarding the statements after), and its value, from a
+    /// `break` or from its tail, is assigned to locals declared before it.
+    fn lower_labelled_block(
+        &mut self,
+        b: &syn::ExprBlock,
+        want: bool,
+        hint: Option<&syn::Type>,
+    ) -> Result<Option<Val>> {
+        let n = if want {
+            let tail = match b.block.stmts.last() {
+                Some(syn::Stmt::Expr(e, None)) if !is_unit_valued(e) => Some(expr_arity(e)),
+                _ => None,
+            };
+            break_arity(&b.block, b.label.as_ref(), false)
+                .or(tail)
+                .unwrap_or(0)
+        } else {
+            0
+        };
+        let vals = self.value_slots(n, hint, b.span());
+        self.open_exit(b.span(), b.label.as_ref(), vals.clone(), true);
+        self.scopes.push(HashMap::new());
+        let tail = if want {
+            Tail::Into(vals.clone())
+        } else {
+            Tail::Value
+        };
+        let r = self.lower_stmts(&b.block.stmts, tail);
+        self.scopes.pop();
+        self.loops.pop();
+        r?;
+        Ok(want.then(|| slots_val(vals)))
     }
 
     // ---------------------------------------------------------------- iterators
@@ -2204,16 +2451,20 @@ impl Lowerer {
             }
             Expr::Block(b) if b.label.is_none() => {
                 self.scopes.push(HashMap::new());
-                let r = self.lower_stmts(&b.block.stmts, false);
+                let r = self.lower_stmts(&b.block.stmts, Tail::Value);
                 self.scopes.pop();
                 match r? {
                     Some(v) => Ok(v),
                     None => Ok(Val::Tuple(vec![])),
                 }
             }
+            Expr::Block(b) => Ok(self
+                .lower_labelled_block(b, true, hint)?
+                .unwrap_or(Val::Tuple(vec![]))),
+            Expr::Loop(l) => self.lower_loop_value(l, hint),
             Expr::If(i) => Ok(self.lower_if(i, true)?.unwrap_or(Val::Tuple(vec![]))),
             // A value bound from a constant scrutinee, as a companion writes it.
-            Expr::Match(m) if self.companion && is_constant_extraction(m) => {
+            Expr::Match(m) if self.companion && (is_constant_extraction(m) || is_guard_test(m)) => {
                 Ok(Val::Op(Operand::Lit(self.render(e))))
             }
             Expr::Match(m) => Ok(self.lower_match(m, true)?.unwrap_or(Val::Tuple(vec![]))),
@@ -2250,7 +2501,6 @@ impl Lowerer {
             Expr::Assign(_)
             | Expr::ForLoop(_)
             | Expr::While(_)
-            | Expr::Loop(_)
             | Expr::Return(_)
             | Expr::Break(_)
             | Expr::Continue(_) => {
@@ -2901,6 +3151,47 @@ enum Branch {
     Expr(Expr),
 }
 
+impl Branch {
+    /// Whether the branch never finishes with a value: it ends in `return`, `break`,
+    /// `continue` or a panic.
+    fn diverges(&self) -> bool {
+        match self {
+            Branch::Block(b) => block_diverges(b),
+            Branch::Expr(e) => expr_diverges(e),
+        }
+    }
+}
+
+fn block_diverges(b: &syn::Block) -> bool {
+    match b.stmts.last() {
+        Some(syn::Stmt::Expr(e, _)) => expr_diverges(e),
+        Some(syn::Stmt::Macro(m)) => is_panic_macro(&m.mac),
+        _ => false,
+    }
+}
+
+fn expr_diverges(e: &Expr) -> bool {
+    match strip(e) {
+        Expr::Return(_) | Expr::Break(_) | Expr::Continue(_) => true,
+        Expr::Macro(m) => is_panic_macro(&m.mac),
+        Expr::Block(b) if b.label.is_none() => block_diverges(&b.block),
+        Expr::If(i) => {
+            block_diverges(&i.then_branch)
+                && i.else_branch
+                    .as_ref()
+                    .is_some_and(|(_, e)| expr_diverges(e))
+        }
+        _ => false,
+    }
+}
+
+fn is_panic_macro(m: &syn::Macro) -> bool {
+    m.path
+        .segments
+        .last()
+        .is_some_and(|s| matches!(&*s.ident.to_string(), "panic" | "unreachable"))
+}
+
 fn t_len(p: &Pat) -> usize {
     match p {
         Pat::Tuple(t) => t.elems.len(),
@@ -3086,6 +3377,20 @@ fn is_constant_extraction(m: &syn::ExprMatch) -> bool {
         && clones
         && matches!(rest.pat, Pat::Wild(_))
         && unreachable
+}
+
+/// `match &s { p if guard => true, _ => false }`: how [`Lowerer::lower_arms`] tests a
+/// guarded pattern that binds variables of a constant scrutinee.
+fn is_guard_test(m: &syn::ExprMatch) -> bool {
+    let is_bool = |e: &Expr, b: bool| matches!(e, Expr::Lit(syn::ExprLit { lit: syn::Lit::Bool(l), .. }) if l.value == b);
+    let [first, rest] = m.arms.as_slice() else {
+        return false;
+    };
+    matches!(strip(&m.expr), Expr::Reference(_))
+        && first.guard.is_some()
+        && is_bool(&first.body, true)
+        && matches!(rest.pat, Pat::Wild(_))
+        && is_bool(&rest.body, false)
 }
 
 /// The variables a pattern binds, in order.
@@ -3505,10 +3810,76 @@ fn parse_repeat(input: syn::parse::ParseStream) -> syn::Result<(Expr, Expr)> {
 }
 
 fn is_unit_expr(e: &Expr) -> bool {
-    matches!(
-        strip(e),
-        Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) | Expr::Assign(_)
-    ) || matches!(strip(e), Expr::Binary(b) if compound_kind(&b.op).is_some())
+    match strip(e) {
+        Expr::ForLoop(_) | Expr::While(_) | Expr::Assign(_) => true,
+        Expr::Loop(l) => break_arity(&l.body, l.label.as_ref(), true).is_none(),
+        Expr::Binary(b) => compound_kind(&b.op).is_some(),
+        _ => false,
+    }
+}
+
+/// The number of values of an expression, judged from its syntax: a tuple's width, else 1.
+fn expr_arity(e: &Expr) -> usize {
+    match strip(e) {
+        Expr::Tuple(t) => t.elems.len(),
+        _ => 1,
+    }
+}
+
+/// The number of values that a `break` out of the loop or block labelled `label` carries
+/// (with `unlabelled`, a `break` without a label outside inner loops leaves it too): the
+/// width of the first such `break`'s value; `None` when none carries one.
+fn break_arity(body: &syn::Block, label: Option<&syn::Label>, unlabelled: bool) -> Option<usize> {
+    struct Finder {
+        label: Option<String>,
+        unlabelled: bool,
+        depth: usize,
+        arity: Option<usize>,
+    }
+    impl<'a> syn::visit::Visit<'a> for Finder {
+        fn visit_expr(&mut self, e: &'a Expr) {
+            match e {
+                Expr::Break(b) => {
+                    let ours = match &b.label {
+                        Some(l) => self.label.as_deref() == Some(&*l.ident.to_string()),
+                        None => self.unlabelled && self.depth == 0,
+                    };
+                    if ours && self.arity.is_none() {
+                        self.arity = b.expr.as_deref().map(expr_arity).filter(|&n| n > 0);
+                    }
+                    syn::visit::visit_expr(self, e);
+                }
+                Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => {
+                    self.depth += 1;
+                    syn::visit::visit_expr(self, e);
+                    self.depth -= 1;
+                }
+                Expr::Closure(_) => {}
+                _ => syn::visit::visit_expr(self, e),
+            }
+        }
+    }
+    let mut f = Finder {
+        label: label.map(|l| l.name.ident.to_string()),
+        unlabelled,
+        depth: 0,
+        arity: None,
+    };
+    syn::visit::Visit::visit_block(&mut f, body);
+    f.arity
+}
+
+/// The value held by these locals: one local, or a tuple of them.
+fn slots_val(slots: Vec<Ident>) -> Val {
+    let mut vals: Vec<Val> = slots
+        .into_iter()
+        .map(|o| Val::Op(Operand::Var(o)))
+        .collect();
+    if vals.len() == 1 {
+        vals.pop().unwrap()
+    } else {
+        Val::Tuple(vals)
+    }
 }
 
 /// True when an expression in tail position has no value, judged from its syntax.
@@ -3592,6 +3963,14 @@ impl<'a> syn::visit::Visit<'a> for ExitFinder {
                 }
             }
             Expr::Break(_) | Expr::Continue(_) if self.loop_depth == 0 => self.found = true,
+            // A labelled block's own `break`s stay inside it.
+            Expr::Block(b) if b.label.is_some() => {
+                let n = self.labels.len();
+                self.labels
+                    .extend(b.label.as_ref().map(|l| l.name.ident.to_string()));
+                syn::visit::visit_expr(self, e);
+                self.labels.truncate(n);
+            }
             Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => {
                 let label = match e {
                     Expr::ForLoop(f) => f.label.as_ref(),
