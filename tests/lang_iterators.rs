@@ -1,8 +1,8 @@
 //! Iterator adapters that move positions on slices, in both modes and under forward over
 //! reverse, at random points against a num-dual oracle: `rev()` (Horner's rule as a
 //! fold), `windows(k)`, `skip(n)`, `take(n)`, `step_by(k)`, each also after and before
-//! `enumerate`, `zip` and `map`, and a local buffer of buffers built with
-//! `vec![vec![0.0; m]; n]`.
+//! `enumerate`, `zip` and `map`, `filter` on slices and ranges, and a local buffer of
+//! buffers built with `vec![vec![0.0; m]; n]`.
 
 // Index loops in the oracles mirror the constructs under test.
 #![allow(clippy::needless_range_loop)]
@@ -149,6 +149,61 @@ fn matrix_o<D: Num>(x: &[D]) -> D {
     r0 * r1
 }
 
+/// `filter` on slices and ranges, before and after `map`, `copied` and `enumerate`, consumed
+/// by `sum`, `fold`, `for` and `collect`.
+#[autodiff_forward(filtered_fwd, Dual, Dual)]
+#[autodiff_reverse(filtered_rev, Duplicated, Active)]
+fn filtered(x: &[f64]) -> f64 {
+    let pos: f64 = x.iter().filter(|v| **v > 0.0).map(|v| v * v).sum();
+    let neg = x
+        .iter()
+        .copied()
+        .filter(|&v| v < -0.25)
+        .fold(1.0, |a, v| a * (1.0 + v * 0.5));
+    let mut s = pos + neg;
+    for (i, v) in x.iter().enumerate().filter(|(i, _)| i % 2 == 0) {
+        s += v.sin() * i as f64;
+    }
+    let thirds: f64 = (0..x.len()).filter(|i| i % 3 != 1).map(|i| x[i] * s).sum();
+    let kept: Vec<f64> = x
+        .iter()
+        .map(|v| v * 2.0)
+        .filter(|v| v.abs() < 1.0)
+        .collect();
+    s + thirds + kept.iter().sum::<f64>() * kept.len() as f64
+}
+
+fn filtered_o<D: Num>(x: &[D]) -> D {
+    let mut pos = c::<D>(0.0);
+    let mut neg = c::<D>(1.0);
+    for v in x {
+        if v.re() > 0.0 {
+            pos += *v * *v;
+        }
+        if v.re() < -0.25 {
+            neg *= *v * 0.5 + 1.0;
+        }
+    }
+    let mut s = pos + neg;
+    for i in (0..x.len()).step_by(2) {
+        s += x[i].sin() * i as f64;
+    }
+    let mut thirds = c::<D>(0.0);
+    for i in 0..x.len() {
+        if i % 3 != 1 {
+            thirds += x[i] * s;
+        }
+    }
+    let (mut kept_sum, mut kept_len) = (c::<D>(0.0), 0);
+    for v in x {
+        if (*v * 2.0).re().abs() < 1.0 {
+            kept_sum += *v * 2.0;
+            kept_len += 1;
+        }
+    }
+    s + thirds + kept_sum * kept_len as f64
+}
+
 fn case(min: usize) -> impl Strategy<Value = (Vec<f64>, Vec<f64>, Vec<f64>, f64)> {
     slice_seed_case(-1.2, 1.2, min..10)
 }
@@ -200,6 +255,11 @@ proptest! {
     }
 
     #[test]
+    fn filter_on_slices_and_ranges((x, v, s0, seed) in case(0)) {
+        check_slice("filtered", (&x, &v, &s0, seed), filtered, filtered_fwd, filtered_rev, filtered_o);
+    }
+
+    #[test]
     fn a_local_buffer_of_buffers((x, v, s0, seed) in case(1)) {
         check_slice("matrix", (&x, &v, &s0, seed), matrix, matrix_fwd, matrix_rev, matrix_o);
     }
@@ -215,6 +275,8 @@ proptest! {
             &fd_hvp(grad_of(rosen_windows_rev), &x, &v),
             1e-6,
         );
+        let hv = autodiff_core::hvp::<filtered_rev>(&x, &v);
+        assert_all_close("filtered H·v", &hv, &fd_hvp(grad_of(filtered_rev), &x, &v), 1e-6);
         let hv = autodiff_core::hvp::<matrix_rev>(&x, &v);
         assert_all_close("matrix H·v", &hv, &fd_hvp(grad_of(matrix_rev), &x, &v), 1e-6);
     }

@@ -175,6 +175,13 @@ pub fn min_len(a: usize, b: usize) -> usize {
     a.min(b)
 }
 
+/// Whether `item` passes the predicate `p`: a `filter` on an element, in a loop over
+/// indices (the closure's parameter type is inferred from `item`, as `filter` infers it).
+#[inline(always)]
+pub fn holds<T>(p: impl FnOnce(T) -> bool, item: T) -> bool {
+    p(item)
+}
+
 /// Sets every element of a float slice to zero.
 #[inline]
 pub fn fill_zero<T: Real>(v: &mut [T]) {

@@ -159,6 +159,17 @@ enum Adapter {
     Zip(Box<Chain>),
     Enumerate,
     Copied,
+    /// `filter(p)`: the adapters after it and the loop's body run when `p` holds.
+    Filter(Expr),
+}
+
+impl Chain {
+    fn has_filter(&self) -> bool {
+        self.adapters
+            .iter()
+            .any(|a| matches!(a, Adapter::Filter(_)))
+            || matches!(&self.source, Source::Reindexed(inner, _) if inner.has_filter())
+    }
 }
 
 struct Chain {
@@ -1875,6 +1886,12 @@ impl Lowerer {
                         if matches!(inner.source, Source::Range(_)) {
                             return Ok(None);
                         }
+                        if inner.has_filter() {
+                            return unsupported(
+                                &m.method,
+                                "an adapter that counts positions (`rev`, `skip`, `take`, `step_by`, `zip`, `enumerate`) after `filter`",
+                            );
+                        }
                         let r = match name.as_str() {
                             "rev" => {
                                 let len = self.chain_len(&inner).expect("an indexed chain");
@@ -1889,16 +1906,29 @@ impl Lowerer {
                             adapters: vec![],
                         }))
                     }
-                    "map" | "zip" | "enumerate" | "copied" | "cloned" => {
+                    "map" | "zip" | "enumerate" | "copied" | "cloned" | "filter" => {
                         let Some(mut inner) = self.parse_chain(&m.receiver)? else {
                             return Ok(None);
                         };
+                        if matches!(name.as_str(), "zip" | "enumerate") && inner.has_filter() {
+                            return unsupported(
+                                &m.method,
+                                "an adapter that counts positions (`rev`, `skip`, `take`, `step_by`, `zip`, `enumerate`) after `filter`",
+                            );
+                        }
                         let a = match name.as_str() {
                             "map" if m.args.len() == 1 => Adapter::Map(m.args[0].clone()),
+                            "filter" if m.args.len() == 1 => Adapter::Filter(m.args[0].clone()),
                             "zip" if m.args.len() == 1 => {
                                 let Some(other) = self.parse_chain(&m.args[0])? else {
                                     return unsupported(&m.args[0], "zipping with this iterator");
                                 };
+                                if other.has_filter() {
+                                    return unsupported(
+                                        &m.args[0],
+                                        "zipping with a filtered iterator",
+                                    );
+                                }
                                 Adapter::Zip(Box::new(other))
                             }
                             "enumerate" => Adapter::Enumerate,
@@ -1991,8 +2021,26 @@ impl Lowerer {
     }
 
     /// The element of chain `c` at index `k` (for index-driven chains).
+    /// The element at position `k` of a chain without `filter` (the other side of a `zip`).
     fn chain_elem(&mut self, c: &Chain, k: &Ident, span: Span) -> Result<Val> {
-        let mut v = match &c.source {
+        let mut elem = None;
+        self.each_elem(c, k, span, |_, v| {
+            elem = Some(v);
+            Ok(())
+        })?;
+        Ok(elem.expect("a chain without `filter` has an element at every position"))
+    }
+
+    /// Runs `body` on the element at position `k` of a chain, inside the `if`s of its
+    /// `filter`s.
+    fn each_elem(
+        &mut self,
+        c: &Chain,
+        k: &Ident,
+        span: Span,
+        body: impl FnOnce(&mut Self, Val) -> Result<()>,
+    ) -> Result<()> {
+        let v = match &c.source {
             Source::Slice(p, m) => {
                 let mut p = p.clone();
                 p.proj.push(Proj::Index(quote!(#k)));
@@ -2032,7 +2080,20 @@ impl Lowerer {
                 self.chain_elem(inner, &j, span)?
             }
         };
-        for a in &c.adapters {
+        self.adapt(v, &c.adapters, k, span, body)
+    }
+
+    /// Applies adapters to an element at position `k`, then runs `body` on it; the rest
+    /// after a `filter` runs inside an `if` on its predicate.
+    fn adapt(
+        &mut self,
+        mut v: Val,
+        adapters: &[Adapter],
+        k: &Ident,
+        span: Span,
+        body: impl FnOnce(&mut Self, Val) -> Result<()>,
+    ) -> Result<()> {
+        for (i, a) in adapters.iter().enumerate() {
             v = match a {
                 Adapter::Map(f) => self.apply_fn(f, vec![v], span)?,
                 Adapter::Zip(o) => {
@@ -2044,9 +2105,20 @@ impl Lowerer {
                     Val::Place(..) => Val::Op(self.operand(v, span)?),
                     v => v,
                 },
+                Adapter::Filter(p) => {
+                    // A predicate has no derivative: it runs as written, on a reference to
+                    // the element's primal, as `Iterator::filter` calls it.
+                    let p = self.render(p);
+                    let item = val_tokens(&v);
+                    let keep = quote!(__ad::holds(#p, &#item));
+                    let rest = &adapters[i + 1..];
+                    let (then, ()) = self.in_block(|l| l.adapt(v, rest, k, span, body))?;
+                    self.emit(guard(keep, then));
+                    return Ok(());
+                }
             };
         }
-        Ok(v)
+        body(self, v)
     }
 
     fn lower_chain_loop(
@@ -2073,19 +2145,16 @@ impl Lowerer {
                 let var = self.fresh("i", span);
                 self.kinds.insert(var.to_string(), VarKind::Scalar);
                 let v2 = var.clone();
+                if chain
+                    .adapters
+                    .iter()
+                    .any(|a| matches!(a, Adapter::Zip(_) | Adapter::Enumerate))
+                {
+                    return unsupported_at(span, "`zip` or `enumerate` on a range");
+                }
                 let (block, _) = self.in_block(|l| {
-                    let mut v = Val::Op(Operand::Var(v2.clone()));
-                    for a in &chain.adapters {
-                        v = match a {
-                            Adapter::Map(f) => l.apply_fn(f, vec![v], span)?,
-                            Adapter::Copied => match v {
-                                Val::Place(..) => Val::Op(l.operand(v, span)?),
-                                v => v,
-                            },
-                            _ => return unsupported_at(span, "`zip` or `enumerate` on a range"),
-                        };
-                    }
-                    body(l, v)
+                    let v = Val::Op(Operand::Var(v2.clone()));
+                    l.adapt(v, &chain.adapters, &v2, span, body)
                 })?;
                 self.emit(Stmt::For {
                     pat: var,
@@ -2099,10 +2168,7 @@ impl Lowerer {
                 let k = self.fresh("k", span);
                 self.kinds.insert(k.to_string(), VarKind::Scalar);
                 let k2 = k.clone();
-                let (block, _) = self.in_block(|l| {
-                    let v = l.chain_elem(&chain, &k2, span)?;
-                    body(l, v)
-                })?;
+                let (block, _) = self.in_block(|l| l.each_elem(&chain, &k2, span, body))?;
                 self.emit(Stmt::For {
                     pat: k,
                     iter: quote!(0..#n),
@@ -2672,7 +2738,7 @@ impl Lowerer {
                 return unsupported(m, "`split_at` on this value");
             }
             "iter" | "iter_mut" | "into_iter" | "map" | "zip" | "enumerate" | "chunks"
-            | "chunks_exact" | "rev" | "step_by" | "copied" | "cloned" | "windows" => {
+            | "chunks_exact" | "rev" | "step_by" | "copied" | "cloned" | "windows" | "filter" => {
                 // A range of indices (a companion keeps its loops' ranges in locals).
                 let index_range = self.companion && is_index_range(&Expr::MethodCall(m.clone()));
                 if index_range || !self.mentions_locals(&Expr::MethodCall(m.clone())) {
@@ -2933,6 +2999,8 @@ impl Lowerer {
             | ["__ad", "accumulator_zero"]
             // The length of a zipped or `take`n chain, in an index computation.
             | ["__ad", "min_len"]
+            // A `filter`'s predicate on an element.
+            | ["__ad", "holds"]
             | ["core", "iter", "Iterator", "size_hint"]
             | ["core", "iter", "Sum", "sum"]
             // Copies of loop ranges, which generated reverse sweeps record.
