@@ -3,10 +3,10 @@ use autodiff_core::prelude::*;
 #[autodiff_reverse(df, Duplicated, Active)]
 fn f(x: &[f64]) -> f64 {
     let mut v = x.to_vec();
-    v.swap(0, 1);
-    v[0] * 2.0 + v[1]
+    v.truncate(1);
+    v[0] * 2.0
 }
 
 fn main() {
-    assert_eq!(f(&[1.0, 2.0]), 5.0);
+    assert_eq!(f(&[1.0, 2.0]), 2.0);
 }

@@ -182,6 +182,17 @@ pub fn holds<T>(p: impl FnOnce(T) -> bool, item: T) -> bool {
     p(item)
 }
 
+/// The permutation that sorts `v` stably by `cmp`: `sorted[k] = v[perm[k]]`, as
+/// `v.sort_by(cmp)` orders it (`sort_unstable_by` too, up to the order of equal values).
+pub fn sort_permutation<T>(
+    v: &[T],
+    mut cmp: impl FnMut(&T, &T) -> core::cmp::Ordering,
+) -> Vec<usize> {
+    let mut perm: Vec<usize> = (0..v.len()).collect();
+    perm.sort_by(|&a, &b| cmp(&v[a], &v[b]));
+    perm
+}
+
 /// Sets every element of a float slice to zero.
 #[inline]
 pub fn fill_zero<T: Real>(v: &mut [T]) {

@@ -1181,6 +1181,12 @@ impl Lowerer {
                 self.emit(Stmt::CopyFrom { dst, src });
                 Ok(())
             }
+            "swap" | "reverse" | "sort_by" | "sort_unstable_by"
+                if m.args.len() == usize::from(name != "reverse") + usize::from(name == "swap")
+                    && self.is_float_buffer_expr(&m.receiver)? =>
+            {
+                self.lower_permutation(m)
+            }
             "for_each" if m.args.len() == 1 => {
                 let Some(chain) = self.parse_chain(&m.receiver)? else {
                     return unsupported(m, "`for_each` on this iterator");
@@ -1197,6 +1203,72 @@ impl Lowerer {
                 Ok(())
             }
         }
+    }
+
+    /// Whether `e` is a float buffer (a slice, array or `Vec` of floats) or a part of one.
+    fn is_float_buffer_expr(&mut self, e: &Expr) -> Result<bool> {
+        if self.companion {
+            return Ok(false);
+        }
+        Ok(match self.lower_expr(e)? {
+            Val::Place(p, _) => self.is_float_buffer(&p.base),
+            _ => false,
+        })
+    }
+
+    /// `swap`, `reverse` and `sort_by` on a float buffer, as the element assignments that
+    /// they amount to. A sort's permutation is computed on the primal values (with the
+    /// user's comparison, stably); the elements then move as values do, with their
+    /// derivatives.
+    fn lower_permutation(&mut self, m: &syn::ExprMethodCall) -> Result<()> {
+        let recv = &m.receiver;
+        let span = m.span();
+        let block: syn::Block = match m.method.to_string().as_str() {
+            "swap" => {
+                let (a, b) = (&m.args[0], &m.args[1]);
+                syn::parse_quote_spanned!(span=> {
+                    let __ad_swap_i: usize = #a;
+                    let __ad_swap_j: usize = #b;
+                    let __ad_swap_v = #recv[__ad_swap_i];
+                    #recv[__ad_swap_i] = #recv[__ad_swap_j];
+                    #recv[__ad_swap_j] = __ad_swap_v;
+                })
+            }
+            "reverse" => syn::parse_quote_spanned!(span=> {
+                let __ad_rev_n = #recv.len();
+                for __ad_rev_k in 0..__ad_rev_n / 2 {
+                    #recv.swap(__ad_rev_k, __ad_rev_n - 1 - __ad_rev_k);
+                }
+            }),
+            _ => {
+                let Val::Place(p, _) = self.lower_expr(recv)? else {
+                    return unsupported(recv, "sorting this value");
+                };
+                let (base, cmp) = (p.primal(), self.render(&m.args[0]));
+                let perm = self.fresh("perm", span);
+                self.kinds.insert(perm.to_string(), VarKind::Scalar);
+                self.emit(Stmt::Let {
+                    var: perm.clone(),
+                    mutable: false,
+                    op: Op::Inactive(quote!(__ad::sort_permutation(&#base[..], #cmp))),
+                });
+                self.scopes.push(HashMap::new());
+                self.bind(&Ident::new("__ad_perm", span), Binding::Var(perm));
+                let block: syn::Block = syn::parse_quote_spanned!(span=> {
+                    let __ad_sorted = #recv.to_vec();
+                    for __ad_k in 0..__ad_sorted.len() {
+                        #recv[__ad_k] = __ad_sorted[__ad_perm[__ad_k]];
+                    }
+                });
+                let r = self.lower_stmts(&block.stmts, Tail::Value);
+                self.scopes.pop();
+                return r.map(|_| ());
+            }
+        };
+        self.scopes.push(HashMap::new());
+        let r = self.lower_stmts(&block.stmts, Tail::Value);
+        self.scopes.pop();
+        r.map(|_| ())
     }
 
     /// A call whose result is discarded becomes a call statement.
@@ -2999,8 +3071,9 @@ impl Lowerer {
             | ["__ad", "accumulator_zero"]
             // The length of a zipped or `take`n chain, in an index computation.
             | ["__ad", "min_len"]
-            // A `filter`'s predicate on an element.
+            // A `filter`'s predicate on an element, a sort's permutation.
             | ["__ad", "holds"]
+            | ["__ad", "sort_permutation"]
             | ["core", "iter", "Iterator", "size_hint"]
             | ["core", "iter", "Sum", "sum"]
             // Copies of loop ranges, which generated reverse sweeps record.
@@ -3637,7 +3710,8 @@ fn window_element(range: &TokenStream, idx: &TokenStream) -> Option<TokenStream>
 }
 
 /// Methods of `Vec` and slices that move, remove or add elements, or hand out `Option`s of
-/// them: none has a derivative rule.
+/// them: none has a derivative rule. (`swap`, `reverse` and `sort_by` as statements are
+/// lowered to element assignments: see [`Lowerer::lower_permutation`].)
 fn is_std_buffer_method(name: &str) -> bool {
     matches!(
         name,
@@ -3954,6 +4028,17 @@ fn slots_val(slots: Vec<Ident>) -> Val {
 fn is_unit_valued(e: &Expr) -> bool {
     match strip(e) {
         Expr::Return(_) | Expr::Break(_) | Expr::Continue(_) => true,
+        // Buffer updates (`x.swap(i, j)` as a block's last expression).
+        Expr::MethodCall(m) => {
+            let args = match &*m.method.to_string() {
+                "reverse" => 0,
+                "sort_by" | "sort_unstable_by" | "fill" | "push" | "copy_from_slice"
+                | "clone_from_slice" | "for_each" => 1,
+                "swap" => 2,
+                _ => return false,
+            };
+            m.args.len() == args
+        }
         Expr::If(i) => {
             block_is_unit(&i.then_branch)
                 && i.else_branch

@@ -1,0 +1,120 @@
+//! Buffers reordered in place, in both modes and under forward over reverse, at random
+//! points against a num-dual oracle: `swap`, `reverse`, and `sort_by` /
+//! `sort_unstable_by` with the comparisons users write (`partial_cmp`, `total_cmp`), on
+//! local buffers, on `&mut` parameters and on sub-slices.
+
+// Index loops in the oracles mirror the constructs under test.
+#![allow(clippy::needless_range_loop)]
+
+mod lang_common;
+mod nested_common;
+
+use autodiff_core::prelude::*;
+use lang_common::*;
+use nested_common::{assert_all_close, fd_hvp, grad_of};
+use proptest::prelude::*;
+
+/// A weighted sum of the sorted values (an L-statistic: the median's smooth cousin),
+/// after swaps and reversals.
+#[autodiff_forward(ordered_fwd, Dual, Dual)]
+#[autodiff_reverse(ordered_rev, Duplicated, Active)]
+fn ordered(x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut v: Vec<f64> = x.iter().map(|a| a * a.cos()).collect();
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let mut s = 0.0;
+    for k in 0..n {
+        s += v[k] * (k as f64 + 1.0);
+    }
+    let mut w = x.to_vec();
+    w.swap(0, n - 1);
+    w[..n / 2 + 1].reverse();
+    w.sort_unstable_by(f64::total_cmp);
+    w.reverse();
+    for k in 0..n {
+        s += w[k] * w[k] * (0.5 + k as f64);
+    }
+    s
+}
+
+fn ordered_o<D: Num>(x: &[D]) -> D {
+    let n = x.len();
+    let mut v: Vec<D> = x.iter().map(|a| *a * a.cos()).collect();
+    v.sort_by(|a, b| a.re().partial_cmp(&b.re()).unwrap());
+    let mut s = c::<D>(0.0);
+    for k in 0..n {
+        s += v[k] * (k as f64 + 1.0);
+    }
+    let mut w = x.to_vec();
+    w.swap(0, n - 1);
+    w[..n / 2 + 1].reverse();
+    w.sort_by(|a, b| a.re().total_cmp(&b.re()));
+    w.reverse();
+    for k in 0..n {
+        s += w[k] * w[k] * (0.5 + k as f64);
+    }
+    s
+}
+
+/// An in-place reordering of a `&mut` parameter: its shadow follows its elements.
+#[autodiff_forward(reorder_fwd, Dual, Dual)]
+#[autodiff_reverse(reorder_rev, Duplicated, Duplicated)]
+fn reorder(x: &[f64], y: &mut [f64]) {
+    let n = y.len();
+    for i in 0..n {
+        y[i] *= x[i];
+    }
+    y.sort_by(|a, b| b.partial_cmp(a).unwrap());
+    y.swap(0, n / 2);
+    for i in 1..n {
+        y[i] += y[i - 1] * 0.5;
+    }
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn sort_swap_and_reverse_on_local_buffers((x, v, s0, seed) in slice_seed_case(-2.0, 2.0, 1..9)) {
+        check_slice("ordered", (&x, &v, &s0, seed), ordered, ordered_fwd, ordered_rev, ordered_o);
+        let hv = autodiff_core::hvp::<ordered_rev>(&x, &v);
+        assert_all_close("ordered H·v", &hv, &fd_hvp(grad_of(ordered_rev), &x, &v), 1e-6);
+    }
+
+    #[test]
+    fn sort_and_swap_on_a_mut_parameter(
+        x in prop::collection::vec(-2.0..2.0f64, 1..8),
+        y0 in prop::collection::vec(-2.0..2.0f64, 8),
+        dx in prop::collection::vec(-1.0..1.0f64, 8),
+        dy0 in prop::collection::vec(-1.0..1.0f64, 8),
+        wy in prop::collection::vec(-1.0..1.0f64, 8),
+    ) {
+        let n = x.len();
+        let (y0, dx, dy0, wy) = (&y0[..n], &dx[..n], &dy0[..n], &wy[..n]);
+        // The oracle: the same steps on num-dual values, seeded with the tangents.
+        let xd: Vec<Dual64> = (0..n).map(|i| Dual64::new(x[i], dx[i])).collect();
+        let mut yd: Vec<Dual64> = (0..n).map(|i| Dual64::new(y0[i], dy0[i])).collect();
+        for i in 0..n {
+            yd[i] *= xd[i];
+        }
+        yd.sort_by(|a, b| b.re.partial_cmp(&a.re).unwrap());
+        yd.swap(0, n / 2);
+        for i in 1..n {
+            let prev = yd[i - 1];
+            yd[i] += prev * 0.5;
+        }
+        // Forward: tangents of the final values.
+        let (mut y, mut ty) = (y0.to_vec(), dy0.to_vec());
+        reorder_fwd(&x, dx, &mut y, &mut ty);
+        for i in 0..n {
+            check("reorder value", y[i], yd[i].re);
+            check("reorder tangent", ty[i], yd[i].eps);
+        }
+        // Reverse: <wy, J (dx, dy0)> = <J^T wy, (dx, dy0)>.
+        let (mut y, mut gx, mut gy) = (y0.to_vec(), vec![0.0; n], wy.to_vec());
+        reorder_rev(&x, &mut gx, &mut y, &mut gy);
+        let lhs: f64 = (0..n).map(|i| wy[i] * yd[i].eps).sum();
+        let rhs: f64 = (0..n).map(|i| gx[i] * dx[i] + gy[i] * dy0[i]).sum();
+        check("reorder adjoint", rhs, lhs);
+    }
+}
