@@ -1,7 +1,7 @@
 //! Buffers reordered in place, in both modes and under forward over reverse, at random
 //! points against a num-dual oracle: `swap`, `reverse`, and `sort_by` /
 //! `sort_unstable_by` with the comparisons users write (`partial_cmp`, `total_cmp`), on
-//! local buffers, on `&mut` parameters and on sub-slices.
+//! local buffers, on `&mut` parameters and on sub-slices, and a sort inside a loop.
 
 // Index loops in the oracles mirror the constructs under test.
 #![allow(clippy::needless_range_loop)]
@@ -56,6 +56,33 @@ fn ordered_o<D: Num>(x: &[D]) -> D {
     s
 }
 
+/// A sort inside a loop: the reverse sweep keeps each iteration's permutation.
+#[autodiff_forward(resorted_fwd, Dual, Dual)]
+#[autodiff_reverse(resorted_rev, Duplicated, Active)]
+fn resorted(x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut v = x.to_vec();
+    let mut s = 0.0;
+    for i in 0..n {
+        v[i] = v[i] * 1.5 - s * 0.25;
+        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        s += v[0] * v[n - 1] + v[n / 2].sin();
+    }
+    s
+}
+
+fn resorted_o<D: Num>(x: &[D]) -> D {
+    let n = x.len();
+    let mut v = x.to_vec();
+    let mut s = c::<D>(0.0);
+    for i in 0..n {
+        v[i] = v[i] * 1.5 - s * 0.25;
+        v.sort_by(|a, b| a.re().partial_cmp(&b.re()).unwrap());
+        s += v[0] * v[n - 1] + v[n / 2].sin();
+    }
+    s
+}
+
 /// An in-place reordering of a `&mut` parameter: its shadow follows its elements.
 #[autodiff_forward(reorder_fwd, Dual, Dual)]
 #[autodiff_reverse(reorder_rev, Duplicated, Duplicated)]
@@ -79,6 +106,13 @@ proptest! {
         check_slice("ordered", (&x, &v, &s0, seed), ordered, ordered_fwd, ordered_rev, ordered_o);
         let hv = autodiff_core::hvp::<ordered_rev>(&x, &v);
         assert_all_close("ordered H·v", &hv, &fd_hvp(grad_of(ordered_rev), &x, &v), 1e-6);
+    }
+
+    #[test]
+    fn a_sort_inside_a_loop((x, v, s0, seed) in slice_seed_case(-2.0, 2.0, 1..9)) {
+        check_slice("resorted", (&x, &v, &s0, seed), resorted, resorted_fwd, resorted_rev, resorted_o);
+        let hv = autodiff_core::hvp::<resorted_rev>(&x, &v);
+        assert_all_close("resorted H·v", &hv, &fd_hvp(grad_of(resorted_rev), &x, &v), 1e-6);
     }
 
     #[test]

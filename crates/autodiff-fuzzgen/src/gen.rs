@@ -196,6 +196,22 @@ pub const FEATURES: &[(&str, &str)] = &[
         "closure_arg_reread",
         "a closure called with a bare local or element: `t + g(t)` (else `g(t * 1.0)`)",
     ),
+    (
+        "loop_value",
+        "`let t = loop { .. if c { break e; } }` with a bounded counter",
+    ),
+    (
+        "labelled_block",
+        "`let t = 'b: { .. if c { break 'b e; } .. e };`",
+    ),
+    (
+        "filter",
+        "`.iter().filter(|v| **v < k).map(..).sum::<f64>()`",
+    ),
+    (
+        "reorder",
+        "`swap`, `reverse` and `sort_by(partial_cmp)` on local vectors",
+    ),
 ];
 
 /// Constructs left out of the default (CI) batch because they currently trip the engine;
@@ -1215,13 +1231,18 @@ impl<'a> FnGen<'a> {
 
     /// `iter.map(|v| e).sum::<f64>()` over an iterator of `&f64`.
     fn map_sum(&mut self, iter: &str, d: usize) -> E {
+        self.map_sum_over(iter, iter, d)
+    }
+
+    /// [`Self::map_sum`] over an iterator written differently in the oracle.
+    fn map_sum_over(&mut self, iter_p: &str, iter_o: &str, d: usize) -> E {
         let v = self.name("v");
         self.add_elem(&v);
         let e = self.fexpr_with(d, true);
         let e = involve(&mut self.rng, e, &v, &format!("(*{v})"), &format!("(*{v})"));
         E {
-            p: format!("{iter}.map(|{v}| {}).sum::<f64>()", e.p),
-            o: format!("osum({iter}.map(|{v}| {}))", e.o),
+            p: format!("{iter_p}.map(|{v}| {}).sum::<f64>()", e.p),
+            o: format!("osum({iter_o}.map(|{v}| {}))", e.o),
             lit: false,
         }
     }
@@ -1281,6 +1302,11 @@ impl<'a> FnGen<'a> {
             } else {
                 0
             },
+            if self.on("filter") && self.on("sum") {
+                2
+            } else {
+                0
+            },
         ];
         if kinds.iter().all(|k| *k == 0) {
             return self.leaf(false, false);
@@ -1332,6 +1358,15 @@ impl<'a> FnGen<'a> {
             }
             4 => self.damped_fold(&format!("{s}.iter()"), d),
             6 => self.adapted_reduction(&s, d),
+            7 => {
+                let k = fmt_lit(*self.rng.pick(&LITS));
+                let op = *self.rng.pick(&["<", ">"]);
+                self.map_sum_over(
+                    &format!("{s}.iter().filter(|w| **w {op} {k})"),
+                    &format!("{s}.iter().filter(|w| w.re() {op} {k})"),
+                    d,
+                )
+            }
             _ => {
                 let v = self.name("v");
                 self.add_elem(&v);
@@ -1529,7 +1564,7 @@ impl<'a> FnGen<'a> {
             .bufs
             .iter()
             .any(|b| b.local && b.borrowed == 0 && !b.growing && b.len != Len::Unknown);
-        let w: [u32; 24] = [
+        let w: [u32; 27] = [
             4,                                   // 0 let
             2,                                   // 1 let mut
             if muts.is_empty() { 0 } else { 3 }, // 2 assign
@@ -1609,6 +1644,21 @@ impl<'a> FnGen<'a> {
             } else {
                 0
             }, // 23
+            if looping && self.on("loop_value") && self.has_n {
+                1
+            } else {
+                0
+            }, // 24 loop value
+            if nested && self.on("labelled_block") {
+                1
+            } else {
+                0
+            }, // 25 labelled block
+            if has_local_n && self.on("reorder") {
+                1
+            } else {
+                0
+            }, // 26 reorder
         ];
         let d = 3;
         match self.rng.weighted(&w) {
@@ -1744,6 +1794,9 @@ impl<'a> FnGen<'a> {
                 self.close("}");
             }
             22 => self.iter_mut_or_fill(),
+            24 => self.loop_value(),
+            25 => self.labelled_block(),
+            26 => self.reorder(),
             _ => {
                 let cands: Vec<String> = self
                     .scope
@@ -2044,6 +2097,81 @@ impl<'a> FnGen<'a> {
         self.loop_body(4);
         self.end_block(m);
         self.close("}");
+    }
+
+    /// `let t = loop { .. if k >= n || c { break e; } };`: inside, no `break` without a
+    /// value and no `continue` (which could skip the counter's test).
+    fn loop_value(&mut self) {
+        let k = self.name("k");
+        let i = self.name("i");
+        let t = self.name("t");
+        self.same_line(&format!("let mut {k} = 0;"));
+        self.open(&format!("let {t} = loop {{"), &format!("let {t} = loop {{"));
+        self.same_line(&format!("let {i} = {k};"));
+        self.same_line(&format!("{k} += 1;"));
+        let m = self.mark();
+        self.add_int(&i, true);
+        self.depth += 1;
+        self.loops += 1;
+        self.block(Ctx { in_loop: false }, 3);
+        self.loops -= 1;
+        self.depth -= 1;
+        let c = self.cond(1);
+        let e = typed(self.fexpr(2));
+        self.line(
+            &format!("if {k} >= n || {} {{ break {}; }}", c.0, e.p),
+            &format!("if {k} >= n || {} {{ break tr({}); }}", c.1, e.o),
+        );
+        self.end_block(m);
+        self.indent -= 1;
+        self.same_line("};");
+        self.add_scalar(&t, false);
+    }
+
+    /// `let t = 'b: { .. if c { break 'b e; } .. e };`: inside, no unlabelled `break` or
+    /// `continue` (a labelled block refuses them).
+    fn labelled_block(&mut self) {
+        let t = self.name("t");
+        let b = self.name("b");
+        self.open(
+            &format!("let {t} = '{b}: {{"),
+            &format!("let {t} = '{b}: {{"),
+        );
+        let m = self.mark();
+        self.depth += 1;
+        self.block(Ctx { in_loop: false }, 2);
+        let c = self.cond(1);
+        let e = typed(self.fexpr(2));
+        self.line(
+            &format!("if {} {{ break '{b} {}; }}", c.0, e.p),
+            &format!("if {} {{ break '{b} tr({}); }}", c.1, e.o),
+        );
+        self.block(Ctx { in_loop: false }, 2);
+        self.depth -= 1;
+        self.end_block(m);
+        let e = typed(self.fexpr(2));
+        self.line(&e.p, &format!("tr({})", e.o));
+        self.indent -= 1;
+        self.same_line("};");
+        self.add_scalar(&t, false);
+    }
+
+    /// `b.swap(i, j)`, `b.reverse()` or `b.sort_by(..)` on a local vector.
+    fn reorder(&mut self) {
+        let w = self.writable();
+        let (b, len) = self.rng.pick(&w).clone();
+        match self.rng.below(3) {
+            0 => {
+                let i = self.index(len);
+                let j = self.index(len);
+                self.same_line(&format!("{b}.swap({i}, {j});"));
+            }
+            1 => self.same_line(&format!("{b}.reverse();")),
+            _ => self.line(
+                &format!("{b}.sort_by(|a, c| a.partial_cmp(c).unwrap());"),
+                &format!("{b}.sort_by(|a, c| a.re().partial_cmp(&c.re()).unwrap());"),
+            ),
+        }
     }
 
     fn new_vec(&mut self) {

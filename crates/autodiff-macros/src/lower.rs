@@ -1246,7 +1246,9 @@ impl Lowerer {
                 };
                 let (base, cmp) = (p.primal(), self.render(&m.args[0]));
                 let perm = self.fresh("perm", span);
-                self.kinds.insert(perm.to_string(), VarKind::Scalar);
+                // A buffer (of indices): kept for the reverse sweep as buffers are, by a
+                // copy, since the forward sweep goes on reading it.
+                self.kinds.insert(perm.to_string(), VarKind::Buffer);
                 self.emit(Stmt::Let {
                     var: perm.clone(),
                     mutable: false,
@@ -3067,13 +3069,21 @@ impl Lowerer {
         let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
         let span = c.span();
         match segs.as_slice() {
+            // A sort's permutation: a buffer of indices (see `lower_permutation`).
+            ["__ad", "sort_permutation"] => {
+                let toks = self.render(&Expr::Call(c.clone()));
+                let v = self.let_op(Op::Inactive(toks), span);
+                if let Operand::Var(var) = &v {
+                    self.kinds.insert(var.to_string(), VarKind::Buffer);
+                }
+                Ok(Some(Val::Op(v)))
+            }
             ["__ad", "zero_like"]
             | ["__ad", "accumulator_zero"]
             // The length of a zipped or `take`n chain, in an index computation.
             | ["__ad", "min_len"]
-            // A `filter`'s predicate on an element, a sort's permutation.
+            // A `filter`'s predicate on an element.
             | ["__ad", "holds"]
-            | ["__ad", "sort_permutation"]
             | ["core", "iter", "Iterator", "size_hint"]
             | ["core", "iter", "Sum", "sum"]
             // Copies of loop ranges, which generated reverse sweeps record.
