@@ -9,7 +9,8 @@
 //! differentiated caller reaches them as `m::foo::__ad_fwd(..)`, so imports, re-exports and
 //! other crates resolve by themselves. Custom rules implement the same three functions.
 //! Methods get inherent companion methods `__ad_fwd_name`, `__ad_aug_name`,
-//! `__ad_pull_name` instead.
+//! `__ad_pull_name` instead, and associated functions without `self` associated functions
+//! of those names (an `impl` block cannot hold the struct).
 
 use crate::activity::{Activity, Mode, Spec, parse_spec};
 use crate::analysis::{Analysis, analyse};
@@ -120,13 +121,14 @@ fn expand_fn(trigger: Trigger, func: &ImplItemFn) -> syn::Result<TokenStream> {
         fail_fwd: None,
         fail_rev: None,
         nesting: Nesting::Derive,
+        assoc: is_associated(func),
     };
     let mut out = TokenStream::new();
     for spec in &specs {
         if spec.width > 1 {
             out.extend(g.batched_companion(spec));
             let helper = crate::nested::helper_impl(&sig_info, &func.sig.generics, spec);
-            if g.receiver().is_none() && !helper.is_empty() {
+            if !g.suffixed() && !helper.is_empty() {
                 // The type that names the companion in `jacobian_in_chunks::<f_jvp, W>`.
                 let (vis, name) = (&func.vis, &spec.name);
                 out.extend(quote! {
@@ -142,7 +144,9 @@ fn expand_fn(trigger: Trigger, func: &ImplItemFn) -> syn::Result<TokenStream> {
             Mode::Forward => g.forward_companion(spec),
             Mode::Reverse => g.reverse_companion(spec),
         };
-        if g.receiver().is_none() {
+        if !g.suffixed() {
+            // The companion's own protocol and helpers live on a type named after it,
+            // which only a module can hold.
             out.extend(crate::nested::companion_protocol(&companion, spec.mode));
             out.extend(crate::nested::helper_impl(
                 &sig_info,
@@ -177,6 +181,28 @@ pub(crate) struct Gen<'a> {
     pub fail_rev: Option<String>,
     /// What the protocol offers to callers that are themselves differentiated again.
     pub nesting: Nesting,
+    /// An associated function without `self`: its protocol functions are associated
+    /// functions named after it (`Self::__ad_fwd_name`), as a method's are.
+    pub assoc: bool,
+}
+
+/// Whether `func`, which has no `self`, is an associated function: it mentions `Self`, or
+/// says so with `#[differentiable(associated)]`.
+fn is_associated(func: &ImplItemFn) -> bool {
+    if matches!(func.sig.inputs.first(), Some(syn::FnArg::Receiver(_))) {
+        return false;
+    }
+    let marked = func.attrs.iter().any(|a| {
+        our_attr(a).as_deref() == Some("differentiable")
+            && matches!(&a.meta, syn::Meta::List(l) if l.tokens.to_string() == "associated")
+    });
+    let sig = &func.sig;
+    let block = &func.block;
+    let mut mentions_self = false;
+    crate::lower::walk_idents(&quote!(#sig #block), &mut |id| {
+        mentions_self |= id == "Self";
+    });
+    marked || mentions_self
 }
 
 /// A reverse companion's code in its parts (see [`Gen::reverse_core_parts`]).
@@ -304,6 +330,22 @@ impl Gen<'_> {
         }
     }
 
+    /// Whether the protocol functions are named after the function (`__ad_fwd_name`), beside
+    /// it in its `impl` block: for a method or an associated function.
+    pub fn suffixed(&self) -> bool {
+        self.receiver().is_some() || self.assoc
+    }
+
+    /// A call of the function's sibling `name`: `self.name(..)`, `Self::name(..)` or
+    /// `name(..)`.
+    fn call_sibling(&self, name: &Ident, args: &[TokenStream]) -> TokenStream {
+        match (self.receiver(), self.assoc) {
+            (Some(_), _) => quote!(self.#name(#(#args),*)),
+            (None, true) => quote!(Self::#name(#(#args),*)),
+            (None, false) => quote!(#name(#(#args),*)),
+        }
+    }
+
     pub fn receiver(&self) -> Option<&syn::Receiver> {
         match self.func.sig.inputs.first() {
             Some(syn::FnArg::Receiver(r)) => Some(r),
@@ -425,10 +467,7 @@ impl Gen<'_> {
             }
         }
         let r = ret_type(&self.sig.ret);
-        let call = |args: &[TokenStream]| match self.receiver() {
-            Some(_) => quote!(self.#lane_name(#(#args),*)),
-            None => quote!(#lane_name(#(#args),*)),
-        };
+        let call = |args: &[TokenStream]| self.call_sibling(&lane_name, args);
         let mut body = snaps;
         let tans: Vec<Ident> = (0..w).map(|k| format_ident!("__ad_t{}", k)).collect();
         for (k, args) in lane_args.iter().enumerate() {
@@ -716,7 +755,7 @@ impl Gen<'_> {
         }
         fwd.extend(crate::nested_calls::variants(self));
         let name = &self.func.sig.ident;
-        if self.receiver().is_some() {
+        if self.suffixed() {
             return quote!(#fwd #rev);
         }
         let vis = &self.func.vis;
@@ -736,7 +775,7 @@ impl Gen<'_> {
 
     pub fn protocol_name(&self, mode: &str) -> Ident {
         let name = &self.func.sig.ident;
-        if self.receiver().is_some() {
+        if self.suffixed() {
             format_ident!("__ad_{}_{}", mode, name)
         } else {
             format_ident!("__ad_{}", mode)
@@ -758,12 +797,7 @@ impl Gen<'_> {
             .filter(|p| !p.is_self())
             .map(closure_as_fn)
             .collect();
-        let fname = &self.func.sig.ident;
-        let call = if self.receiver().is_some() {
-            quote!(self.#fname(#(#args),*))
-        } else {
-            quote!(#fname(#(#args),*))
-        };
+        let call = self.call_sibling(&self.func.sig.ident, &args);
         let r = ret_type(&self.sig.ret);
         let name = self.protocol_name("aug");
         let (gens, wh) = self.generics_without(&self.closure_generics());

@@ -43,7 +43,7 @@ use quote::{format_ident, quote};
 /// Whether `g`'s augmented call can return its reverse sweep as an owning closure.
 pub fn applies(g: &Gen) -> bool {
     let f = &g.func.sig;
-    g.receiver().is_none()
+    !g.suffixed()
         && g.fail_rev.is_none()
         && f.generics.lifetimes().next().is_none()
         && match &g.sig.ret {

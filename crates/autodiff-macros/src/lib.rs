@@ -59,6 +59,10 @@ pub fn autodiff_reverse(args: TokenStream, item: TokenStream) -> TokenStream {
 /// Makes a function or method callable from other differentiated code, in every mode,
 /// without generating a named companion.
 ///
+/// An associated function without `self` (called as `Self::f(..)` or `Type::f(..)`) that
+/// does not mention `Self` takes `#[differentiable(associated)]`: a macro cannot tell it
+/// from a free function otherwise.
+///
 /// On a reverse rule (`fn f_rev(..) -> (value, impl FnOnce(..))`, ending in
 /// `(value, |shadows.., dret| pullback)`), it lets the rule be differentiated again:
 /// forward over reverse (Hessian-vector products) then differentiates the rule's value
@@ -66,9 +70,18 @@ pub fn autodiff_reverse(args: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn differentiable(args: TokenStream, item: TokenStream) -> TokenStream {
     let args: proc_macro2::TokenStream = args.into();
+    if args.to_string() == "associated" {
+        // Kept on the item, where the expansion reads it (and removes it).
+        let item: proc_macro2::TokenStream = item.into();
+        let item = quote::quote!(#[differentiable(associated)] #item);
+        return expand(Trigger::Differentiable, item).into();
+    }
     if !args.is_empty() {
-        let err = syn::Error::new_spanned(&args, "`#[differentiable]` takes no arguments")
-            .to_compile_error();
+        let err = syn::Error::new_spanned(
+            &args,
+            "`#[differentiable]` takes no arguments but `associated`",
+        )
+        .to_compile_error();
         let item: proc_macro2::TokenStream = item.into();
         return quote::quote!(#err #item).into();
     }

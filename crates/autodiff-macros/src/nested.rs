@@ -64,6 +64,7 @@ pub fn companion_protocol(companion: &TokenStream, inner: Mode) -> TokenStream {
         // reverse over reverse, which fails anyway. A forward companion's variants would
         // be third-order forward or reverse-over-forward derivatives, which are not
         // built: they would double the compile time of every forward companion.
+        assoc: false,
         nesting: match inner {
             Mode::Reverse => Nesting::Derive,
             Mode::Forward => Nesting::Fail(format!(

@@ -74,6 +74,7 @@ pub fn variants(g: &Gen) -> TokenStream {
         fail_fwd: None,
         fail_rev: None,
         nesting: Nesting::Derive,
+        assoc: g.assoc,
     };
     let mut out = TokenStream::new();
     out.extend(forward_over_augmented(g));
@@ -125,11 +126,12 @@ fn as_slice_param(p: &Param) -> Param {
     p
 }
 
-/// `__ad_{outer}___ad_{inner}`, with `_NAME` after it for a method.
+/// `__ad_{outer}___ad_{inner}`, with `_NAME` after it for a method or associated function.
 fn variant_name(g: &Gen, outer: &str, inner: &str) -> Ident {
-    match g.receiver() {
-        Some(_) => format_ident!("__ad_{}___ad_{}_{}", outer, inner, g.func.sig.ident),
-        None => format_ident!("__ad_{}___ad_{}", outer, inner),
+    if g.suffixed() {
+        format_ident!("__ad_{}___ad_{}_{}", outer, inner, g.func.sig.ident)
+    } else {
+        format_ident!("__ad_{}___ad_{}", outer, inner)
     }
 }
 
@@ -542,9 +544,10 @@ fn derived_forward(g: &Gen, mode: Mode, what: &str) -> (Ident, TokenStream) {
     let span = g.func.sig.ident.span();
     let spec = Spec {
         mode,
-        name: match g.receiver() {
-            Some(_) => format_ident!("__ad_{}_{}", what, g.func.sig.ident),
-            None => format_ident!("__ad_{}", what),
+        name: if g.suffixed() {
+            format_ident!("__ad_{}_{}", what, g.func.sig.ident)
+        } else {
+            format_ident!("__ad_{}", what)
         },
         inputs: g
             .sig
@@ -592,6 +595,8 @@ fn forward_of(code: &TokenStream, name: &Ident, method: bool) -> TokenStream {
         fail_fwd: fail,
         fail_rev: None,
         nesting: Nesting::Fail(String::new()),
+        // Renamed below (a method's keeps its own name).
+        assoc: false,
     };
     let f = g.protocol_forward();
     if method { f } else { rename_fn(f, name) }
