@@ -1,7 +1,7 @@
 //! Buffers in the supported language, in both modes, at random points, against a num-dual
 //! oracle: indexing of slices, vectors, arrays and nested vectors, in-place updates, range
-//! slicing, `chunks`, `split_at`, local buffers, iterator loops and reductions, closures,
-//! and functions that write `&mut [f64]` outputs.
+//! slicing, `chunks`, `split_at`, local buffers, array patterns, iterator loops and
+//! reductions, closures, and functions that write `&mut [f64]` outputs.
 
 // Index loops and `&Vec<..>` parameters are constructs under test.
 #![allow(clippy::needless_range_loop, clippy::ptr_arg)]
@@ -542,6 +542,27 @@ fn one(n: usize) -> Vec<usize> {
     vec![n]
 }
 
+// ---------------------------------------------------------------- array patterns
+
+/// `let [a, b] = [..];` from an array literal, and `let [c, d, e] = arr;` from local
+/// arrays (their elements copied: writing the array after does not change them).
+#[autodiff_forward(array_patterns_fwd, Dual, Dual)]
+#[autodiff_reverse(array_patterns_rev, Duplicated, Active)]
+fn array_patterns(x: &[f64]) -> f64 {
+    let [a, b] = [x[0] * 2.0, x[1].sin()];
+    let mut arr = [x[2] * a, b, x[0]];
+    let [c, d, e] = arr;
+    arr[0] = 0.5;
+    let [u, _, w] = arr;
+    a * b + c * d - e * u + w * w
+}
+
+fn array_patterns_o<D: Num>(x: &[D]) -> D {
+    let (a, b) = (x[0] * 2.0, x[1].sin());
+    let (c, d, e) = (x[2] * a, b, x[0]);
+    a * b + c * d - e * 0.5 + x[0] * x[0]
+}
+
 proptest! {
     #![proptest_config(config())]
 
@@ -687,6 +708,11 @@ proptest! {
             },
             |a| { let [x, y] = a else { unreachable!() }; slicing_o(x, y) },
         );
+    }
+
+    #[test]
+    fn array_patterns_copy_elements((x, v, s0) in slice_case(-1.0, 1.0, 3..6, 0), s in seed()) {
+        check_slice("array_patterns", (&x, &v, &s0, s), array_patterns, array_patterns_fwd, array_patterns_rev, array_patterns_o);
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! Iterator adapters that move positions on slices, in both modes and under forward over
 //! reverse, at random points against a num-dual oracle: `rev()` (Horner's rule as a
 //! fold), `windows(k)`, `skip(n)`, `take(n)`, `step_by(k)`, each also after and before
-//! `enumerate`, `zip` and `map`, `filter` on slices and ranges, and a local buffer of
-//! buffers built with `vec![vec![0.0; m]; n]`.
+//! `enumerate`, `zip` and `map`, `filter` on slices and ranges, the element found by
+//! `reduce`, `max_by`, `min_by`, `first` and `last`, and a local buffer of buffers built
+//! with `vec![vec![0.0; m]; n]`.
 
 // Index loops in the oracles mirror the constructs under test.
 #![allow(clippy::needless_range_loop)]
@@ -204,6 +205,53 @@ fn filtered_o<D: Num>(x: &[D]) -> D {
     s + thirds + kept_sum * kept_len as f64
 }
 
+/// The element a reduction finds: `reduce` (with a method path and with a closure),
+/// `max_by`/`min_by` (on references and on values), `first`/`last`, through `unwrap`,
+/// `expect`, `unwrap_or` and `copied`.
+#[autodiff_forward(extremes_fwd, Dual, Dual)]
+#[autodiff_reverse(extremes_rev, Duplicated, Active)]
+fn extremes(x: &[f64]) -> f64 {
+    let top = x.iter().copied().reduce(f64::max).unwrap();
+    let damped = x
+        .iter()
+        .map(|v| v.sin())
+        .reduce(|a, b| a * 0.5 + b)
+        .unwrap_or(0.0);
+    let hi = x
+        .iter()
+        .max_by(|a, b| a.total_cmp(b))
+        .copied()
+        .unwrap_or(0.0);
+    let lo = *x.iter().min_by(|a, b| a.partial_cmp(b).unwrap()).unwrap();
+    let sq = x
+        .iter()
+        .map(|v| (v - 0.25) * (v - 0.25))
+        .max_by(f64::total_cmp)
+        .expect("a non-empty slice");
+    let ends = *x.last().unwrap() * x.first().copied().unwrap();
+    top * damped + hi * lo + sq + ends
+}
+
+fn extremes_o<D: Num>(x: &[D]) -> D {
+    let (mut top, mut lo, mut sq) = (x[0], x[0], (x[0] - 0.25) * (x[0] - 0.25));
+    let mut damped = x[0].sin();
+    for k in 1..x.len() {
+        if x[k].re() > top.re() {
+            top = x[k];
+        }
+        if x[k].re() < lo.re() {
+            lo = x[k];
+        }
+        let s = (x[k] - 0.25) * (x[k] - 0.25);
+        if s.re() >= sq.re() {
+            sq = s;
+        }
+        damped = damped * 0.5 + x[k].sin();
+    }
+    let ends = x[x.len() - 1] * x[0];
+    top * damped + top * lo + sq + ends
+}
+
 fn case(min: usize) -> impl Strategy<Value = (Vec<f64>, Vec<f64>, Vec<f64>, f64)> {
     slice_seed_case(-1.2, 1.2, min..10)
 }
@@ -260,6 +308,11 @@ proptest! {
     }
 
     #[test]
+    fn elements_found_by_reductions((x, v, s0, seed) in case(1)) {
+        check_slice("extremes", (&x, &v, &s0, seed), extremes, extremes_fwd, extremes_rev, extremes_o);
+    }
+
+    #[test]
     fn a_local_buffer_of_buffers((x, v, s0, seed) in case(1)) {
         check_slice("matrix", (&x, &v, &s0, seed), matrix, matrix_fwd, matrix_rev, matrix_o);
     }
@@ -275,6 +328,8 @@ proptest! {
             &fd_hvp(grad_of(rosen_windows_rev), &x, &v),
             1e-6,
         );
+        let hv = autodiff_core::hvp::<extremes_rev>(&x, &v);
+        assert_all_close("extremes H·v", &hv, &fd_hvp(grad_of(extremes_rev), &x, &v), 1e-6);
         let hv = autodiff_core::hvp::<filtered_rev>(&x, &v);
         assert_all_close("filtered H·v", &hv, &fd_hvp(grad_of(filtered_rev), &x, &v), 1e-6);
         let hv = autodiff_core::hvp::<matrix_rev>(&x, &v);

@@ -182,6 +182,17 @@ pub fn holds<T>(p: impl FnOnce(T) -> bool, item: T) -> bool {
     p(item)
 }
 
+/// `cmp(a, b)`: a `max_by`/`min_by` comparison of two elements (the closure's parameter
+/// types are inferred from theirs, as `max_by` infers them).
+#[inline(always)]
+pub fn compare<A, B>(
+    cmp: impl FnOnce(A, B) -> core::cmp::Ordering,
+    a: A,
+    b: B,
+) -> core::cmp::Ordering {
+    cmp(a, b)
+}
+
 /// The permutation that sorts `v` stably by `cmp`: `sorted[k] = v[perm[k]]`, as
 /// `v.sort_by(cmp)` orders it (`sort_unstable_by` too, up to the order of equal values).
 pub fn sort_permutation<T>(

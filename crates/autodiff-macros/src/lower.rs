@@ -164,6 +164,20 @@ enum Adapter {
 }
 
 impl Chain {
+    /// Whether the elements are references into a place (`x.iter()`, `chunks`), not
+    /// values (`copied()`, `map`, a range).
+    fn yields_references(&self) -> bool {
+        let last = self
+            .adapters
+            .iter()
+            .rev()
+            .find(|a| !matches!(a, Adapter::Filter(_)));
+        match last {
+            Some(_) => false,
+            None => !matches!(self.source, Source::Range(_)),
+        }
+    }
+
     fn has_filter(&self) -> bool {
         self.adapters
             .iter()
@@ -726,6 +740,21 @@ impl Lowerer {
             }
             return self.bind_let(name, mutable, val, e.span());
         }
+        // `let [a, b] = [x, y];` binds each element to its value.
+        if let (Pat::Slice(s), Expr::Array(a)) = (pat, e)
+            && s.elems.len() == a.elems.len()
+            && !s.elems.iter().any(|p| matches!(p, Pat::Rest(_)))
+        {
+            let items = a
+                .elems
+                .iter()
+                .map(|x| self.lower_expr(x))
+                .collect::<Result<Vec<_>>>()?;
+            for (p, v) in s.elems.iter().zip(items) {
+                self.bind_pat(p, v)?;
+            }
+            return Ok(());
+        }
         let val = self.lower_expr_hint(e, hint.as_ref())?;
         self.bind_pat(pat, val)
     }
@@ -954,6 +983,18 @@ impl Lowerer {
                 }
                 for (p, v) in t.elems.iter().zip(items) {
                     self.bind_pat(p, v)?;
+                }
+                Ok(())
+            }
+            // `let [a, b] = arr;`: the elements of a float buffer, by position.
+            Pat::Slice(s) if !s.elems.iter().any(|p| matches!(p, Pat::Rest(_))) => {
+                let Val::Place(base, m) = val else {
+                    return unsupported(pat, "this array pattern");
+                };
+                for (i, p) in s.elems.iter().enumerate() {
+                    let mut place = base.clone();
+                    push_index(&mut place, quote!(#i));
+                    self.bind_pat(p, Val::Place(place, m))?;
                 }
                 Ok(())
             }
@@ -1271,6 +1312,113 @@ impl Lowerer {
         let r = self.lower_stmts(&block.stmts, Tail::Value);
         self.scopes.pop();
         r.map(|_| ())
+    }
+
+    /// `chain.reduce(f)`, `chain.max_by(cmp)`, `chain.min_by(cmp)`, `x.first()` or
+    /// `x.last()`, then (through `copied()`/`cloned()`) `unwrap()`, `expect(..)` or
+    /// `unwrap_or(d)`: the element, as the code that finds it. A reduction runs as a loop
+    /// that keeps its current element (the comparisons run on primal values); `first` and
+    /// `last` are indexing.
+    fn unwrapped_element(&mut self, m: &syn::ExprMethodCall) -> Result<Option<Expr>> {
+        let mut inner = strip(&m.receiver);
+        while let Expr::MethodCall(c) = inner
+            && matches!(&*c.method.to_string(), "copied" | "cloned")
+            && c.args.is_empty()
+        {
+            inner = strip(&c.receiver);
+        }
+        let Expr::MethodCall(found) = inner else {
+            return Ok(None);
+        };
+        let span = m.span();
+        let recv = &found.receiver;
+        let method = found.method.to_string();
+        if matches!(method.as_str(), "first" | "last") && found.args.is_empty() {
+            if !self.is_float_buffer_expr(recv)? {
+                return Ok(None);
+            }
+            return Ok(Some(match method.as_str() {
+                "first" => syn::parse_quote_spanned!(span=> #recv[0]),
+                _ => syn::parse_quote_spanned!(span=> #recv[#recv.len() - 1]),
+            }));
+        }
+        if !matches!(method.as_str(), "reduce" | "max_by" | "min_by") || found.args.len() != 1 {
+            return Ok(None);
+        }
+        let Some(chain) = self.parse_chain(recv)? else {
+            return Ok(None);
+        };
+        // The comparison takes two references to elements; the kept element is a value,
+        // so it gets as many `&` as the chain's elements have.
+        let kept: Expr = if chain.yields_references() {
+            syn::parse_quote!(&&__ad_kept)
+        } else {
+            syn::parse_quote!(&__ad_kept)
+        };
+        let f = &found.args[0];
+        // A closure is bound to a local (and inlined at its call); a path is called as is.
+        let (bind_f, call_f): (syn::Stmt, Expr) = match strip(f) {
+            Expr::Closure(_) => (
+                syn::parse_quote_spanned!(span=> let __ad_f = #f;),
+                syn::parse_quote_spanned!(span=> __ad_f),
+            ),
+            _ => (syn::parse_quote!({}), f.clone()),
+        };
+        // The next element replaces the kept one: always for `reduce` (through `f`); for
+        // `max_by` unless the kept one is greater (the last maximum wins, as in std), for
+        // `min_by` when it is less (the first minimum wins).
+        let step: syn::Stmt = match method.as_str() {
+            "reduce" => {
+                syn::parse_quote_spanned!(span=> __ad_kept = #call_f(__ad_kept, __ad_next);)
+            }
+            "max_by" => syn::parse_quote_spanned!(span=>
+            if __ad::compare(#f, #kept, &__ad_next) != ::core::cmp::Ordering::Greater {
+                __ad_kept = __ad_next;
+            }),
+            _ => syn::parse_quote_spanned!(span=>
+            if __ad::compare(#f, &__ad_next, #kept) == ::core::cmp::Ordering::Less {
+                __ad_kept = __ad_next;
+            }),
+        };
+        let name = m.method.to_string();
+        let (init, empty): (Expr, syn::Stmt) = match name.as_str() {
+            "unwrap_or" if m.args.len() == 1 => {
+                let d = strip_ref(&m.args[0]);
+                (syn::parse_quote!(#d), syn::parse_quote!({}))
+            }
+            "unwrap" if m.args.is_empty() => (
+                syn::parse_quote!(::core::default::Default::default()),
+                syn::parse_quote_spanned!(span=>
+                    ::core::panic!("called `Option::unwrap()` on a `None` value");),
+            ),
+            "expect" if m.args.len() == 1 => {
+                let msg = &m.args[0];
+                (
+                    syn::parse_quote!(::core::default::Default::default()),
+                    syn::parse_quote_spanned!(span=> ::core::panic!("{}", #msg);),
+                )
+            }
+            _ => return Ok(None),
+        };
+        Ok(Some(syn::parse_quote_spanned!(span=> {
+            #bind_f
+            let mut __ad_kept = #init;
+            let mut __ad_some = false;
+            for __ad_next in #recv {
+                // The first element comes first in the text too: it gives `__ad_kept` its
+                // type before any method call on it.
+                if !__ad_some {
+                    __ad_kept = __ad_next;
+                    __ad_some = true;
+                } else {
+                    #step
+                }
+            }
+            if !__ad_some {
+                #empty
+            }
+            __ad_kept
+        })))
     }
 
     /// A call whose result is discarded becomes a call statement.
@@ -2724,6 +2872,11 @@ impl Lowerer {
             }
             return self.lower_reduction(m, chain, hint);
         }
+        if matches!(name.as_str(), "unwrap" | "expect" | "unwrap_or")
+            && let Some(e) = self.unwrapped_element(m)?
+        {
+            return self.lower_expr_hint(&e, hint);
+        }
         if name == "collect"
             && let Some(chain) = self.parse_chain(&m.receiver)?
         {
@@ -3082,8 +3235,9 @@ impl Lowerer {
             | ["__ad", "accumulator_zero"]
             // The length of a zipped or `take`n chain, in an index computation.
             | ["__ad", "min_len"]
-            // A `filter`'s predicate on an element.
+            // A `filter`'s predicate on an element, a `max_by`'s comparison.
             | ["__ad", "holds"]
+            | ["__ad", "compare"]
             | ["core", "iter", "Iterator", "size_hint"]
             | ["core", "iter", "Sum", "sum"]
             // Copies of loop ranges, which generated reverse sweeps record.
