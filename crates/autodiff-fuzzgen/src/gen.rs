@@ -209,6 +209,10 @@ pub const FEATURES: &[(&str, &str)] = &[
         "`.iter().filter(|v| **v < k).map(..).sum::<f64>()`",
     ),
     (
+        "extreme",
+        "the element found by `reduce`, `max_by`, `min_by` (then `unwrap`), and `*x.last().unwrap()`",
+    ),
+    (
         "reorder",
         "`swap`, `reverse` and `sort_by(partial_cmp)` on local vectors",
     ),
@@ -1234,6 +1238,59 @@ impl<'a> FnGen<'a> {
         self.map_sum_over(iter, iter, d)
     }
 
+    /// An element found by a reduction over the non-empty slice `s`.
+    fn extreme(&mut self, s: &str, d: usize) -> E {
+        match self.rng.below(5) {
+            0 => E {
+                p: format!("{s}.iter().copied().reduce(f64::max).unwrap()"),
+                o: format!("{s}.iter().copied().reduce(omax).unwrap()"),
+                lit: false,
+            },
+            1 => {
+                let k = self.damp();
+                let (a, b) = (self.name("a"), self.name("b"));
+                E {
+                    p: format!(
+                        "{s}.iter().map(|v| v.sin()).reduce(|{a}, {b}| {a} * {} + {b}).unwrap()",
+                        k.p
+                    ),
+                    o: format!(
+                        "{s}.iter().map(|v| v.sin()).reduce(|{a}, {b}| {a} * {} + {b}).unwrap()",
+                        k.o
+                    ),
+                    lit: false,
+                }
+            }
+            2 => E {
+                p: format!("{s}.iter().max_by(|a, b| a.total_cmp(b)).copied().unwrap()"),
+                o: format!("{s}.iter().max_by(|a, b| a.re().total_cmp(&b.re())).copied().unwrap()"),
+                lit: false,
+            },
+            3 => {
+                let v = self.name("v");
+                self.add_elem(&v);
+                let e = self.fexpr_with(d, true);
+                let e = involve(&mut self.rng, e, &v, &format!("(*{v})"), &format!("(*{v})"));
+                E {
+                    p: format!(
+                        "{s}.iter().map(|{v}| {}).min_by(|a, b| a.partial_cmp(b).unwrap()).unwrap()",
+                        e.p
+                    ),
+                    o: format!(
+                        "{s}.iter().map(|{v}| {}).min_by(|a, b| a.re().partial_cmp(&b.re()).unwrap()).unwrap()",
+                        e.o
+                    ),
+                    lit: false,
+                }
+            }
+            _ => E {
+                p: format!("(*{s}.last().unwrap() * {s}[0])"),
+                o: format!("(*{s}.last().unwrap() * {s}[0])"),
+                lit: false,
+            },
+        }
+    }
+
     /// [`Self::map_sum`] over an iterator written differently in the oracle.
     fn map_sum_over(&mut self, iter_p: &str, iter_o: &str, d: usize) -> E {
         let v = self.name("v");
@@ -1307,6 +1364,7 @@ impl<'a> FnGen<'a> {
             } else {
                 0
             },
+            if self.on("extreme") { 2 } else { 0 },
         ];
         if kinds.iter().all(|k| *k == 0) {
             return self.leaf(false, false);
@@ -1358,6 +1416,7 @@ impl<'a> FnGen<'a> {
             }
             4 => self.damped_fold(&format!("{s}.iter()"), d),
             6 => self.adapted_reduction(&s, d),
+            8 => self.extreme(&s, d),
             7 => {
                 let k = fmt_lit(*self.rng.pick(&LITS));
                 let op = *self.rng.pick(&["<", ">"]);
