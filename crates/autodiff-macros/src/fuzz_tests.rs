@@ -416,8 +416,18 @@ fn method() -> impl Strategy<Value = String> + Clone {
         "filter",
         "any",
         "last",
+        "first",
         "get",
         "as_slice",
+        "reduce",
+        "max_by",
+        "min_by",
+        "expect",
+        "unwrap_or",
+        "swap",
+        "reverse",
+        "sort_by",
+        "sort_unstable_by",
         "frobnicate",
     ])
 }
@@ -479,6 +489,9 @@ fn expr() -> impl Strategy<Value = String> {
             1 => block.clone().prop_map(|b| format!("loop {b}")),
             1 => e.clone().prop_map(|a| format!("loop {{ break {a}; }}")),
             1 => e.clone().prop_map(|a| format!("'l: loop {{ break 'l {a}; }}")),
+            1 => (block.clone(), e.clone()).prop_map(|(b, a)| format!("'b: {{ if {a} {{ break 'b {a}; }} {b} }}")),
+            1 => (e.clone(), pick(&["reduce", "max_by", "min_by"]), e.clone(), pick(&["unwrap()", "expect(\"x\")", "unwrap_or(0.0)"]))
+                .prop_map(|(a, m, f, u)| format!("{a}.iter().{m}({f}).{u}")),
             2 => (pick(&["vec!", "println!", "assert!", "debug_assert!", "format!", "unknown!", "assert_eq!"]), args.clone())
                 .prop_map(|(m, x)| format!("{m}({x})")),
             1 => e2().prop_map(|(a, b)| format!("vec![{a}; {b}]")),
