@@ -3,8 +3,10 @@
 //! recognised by their use of `Self`; with named companions of their own; both modes and
 //! forward over reverse, against num-dual.
 
+mod lang_common;
+
 use autodiff_core::prelude::*;
-use num_dual::{Dual64, DualNum};
+use lang_common::{Num, check_tol, oracle_grad};
 use proptest::prelude::*;
 
 /// A logistic unit `σ(w·x + b)` with a scale.
@@ -66,12 +68,12 @@ fn loss_gradient(x: &[f64], w: &[f64], b: f64, y: f64, g: &mut [f64]) {
     d_free_loss(w, &mut gw, x, g, b, y, 1.0);
 }
 
-fn sigmoid_o<D: DualNum<Primitive = f64> + Copy>(z: D) -> D {
+fn sigmoid_o<D: Num>(z: D) -> D {
     (D::one() + (-z).exp()).recip()
 }
 
 /// The loss over num-dual numbers: `w`, `b`, `x` and `y` in one vector.
-fn loss_o<D: DualNum<Primitive = f64> + Copy>(z: &[D], n: usize) -> D {
+fn loss_o<D: Num>(z: &[D], n: usize) -> D {
     let (w, rest) = z.split_at(n);
     let (b, rest) = rest.split_at(1);
     let (x, y) = rest.split_at(n);
@@ -90,27 +92,6 @@ fn case(n: usize) -> impl Strategy<Value = (Vec<f64>, Vec<f64>)> {
     )
 }
 
-fn close(what: &str, got: f64, want: f64, tol: f64) {
-    assert!(
-        (got - want).abs() <= tol * (1.0 + want.abs()),
-        "{what}: got {got}, want {want}"
-    );
-}
-
-/// `∂ loss_o / ∂ z_i` for every `i`, by num-dual.
-fn grad_o(z: &[f64], n: usize) -> Vec<f64> {
-    (0..z.len())
-        .map(|i| {
-            let zd: Vec<Dual64> = z
-                .iter()
-                .enumerate()
-                .map(|(j, &a)| Dual64::new(a, if i == j { 1.0 } else { 0.0 }))
-                .collect();
-            loss_o(&zd, n).eps
-        })
-        .collect()
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 
@@ -119,23 +100,23 @@ proptest! {
         let n = (z.len() - 2) / 3;
         let unit = Unit { w: z[..n].to_vec(), b: z[n] };
         let (x, y) = (&z[n + 1..2 * n + 1], z[2 * n + 1]);
-        let grad = grad_o(&z, n);
+        let grad = oracle_grad(|d| loss_o(d, n), &z).1;
         // Reverse mode.
         let mut du = Unit { w: vec![0.0; n], b: 0.0 };
         let mut dx = vec![0.0; n];
         let (l, dy) = unit.d_loss(&mut du, x, &mut dx, y, 1.0);
-        close("primal", l, unit.loss(x, y), 0.0);
+        check_tol("primal", l, unit.loss(x, y), 0.0);
         for i in 0..n {
-            close("d/dw", du.w[i], grad[i], 1e-12);
-            close("d/dx", dx[i], grad[n + 1 + i], 1e-12);
+            check_tol("d/dw", du.w[i], grad[i], 1e-12);
+            check_tol("d/dx", dx[i], grad[n + 1 + i], 1e-12);
         }
-        close("d/db", du.b, grad[n], 1e-12);
-        close("d/dy", dy, grad[2 * n + 1], 1e-12);
+        check_tol("d/db", du.b, grad[n], 1e-12);
+        check_tol("d/dy", dy, grad[2 * n + 1], 1e-12);
         // Forward mode along v.
         let tu = Unit { w: v[..n].to_vec(), b: v[n] };
         let (_, t) = unit.j_loss(&tu, x, &v[n + 1..2 * n + 1], y, v[2 * n + 1]);
         let want: f64 = grad.iter().zip(&v).map(|(g, d)| g * d).sum();
-        close("tangent", t, want, 1e-12);
+        check_tol("tangent", t, want, 1e-12);
     }
 
     #[test]
@@ -146,14 +127,14 @@ proptest! {
     ) {
         let (mut ga, mut gb) = (vec![0.0; 4], vec![0.0; 4]);
         let d = Unit::d_dot(&a, &mut ga, &b, &mut gb, 2.0);
-        close("dot", d, Unit::dot(&a, &b), 0.0);
+        check_tol("dot", d, Unit::dot(&a, &b), 0.0);
         for i in 0..4 {
-            close("d/da", ga[i], 2.0 * b[i], 1e-15);
-            close("d/db", gb[i], 2.0 * a[i], 1e-15);
+            check_tol("d/da", ga[i], 2.0 * b[i], 1e-15);
+            check_tol("d/db", gb[i], 2.0 * a[i], 1e-15);
         }
         let (_, t) = Unit::j_dot(&a, &da, &b, &[0.0; 4]);
         let want: f64 = da.iter().zip(&b).map(|(u, w)| u * w).sum();
-        close("tangent", t, want, 1e-14);
+        check_tol("tangent", t, want, 1e-14);
     }
 
     #[test]
@@ -181,8 +162,8 @@ proptest! {
                 })
                 .collect();
             let h = loss_o(&zd, n);
-            close("gradient", g[i], h.eps2, 1e-12);
-            close("H·v", hv[i], h.eps1eps2, 1e-10);
+            check_tol("gradient", g[i], h.eps2, 1e-12);
+            check_tol("H·v", hv[i], h.eps1eps2, 1e-10);
         }
     }
 }

@@ -1264,6 +1264,7 @@ impl Lowerer {
     fn lower_permutation(&mut self, m: &syn::ExprMethodCall) -> Result<()> {
         let recv = &m.receiver;
         let span = m.span();
+        self.scopes.push(HashMap::new());
         let block: syn::Block = match m.method.to_string().as_str() {
             "swap" => {
                 let (a, b) = (&m.args[0], &m.args[1]);
@@ -1295,20 +1296,16 @@ impl Lowerer {
                     mutable: false,
                     op: Op::Inactive(quote!(__ad::sort_permutation(&#base[..], #cmp))),
                 });
-                self.scopes.push(HashMap::new());
+                // Bound in the scope the statements below are lowered in.
                 self.bind(&Ident::new("__ad_perm", span), Binding::Var(perm));
-                let block: syn::Block = syn::parse_quote_spanned!(span=> {
+                syn::parse_quote_spanned!(span=> {
                     let __ad_sorted = #recv.to_vec();
                     for __ad_k in 0..__ad_sorted.len() {
                         #recv[__ad_k] = __ad_sorted[__ad_perm[__ad_k]];
                     }
-                });
-                let r = self.lower_stmts(&block.stmts, Tail::Value);
-                self.scopes.pop();
-                return r.map(|_| ());
+                })
             }
         };
-        self.scopes.push(HashMap::new());
         let r = self.lower_stmts(&block.stmts, Tail::Value);
         self.scopes.pop();
         r.map(|_| ())
@@ -1520,11 +1517,29 @@ impl Lowerer {
             Some(b) => self.in_block(|l| l.lower_branch(&b, want && !else_diverges))?,
             None => (Vec::new(), None),
         };
-        let (mut then_b, mut else_b) = (then_b, else_b);
-        let (tv, ev) = self.stand_in_for_diverging(
-            (&mut then_b, tv, then_diverges),
-            (&mut else_b, ev, else_diverges),
-        );
+        self.emit_branches(
+            cond,
+            (then_b, tv, then_diverges),
+            (else_b, ev, else_diverges),
+            want,
+            span,
+            "an `if` used as a value needs an `else` with a value",
+        )
+    }
+
+    /// The `if` of two lowered branches, and its value when `want`: each branch's value
+    /// lowered to operands inside its block. A branch that diverges (and so has no value)
+    /// gets a stand-in of the other's shape: locals set to `Default::default()`, typed by
+    /// the other branch's values, never read.
+    fn emit_branches(
+        &mut self,
+        cond: TokenStream,
+        (mut then_b, tv, then_diverges): (Block, Option<Val>, bool),
+        (mut else_b, ev, else_diverges): (Block, Option<Val>, bool),
+        want: bool,
+        span: Span,
+        missing: &str,
+    ) -> Result<Option<Val>> {
         if !want || (then_diverges && else_diverges) {
             self.emit(Stmt::If {
                 cond,
@@ -1536,13 +1551,15 @@ impl Lowerer {
             });
             return Ok(None);
         }
-        let (Some(tv), Some(ev)) = (tv, ev) else {
-            return Err(syn::Error::new(
-                span,
-                "an `if` used as a value needs an `else` with a value",
-            ));
+        let (tv, ev) = match (tv, ev) {
+            (Some(t), Some(e)) => (t, e),
+            (None, Some(e)) if then_diverges => (self.stand_in(&mut then_b, &e), e),
+            (Some(t), None) if else_diverges => {
+                let e = self.stand_in(&mut else_b, &t);
+                (t, e)
+            }
+            _ => return Err(syn::Error::new(span, missing)),
         };
-        // Lower each branch's value to operands inside its block.
         let n = val_len(&tv);
         let (then_b, then_vals) = self.reopen(then_b, tv, n)?;
         let (else_b, else_vals) = self.reopen(else_b, ev, n)?;
@@ -1555,30 +1572,7 @@ impl Lowerer {
             then_vals,
             else_vals,
         });
-        let vals: Vec<Val> = outs.into_iter().map(|o| Val::Op(Operand::Var(o))).collect();
-        Ok(Some(if n == 1 {
-            vals.into_iter().next().unwrap()
-        } else {
-            Val::Tuple(vals)
-        }))
-    }
-
-    /// The values of two branches, where one that diverges (and so has none) gets a
-    /// stand-in of the other's shape: locals set to `Default::default()`, typed by the
-    /// other branch's values, never read.
-    fn stand_in_for_diverging(
-        &mut self,
-        (then_b, tv, then_diverges): (&mut Block, Option<Val>, bool),
-        (else_b, ev, else_diverges): (&mut Block, Option<Val>, bool),
-    ) -> (Option<Val>, Option<Val>) {
-        match (tv, ev) {
-            (None, Some(e)) if then_diverges => (Some(self.stand_in(then_b, &e)), Some(e)),
-            (Some(t), None) if else_diverges => {
-                let e = self.stand_in(else_b, &t);
-                (Some(t), Some(e))
-            }
-            other => other,
-        }
+        Ok(Some(slots_val(outs)))
     }
 
     fn stand_in(&mut self, block: &mut Block, shape: &Val) -> Val {
@@ -1702,54 +1696,20 @@ impl Lowerer {
         let rest = rest.to_vec();
         let s2 = s.clone();
         let then_diverges = body.diverges();
-        let else_diverges = rest
-            .iter()
-            .all(|a| Branch::Expr((*a.body).clone()).diverges());
+        let else_diverges = rest.iter().all(|a| expr_diverges(&a.body));
         let (then_b, tv) = self.in_block(|l| {
             l.bind_pattern(s, pat, span)?;
             l.lower_branch(&body, want && !then_diverges)
         })?;
         let (else_b, ev) = self.in_block(|l| l.lower_arms(&s2, &rest, want, span))?;
-        let (mut then_b, mut else_b) = (then_b, else_b);
-        let (tv, ev) = self.stand_in_for_diverging(
-            (&mut then_b, tv, then_diverges),
-            (&mut else_b, ev, else_diverges),
-        );
-        if !want || (then_diverges && else_diverges) {
-            self.emit(Stmt::If {
-                cond,
-                then: then_b,
-                els: else_b,
-                outs: vec![],
-                then_vals: vec![],
-                else_vals: vec![],
-            });
-            return Ok(None);
-        }
-        let (Some(tv), Some(ev)) = (tv, ev) else {
-            return Err(syn::Error::new(
-                span,
-                "every arm of a `match` used as a value needs a value",
-            ));
-        };
-        let n = val_len(&tv);
-        let (then_b, then_vals) = self.reopen(then_b, tv, n)?;
-        let (else_b, else_vals) = self.reopen(else_b, ev, n)?;
-        let outs: Vec<Ident> = (0..n).map(|_| self.temp(span)).collect();
-        self.emit(Stmt::If {
+        self.emit_branches(
             cond,
-            then: then_b,
-            els: else_b,
-            outs: outs.clone(),
-            then_vals,
-            else_vals,
-        });
-        let vals: Vec<Val> = outs.into_iter().map(|o| Val::Op(Operand::Var(o))).collect();
-        Ok(Some(if n == 1 {
-            vals.into_iter().next().unwrap()
-        } else {
-            Val::Tuple(vals)
-        }))
+            (then_b, tv, then_diverges),
+            (else_b, ev, else_diverges),
+            want,
+            span,
+            "every arm of a `match` used as a value needs a value",
+        )
     }
 
     /// Whether `e` names a by-value parameter that is never differentiated: values bound
