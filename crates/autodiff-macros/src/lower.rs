@@ -164,20 +164,6 @@ enum Adapter {
 }
 
 impl Chain {
-    /// Whether the elements are references into a place (`x.iter()`, `chunks`), not
-    /// values (`copied()`, `map`, a range).
-    fn yields_references(&self) -> bool {
-        let last = self
-            .adapters
-            .iter()
-            .rev()
-            .find(|a| !matches!(a, Adapter::Filter(_)));
-        match last {
-            Some(_) => false,
-            None => !matches!(self.source, Source::Range(_)),
-        }
-    }
-
     fn has_filter(&self) -> bool {
         self.adapters
             .iter()
@@ -1342,16 +1328,9 @@ impl Lowerer {
         if !matches!(method.as_str(), "reduce" | "max_by" | "min_by") || found.args.len() != 1 {
             return Ok(None);
         }
-        let Some(chain) = self.parse_chain(recv)? else {
+        if self.parse_chain(recv)?.is_none() {
             return Ok(None);
-        };
-        // The comparison takes two references to elements; the kept element is a value,
-        // so it gets as many `&` as the chain's elements have.
-        let kept: Expr = if chain.yields_references() {
-            syn::parse_quote!(&&__ad_kept)
-        } else {
-            syn::parse_quote!(&__ad_kept)
-        };
+        }
         let f = &found.args[0];
         // A closure is bound to a local (and inlined at its call); a path is called as is.
         let (bind_f, call_f): (syn::Stmt, Expr) = match strip(f) {
@@ -1369,11 +1348,11 @@ impl Lowerer {
                 syn::parse_quote_spanned!(span=> __ad_kept = #call_f(__ad_kept, __ad_next);)
             }
             "max_by" => syn::parse_quote_spanned!(span=>
-            if __ad::compare(#f, #kept, &__ad_next) != ::core::cmp::Ordering::Greater {
+            if __ad::compare(#f, &__ad_kept, &__ad_next) != ::core::cmp::Ordering::Greater {
                 __ad_kept = __ad_next;
             }),
             _ => syn::parse_quote_spanned!(span=>
-            if __ad::compare(#f, &__ad_next, #kept) == ::core::cmp::Ordering::Less {
+            if __ad::compare(#f, &__ad_next, &__ad_kept) == ::core::cmp::Ordering::Less {
                 __ad_kept = __ad_next;
             }),
         };
@@ -1401,7 +1380,10 @@ impl Lowerer {
             #bind_f
             let mut __ad_kept = #init;
             let mut __ad_some = false;
-            for __ad_next in #recv {
+            for __ad_elem in #recv {
+                // A copy of the element, so that the comparison gets two references to
+                // values of one type, whatever the chain yields (`x.iter()`, `map`).
+                let __ad_next = __ad_elem;
                 // The first element comes first in the text too: it gives `__ad_kept` its
                 // type before any method call on it.
                 if !__ad_some {
