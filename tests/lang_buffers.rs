@@ -96,6 +96,33 @@ fn containers_o<D: Num>(v: &[D], p: &[D]) -> D {
     s + p[2] * v[n - 1]
 }
 
+/// A lone `&Vec<f64>` parameter, `(Duplicated, Active)`: the shape of the one-call helpers'
+/// `fn(&[f64]) -> f64`, which a `Vec` or array parameter must not be taken for.
+#[autodiff_forward(lone_vec_fwd, Dual, Dual)]
+#[autodiff_reverse(lone_vec_rev, Duplicated, Active)]
+fn lone_vec(x: &Vec<f64>) -> f64 {
+    let total: f64 = x.iter().map(|v| v * v).sum();
+    x.iter().map(|v| v.sin() / (1.0 + total)).sum()
+}
+
+fn lone_vec_o<D: Num>(x: &[D]) -> D {
+    let total = x.iter().fold(c::<D>(0.0), |a, v| a + *v * *v);
+    x.iter()
+        .fold(c::<D>(0.0), |a, v| a + v.sin() / (total + 1.0))
+}
+
+/// A lone `&[f64; 3]` parameter, `(Duplicated, Active)`.
+#[autodiff_forward(lone_array_fwd, Dual, Dual)]
+#[autodiff_reverse(lone_array_rev, Duplicated, Active)]
+fn lone_array(p: &[f64; 3]) -> f64 {
+    let [a, b, c] = *p;
+    a * b.exp() - c * c * a
+}
+
+fn lone_array_o<D: Num>(p: &[D]) -> D {
+    p[0] * p[1].exp() - p[2] * p[2] * p[0]
+}
+
 /// A `&Vec<Vec<f64>>` parameter (its tangent and shadow are `Vec<Vec<f64>>` too).
 #[autodiff_forward(rows_fwd, Dual, Dual)]
 #[autodiff_reverse(rows_rev, Duplicated, Active)]
@@ -707,6 +734,37 @@ proptest! {
                 slicing_rev(x, bx, y, by, s)
             },
             |a| { let [x, y] = a else { unreachable!() }; slicing_o(x, y) },
+        );
+    }
+
+    #[test]
+    fn lone_vec_and_array_parameters((x, v, s0) in slice_case(-1.0, 1.0, 3..4, 0), s in seed()) {
+        let arr = |v: &[f64]| -> [f64; 3] { v.try_into().unwrap() };
+        check_slice(
+            "lone_vec",
+            (&x, &v, &s0, s),
+            |x| lone_vec(&x.to_vec()),
+            |x, v| lone_vec_fwd(&x.to_vec(), &v.to_vec()),
+            |x, b, s| {
+                let mut bv = b.to_vec();
+                let r = lone_vec_rev(&x.to_vec(), &mut bv, s);
+                b.copy_from_slice(&bv);
+                r
+            },
+            lone_vec_o,
+        );
+        check_slice(
+            "lone_array",
+            (&x, &v, &s0, s),
+            |x| lone_array(&arr(x)),
+            |x, v| lone_array_fwd(&arr(x), &arr(v)),
+            |x, b, s| {
+                let mut ba = arr(b);
+                let r = lone_array_rev(&arr(x), &mut ba, s);
+                b.copy_from_slice(&ba);
+                r
+            },
+            lone_array_o,
         );
     }
 

@@ -23,7 +23,7 @@ use crate::signature::{Param, Ret, Shape, SigInfo};
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 use std::collections::HashMap;
-use syn::ImplItemFn;
+use syn::{ImplItemFn, Type};
 
 /// The protocol struct of the companion `companion`, generated in mode `inner`.
 pub fn companion_protocol(companion: &TokenStream, inner: Mode) -> TokenStream {
@@ -135,9 +135,12 @@ pub fn helper_impl(sig: &SigInfo, generics: &syn::Generics, spec: &Spec) -> Toke
     else {
         return TokenStream::new();
     };
+    // A slice itself: `&Vec<T>` and `&[T; N]` parameters have the `Slice` shape too, but
+    // the helper traits hand over `&[T]`.
     let slice_of_t = |p: &Param, mutable: bool| {
         p.shape == Shape::Slice { mutable }
             && p.elem.as_ref().is_some_and(|e| quote!(#e).to_string() == t)
+            && matches!(&p.ty, Some(Type::Reference(r)) if matches!(*r.elem, Type::Slice(_)))
     };
     let ret_t = matches!(&sig.ret, Ret::Ty(r) if quote!(#r).to_string() == t);
     let t = if generic.is_some() {
