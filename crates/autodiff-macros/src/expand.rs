@@ -992,8 +992,10 @@ impl Gen<'_> {
                 Shape::Slice { .. } => {
                     any_sink.push(quote!(__ad::SliceShadow::is_active(&#k)));
                 }
-                Shape::Struct { .. } => any_sink.push(quote!(true)),
-                Shape::Other | Shape::Closure(_) => {}
+                // A closure carries the adjoints of what it captured, whatever the
+                // sinks of the other arguments.
+                Shape::Struct { .. } | Shape::Closure(_) => any_sink.push(quote!(true)),
+                Shape::Other => {}
             }
         }
         let r = ret_type(&self.sig.ret);
