@@ -3,8 +3,12 @@
 // Index loops are part of the language under test.
 #![allow(clippy::needless_range_loop)]
 
+mod lang_common;
+
 use autodiff_core::prelude::*;
 use autodiff_core::testing::close;
+use lang_common::{Dual64, Num, c, check_slice, config, seed, slice_case};
+use proptest::prelude::*;
 
 // ------------------------------------------------------------------ a rule taking a closure
 
@@ -104,6 +108,85 @@ fn higher_order_function_with_only_the_closure_active() {
         close("forward d/dp", tp, dp, 1e-12).unwrap();
         let (_, tq) = trapezoid_area_jvp(p, 0.0, q, 1.0);
         close("forward d/dq", tq, dq, 1e-12).unwrap();
+    }
+}
+
+// ------------------------------------------------------------------ captured buffers
+
+/// Closures capturing a duplicated slice parameter, a local `Vec` and a local array, passed
+/// to a differentiable higher-order function in a loop (each call's pullback drains its
+/// own accumulators) and to a function with a rule.
+#[autodiff_forward(captured_buffers_fwd, Dual, Dual)]
+#[autodiff_reverse(captured_buffers_rev, Duplicated, Active)]
+fn captured_buffers(x: &[f64]) -> f64 {
+    let w: Vec<f64> = x.iter().map(|v| v.exp()).collect();
+    let a = [x[0] * x[1], x[2]];
+    let mut s = 0.0;
+    for k in 0..2 {
+        s += trapezoid(|t| (x[k] * t).sin() * w[k + 1] + a[k] * t * t, 0.0, 1.0, 8);
+    }
+    s + call(|| x.iter().map(|v| v * v).sum::<f64>() * w[0], 0.5)
+}
+
+fn trapezoid_o<D: Num>(f: impl Fn(D) -> D, a: f64, b: f64, n: usize) -> D {
+    let h = (b - a) / n as f64;
+    let mut s = (f(c(a)) + f(c(b))) * 0.5;
+    for i in 1..n {
+        s += f(c(a + i as f64 * h));
+    }
+    s * h
+}
+
+fn captured_buffers_o<D: Num>(x: &[D]) -> D {
+    let w: Vec<D> = x.iter().map(|v| v.exp()).collect();
+    let a = [x[0] * x[1], x[2]];
+    let mut s = c::<D>(0.0);
+    for k in 0..2 {
+        s += trapezoid_o(
+            |t: D| (x[k] * t).sin() * w[k + 1] + a[k] * t * t,
+            0.0,
+            1.0,
+            8,
+        );
+    }
+    s + x.iter().fold(c::<D>(0.0), |acc, v| acc + *v * *v) * w[0] * 0.5
+}
+
+/// A closure capturing the rows of a matrix (`&[Vec<f64>]`).
+#[autodiff_reverse(rows_area_rev, Duplicated, Active)]
+fn rows_area(m: &[Vec<f64>]) -> f64 {
+    trapezoid(|t| m[0][0] * m[1][0] + m[1][1] * t * t, 0.0, 1.0, 6)
+}
+
+#[test]
+fn closure_capturing_matrix_rows() {
+    let m = vec![vec![0.5, -1.0], vec![2.0, 3.0]];
+    let mut dm = vec![vec![0.25, 0.0], vec![0.0, -1.0]];
+    let v = rows_area_rev(&m, &mut dm, 2.0);
+    // Linear in the integrand: ∂/∂m[1][1] is the trapezoid rule of t² (computed by the
+    // primal function itself, not by derivative code); the shadows started at 0.25 and -1.
+    let int1 = trapezoid(|_| 1.0, 0.0, 1.0, 6);
+    let int_t2 = trapezoid(|t| t * t, 0.0, 1.0, 6);
+    close("primal", v, 0.5 * 2.0 * int1 + 3.0 * int_t2, 1e-15).unwrap();
+    close("m[0][0]", dm[0][0], 0.25 + 2.0 * 2.0 * int1, 1e-14).unwrap();
+    close("m[0][1]", dm[0][1], 0.0, 0.0).unwrap();
+    close("m[1][0]", dm[1][0], 2.0 * 0.5 * int1, 1e-14).unwrap();
+    close("m[1][1]", dm[1][1], -1.0 + 2.0 * int_t2, 1e-14).unwrap();
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn closures_capturing_float_buffers((x, v, s0) in slice_case(-1.0, 1.0, 3..6, 0), s in seed()) {
+        check_slice(
+            "captured_buffers",
+            (&x, &v, &s0, s),
+            captured_buffers,
+            captured_buffers_fwd,
+            captured_buffers_rev,
+            captured_buffers_o::<Dual64>,
+        );
     }
 }
 

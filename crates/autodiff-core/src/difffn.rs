@@ -1,7 +1,8 @@
 //! Differentiable closures: what a custom rule (or a differentiated higher-order function)
 //! receives for a closure argument.
 
-use core::cell::Cell;
+use crate::buffers::{AddInto, ZeroLike, zero_like};
+use core::cell::{Cell, RefCell, RefMut};
 
 /// A closure together with its derivatives.
 ///
@@ -126,4 +127,74 @@ pub fn cell_add<T: crate::Real>(c: &Cell<T>, v: T) {
 #[inline(always)]
 pub fn cell_take<T: crate::Real>(c: &Cell<T>) -> T {
     c.replace(T::zero())
+}
+
+/// A float buffer that a closure passed to a differentiated call may capture with its
+/// derivatives: a slice, a `Vec` or an array of floats (or of such buffers: rows of a
+/// matrix). Its adjoint accumulator (see [`BufferCell`]) is a buffer of zeros of the same
+/// shape.
+#[diagnostic::on_unimplemented(
+    message = "a closure passed to a differentiated call captures `{Self}` with derivatives: only scalars and float buffers (slices, `Vec`s, arrays) may be captured",
+    label = "captured by this closure"
+)]
+pub trait CapturedBuffer {
+    /// The adjoint accumulator's type.
+    type Shadow;
+    /// A zero accumulator shaped like `self`.
+    fn zero_shadow(&self) -> Self::Shadow;
+}
+
+impl<T: ZeroLike> CapturedBuffer for [T] {
+    type Shadow = Vec<T::Out>;
+    fn zero_shadow(&self) -> Self::Shadow {
+        zero_like(self)
+    }
+}
+
+impl<T: ZeroLike> CapturedBuffer for Vec<T> {
+    type Shadow = Vec<T::Out>;
+    fn zero_shadow(&self) -> Self::Shadow {
+        zero_like(self)
+    }
+}
+
+impl<T: ZeroLike, const N: usize> CapturedBuffer for [T; N] {
+    type Shadow = [T::Out; N];
+    fn zero_shadow(&self) -> Self::Shadow {
+        zero_like(self)
+    }
+}
+
+/// The adjoint accumulator of a float buffer captured by a closure passed to a
+/// differentiated call, shared by the closure's cotangent map (which may run many times)
+/// and the caller, which drains it into the buffer's adjoint after the call's pullback.
+/// It is allocated on first use, so a closure whose cotangent map never runs costs
+/// nothing.
+pub struct BufferCell<S>(RefCell<Option<S>>);
+
+impl<S> Default for BufferCell<S> {
+    fn default() -> Self {
+        BufferCell(RefCell::new(None))
+    }
+}
+
+impl<S> BufferCell<S> {
+    /// The accumulator, zeroed to the shape of `buffer` if nothing was added yet.
+    #[inline]
+    pub fn borrow<B: CapturedBuffer<Shadow = S> + ?Sized>(&self, buffer: &B) -> RefMut<'_, S> {
+        RefMut::map(self.0.borrow_mut(), |s| {
+            s.get_or_insert_with(|| buffer.zero_shadow())
+        })
+    }
+
+    /// Adds what was accumulated into `adjoint` (elementwise) and empties the accumulator.
+    #[inline]
+    pub fn drain_into<A: AddInto<[E]> + ?Sized, E>(&self, adjoint: &mut A)
+    where
+        S: AsRef<[E]>,
+    {
+        if let Some(s) = self.0.borrow_mut().take() {
+            adjoint.add_into(s.as_ref());
+        }
+    }
 }

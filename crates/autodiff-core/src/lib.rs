@@ -85,7 +85,9 @@ pub mod __private {
         elem_lit, fill_zero, holds, int_like, lit_like, min_len, restore, restore_from, snapshot,
         sort_permutation, sum, zero_like,
     };
-    pub use crate::difffn::{DiffFn, ForwardFn, ReverseFn, cell_add, cell_take};
+    pub use crate::difffn::{
+        BufferCell, CapturedBuffer, DiffFn, ForwardFn, ReverseFn, cell_add, cell_take,
+    };
     pub use crate::nested_rules::{
         MissingNestedRule, NestedRuleFound, NestedRuleMissing, PullbackMarker, RuleProbe,
         offer_nested_rule, request_nested_rule,

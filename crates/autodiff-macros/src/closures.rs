@@ -14,7 +14,7 @@ use crate::forward::{Forward, tangent_or_zero};
 use crate::ir::*;
 use crate::reverse::Reverse;
 use proc_macro2::{Ident, TokenStream};
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, quote_spanned};
 
 fn pack(items: Vec<TokenStream>) -> TokenStream {
     match items.len() {
@@ -87,9 +87,37 @@ pub fn forward_build(c: &ClosureIr, call: &Call, caller: &Analysis) -> TokenStre
     let primal = primal_closure(c);
     let builder = closure_builder(call, c.arg_index, "fwd");
     let id = &c.id;
+    let rebind = borrow_buffers(c, caller, true);
     quote! {
-        let #id = #builder(#primal, move |#x, #dx| { #code (#ret, #tan) });
+        let #id = { #rebind #builder(#primal, move |#x, #dx| { #code (#ret, #tan) }) };
     }
+}
+
+/// Whether the caller's variable `v`, captured by `c`, is an owned buffer (a `Vec` or an
+/// array), which the `move` closures must capture by reference.
+fn is_owned_buffer(c: &ClosureIr, v: &Ident) -> bool {
+    matches!(c.kinds.get(&v.to_string()), Some(VarKind::Buffer))
+}
+
+/// Whether the `DiffFn` built for `c` borrows locals of the caller (it captures an owned
+/// buffer).
+pub fn borrows_locals(c: &ClosureIr) -> bool {
+    c.captures.iter().any(|v| is_owned_buffer(c, v))
+}
+
+/// `let v = &v;` for each owned buffer that `c` captures (and for its tangent, in forward
+/// mode, when it is active), so that the `move` closures built from `c`, which must be
+/// `Copy`, borrow it as the user's closure did.
+fn borrow_buffers(c: &ClosureIr, caller: &Analysis, tangents: bool) -> TokenStream {
+    let mut out = TokenStream::new();
+    for v in c.captures.iter().filter(|v| is_owned_buffer(c, v)) {
+        out.extend(quote!(let #v = &#v;));
+        if tangents && caller.is_active(v) {
+            let t = tangent_name(v);
+            out.extend(quote!(let #t = &#t;));
+        }
+    }
+    out
 }
 
 /// The accumulator of a captured variable's cotangent.
@@ -124,18 +152,30 @@ pub fn reverse_build(
         let b = adjoint_name(v);
         let cell = cell_name(c, v);
         let cell_ref = format_ident!("{}_ref", cell);
-        let is_scalar = matches!(c.kinds.get(&v.to_string()), Some(VarKind::Scalar));
-        if !is_scalar {
-            let msg = format!(
-                "a closure passed to a differentiated call captures `{v}`, an active buffer or reference: only active scalars may be captured"
-            );
-            return (quote!(::core::compile_error!(#msg);), quote!());
-        }
-        declare(quote!(let #cell = ::core::cell::Cell::new(::core::default::Default::default());));
         refs.extend(quote!(let #cell_ref = &#cell;));
-        decls.extend(quote!(let mut #b = __ad::zero_like(&#v);));
-        adds.extend(quote!(__ad::cell_add(#cell_ref, #b);));
-        drains.extend(quote!(#b += __ad::cell_take(&#cell);));
+        if matches!(c.kinds.get(&v.to_string()), Some(VarKind::Scalar)) {
+            declare(
+                quote!(let #cell = ::core::cell::Cell::new(::core::default::Default::default());),
+            );
+            decls.extend(quote!(let mut #b = __ad::zero_like(&#v);));
+            adds.extend(quote!(__ad::cell_add(#cell_ref, #b);));
+            drains.extend(quote!(#b += __ad::cell_take(&#cell);));
+        } else {
+            // A float buffer (a slice parameter, or an owned buffer borrowed by
+            // `borrow_buffers`): the cotangent map adds into the elements of a buffer of
+            // zeros shared with the caller (`__ad::CapturedBuffer` names anything else
+            // in its error).
+            let guard = format_ident!("{}_guard", cell);
+            declare(quote!(let #cell = __ad::BufferCell::default();));
+            // At the closure: where an error about what it captures belongs.
+            let at = Ident::new(&v.to_string(), c.span);
+            let borrow = quote_spanned!(c.span=> #cell_ref.borrow(#at));
+            decls.extend(quote! {
+                let mut #guard = #borrow;
+                let #b = &mut #guard[..];
+            });
+            drains.extend(quote!(#cell.drain_into(&mut #b[..]);));
+        }
     }
     let mut seeds = TokenStream::new();
     for (i, o) in c.body.ret.iter().enumerate() {
@@ -164,19 +204,23 @@ pub fn reverse_build(
     let primal_fn = primal_closure(c);
     let builder = closure_builder(call, c.arg_index, "rev");
     let id = &c.id;
+    let rebind = borrow_buffers(c, caller, false);
     let construct = quote! {
         #refs
-        let #id = #builder(#primal_fn, move |#x, __ad_ybar| {
-            #tapes
-            #fwd
-            let __ad_primal = #primal;
-            #decls
-            #adjoints
-            #seeds
-            #back
-            #adds
-            (__ad_primal, #xbar)
-        });
+        let #id = {
+            #rebind
+            #builder(#primal_fn, move |#x, __ad_ybar| {
+                #tapes
+                #fwd
+                let __ad_primal = #primal;
+                #decls
+                #adjoints
+                #seeds
+                #back
+                #adds
+                (__ad_primal, #xbar)
+            })
+        };
     };
     (construct, drains)
 }

@@ -152,6 +152,8 @@ pub struct ClosureIr {
     pub kinds: std::collections::HashMap<String, VarKind>,
     /// Its position among the call's arguments (the callee builds its `DiffFn`).
     pub arg_index: usize,
+    /// Where the user wrote it, for errors about what it captures.
+    pub span: proc_macro2::Span,
 }
 
 #[derive(Clone, Debug)]

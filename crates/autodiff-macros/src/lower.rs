@@ -312,6 +312,7 @@ impl Lowerer {
             captures,
             kinds: sub.kinds,
             arg_index: index,
+            span,
         })
     }
 

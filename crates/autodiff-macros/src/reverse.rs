@@ -230,6 +230,31 @@ impl<'a> Reverse<'a> {
         }
     }
 
+    /// Like [`Self::keep`], for a value that borrows the function's locals (a closure
+    /// that captures a local buffer). Its store is a `Vec`, which, unlike the tape's
+    /// stores, may be dropped after what its values borrow (they have no drop code).
+    fn keep_borrowing(
+        &self,
+        name: &Ident,
+        value: TokenStream,
+        level: Level,
+    ) -> (TokenStream, TokenStream) {
+        if level.top {
+            return self.keep(name, value, level);
+        }
+        let t = self.fresh("tape");
+        if let Some(stores) = self.loop_stores.borrow_mut().last_mut() {
+            stores.push(t.clone());
+        }
+        self.tapes
+            .borrow_mut()
+            .push(quote!(let mut #t = ::std::vec::Vec::new();));
+        (
+            quote!(let #name = #value; #t.push(#name);),
+            quote!(__ad::take(#t.pop())),
+        )
+    }
+
     /// Like [`Self::keep`], for a value the forward sweep goes on using (a loop's range).
     fn keep_clone(
         &self,
@@ -1094,7 +1119,11 @@ impl<'a> Reverse<'a> {
                 let (construct, drain) =
                     crate::closures::reverse_build(cl, c, self.an, &mut declare);
                 let id = &cl.id;
-                let (keep, load) = self.keep(id, quote!(#id), level);
+                let (keep, load) = if crate::closures::borrows_locals(cl) {
+                    self.keep_borrowing(id, quote!(#id), level)
+                } else {
+                    self.keep(id, quote!(#id), level)
+                };
                 build.extend(quote!(#construct #keep));
                 if !level.top {
                     reload.extend(quote!(let #id = #load;));
