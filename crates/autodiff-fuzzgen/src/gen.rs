@@ -216,6 +216,10 @@ pub const FEATURES: &[(&str, &str)] = &[
         "reorder",
         "`swap`, `reverse` and `sort_by(partial_cmp)` on local vectors",
     ),
+    (
+        "hof",
+        "`hof_sum(|q: f64| .., a, n)`: a `#[differentiable]` higher-order function called with a closure over scalars and slices",
+    ),
 ];
 
 /// Constructs left out of the default (CI) batch because they currently trip the engine;
@@ -827,6 +831,11 @@ impl<'a> FnGen<'a> {
             } else {
                 0
             }, // no_grad
+            if self.on("hof") && !self.in_closure && !self.in_cond {
+                1
+            } else {
+                0
+            }, // closure passed to a higher-order function
         ];
         match self.rng.weighted(&w) {
             0 => {
@@ -935,6 +944,7 @@ impl<'a> FnGen<'a> {
                 }
             }
             10 => self.reduction(depth),
+            12 => self.hof_call(depth),
             _ => {
                 // The argument of `no_grad` is kept as tokens, like a condition.
                 let saved = self.in_cond;
@@ -2436,6 +2446,34 @@ impl<'a> FnGen<'a> {
         }
     }
 
+    /// `hof_sum(|q: f64| body, a, n)`: a closure over what may be captured (as for
+    /// [`Self::closure`]: scalars and slice elements) passed to the higher-order function
+    /// that the differential test defines, `Σ_{i<n} f(a + i/4)`.
+    fn hof_call(&mut self, depth: usize) -> E {
+        let q = self.name("q");
+        let saved = self.scope.clone();
+        self.scope.scalars.retain(|s| s.capturable);
+        self.scope.bufs.retain(|b| !b.local);
+        self.scope.ints.clear();
+        self.scope.clos.clear();
+        self.add_scalar(&q, false);
+        self.alias_last();
+        let callable = std::mem::take(&mut self.callable);
+        self.in_closure = true;
+        let body = self.fexpr(2);
+        self.in_closure = false;
+        let body = involve(&mut self.rng, body, &q, &q, &q);
+        self.callable = callable;
+        self.scope = saved;
+        let a = typed(self.fexpr_with(depth - 1, true));
+        let n = self.rng.range(1, 3);
+        E {
+            p: format!("hof_sum(|{q}: f64| {}, {}, {n})", body.p, a.p),
+            o: format!("hof_sum_o(|{q}: D| {}, {}, {n})", body.o, a.o),
+            lit: false,
+        }
+    }
+
     fn closure(&mut self) {
         let g = self.name("g");
         let arity = self.rng.range(1, 2);
@@ -3001,10 +3039,13 @@ pub fn {name}_gw({}) {{
     // `no_grad(e)` stops derivatives of every order: the H·v of forward over reverse does
     // not see `e` change, where differences of the gradient do. Such functions (or their
     // helpers) get no H·v check.
-    let stops = g.p.contains("no_grad(")
+    // Closures passed to calls are not differentiated twice (a compile error), so
+    // functions that pass them get none either.
+    let unnested = |p: &str| p.contains("no_grad(") || p.contains("hof_sum(");
+    let stops = unnested(&g.p)
         || helper_closure(seed, f, &g.called)
             .iter()
-            .any(|j| helper(seed, *j, f).plain.contains("no_grad("));
+            .any(|j| unnested(&helper(seed, *j, f).plain));
     let check_hvp = has_rev && !stops;
     if check_hvp {
         h.push_str(&hh);

@@ -271,6 +271,26 @@ pub struct Case {
     pub hvp: Option<HvpFn>,
 }
 
+/// The higher-order function of the `hof` construct: `Σ_{i<n} f(a + i/4)`, differentiated
+/// through its closure argument.
+#[differentiable]
+pub fn hof_sum<F: Fn(f64) -> f64>(f: F, a: f64, n: usize) -> f64 {
+    let mut s = 0.0;
+    for i in 0..n {
+        s += f(a + i as f64 * 0.25);
+    }
+    s
+}
+
+/// The oracle of [`hof_sum`].
+pub fn hof_sum_o<D: Num>(f: impl Fn(D) -> D, a: D, n: usize) -> D {
+    let mut s = D::from(0.0);
+    for i in 0..n {
+        s += f(a + D::from(i as f64 * 0.25));
+    }
+    s
+}
+
 #[allow(
     clippy::all,
     unused,
