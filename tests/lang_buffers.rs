@@ -123,6 +123,55 @@ fn lone_array_o<D: Num>(p: &[D]) -> D {
     p[0] * p[1].exp() - p[2] * p[2] * p[0]
 }
 
+/// A `Const` `&mut` scratch buffer that the function fills with active values and reads
+/// back: the derivatives flow through it (into a scratch shadow the caller never sees).
+#[autodiff_forward(scratch_fwd, Dual, Const, Dual)]
+#[autodiff_reverse(scratch_rev, Duplicated, Const, Active)]
+fn scratch(x: &[f64], ws: &mut [f64]) -> f64 {
+    for i in 0..x.len() {
+        ws[i] = x[i].sin() * x[(i + 1) % x.len()];
+    }
+    ws.iter().map(|w| w * w).sum::<f64>() + ws[0]
+}
+
+fn scratch_o<D: Num>(x: &[D]) -> D {
+    let n = x.len();
+    let ws: Vec<D> = (0..n).map(|i| x[i].sin() * x[(i + 1) % n]).collect();
+    ws.iter().fold(c::<D>(0.0), |a, w| a + *w * *w) + ws[0]
+}
+
+/// The same through a `&mut Vec<f64>`, and a `Const` output the function only writes
+/// (its derivative is not wanted, so it needs no shadow).
+#[autodiff_forward(scratch_vec_fwd, Dual, Const, Const, Dual)]
+#[autodiff_reverse(scratch_vec_rev, Duplicated, Const, Const, Active)]
+fn scratch_vec(x: &[f64], ws: &mut Vec<f64>, out: &mut [f64]) -> f64 {
+    for i in 0..x.len() {
+        ws[i] = x[i] * x[i];
+        out[i] = ws[i].exp();
+    }
+    ws.iter().sum::<f64>() * x[0]
+}
+
+fn scratch_vec_o<D: Num>(x: &[D]) -> D {
+    x.iter().fold(c::<D>(0.0), |a, v| a + *v * *v) * x[0]
+}
+
+/// `∑ x_i³` through a constant scratch buffer, for H·v (forward over reverse): `6 x v`.
+#[autodiff_reverse(cubes_rev, Duplicated, Const, Active)]
+fn cubes(x: &[f64], ws: &mut [f64]) -> f64 {
+    for i in 0..x.len() {
+        ws[i] = x[i] * x[i] * x[i];
+    }
+    ws.iter().sum()
+}
+
+#[autodiff_forward(cubes_hvp, Dual, Dual)]
+fn cubes_grad(x: &[f64], g: &mut [f64]) {
+    let mut ws = vec![0.0; x.len()];
+    g.fill(0.0);
+    cubes_rev(x, g, &mut ws, 1.0);
+}
+
 /// A `&Vec<Vec<f64>>` parameter (its tangent and shadow are `Vec<Vec<f64>>` too).
 #[autodiff_forward(rows_fwd, Dual, Dual)]
 #[autodiff_reverse(rows_rev, Duplicated, Active)]
@@ -766,6 +815,38 @@ proptest! {
             },
             lone_array_o,
         );
+    }
+
+    #[test]
+    fn constant_scratch_buffers((x, v, s0) in slice_case(-1.0, 1.0, 2..6, 0), s in seed()) {
+        let n = x.len();
+        check_slice(
+            "scratch",
+            (&x, &v, &s0, s),
+            |x| scratch(x, &mut vec![7.0; n]),
+            |x, v| scratch_fwd(x, v, &mut vec![7.0; n]),
+            |x, b, s| scratch_rev(x, b, &mut vec![7.0; n], s),
+            scratch_o,
+        );
+        let mut out = vec![0.0; n];
+        check_slice(
+            "scratch_vec",
+            (&x, &v, &s0, s),
+            |x| scratch_vec(x, &mut vec![7.0; n], &mut out.clone()),
+            |x, v| scratch_vec_fwd(x, v, &mut vec![7.0; n], &mut out.clone()),
+            |x, b, s| scratch_vec_rev(x, b, &mut vec![7.0; n], &mut out.clone(), s),
+            scratch_vec_o,
+        );
+        scratch_vec(&x, &mut vec![0.0; n], &mut out);
+        for i in 0..n {
+            check("out", out[i], (x[i] * x[i]).exp());
+        }
+        let (mut g, mut hv) = (vec![0.0; n], vec![0.0; n]);
+        cubes_hvp(&x, &v[..n], &mut g, &mut hv);
+        for i in 0..n {
+            check("gradient", g[i], 3.0 * x[i] * x[i]);
+            check("H·v", hv[i], 6.0 * x[i] * v[i]);
+        }
     }
 
     #[test]

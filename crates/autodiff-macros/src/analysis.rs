@@ -261,6 +261,13 @@ fn call_reads(c: &Call, out: &mut HashSet<String>) {
 
 /// The locals that a statement (and everything nested in it) reads in a way its reverse
 /// sweep may depend on.
+/// The locals that the statements of `b` read (nested blocks included).
+pub fn block_reads(b: &[Stmt]) -> HashSet<String> {
+    let mut out = HashSet::new();
+    needed_block(b, &mut out);
+    out
+}
+
 pub fn stmt_reads(s: &Stmt) -> HashSet<String> {
     let mut out = HashSet::new();
     needed_block(std::slice::from_ref(s), &mut out);

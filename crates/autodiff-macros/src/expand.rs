@@ -21,9 +21,10 @@ use crate::lower::Lowerer;
 use crate::reverse::Reverse;
 use crate::signature::{Param, Ret, Shape, SigInfo, companion_generics};
 use proc_macro2::{Ident, Span, TokenStream};
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, quote_spanned};
 use std::collections::HashMap;
 use syn::ImplItemFn;
+use syn::spanned::Spanned;
 
 /// The attribute that triggered the expansion.
 pub enum Trigger {
@@ -268,16 +269,35 @@ pub(crate) fn referent(p: &Param) -> TokenStream {
     }
 }
 
+/// Whether `p` is a `&mut` reference (`&mut self` included).
+fn is_mut_ref(p: &Param) -> bool {
+    matches!(
+        p.shape,
+        Shape::Slice { mutable: true } | Shape::Struct { mutable: true }
+    )
+}
+
 impl Gen<'_> {
     fn analysis(&self, acts: &[Activity]) -> Analysis {
         let mut active = Vec::new();
         let mut frozen = Vec::new();
+        let mut reads = None;
         for (p, a) in self.sig.params.iter().zip(acts) {
             if a.is_active() {
                 active.push(p.name.to_string());
             } else if p.is_ref() || p.is_self() {
-                // A constant reference has no shadow to write into.
-                frozen.push(p.name.to_string());
+                // A constant shared reference cannot receive active values, nor does a
+                // constant `&mut` one that the function only writes (an output whose
+                // derivative the caller does not want). One that it reads back (a scratch
+                // buffer) carries derivatives: it gets a scratch shadow, see
+                // `inactive_param_shadows`.
+                let read_back = is_mut_ref(p)
+                    && reads
+                        .get_or_insert_with(|| crate::analysis::block_reads(&self.body.block))
+                        .contains(&p.name.to_string());
+                if !read_back {
+                    frozen.push(p.name.to_string());
+                }
             }
         }
         analyse(self.body, &active, &frozen)
@@ -372,17 +392,43 @@ impl Gen<'_> {
         }
     }
 
-    /// Zero tangents or adjoints for by-value constant parameters that become active.
+    /// Zero tangents or adjoints for constant parameters that become active: by-value
+    /// ones, and `&mut` ones that the function stores active values in (a scratch buffer
+    /// it reads back: its derivatives must flow through it, into a scratch shadow that
+    /// the caller never sees). A constant `&mut` struct or scalar that becomes active is a
+    /// compile error, never a silent zero.
     fn inactive_param_shadows(&self, acts: &[Activity], an: &Analysis, mode: Mode) -> TokenStream {
         let mut out = TokenStream::new();
         for (p, a) in self.sig.params.iter().zip(acts) {
-            if !a.is_active() && !p.is_ref() && !p.is_self() && an.is_active(&p.name) {
-                let n = &p.name;
-                let d = match mode {
-                    Mode::Forward => tangent_name(n),
-                    Mode::Reverse => adjoint_name(n),
-                };
+            if a.is_active() || !an.is_active(&p.name) {
+                continue;
+            }
+            let n = &p.name;
+            let d = match mode {
+                Mode::Forward => tangent_name(n),
+                Mode::Reverse => adjoint_name(n),
+            };
+            if !p.is_ref() && !p.is_self() {
                 out.extend(quote!(let mut #d = __ad::zero_like(&#n);));
+                continue;
+            }
+            match &p.shape {
+                Shape::Slice { mutable: true } => out.extend(quote! {
+                    let mut #d = __ad::zero_like(#n);
+                }),
+                _ => {
+                    let (act, other) = match mode {
+                        Mode::Forward => ("Const", "Dual"),
+                        Mode::Reverse => ("Const", "Duplicated"),
+                    };
+                    let msg = format!(
+                        "`{n}` is `{act}`, but the function stores values that depend on its active inputs in it and reads them back: make it `{other}` (with a scratch shadow the caller ignores)"
+                    );
+                    let span = p.ty.as_ref().map_or(n.span(), |t| t.span());
+                    out.extend(quote_spanned!(span=> ::core::compile_error!(#msg);));
+                    // The rest of the body still names the shadow: no errors about it.
+                    out.extend(quote!(let #d: &mut _ = ::core::unreachable!();));
+                }
             }
         }
         out

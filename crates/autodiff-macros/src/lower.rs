@@ -1433,7 +1433,16 @@ impl Lowerer {
         };
         match self.lookup(&id.to_string()) {
             Some(Binding::Var(v)) => {
-                matches!(self.kinds.get(&v.to_string()), Some(VarKind::Buffer))
+                let name = v.to_string();
+                match self.kinds.get(&name) {
+                    Some(VarKind::Buffer) => true,
+                    // A float slice parameter (a constant `&mut` scratch buffer's shadow is
+                    // `zero_like(ws)`).
+                    Some(VarKind::Ref { .. }) => {
+                        !self.struct_refs.contains(&name) && !self.scalar_refs.contains(&name)
+                    }
+                    _ => false,
+                }
             }
             _ => false,
         }
