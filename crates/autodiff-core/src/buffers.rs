@@ -218,6 +218,16 @@ pub fn cast_like<F: Real, T: Real>(g: F, _like: &T) -> T {
     T::from(g).unwrap_or_else(T::nan)
 }
 
+/// `v` converted to the float type `T` (`T::from(v).unwrap()`): the primal and the tangent
+/// of a conversion to a float type parameter, where `v as T` is not Rust.
+#[inline(always)]
+pub fn cast_to<T: num_traits::NumCast, S: num_traits::ToPrimitive>(v: S) -> T {
+    match T::from(v) {
+        Some(t) => t,
+        None => panic!("autodiff: a value does not convert to the float type"),
+    }
+}
+
 /// An integer as a float of the type of `like`: the factor `n` in the partial of
 /// `a.powi(n)`, written so that it fits `f32`, `f64` and generic code alike.
 #[inline(always)]

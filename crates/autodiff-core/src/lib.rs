@@ -81,9 +81,9 @@ pub mod prelude {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::buffers::{
-        AddInto, Snapshot, ZeroLike, accumulator_zero, add_into, add_to, cast_like, compare,
-        elem_lit, fill_zero, holds, int_like, lit_like, min_len, restore, restore_from, snapshot,
-        sort_permutation, sum, zero_like,
+        AddInto, Snapshot, ZeroLike, accumulator_zero, add_into, add_to, cast_like, cast_to,
+        compare, elem_lit, fill_zero, holds, int_like, lit_like, min_len, restore, restore_from,
+        snapshot, sort_permutation, sum, zero_like,
     };
     pub use crate::difffn::{
         BufferCell, CapturedBuffer, DiffFn, ForwardFn, ReverseFn, cell_add, cell_take,

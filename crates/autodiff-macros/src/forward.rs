@@ -34,10 +34,7 @@ pub fn primal_op(op: &Op) -> TokenStream {
             let rest: Vec<TokenStream> = ops[1..].iter().map(Operand::primal).collect();
             quote!(#recv.#m(#(#rest),*))
         }
-        Op::Cast(o, ty) => {
-            let o = o.primal();
-            quote!(#o as #ty)
-        }
+        Op::Cast(o, ty) => cast(o.primal(), ty),
         Op::Load(p) => p.primal(),
         Op::Pop(p) => {
             let p = p.primal();
@@ -95,6 +92,22 @@ pub fn diff_operands(name: &str, ops: &[Operand]) -> Vec<usize> {
     (0..ops.len())
         .filter(|&i| !crate::builtins::math_arg_is_inert(name, i))
         .collect()
+}
+
+/// `v as ty`, or, for a type that is not a primitive (a float type parameter `T`, where
+/// `as` is not Rust), the conversion `__ad::cast_to::<T, _>(v)`.
+pub fn cast(v: TokenStream, ty: &syn::Type) -> TokenStream {
+    const PRIMITIVES: &[&str] = &[
+        "f32", "f64", "usize", "isize", "u8", "u16", "u32", "u64", "u128", "i8", "i16", "i32",
+        "i64", "i128",
+    ];
+    let primitive = matches!(ty, syn::Type::Path(p) if p.qself.is_none()
+        && p.path.get_ident().is_some_and(|i| PRIMITIVES.contains(&i.to_string().as_str())));
+    if primitive {
+        quote!(#v as #ty)
+    } else {
+        quote!(__ad::cast_to::<#ty, _>(#v))
+    }
 }
 
 /// `p.i` for a tuple of partials, or `p` when there is one.
@@ -177,7 +190,7 @@ impl Forward<'_> {
                     .collect();
                 Some(quote!({ let #p = #ps; #(#sum)+* }))
             }
-            Op::Cast(o, ty) => self.tan(o).map(|t| quote!(#t as #ty)),
+            Op::Cast(o, ty) => self.tan(o).map(|t| cast(t, ty)),
             Op::Load(p) => self.an.place_active(p).then(|| p.tangent()),
             Op::VecRepeat(o, n) => {
                 let t = self.tan_or_zero(o);

@@ -2406,6 +2406,12 @@ impl Lowerer {
             }),
             _ => {
                 let v = self.lower_expr(&m.args[0])?;
+                // `fold(0.0, f64::max)`: the path's type fixes the literal's, which the
+                // method form `acc.max(v)` of the lowered loop would leave ambiguous.
+                let v = match self.float_type_of_path(&m.args[1]) {
+                    Some(t) => typed_constant(v, &t),
+                    None => v,
+                };
                 self.operand(v, m.args[0].span())?
             }
         };
@@ -2501,6 +2507,7 @@ impl Lowerer {
         self.scopes.push(HashMap::new());
         let r = (|| {
             for (p, a) in def.params.iter().zip(args) {
+                let a = self.typed_float_arg(p, a, span)?;
                 self.bind_pat_ref(p, a)?;
             }
             if contains_return_expr(&def.body) {
@@ -2516,6 +2523,42 @@ impl Lowerer {
         })();
         self.scopes = saved;
         r
+    }
+
+    /// `F` of a function path `F::name` (`f64::max`) when `F` is a float type.
+    fn float_type_of_path(&self, f: &Expr) -> Option<syn::Type> {
+        let Expr::Path(p) = strip(f) else { return None };
+        if p.qself.is_some()
+            || p.path.segments.len() != 2
+            || !p.path.segments[0].arguments.is_none()
+        {
+            return None;
+        }
+        let first = &p.path.segments[0].ident;
+        let ty = syn::Type::Path(syn::TypePath {
+            qself: None,
+            path: syn::Path::from(first.clone()),
+        });
+        is_float_type(&ty, &self.floats).then_some(ty)
+    }
+
+    /// The argument `a` of a closure parameter `p` written with a float type
+    /// (`|t: f64| ..`), cast to that type: the call fixed the type of an untyped argument
+    /// (`let t = 0.5; g(t)`), and the inlined closure must too, or `t.sin()` would be a
+    /// method of an ambiguous `{float}`.
+    fn typed_float_arg(&mut self, p: &Pat, a: Val, span: Span) -> Result<Val> {
+        let Pat::Type(pt) = p else { return Ok(a) };
+        if !is_float_type(&pt.ty, &self.floats) {
+            return Ok(a);
+        }
+        let o = match a {
+            Val::Op(Operand::Var(v)) => Operand::Var(v),
+            Val::Place(pl, m) if pl.is_whole() && is_scalar_place(&pl, self) => {
+                self.operand(Val::Place(pl, m), span)?
+            }
+            other => return Ok(other),
+        };
+        Ok(Val::Op(self.let_op(Op::Cast(o, (*pt.ty).clone()), span)))
     }
 
     // ---------------------------------------------------------------- expressions
@@ -2941,6 +2984,24 @@ impl Lowerer {
             }
             _ => {}
         }
+        // `T::from(v).unwrap()` (num-traits' `NumCast`) with `T` a float type: a
+        // conversion, which carries the derivative of a float `v`.
+        if matches!(name.as_str(), "unwrap" | "expect")
+            && let Expr::Call(c) = strip(&m.receiver)
+            && c.args.len() == 1
+            && let Expr::Path(f) = strip(&c.func)
+            && f.path.segments.len() == 2
+            && f.path.segments[1].ident == "from"
+            && let Some(ty) = self.float_type_of_path(&c.func)
+        {
+            let v = self.lower_expr(&c.args[0])?;
+            return match self.operand(v, c.args[0].span())? {
+                Operand::Lit(_) => Ok(Val::Op(Operand::Lit(
+                    self.render(&Expr::MethodCall(m.clone())),
+                ))),
+                o => Ok(Val::Op(self.let_op(Op::Cast(o, ty), span))),
+            };
+        }
         // A user method.
         let recv = self.lower_expr(&m.receiver)?;
         // (Generated companions pop their own buffers back: that is read back as before.)
@@ -3280,6 +3341,22 @@ impl Lowerer {
             // Nested companions have one float type throughout (`nested::mixes_floats`):
             // the cast is the identity.
             ["__ad", "cast_like"] if c.args.len() == 2 => Ok(Some(self.lower_expr(&c.args[0])?)),
+            // A conversion to a float type parameter (`forward::cast`).
+            ["__ad", "cast_to"] if c.args.len() == 1 => {
+                let ty = match &*c.func {
+                    Expr::Path(p) => match p.path.segments.last().map(|s| &s.arguments) {
+                        Some(syn::PathArguments::AngleBracketed(a)) => match a.args.first() {
+                            Some(syn::GenericArgument::Type(t)) => t.clone(),
+                            _ => return unsupported(c, "this conversion"),
+                        },
+                        _ => return unsupported(c, "this conversion"),
+                    },
+                    _ => return unsupported(c, "this conversion"),
+                };
+                let v = self.lower_expr(&c.args[0])?;
+                let o = self.operand(v, c.args[0].span())?;
+                Ok(Some(Val::Op(self.let_op(Op::Cast(o, ty), span))))
+            }
             ["__ad", "take"] if c.args.len() == 1 => {
                 let Expr::MethodCall(m) = strip(&c.args[0]) else {
                     return unsupported(c, "this tape read");

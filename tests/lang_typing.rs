@@ -1,0 +1,149 @@
+//! Types that the written code fixes and the lowered code must keep: a closure's typed
+//! parameter called with an untyped float local, `fold` from a literal with `f64::max`,
+//! and `T::from(v).unwrap()` conversions in generic code (from an integer index and from
+//! a float). Each against the num-dual oracle in both modes; the conversion also under
+//! forward over reverse.
+// Index loops are part of the language under test.
+#![allow(clippy::needless_range_loop)]
+
+mod lang_common;
+
+use autodiff_core::prelude::*;
+use lang_common::{Dual64, Num, c, check, check_slice, config, seed, slice_case};
+use num_traits::Float;
+use proptest::prelude::*;
+
+/// `let t = 0.5; g(t)` with `g = |t: f64| ..`: the call makes `t` an `f64`.
+#[autodiff_forward(closure_typed_fwd, Dual, Dual)]
+#[autodiff_reverse(closure_typed_rev, Duplicated, Active)]
+fn closure_typed(x: &[f64]) -> f64 {
+    let g = |t: f64| x[0] * t.sin() + t.exp() * x[1];
+    let t = 0.5;
+    let mut s = g(t);
+    let mut u = 0.0;
+    for i in 0..x.len() {
+        u += 0.25;
+        s += g(u) * x[i];
+    }
+    s
+}
+
+fn closure_typed_o<D: Num>(x: &[D]) -> D {
+    let g = |t: f64| x[0] * t.sin() + x[1] * t.exp();
+    let mut s = g(0.5);
+    let mut u = 0.0;
+    for i in 0..x.len() {
+        u += 0.25;
+        s += g(u) * x[i];
+    }
+    s
+}
+
+/// `fold(0.0, f64::max)` and `fold(1.0, f64::min)`: the path types the literal.
+#[autodiff_forward(fold_paths_fwd, Dual, Dual)]
+#[autodiff_reverse(fold_paths_rev, Duplicated, Active)]
+fn fold_paths(x: &[f64]) -> f64 {
+    let hi = x.iter().map(|v| v * v).fold(0.0, f64::max);
+    let lo = x.iter().copied().fold(1.0, f64::min);
+    hi * lo + hi.sqrt()
+}
+
+fn fold_paths_o<D: Num>(x: &[D]) -> D {
+    let pick = |a: D, b: D, greater: bool| {
+        if (b.re() > a.re()) == greater && b.re() != a.re() {
+            b
+        } else {
+            a
+        }
+    };
+    let mut hi = c::<D>(0.0);
+    let mut lo = c::<D>(1.0);
+    for v in x {
+        hi = pick(hi, *v * *v, true);
+        lo = pick(lo, *v, false);
+    }
+    hi * lo + hi.sqrt()
+}
+
+/// `T::from(i).unwrap()` (an integer: a constant) and `T::from(x[0]).unwrap()` (a float:
+/// carries its derivative), in a closure with a typed generic parameter.
+#[autodiff_forward(conversions_fwd, Dual, Dual)]
+#[autodiff_reverse(conversions_rev, Duplicated, Active)]
+fn conversions<T: Float>(x: &[T]) -> T {
+    let mut out = T::zero();
+    for i in 0..x.len() {
+        let w = T::from(i).unwrap();
+        let f = |t: T| t * w + T::from(x[0]).unwrap().sin();
+        out = out + x[i] * f(x[i]);
+    }
+    out
+}
+
+fn conversions_o<D: Num>(x: &[D]) -> D {
+    let mut out = c::<D>(0.0);
+    for i in 0..x.len() {
+        out += x[i] * (x[i] * (i as f64) + x[0].sin());
+    }
+    out
+}
+
+/// The gradient of [`conversions`], whose forward companion is its H·v.
+#[autodiff_forward(conversions_hvp, Dual, Dual)]
+fn conversions_grad(x: &[f64], g: &mut [f64]) {
+    g.fill(0.0);
+    conversions_rev(x, g, 1.0);
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn closure_parameter_types((x, v, s0) in slice_case(-1.0, 1.0, 2..6, 0), s in seed()) {
+        check_slice(
+            "closure_typed",
+            (&x, &v, &s0, s),
+            closure_typed,
+            closure_typed_fwd,
+            closure_typed_rev,
+            closure_typed_o::<Dual64>,
+        );
+    }
+
+    #[test]
+    fn fold_with_float_paths((x, v, s0) in slice_case(-1.0, 1.0, 1..6, 0), s in seed()) {
+        check_slice(
+            "fold_paths",
+            (&x, &v, &s0, s),
+            fold_paths,
+            fold_paths_fwd,
+            fold_paths_rev,
+            fold_paths_o::<Dual64>,
+        );
+    }
+
+    #[test]
+    fn generic_conversions((x, v, s0) in slice_case(-1.0, 1.0, 1..6, 0), s in seed()) {
+        check_slice(
+            "conversions",
+            (&x, &v, &s0, s),
+            conversions,
+            conversions_fwd,
+            conversions_rev,
+            conversions_o::<Dual64>,
+        );
+        // H·v of Σ i x_i² + sin(x_0) Σ x_i: H = diag(2i) + cos(x_0) (e_0 1ᵀ + 1 e_0ᵀ)
+        // - sin(x_0) Σx e_0 e_0ᵀ.
+        let n = x.len();
+        let (mut g, mut hv) = (vec![0.0; n], vec![0.0; n]);
+        conversions_hvp(&x, &v[..n], &mut g, &mut hv);
+        let sum_x: f64 = x.iter().sum();
+        let sum_v: f64 = v[..n].iter().sum();
+        for i in 0..n {
+            let mut want = 2.0 * i as f64 * v[i] + x[0].cos() * v[0];
+            if i == 0 {
+                want += x[0].cos() * sum_v - x[0].sin() * sum_x * v[0];
+            }
+            check(&format!("H·v[{i}]"), hv[i], want);
+        }
+    }
+}
