@@ -411,8 +411,60 @@ fn through_refs(out: &mut f64, a: &f64, b: f64) -> f64 {
 
 // ---------------------------------------------------------------- properties
 
+// ---------------------------------------------------------------- element references as arguments
+
+#[differentiable]
+fn row_dot(w: &[f64], x: &[f64]) -> f64 {
+    w.iter().zip(x).map(|(a, b)| a * b).sum()
+}
+
+#[differentiable]
+fn sq_ref(v: &f64) -> f64 {
+    *v * *v
+}
+
+/// The rows of `for x in xs.iter()` and the elements of `|v| ..` are references: passed on
+/// as they are, to a slice parameter and to a `&f64` one.
+#[autodiff_forward(row_loss_fwd, Dual, Dual, Dual)]
+#[autodiff_reverse(row_loss_rev, Duplicated, Duplicated, Active)]
+#[allow(clippy::ptr_arg, clippy::redundant_closure)]
+fn row_loss(w: &[f64], xs: &Vec<Vec<f64>>) -> f64 {
+    let mut l = 0.0;
+    for x in xs.iter() {
+        l += row_dot(w, x).tanh();
+    }
+    l + w.iter().map(|v| sq_ref(v)).sum::<f64>()
+}
+
+fn row_loss_o<D: Num>(a: &[D]) -> D {
+    let (w, xs) = a.split_at(2);
+    let mut l = c::<D>(0.0);
+    for x in xs.chunks(2) {
+        l += (w[0] * x[0] + w[1] * x[1]).tanh();
+    }
+    l + w[0] * w[0] + w[1] * w[1]
+}
+
 proptest! {
     #![proptest_config(config())]
+
+    #[test]
+    fn element_references_passed_to_calls(a in vecf(-1.0, 1.0, 8), v in dirs(8), s in seed()) {
+        let w = &a[..2];
+        let xs = vec![a[2..4].to_vec(), a[4..6].to_vec(), a[6..8].to_vec()];
+        let (want, grad) = oracle_grad(row_loss_o, &a);
+        let mut dw = vec![0.0; 2];
+        let mut dxs = vec![vec![0.0; 2]; 3];
+        let got = row_loss_rev(w, &mut dw, &xs, &mut dxs, s);
+        check("primal", got, want);
+        let flat: Vec<f64> = dw.iter().chain(dxs.iter().flatten()).copied().collect();
+        check_all("gradient", &flat, &grad.iter().map(|g| g * s).collect::<Vec<_>>());
+        let vxs = vec![v[2..4].to_vec(), v[4..6].to_vec(), v[6..8].to_vec()];
+        let (p, t) = row_loss_fwd(w, &v[..2], &xs, &vxs);
+        check("forward primal", p, want);
+        let dir: f64 = grad.iter().zip(&v).map(|(g, d)| g * d).sum();
+        check("tangent", t, dir);
+    }
 
     #[test]
     fn mut_scalar_parameters_and_lent_locals(x in float(-1.5, 1.5), y in float(-1.5, 1.5), v in prop::array::uniform2(dir()), s in seed()) {

@@ -3101,6 +3101,12 @@ impl Lowerer {
                     {
                         return Ok(Arg::ClosureParam(v));
                     }
+                    // A reference to an element (`for row in m.iter()`, `|v| h(v)`): the
+                    // callee takes a reference, to a row of a matrix or to a float.
+                    Some(Binding::Alias(place, m)) if matches!(place.proj.last(), Some(Proj::Index(t)) if !is_range_tokens(t)) =>
+                    {
+                        return Ok(Arg::Ref(place, m));
+                    }
                     _ => {}
                 }
             }
