@@ -172,6 +172,45 @@ fn cubes_grad(x: &[f64], g: &mut [f64]) {
     cubes_rev(x, g, &mut ws, 1.0);
 }
 
+/// Dynamic time warping: a `Vec<Vec<f64>>` filled with `f64::INFINITY`, a local matrix of
+/// a nonzero constant read before it is overwritten, and an array of arrays. Their
+/// elements start with zero tangents (not the fill value).
+#[autodiff_forward(constant_matrices_fwd, Dual, Dual)]
+#[autodiff_reverse(constant_matrices_rev, Duplicated, Active)]
+fn constant_matrices(x: &[f64]) -> f64 {
+    let (n, m) = (x.len() / 2, x.len() - x.len() / 2);
+    let (a, b) = x.split_at(n);
+    let mut d = vec![vec![f64::INFINITY; m + 1]; n + 1];
+    d[0][0] = 0.0;
+    for i in 1..=n {
+        for j in 1..=m {
+            let c = (a[i - 1] - b[j - 1]).powi(2);
+            d[i][j] = c + d[i - 1][j].min(d[i][j - 1]).min(d[i - 1][j - 1]);
+        }
+    }
+    let mut w = vec![vec![2.0; 2]; 2];
+    w[0][1] = x[0] * w[1][1];
+    let mut q = [[0.5f64; 2]; 2];
+    q[1][0] = x[1] * q[0][0];
+    d[n][m] + w[0][1] * w[1][0] + q[1][0] * q[1][1]
+}
+
+fn constant_matrices_o<D: Num>(x: &[D]) -> D {
+    let (n, m) = (x.len() / 2, x.len() - x.len() / 2);
+    let (a, b) = x.split_at(n);
+    let inf = c::<D>(f64::INFINITY);
+    let mut d = vec![vec![inf; m + 1]; n + 1];
+    d[0][0] = c(0.0);
+    let min = |p: D, q: D| if q.re() < p.re() { q } else { p };
+    for i in 1..=n {
+        for j in 1..=m {
+            let cost = (a[i - 1] - b[j - 1]).powi(2);
+            d[i][j] = cost + min(min(d[i - 1][j], d[i][j - 1]), d[i - 1][j - 1]);
+        }
+    }
+    d[n][m] + x[0] * 2.0 * 2.0 + x[1] * 0.5 * 0.5
+}
+
 /// A `&Vec<Vec<f64>>` parameter (its tangent and shadow are `Vec<Vec<f64>>` too).
 #[autodiff_forward(rows_fwd, Dual, Dual)]
 #[autodiff_reverse(rows_rev, Duplicated, Active)]
@@ -847,6 +886,18 @@ proptest! {
             check("gradient", g[i], 3.0 * x[i] * x[i]);
             check("H·v", hv[i], 6.0 * x[i] * v[i]);
         }
+    }
+
+    #[test]
+    fn matrices_of_constants((x, v, s0) in slice_case(-1.0, 1.0, 2..7, 0), s in seed()) {
+        check_slice(
+            "constant_matrices",
+            (&x, &v, &s0, s),
+            constant_matrices,
+            constant_matrices_fwd,
+            constant_matrices_rev,
+            constant_matrices_o,
+        );
     }
 
     #[test]

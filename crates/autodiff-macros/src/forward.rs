@@ -94,6 +94,18 @@ pub fn diff_operands(name: &str, ops: &[Operand]) -> Vec<usize> {
         .collect()
 }
 
+/// Whether `t` writes a buffer out as a literal: `vec![..]` or `[..; n]`.
+fn is_literal_buffer(t: &TokenStream) -> bool {
+    let tts: Vec<proc_macro2::TokenTree> = t.clone().into_iter().collect();
+    match tts.first() {
+        Some(proc_macro2::TokenTree::Group(g)) => g.delimiter() == proc_macro2::Delimiter::Bracket,
+        _ => tts.windows(2).any(|w| {
+            matches!(&w[0], proc_macro2::TokenTree::Ident(i) if i == "vec")
+                && matches!(&w[1], proc_macro2::TokenTree::Punct(p) if p.as_char() == '!')
+        }),
+    }
+}
+
 /// `v as ty`, or, for a type that is not a primitive (a float type parameter `T`, where
 /// `as` is not Rust), the conversion `__ad::cast_to::<T, _>(v)`.
 pub fn cast(v: TokenStream, ty: &syn::Type) -> TokenStream {
@@ -208,6 +220,10 @@ impl Forward<'_> {
                     quote!([#(#ts),*])
                 })
             }
+            // A buffer written as a literal (`vec![vec![f64::INFINITY; m]; n]`,
+            // `[[1.0; 3]; 3]`) starts with zero tangents; an empty one (`Vec::new()`, a
+            // tape of a companion differentiated again) starts empty, as its primal.
+            Op::NewVec(t) if is_literal_buffer(t) => Some(quote!(__ad::zero_like(&#var))),
             Op::NewVec(t) => Some(t.clone()),
             Op::CloneOf(p) => self.an.place_active(p).then(|| {
                 let t = p.tangent();

@@ -1018,6 +1018,10 @@ impl Lowerer {
                 }
                 Ok(Some(Op::ArrLit(ops, true)))
             }
+            // `[[0.0; 3]; 3]`: an array of arrays of a constant, created as written.
+            Expr::Repeat(_) if is_constant_buffer(e) && !is_flat_repeat(e) => {
+                Ok(Some(Op::NewVec(self.render(e))))
+            }
             Expr::Repeat(r) => {
                 let v = self.lower_expr(&r.expr)?;
                 let v = self.operand(v, r.span())?;
@@ -3971,9 +3975,8 @@ fn is_integer_method(name: &str) -> bool {
 fn is_constant_buffer(e: &Expr) -> bool {
     let is_constant = |e: &Expr| match strip(e) {
         Expr::Lit(_) => true,
-        Expr::Unary(u) => {
-            matches!(u.op, syn::UnOp::Neg(_)) && matches!(strip(&u.expr), Expr::Lit(_))
-        }
+        Expr::Unary(u) => matches!(u.op, syn::UnOp::Neg(_)) && is_named_constant_or_lit(&u.expr),
+        e if is_named_constant_or_lit(e) => true,
         e => is_constant_buffer(e),
     };
     match strip(e) {
@@ -3982,6 +3985,30 @@ fn is_constant_buffer(e: &Expr) -> bool {
             .parse_body_with(parse_repeat)
             .is_ok_and(|r| is_constant(&r.0)),
         Expr::Repeat(r) => is_constant(&r.expr),
+        _ => false,
+    }
+}
+
+/// `[v; n]` with a scalar `v` (not itself an array).
+fn is_flat_repeat(e: &Expr) -> bool {
+    matches!(strip(e), Expr::Repeat(r) if !matches!(strip(&r.expr), Expr::Repeat(_)))
+}
+
+/// A literal, or a constant named by a path of two or more segments in upper case
+/// (`f64::INFINITY`, `std::f64::consts::PI`): a fill value that carries no derivative. A
+/// single upper-case name may be a local, so it is not taken for a constant.
+fn is_named_constant_or_lit(e: &Expr) -> bool {
+    match strip(e) {
+        Expr::Lit(_) => true,
+        Expr::Path(p) => {
+            p.qself.is_none()
+                && p.path.segments.len() >= 2
+                && p.path.segments.last().is_some_and(|s| {
+                    let n = s.ident.to_string();
+                    n.chars().any(|c| c.is_ascii_uppercase())
+                        && !n.chars().any(|c| c.is_ascii_lowercase())
+                })
+        }
         _ => false,
     }
 }
