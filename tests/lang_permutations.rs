@@ -98,6 +98,38 @@ fn reorder(x: &[f64], y: &mut [f64]) {
     }
 }
 
+/// `std::mem::swap` of two float locals and of two elements, in a loop.
+#[autodiff_forward(swapped_fwd, Dual, Dual)]
+#[autodiff_reverse(swapped_rev, Duplicated, Active)]
+fn swapped(x: &[f64]) -> f64 {
+    let mut u = x[0];
+    let mut w = x[x.len() - 1] * 2.0;
+    let mut v = x.to_vec();
+    let mut y: Vec<f64> = x.iter().map(|t| t * t).collect();
+    for k in 0..3 {
+        std::mem::swap(&mut u, &mut w);
+        u = u * 0.5 + w.sin();
+        std::mem::swap(&mut v[0], &mut y[k % x.len()]);
+        v[0] *= u;
+    }
+    u * w + v[0] - v[v.len() - 1] + y[0] * y[y.len() - 1]
+}
+
+fn swapped_o<D: Num>(x: &[D]) -> D {
+    let mut u = x[0];
+    let mut w = x[x.len() - 1] * 2.0;
+    let mut v = x.to_vec();
+    let mut y: Vec<D> = x.iter().map(|t| *t * *t).collect();
+    let n = v.len();
+    for k in 0..3 {
+        std::mem::swap(&mut u, &mut w);
+        u = u * 0.5 + w.sin();
+        std::mem::swap(&mut v[0], &mut y[k % n]);
+        v[0] *= u;
+    }
+    u * w + v[0] - v[n - 1] + y[0] * y[n - 1]
+}
+
 proptest! {
     #![proptest_config(config())]
 
@@ -106,6 +138,11 @@ proptest! {
         check_slice("ordered", (&x, &v, &s0, seed), ordered, ordered_fwd, ordered_rev, ordered_o);
         let hv = autodiff_core::hvp::<ordered_rev>(&x, &v);
         assert_all_close("ordered H·v", &hv, &fd_hvp(grad_of(ordered_rev), &x, &v), 1e-6);
+    }
+
+    #[test]
+    fn mem_swap_of_floats((x, v, s0, seed) in slice_seed_case(-2.0, 2.0, 2..9)) {
+        check_slice("swapped", (&x, &v, &s0, seed), swapped, swapped_fwd, swapped_rev, swapped_o);
     }
 
     #[test]

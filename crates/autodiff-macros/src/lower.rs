@@ -3175,6 +3175,28 @@ impl Lowerer {
         if last == "no_grad" {
             return Ok(Val::Op(Operand::Lit(self.render(&Expr::Call(c.clone())))));
         }
+        // `std::mem::swap(&mut a, &mut b)` of two floats (locals or elements): three
+        // assignments through a temporary.
+        let names = path_names(path);
+        if names.len() >= 2
+            && names[names.len() - 2..] == ["mem", "swap"]
+            && c.args.len() == 2
+            && let [Expr::Reference(a), Expr::Reference(b)] = [strip(&c.args[0]), strip(&c.args[1])]
+            && a.mutability.is_some()
+            && b.mutability.is_some()
+        {
+            let (a, b) = (&a.expr, &b.expr);
+            let block: syn::Block = syn::parse_quote_spanned!(span=> {
+                let __ad_mem_swap = #a;
+                #a = #b;
+                #b = __ad_mem_swap;
+            });
+            self.scopes.push(HashMap::new());
+            let r = self.lower_stmts(&block.stmts, Tail::Value);
+            self.scopes.pop();
+            r?;
+            return Ok(Val::Tuple(vec![]));
+        }
         if self.companion
             && let Some(v) = self.lower_runtime_call(c)?
         {
@@ -3430,6 +3452,28 @@ impl Lowerer {
     }
 
     fn lower_call(&mut self, callee: Callee, args: Vec<Arg>, span: Span) -> Result<Val> {
+        // Two `&mut` parts of one buffer (the halves of `split_at_mut`) in one call: the
+        // derivative code would borrow the buffer and its shadow mutably twice.
+        let mut_bases: Vec<&Ident> = args
+            .iter()
+            .filter_map(|a| match a {
+                Arg::Ref(p, true) => Some(&p.base),
+                _ => None,
+            })
+            .collect();
+        if let Some(b) = mut_bases
+            .iter()
+            .enumerate()
+            .find_map(|(i, b)| mut_bases[i + 1..].contains(b).then_some(*b))
+        {
+            let name = user_name(&b.to_string()).to_string();
+            return Err(syn::Error::new(
+                span,
+                format!(
+                    "this call receives two `&mut` parts of `{name}` (the halves of `split_at_mut`): not supported in differentiated code; pass `{name}` whole with the split index"
+                ),
+            ));
+        }
         let var = self.temp(span);
         self.emit(Stmt::Let {
             var: var.clone(),
@@ -3986,6 +4030,17 @@ fn is_constant_buffer(e: &Expr) -> bool {
             .is_ok_and(|r| is_constant(&r.0)),
         Expr::Repeat(r) => is_constant(&r.expr),
         _ => false,
+    }
+}
+
+/// The name the user wrote for the local `ir` (`__ad3_buf` is `buf`).
+fn user_name(ir: &str) -> &str {
+    match ir.strip_prefix("__ad") {
+        Some(rest) => {
+            let rest = rest.trim_start_matches(|c: char| c.is_ascii_digit());
+            rest.strip_prefix('_').unwrap_or(ir)
+        }
+        None => ir,
     }
 }
 
