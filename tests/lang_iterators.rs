@@ -238,6 +238,23 @@ fn extremes(x: &[f64]) -> f64 {
     top * damped + hi * lo + sq + ends + lo_mapped * 0.5
 }
 
+/// Elements by position: `get(i)` with `unwrap_or`, in and out of range, `first`/`last`
+/// with `unwrap_or` on an empty slice (the default, not a panic).
+#[autodiff_forward(positions_fwd, Dual, Dual)]
+#[autodiff_reverse(positions_rev, Duplicated, Active)]
+fn positions(x: &[f64]) -> f64 {
+    let second = x.get(1).copied().unwrap_or(0.5);
+    let far = *x.get(x.len() + 2).unwrap_or(&0.25);
+    let none = x[..0].first().copied().unwrap_or(-1.5) + x[..0].last().copied().unwrap_or(2.0);
+    let last = *x.get(x.len() / 2).unwrap();
+    second * far + none * x[0] + last.sin()
+}
+
+fn positions_o<D: Num>(x: &[D]) -> D {
+    let second = if x.len() > 1 { x[1] } else { c(0.5) };
+    second * 0.25 + x[0] * 0.5 + x[x.len() / 2].sin()
+}
+
 fn extremes_o<D: Num>(x: &[D]) -> D {
     let (mut top, mut lo, mut sq) = (x[0], x[0], (x[0] - 0.25) * (x[0] - 0.25));
     let mut damped = x[0].sin();
@@ -316,6 +333,11 @@ proptest! {
     #[test]
     fn elements_found_by_reductions((x, v, s0, seed) in case(1)) {
         check_slice("extremes", (&x, &v, &s0, seed), extremes, extremes_fwd, extremes_rev, extremes_o);
+    }
+
+    #[test]
+    fn elements_by_position((x, v, s0, seed) in case(1)) {
+        check_slice("positions", (&x, &v, &s0, seed), positions, positions_fwd, positions_rev, positions_o);
     }
 
     #[test]

@@ -1302,11 +1302,12 @@ impl Lowerer {
         r.map(|_| ())
     }
 
-    /// `chain.reduce(f)`, `chain.max_by(cmp)`, `chain.min_by(cmp)`, `x.first()` or
-    /// `x.last()`, then (through `copied()`/`cloned()`) `unwrap()`, `expect(..)` or
-    /// `unwrap_or(d)`: the element, as the code that finds it. A reduction runs as a loop
-    /// that keeps its current element (the comparisons run on primal values); `first` and
-    /// `last` are indexing.
+    /// `chain.reduce(f)`, `chain.max_by(cmp)`, `chain.min_by(cmp)`, `x.first()`,
+    /// `x.last()` or `x.get(i)`, then (through `copied()`/`cloned()`) `unwrap()`,
+    /// `expect(..)` or `unwrap_or(d)`: the element, as the code that finds it. A reduction
+    /// runs as a loop that keeps its current element (the comparisons run on primal
+    /// values); `first`, `last` and `get` are indexing (guarded by the length for
+    /// `unwrap_or`).
     fn unwrapped_element(&mut self, m: &syn::ExprMethodCall) -> Result<Option<Expr>> {
         let mut inner = strip(&m.receiver);
         while let Expr::MethodCall(c) = inner
@@ -1321,14 +1322,42 @@ impl Lowerer {
         let span = m.span();
         let recv = &found.receiver;
         let method = found.method.to_string();
-        if matches!(method.as_str(), "first" | "last") && found.args.is_empty() {
+        let positional = match method.as_str() {
+            "first" | "last" => found.args.is_empty(),
+            "get" => found.args.len() == 1 && !is_range_expr(&found.args[0]),
+            _ => false,
+        };
+        if positional {
             if !self.is_float_buffer_expr(recv)? {
                 return Ok(None);
             }
-            return Ok(Some(match method.as_str() {
-                "first" => syn::parse_quote_spanned!(span=> #recv[0]),
-                _ => syn::parse_quote_spanned!(span=> #recv[#recv.len() - 1]),
-            }));
+            // The position, and whether it holds an element.
+            let (index, holds): (Expr, Expr) = match method.as_str() {
+                "first" => (
+                    syn::parse_quote_spanned!(span=> 0),
+                    syn::parse_quote_spanned!(span=> !#recv.is_empty()),
+                ),
+                "last" => (
+                    syn::parse_quote_spanned!(span=> #recv.len() - 1),
+                    syn::parse_quote_spanned!(span=> !#recv.is_empty()),
+                ),
+                _ => {
+                    let i = &found.args[0];
+                    (
+                        syn::parse_quote_spanned!(span=> (#i)),
+                        syn::parse_quote_spanned!(span=> (#i) < #recv.len()),
+                    )
+                }
+            };
+            return Ok(match m.method.to_string().as_str() {
+                "unwrap" | "expect" => Some(syn::parse_quote_spanned!(span=> #recv[#index])),
+                "unwrap_or" if m.args.len() == 1 => {
+                    let d = strip_ref(&m.args[0]);
+                    Some(syn::parse_quote_spanned!(span=>
+                        if #holds { #recv[#index] } else { #d }))
+                }
+                _ => None,
+            });
         }
         if !matches!(method.as_str(), "reduce" | "max_by" | "min_by") || found.args.len() != 1 {
             return Ok(None);
