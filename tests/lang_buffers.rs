@@ -211,6 +211,24 @@ fn constant_matrices_o<D: Num>(x: &[D]) -> D {
     d[n][m] + x[0] * 2.0 * 2.0 + x[1] * 0.5 * 0.5
 }
 
+/// Matrices filled with a value that reads locals (`vec![vec![big; m]; n]`, an active
+/// element) or with a constant expression (`f64::MAX / 4.0`): each element gets its own
+/// derivative.
+#[autodiff_forward(filled_matrices_fwd, Dual, Dual)]
+#[autodiff_reverse(filled_matrices_rev, Duplicated, Active)]
+fn filled_matrices(x: &[f64]) -> f64 {
+    let big = 1e3;
+    let mut d = vec![vec![big; 3]; 2];
+    let e = vec![vec![x[0] * 2.0; x.len()]; 3];
+    let k = vec![vec![f64::MAX / 4.0; 2]; 2];
+    d[0][1] = x[1] * d[1][2];
+    d[0][1] * e[2][1] + e[0][0] * x[1] + (k[1][1] / f64::MAX) * x[0]
+}
+
+fn filled_matrices_o<D: Num>(x: &[D]) -> D {
+    x[1] * 1e3 * (x[0] * 2.0) + x[0] * 2.0 * x[1] + x[0] * 0.25
+}
+
 /// A `&Vec<Vec<f64>>` parameter (its tangent and shadow are `Vec<Vec<f64>>` too).
 #[autodiff_forward(rows_fwd, Dual, Dual)]
 #[autodiff_reverse(rows_rev, Duplicated, Active)]
@@ -898,6 +916,19 @@ proptest! {
             constant_matrices_rev,
             constant_matrices_o,
         );
+        check_slice(
+            "filled_matrices",
+            (&x, &v, &s0, s),
+            filled_matrices,
+            filled_matrices_fwd,
+            filled_matrices_rev,
+            filled_matrices_o,
+        );
+        let hv = autodiff_core::hvp::<filled_matrices_rev>(&x, &v);
+        let mut want = vec![0.0; x.len()];
+        want[0] = 2002.0 * v[1];
+        want[1] = 2002.0 * v[0];
+        check_all("filled_matrices H·v", &hv, &want);
     }
 
     #[test]

@@ -699,6 +699,11 @@ impl Lowerer {
                 self.bind(name, Binding::Closure(Rc::new(def)));
                 return Ok(());
             }
+            if let Some(matrix) = self.lower_filled_matrix(e)? {
+                // The binding names the matrix built (as for `collect`).
+                self.bind(name, Binding::Var(matrix));
+                return Ok(());
+            }
             if let Some(op) = self.buffer_init(e)? {
                 if let Op::Use(Operand::Var(collected)) = op {
                     // `collect` built the buffer already: the binding names it.
@@ -989,6 +994,79 @@ impl Lowerer {
         }
     }
 
+    /// Whether the buffer `e` (`vec![v; n]`, `[v; n]`, nested) is filled with a value
+    /// that reads no local (`T::zero()`, `f64::MAX / 2.0`), or, in a companion read back,
+    /// with a zero (`__ad::zero_like(&v)`): a constant.
+    fn has_constant_fill(&self, e: &Expr) -> bool {
+        match strip(e) {
+            Expr::Macro(m) if is_vec_macro(&m.mac) => m
+                .mac
+                .parse_body_with(parse_repeat)
+                .is_ok_and(|r| self.has_constant_fill(&r.0)),
+            Expr::Repeat(r) => self.has_constant_fill(&r.expr),
+            Expr::Call(c) if self.companion && is_zero_like_call(c) => true,
+            e => !self.mentions_locals(e),
+        }
+    }
+
+    /// `vec![vec![v; c]; r]` with `v` reading locals (`vec![vec![big; m]; n]`,
+    /// `vec![vec![x[0]; 2]; 2]`): a matrix of zeros of `v`'s type, then `v` written into
+    /// each element, so that each element gets its own derivative.
+    fn lower_filled_matrix(&mut self, e: &Expr) -> Result<Option<Ident>> {
+        let Expr::Macro(m) = e else { return Ok(None) };
+        if !is_vec_macro(&m.mac) {
+            return Ok(None);
+        }
+        let Ok((row, r)) = m.mac.parse_body_with(parse_repeat) else {
+            return Ok(None);
+        };
+        let Expr::Macro(im) = strip(&row) else {
+            return Ok(None);
+        };
+        if !is_vec_macro(&im.mac) {
+            return Ok(None);
+        }
+        let Ok((fill, c)) = im.mac.parse_body_with(parse_repeat) else {
+            return Ok(None);
+        };
+        if self.has_constant_fill(&fill) || matches!(strip(&fill), Expr::Macro(_) | Expr::Repeat(_))
+        {
+            return Ok(None);
+        }
+        let span = e.span();
+        let v = self.lower_expr(&fill)?;
+        let Operand::Var(v) = self.operand(v, fill.span())? else {
+            return Ok(None);
+        };
+        let (r, c) = (self.render(&r), self.render(&c));
+        let matrix = self.fresh("filled", span);
+        self.kinds.insert(matrix.to_string(), VarKind::Buffer);
+        self.emit(Stmt::Let {
+            var: matrix.clone(),
+            mutable: true,
+            op: Op::NewVec(quote!(
+                ::std::vec![::std::vec![__ad::zero_like(&#v); #c]; #r]
+            )),
+        });
+        self.scopes.push(HashMap::new());
+        self.bind(
+            &Ident::new("__ad_matrix", span),
+            Binding::Var(matrix.clone()),
+        );
+        self.bind(&Ident::new("__ad_fill", span), Binding::Var(v));
+        let block: syn::Block = syn::parse_quote_spanned!(span=> {
+            for __ad_i in 0..__ad_matrix.len() {
+                for __ad_j in 0..__ad_matrix[__ad_i].len() {
+                    __ad_matrix[__ad_i][__ad_j] = __ad_fill;
+                }
+            }
+        });
+        let done = self.lower_stmts(&block.stmts, Tail::Value);
+        self.scopes.pop();
+        done?;
+        Ok(Some(matrix))
+    }
+
     /// Initialisers that create an owned buffer.
     fn buffer_init(&mut self, e: &Expr) -> Result<Option<Op>> {
         match e {
@@ -1000,7 +1078,7 @@ impl Lowerer {
                 if let Ok(r) = m.mac.parse_body_with(parse_repeat) {
                     // `vec![vec![0.0; m]; n]`: a buffer of buffers of a constant, created
                     // as written (its shadow is zeros of the same shape).
-                    if is_constant_buffer(&r.0) {
+                    if is_constant_buffer(&r.0) || self.has_constant_fill(&r.0) {
                         return Ok(Some(Op::NewVec(self.render(e))));
                     }
                     let v = self.lower_expr(&r.0)?;
@@ -4060,6 +4138,16 @@ fn is_constant_buffer(e: &Expr) -> bool {
         Expr::Repeat(r) => is_constant(&r.expr),
         _ => false,
     }
+}
+
+/// `vec![..]` or `::std::vec![..]`.
+fn is_vec_macro(m: &syn::Macro) -> bool {
+    path_names(&m.path).last().is_some_and(|n| n == "vec")
+}
+
+/// `__ad::zero_like(..)`.
+fn is_zero_like_call(c: &syn::ExprCall) -> bool {
+    matches!(&*c.func, Expr::Path(p) if path_names(&p.path) == ["__ad", "zero_like"])
 }
 
 /// The name the user wrote for the local `ir` (`__ad3_buf` is `buf`).
