@@ -445,8 +445,65 @@ fn row_loss_o<D: Num>(a: &[D]) -> D {
     l + w[0] * w[0] + w[1] * w[1]
 }
 
+/// A batch of samples (`&[Vec<f64>]`) that stays constant, passed to a helper that
+/// differentiates it: the helper gets a zero shadow for it.
+#[differentiable]
+fn batch_score(w: &[f64], xs: &[Vec<f64>]) -> f64 {
+    let mut s = 0.0;
+    for x in xs {
+        s += (w[0] * x[0] + w[1] * x[1]).tanh();
+    }
+    s
+}
+
+#[autodiff_forward(batch_loss_fwd, Dual, Const, Dual)]
+#[autodiff_reverse(batch_loss_rev, Duplicated, Const, Active)]
+fn batch_loss(w: &[f64], xs: &[Vec<f64>]) -> f64 {
+    batch_score(w, xs) + w[0] * w[1]
+}
+
+/// Its gradient, whose forward companion is the H·v with the batch constant.
+#[autodiff_forward(batch_loss_hvp, Dual, Const, Dual)]
+fn batch_loss_grad(w: &[f64], xs: &[Vec<f64>], g: &mut [f64]) {
+    g.fill(0.0);
+    batch_loss_rev(w, g, xs, 1.0);
+}
+
+fn batch_loss_o<D: Num>(w: &[D], xs: &[Vec<f64>]) -> D {
+    let mut s = w[0] * w[1];
+    for x in xs {
+        s += (w[0] * x[0] + w[1] * x[1]).tanh();
+    }
+    s
+}
+
 proptest! {
     #![proptest_config(config())]
+
+    #[test]
+    fn constant_batches_passed_to_helpers(w in vecf(-1.0, 1.0, 2), b in vecf(-2.0, 2.0, 6), v in dirs(2), s in seed()) {
+        let xs: Vec<Vec<f64>> = b.chunks(2).map(|c| c.to_vec()).collect();
+        let (want, grad) = oracle_grad(|d| batch_loss_o(d, &xs), &w);
+        let mut dw = vec![0.0; 2];
+        check("primal", batch_loss_rev(&w, &mut dw, &xs, s), want);
+        check_all("gradient", &dw, &grad.iter().map(|g| g * s).collect::<Vec<_>>());
+        let (p, t) = batch_loss_fwd(&w, &v, &xs);
+        check("forward primal", p, want);
+        check("tangent", t, grad[0] * v[0] + grad[1] * v[1]);
+        // H·v against the oracle's gradient differentiated along v (forward over forward
+        // of the oracle: the directional derivative of each gradient component).
+        let (mut g, mut hv) = (vec![0.0; 2], vec![0.0; 2]);
+        batch_loss_hvp(&w, &v, &xs, &mut g, &mut hv);
+        for i in 0..2 {
+            let e: Vec<f64> = (0..2).map(|j| if i == j { 1.0 } else { 0.0 }).collect();
+            let h = 1e-5;
+            let at = |t: f64| {
+                let wt: Vec<f64> = w.iter().zip(&v).map(|(a, d)| a + t * d).collect();
+                oracle_jvp(|d| vec![batch_loss_o(d, &xs)], &wt, &e).1[0]
+            };
+            check_tol(&format!("H·v[{i}]"), hv[i], (at(h) - at(-h)) / (2.0 * h), 1e-6);
+        }
+    }
 
     #[test]
     fn element_references_passed_to_calls(a in vecf(-1.0, 1.0, 8), v in dirs(8), s in seed()) {

@@ -8,6 +8,7 @@
 //! needs, so the caller never has to know the callee's parameter types.
 
 use crate::Real;
+use crate::buffers::ZeroLike;
 
 /// Tangent marker passed for an argument that is constant at the call site.
 #[derive(Clone, Copy, Debug, Default)]
@@ -211,48 +212,93 @@ impl<T> ScalarSink<T> for Discard {
 }
 
 /// The forward tangent of a parameter that is a shared reference to a user type (`&self`,
-/// `m: &Model`): the shadow is a value of the same type.
+/// `m: &Model`): the shadow is a value of the same type. A constant argument whose type
+/// has a zero (a matrix `&[Vec<f64>]`, a `&f64`) gets a zero made in `scratch`; a
+/// constant user struct has none, which is the error below.
 #[diagnostic::on_unimplemented(
     message = "a constant `{S}` is passed where the callee differentiates it",
     label = "this argument has no shadow here",
     note = "give the caller's value an activity (`Dual` or `Duplicated`) so that it has a shadow, or wrap the call in `no_grad(..)`"
 )]
 pub trait StructShadow<S: ?Sized> {
-    /// The shadow.
-    fn shadow(&self) -> &S;
+    /// Storage for a shadow made by the callee.
+    type Scratch: Default;
+    /// The shadow of `primal`.
+    fn shadow<'a>(&'a self, primal: &S, scratch: &'a mut Self::Scratch) -> &'a S;
 }
 
 impl<S: ?Sized> StructShadow<S> for &S {
+    type Scratch = ();
     #[inline(always)]
-    fn shadow(&self) -> &S {
+    fn shadow<'a>(&'a self, _primal: &S, _scratch: &'a mut ()) -> &'a S {
         self
     }
 }
 
 impl<S: ?Sized> StructShadow<S> for &mut S {
+    type Scratch = ();
     #[inline(always)]
-    fn shadow(&self) -> &S {
+    fn shadow<'a>(&'a self, _primal: &S, _scratch: &'a mut ()) -> &'a S {
         self
     }
 }
 
 /// Mutable access to the shadow of a parameter that is a `&mut` reference to a user type,
-/// or to the adjoint sink of any reference to a user type.
+/// or to the adjoint sink of any reference to a user type. A constant argument whose type
+/// has a zero gets a scratch zero (whatever the callee adds to it is dropped).
 #[diagnostic::on_unimplemented(
     message = "a constant `{S}` is passed where the callee differentiates it",
     label = "this argument has no shadow here",
     note = "give the caller's value an activity (`Dual` or `Duplicated`) so that it has a shadow, or wrap the call in `no_grad(..)`"
 )]
 pub trait StructShadowMut<S: ?Sized> {
-    /// The shadow.
-    fn shadow_mut(&mut self) -> &mut S;
+    /// Storage for a shadow made by the callee.
+    type Scratch: Default;
+    /// The shadow of `primal`.
+    fn shadow_mut<'a>(&'a mut self, primal: &S, scratch: &'a mut Self::Scratch) -> &'a mut S;
 }
 
 impl<S: ?Sized> StructShadowMut<S> for &mut S {
+    type Scratch = ();
     #[inline(always)]
-    fn shadow_mut(&mut self) -> &mut S {
+    fn shadow_mut<'a>(&'a mut self, _primal: &S, _scratch: &'a mut ()) -> &'a mut S {
         self
     }
+}
+
+// A constant float, or a constant buffer of floats or of rows (a matrix `&[Vec<f64>]`):
+// a zero shadow of the same shape. User structs have no zero: no impl, the error above.
+macro_rules! zero_shadow {
+    ($(impl[$($g:tt)*] $s:ty => $scratch:ty;)*) => {$(
+        impl<$($g)*> StructShadow<$s> for Zero {
+            type Scratch = Option<$scratch>;
+            #[inline]
+            fn shadow<'a>(&'a self, primal: &$s, scratch: &'a mut Self::Scratch) -> &'a $s {
+                scratch.insert(primal.zero_like())
+            }
+        }
+        impl<$($g)*> StructShadowMut<$s> for Zero {
+            type Scratch = Option<$scratch>;
+            #[inline]
+            fn shadow_mut<'a>(&'a mut self, primal: &$s, scratch: &'a mut Self::Scratch) -> &'a mut $s {
+                scratch.insert(primal.zero_like())
+            }
+        }
+        impl<$($g)*> StructShadowMut<$s> for Discard {
+            type Scratch = Option<$scratch>;
+            #[inline]
+            fn shadow_mut<'a>(&'a mut self, primal: &$s, scratch: &'a mut Self::Scratch) -> &'a mut $s {
+                scratch.insert(primal.zero_like())
+            }
+        }
+    )*};
+}
+zero_shadow! {
+    impl[] f64 => f64;
+    impl[] f32 => f32;
+    impl[T: ZeroLike<Out = T>] [T] => Vec<T>;
+    impl[T: ZeroLike<Out = T>] Vec<T> => Vec<T>;
+    impl[T: ZeroLike<Out = T>, const N: usize] [T; N] => [T; N];
 }
 
 // Tuples of tangents, nested too: the result of a function that returns a tuple, paired

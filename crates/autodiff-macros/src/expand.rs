@@ -905,14 +905,20 @@ impl Gen<'_> {
                 let inner = referent(p);
                 (
                     quote!(#t: impl ::autodiff_core::__private::StructShadow<#inner>),
-                    quote!(let #d: &#inner = __ad::StructShadow::shadow(&#t);),
+                    quote!(
+                        let mut #s = ::core::default::Default::default();
+                        let #d: &#inner = __ad::StructShadow::shadow(&#t, &*#n, &mut #s);
+                    ),
                 )
             }
             Shape::Struct { mutable: true } => {
                 let inner = referent(p);
                 (
                     quote!(mut #t: impl ::autodiff_core::__private::StructShadowMut<#inner>),
-                    quote!(let #d: &mut #inner = __ad::StructShadowMut::shadow_mut(&mut #t);),
+                    quote!(
+                        let mut #s = ::core::default::Default::default();
+                        let #d: &mut #inner = __ad::StructShadowMut::shadow_mut(&mut #t, &*#n, &mut #s);
+                    ),
                 )
             }
             Shape::Other | Shape::Closure(_) => (quote!(#t: impl ::core::marker::Sized), quote!()),
@@ -998,7 +1004,10 @@ impl Gen<'_> {
                 let inner = referent(p);
                 (
                     quote!(mut #k: impl ::autodiff_core::__private::StructShadowMut<#inner>),
-                    quote!(let #b: &mut #inner = __ad::StructShadowMut::shadow_mut(&mut #k);),
+                    quote!(
+                        let mut #s = ::core::default::Default::default();
+                        let #b: &mut #inner = __ad::StructShadowMut::shadow_mut(&mut #k, &*#n, &mut #s);
+                    ),
                 )
             }
             Shape::Other | Shape::Closure(_) => (quote!(#k: impl ::core::marker::Sized), quote!()),

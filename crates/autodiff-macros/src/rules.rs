@@ -382,7 +382,10 @@ fn expand_rule(
             Kind::Struct { mutable: false } => {
                 let inner = p.inner.as_ref().map(|t| quote!(#t)).unwrap_or(quote!(Self));
                 fparams.push(quote!(#t: impl ::autodiff_core::__private::StructShadow<#inner>));
-                convert.extend(quote!(let #d: &#inner = __ad::StructShadow::shadow(&#t);));
+                convert.extend(quote!(
+                    let mut #s = ::core::default::Default::default();
+                    let #d: &#inner = __ad::StructShadow::shadow(&#t, &*#n, &mut #s);
+                ));
                 rule_args.push(quote!(#d));
                 rule_tys.push(quote!(&#inner));
             }
@@ -390,9 +393,10 @@ fn expand_rule(
                 let inner = p.inner.as_ref().map(|t| quote!(#t)).unwrap_or(quote!(Self));
                 fparams
                     .push(quote!(mut #t: impl ::autodiff_core::__private::StructShadowMut<#inner>));
-                convert.extend(
-                    quote!(let #d: &mut #inner = __ad::StructShadowMut::shadow_mut(&mut #t);),
-                );
+                convert.extend(quote!(
+                    let mut #s = ::core::default::Default::default();
+                    let #d: &mut #inner = __ad::StructShadowMut::shadow_mut(&mut #t, &*#n, &mut #s);
+                ));
                 rule_args.push(quote!(#d));
                 rule_tys.push(quote!(&mut #inner));
             }
@@ -558,9 +562,10 @@ fn expand_rule(
                 let inner = p.inner.as_ref().map(|t| quote!(#t)).unwrap_or(quote!(Self));
                 pparams
                     .push(quote!(mut #k: impl ::autodiff_core::__private::StructShadowMut<#inner>));
-                pconvert.extend(
-                    quote!(let #b: &mut #inner = __ad::StructShadowMut::shadow_mut(&mut #k);),
-                );
+                pconvert.extend(quote!(
+                    let mut #s = ::core::default::Default::default();
+                    let #b: &mut #inner = __ad::StructShadowMut::shadow_mut(&mut #k, &*#n, &mut #s);
+                ));
                 pb_args.push(quote!(#b));
             }
             Kind::Constant | Kind::Closure(_) => {
