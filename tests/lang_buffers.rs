@@ -225,6 +225,22 @@ fn filled_matrices(x: &[f64]) -> f64 {
     d[0][1] * e[2][1] + e[0][0] * x[1] + (k[1][1] / f64::MAX) * x[0]
 }
 
+/// Matrices written out row by row, as arrays and as `Vec`s, with active and constant
+/// elements.
+#[autodiff_forward(matrix_literals_fwd, Dual, Dual)]
+#[autodiff_reverse(matrix_literals_rev, Duplicated, Active)]
+#[allow(clippy::useless_vec)]
+fn matrix_literals(x: &[f64]) -> f64 {
+    let m = [[x[0], x[1]], [x[1] * x[0], x[0].sin()]];
+    let v = vec![vec![x[1].exp(), 1.0, x[0]], vec![0.5, x[1], 2.0]];
+    let c = [[0.0, 1.0], [1.0, 0.0]];
+    m[0][0] * m[1][1] - m[0][1] * m[1][0] + v[0][0] * v[1][1] + c[0][1] * v[0][2] * v[1][2]
+}
+
+fn matrix_literals_o<D: Num>(x: &[D]) -> D {
+    x[0] * x[0].sin() - x[1] * x[1] * x[0] + x[1].exp() * x[1] + x[0] * 2.0
+}
+
 fn filled_matrices_o<D: Num>(x: &[D]) -> D {
     x[1] * 1e3 * (x[0] * 2.0) + x[0] * 2.0 * x[1] + x[0] * 0.25
 }
@@ -923,6 +939,14 @@ proptest! {
             filled_matrices_fwd,
             filled_matrices_rev,
             filled_matrices_o,
+        );
+        check_slice(
+            "matrix_literals",
+            (&x, &v, &s0, s),
+            matrix_literals,
+            matrix_literals_fwd,
+            matrix_literals_rev,
+            matrix_literals_o,
         );
         let hv = autodiff_core::hvp::<filled_matrices_rev>(&x, &v);
         let mut want = vec![0.0; x.len()];

@@ -699,6 +699,10 @@ impl Lowerer {
                 self.bind(name, Binding::Closure(Rc::new(def)));
                 return Ok(());
             }
+            if let Some(matrix) = self.lower_matrix_literal(e)? {
+                self.bind(name, Binding::Var(matrix));
+                return Ok(());
+            }
             if let Some(matrix) = self.lower_filled_matrix(e)? {
                 // The binding names the matrix built (as for `collect`).
                 self.bind(name, Binding::Var(matrix));
@@ -1067,6 +1071,83 @@ impl Lowerer {
         Ok(Some(matrix))
     }
 
+    /// A matrix written out row by row, `[[a, b], [c, d]]` or `vec![vec![a, b], vec![c,
+    /// d]]` (rectangular), with elements that read locals: a matrix of zeros of the
+    /// elements' type, then each element written in order.
+    fn lower_matrix_literal(&mut self, e: &Expr) -> Result<Option<Ident>> {
+        let list = |e: &Expr| -> Option<(Vec<Expr>, bool)> {
+            match strip(e) {
+                Expr::Array(a) => Some((a.elems.iter().cloned().collect(), false)),
+                Expr::Macro(m) if is_vec_macro(&m.mac) => m
+                    .mac
+                    .parse_body_with(
+                        syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated,
+                    )
+                    .ok()
+                    .map(|items| (items.into_iter().collect(), true)),
+                _ => None,
+            }
+        };
+        let Some((rows, is_vec)) = list(e) else {
+            return Ok(None);
+        };
+        let mut cells: Vec<Vec<Expr>> = Vec::new();
+        for r in &rows {
+            match list(r) {
+                Some((items, v)) if v == is_vec && !items.is_empty() => cells.push(items),
+                _ => return Ok(None),
+            }
+        }
+        let cols = cells.first().map_or(0, Vec::len);
+        if cols == 0 || cells.iter().any(|r| r.len() != cols) {
+            return Ok(None);
+        }
+        let span = e.span();
+        let matrix = self.fresh("matrix", span);
+        self.kinds.insert(matrix.to_string(), VarKind::Buffer);
+        if cells.iter().flatten().all(|c| !self.mentions_locals(c)) {
+            // Constants: created as written.
+            let init = self.render(e);
+            self.emit(Stmt::Let {
+                var: matrix.clone(),
+                mutable: true,
+                op: Op::NewVec(init),
+            });
+            return Ok(Some(matrix));
+        }
+        let mut ops = Vec::new();
+        for c in cells.iter().flatten() {
+            let v = self.lower_expr(c)?;
+            ops.push(self.operand(v, c.span())?);
+        }
+        let Some(first) = ops.iter().find_map(Operand::var).cloned() else {
+            return Ok(None);
+        };
+        let n = rows.len();
+        let init = if is_vec {
+            quote!(::std::vec![::std::vec![__ad::zero_like(&#first); #cols]; #n])
+        } else {
+            quote!([[__ad::zero_like(&#first); #cols]; #n])
+        };
+        self.emit(Stmt::Let {
+            var: matrix.clone(),
+            mutable: true,
+            op: Op::NewVec(init),
+        });
+        for (k, val) in ops.into_iter().enumerate() {
+            let (i, j) = (k / cols, k % cols);
+            let mut place = Place::local(matrix.clone());
+            push_index(&mut place, quote!(#i));
+            push_index(&mut place, quote!(#j));
+            self.emit(Stmt::Assign {
+                place,
+                kind: AssignKind::Set,
+                val,
+            });
+        }
+        Ok(Some(matrix))
+    }
+
     /// Initialisers that create an owned buffer.
     fn buffer_init(&mut self, e: &Expr) -> Result<Option<Op>> {
         match e {
@@ -1097,7 +1178,9 @@ impl Lowerer {
                 Ok(Some(Op::ArrLit(ops, true)))
             }
             // `[[0.0; 3]; 3]`: an array of arrays of a constant, created as written.
-            Expr::Repeat(_) if is_constant_buffer(e) && !is_flat_repeat(e) => {
+            Expr::Repeat(_)
+                if (is_constant_buffer(e) || self.has_constant_fill(e)) && !is_flat_repeat(e) =>
+            {
                 Ok(Some(Op::NewVec(self.render(e))))
             }
             Expr::Repeat(r) => {
