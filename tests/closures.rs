@@ -128,6 +128,42 @@ fn captured_buffers(x: &[f64]) -> f64 {
     s + call(|| x.iter().map(|v| v * v).sum::<f64>() * w[0], 0.5)
 }
 
+/// A buffer local to a loop's body captured by a closure in that loop (the reverse sweep
+/// builds the closure again from the buffer as restored there), with an element alias.
+#[autodiff_forward(loop_local_capture_fwd, Dual, Dual)]
+#[autodiff_reverse(loop_local_capture_rev, Duplicated, Active)]
+#[allow(clippy::useless_vec)]
+fn loop_local_capture(x: &[f64]) -> f64 {
+    let mut acc = x[0];
+    for _ in 0..2 {
+        let b = vec![acc * 2.0, x[1]];
+        for v in b.iter() {
+            acc += trapezoid(|q: f64| q * (*v) + b[0], x[0], 1.0, 3);
+        }
+    }
+    acc
+}
+
+fn loop_local_capture_o<D: Num>(x: &[D]) -> D {
+    // The trapezoid rule on [x₀, 1] with three panels, its lower bound active.
+    let trap = |f: &dyn Fn(D) -> D, a: D| {
+        let h = (c::<D>(1.0) - a) / 3.0;
+        let mut s = (f(a) + f(c(1.0))) * 0.5;
+        for i in 1..3 {
+            s += f(a + h * i as f64);
+        }
+        s * h
+    };
+    let mut acc = x[0];
+    for _ in 0..2 {
+        let b = [acc * 2.0, x[1]];
+        for v in b.iter() {
+            acc += trap(&|q: D| q * *v + b[0], x[0]);
+        }
+    }
+    acc
+}
+
 fn trapezoid_o<D: Num>(f: impl Fn(D) -> D, a: f64, b: f64, n: usize) -> D {
     let h = (b - a) / n as f64;
     let mut s = (f(c(a)) + f(c(b))) * 0.5;
@@ -186,6 +222,14 @@ proptest! {
             captured_buffers_fwd,
             captured_buffers_rev,
             captured_buffers_o::<Dual64>,
+        );
+        check_slice(
+            "loop_local_capture",
+            (&x, &v, &s0, s),
+            loop_local_capture,
+            loop_local_capture_fwd,
+            loop_local_capture_rev,
+            loop_local_capture_o::<Dual64>,
         );
     }
 }

@@ -245,6 +245,35 @@ fn filled_matrices_o<D: Num>(x: &[D]) -> D {
     x[1] * 1e3 * (x[0] * 2.0) + x[0] * 2.0 * x[1] + x[0] * 0.25
 }
 
+/// `h = out;` between whole local vectors whose lengths differ (a network's layers of
+/// different widths).
+#[autodiff_forward(layers_fwd, Dual, Dual)]
+#[autodiff_reverse(layers_rev, Duplicated, Active)]
+fn layers(x: &[f64]) -> f64 {
+    let mut h = x.to_vec();
+    for k in 0..3 {
+        let n = h.len() + 1 - (k % 2) * 2;
+        let mut out = vec![0.0; n];
+        for i in 0..n {
+            out[i] = (h[i % h.len()] * (i as f64 + 1.0)).sin() + h[0];
+        }
+        h = out;
+    }
+    h.iter().map(|v| v * v).sum()
+}
+
+fn layers_o<D: Num>(x: &[D]) -> D {
+    let mut h = x.to_vec();
+    for k in 0..3 {
+        let n = h.len() + 1 - (k % 2) * 2;
+        let out: Vec<D> = (0..n)
+            .map(|i| (h[i % h.len()] * (i as f64 + 1.0)).sin() + h[0])
+            .collect();
+        h = out;
+    }
+    h.iter().fold(c::<D>(0.0), |a, v| a + *v * *v)
+}
+
 /// A `&Vec<Vec<f64>>` parameter (its tangent and shadow are `Vec<Vec<f64>>` too).
 #[autodiff_forward(rows_fwd, Dual, Dual)]
 #[autodiff_reverse(rows_rev, Duplicated, Active)]
@@ -953,6 +982,11 @@ proptest! {
         want[0] = 2002.0 * v[1];
         want[1] = 2002.0 * v[0];
         check_all("filled_matrices H·v", &hv, &want);
+    }
+
+    #[test]
+    fn whole_vectors_assigned((x, v, s0) in slice_case(-1.0, 1.0, 2..6, 0), s in seed()) {
+        check_slice("layers", (&x, &v, &s0, s), layers, layers_fwd, layers_rev, layers_o);
     }
 
     #[test]

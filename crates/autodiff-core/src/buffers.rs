@@ -163,6 +163,60 @@ pub fn add_into<A: AddInto<B> + ?Sized, B: ?Sized>(dst: &mut A, src: &B) {
     dst.add_into(src);
 }
 
+/// A buffer whose length can be made that of another: a `Vec` resizes; an array or a
+/// slice must already have it.
+pub trait ResizeLike<T> {
+    /// Gives `self` the length of `like` (new elements are copies of `like`'s).
+    fn resize_like(&mut self, like: &[T]);
+}
+
+impl<T: Clone> ResizeLike<T> for Vec<T> {
+    #[inline]
+    fn resize_like(&mut self, like: &[T]) {
+        self.truncate(like.len());
+        let n = self.len();
+        self.extend_from_slice(&like[n..]);
+    }
+}
+
+impl<T> ResizeLike<T> for [T] {
+    #[inline]
+    fn resize_like(&mut self, like: &[T]) {
+        assert_eq!(
+            self.len(),
+            like.len(),
+            "assigning a buffer of another length"
+        );
+    }
+}
+
+impl<T, const N: usize> ResizeLike<T> for [T; N] {
+    #[inline]
+    fn resize_like(&mut self, like: &[T]) {
+        assert_eq!(N, like.len(), "assigning a buffer of another length");
+    }
+}
+
+/// `v` given the length of `like` (`dst = src;` between whole buffers, whose lengths may
+/// differ: the layers of a network).
+#[inline]
+pub fn resize_like<V: ResizeLike<T> + ?Sized, T>(v: &mut V, like: &[T]) {
+    v.resize_like(like);
+}
+
+/// `v` put back to `saved`, length included.
+#[inline]
+pub fn restore_resized<
+    V: ResizeLike<T> + core::ops::IndexMut<core::ops::RangeFull, Output = [T]> + ?Sized,
+    T: Copy,
+>(
+    v: &mut V,
+    saved: &[T],
+) {
+    v.resize_like(saved);
+    v[..].copy_from_slice(saved);
+}
+
 /// The sum of a float slice: the adjoint of a value broadcast into every element.
 #[inline]
 pub fn sum<T: Real>(v: &[T]) -> T {

@@ -138,7 +138,7 @@ fn activity_block(b: &Block, active: &mut HashSet<String>, frozen: &HashSet<Stri
                     mark(active, frozen, &place.base);
                 }
             }
-            Stmt::CopyFrom { dst, src } => {
+            Stmt::CopyFrom { dst, src, .. } => {
                 if viewing(active, |an| an.place_active(src)) {
                     mark(active, frozen, &dst.base);
                 }
@@ -289,7 +289,7 @@ fn needed_block(b: &[Stmt], out: &mut HashSet<String>) {
                 operand_reads(val, out);
                 index_reads(place, out);
             }
-            Stmt::CopyFrom { dst, src } => {
+            Stmt::CopyFrom { dst, src, .. } => {
                 index_reads(dst, out);
                 place_reads(src, out);
             }

@@ -500,7 +500,7 @@ fn walk_stmt(s: &Stmt, u: &mut Uses) {
             u.place(place);
             u.operand(val);
         }
-        Stmt::CopyFrom { dst, src } => {
+        Stmt::CopyFrom { dst, src, .. } => {
             u.place(dst);
             u.place(src);
         }

@@ -100,7 +100,7 @@ fn is_owned_buffer(c: &ClosureIr, v: &Ident) -> bool {
 }
 
 /// Whether the `DiffFn` built for `c` borrows locals of the caller (it captures an owned
-/// buffer).
+/// buffer): inside a loop, the reverse sweep builds it again rather than keeping it.
 pub fn borrows_locals(c: &ClosureIr) -> bool {
     c.captures.iter().any(|v| is_owned_buffer(c, v))
 }

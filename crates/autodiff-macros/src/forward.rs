@@ -300,15 +300,26 @@ impl Forward<'_> {
                 }
                 out
             }
-            Stmt::CopyFrom { dst, src } => {
+            Stmt::CopyFrom { dst, src, resize } => {
                 let (d, s) = (dst.primal(), src.primal());
-                let mut out = quote!(#d.copy_from_slice(&#s[..]););
+                // `dst = src;` of whole buffers: `dst` (and its tangent) take `src`'s length.
+                let fit = |d: &TokenStream, s: &TokenStream| {
+                    if *resize {
+                        quote!(__ad::resize_like(&mut #d, &#s[..]);)
+                    } else {
+                        quote!()
+                    }
+                };
+                let mut out = fit(&d, &s);
+                out.extend(quote!(#d.copy_from_slice(&#s[..]);));
                 if self.an.place_active(dst) {
                     let td = dst.tangent();
                     if self.an.place_active(src) {
                         let ts = src.tangent();
+                        out.extend(fit(&td, &ts));
                         out.extend(quote!(#td.copy_from_slice(&#ts[..]);));
                     } else {
+                        out.extend(fit(&td, &s));
                         out.extend(quote!(__ad::fill_zero(&mut #td[..]);));
                     }
                 }

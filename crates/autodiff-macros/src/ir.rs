@@ -235,6 +235,8 @@ pub enum Stmt {
     CopyFrom {
         dst: Place,
         src: Place,
+        /// `dst = src;` between whole local buffers: `dst` takes `src`'s length first.
+        resize: bool,
     },
     /// A call whose result is discarded.
     Call(Call),

@@ -1264,6 +1264,27 @@ impl Lowerer {
             Expr::Assign(a) => {
                 let place = self.lower_place(&a.left)?;
                 let v = self.lower_expr(&a.right)?;
+                // `h = out;` between whole local buffers (a network's layers): a copy that
+                // gives `h` the length of `out`.
+                let whole_buffer = |l: &Self, p: &Place| {
+                    p.is_whole()
+                        && matches!(l.kinds.get(&p.base.to_string()), Some(VarKind::Buffer))
+                };
+                if whole_buffer(self, &place) {
+                    let src = match &v {
+                        Val::Place(p, _) => Some(p.clone()),
+                        Val::Op(Operand::Var(o)) => Some(Place::local(o.clone())),
+                        _ => None,
+                    };
+                    if let Some(src) = src.filter(|s| whole_buffer(self, s)) {
+                        self.emit(Stmt::CopyFrom {
+                            dst: place,
+                            src,
+                            resize: true,
+                        });
+                        return Ok(());
+                    }
+                }
                 let val = self.operand(v, a.right.span())?;
                 self.emit(Stmt::Assign {
                     place,
@@ -1371,7 +1392,11 @@ impl Lowerer {
                     Val::Op(Operand::Var(v)) if self.companion => Place::local(v),
                     _ => return unsupported(&m.args[0], "this source of `copy_from_slice`"),
                 };
-                self.emit(Stmt::CopyFrom { dst, src });
+                self.emit(Stmt::CopyFrom {
+                    dst,
+                    src,
+                    resize: false,
+                });
                 Ok(())
             }
             "swap" | "reverse" | "sort_by" | "sort_unstable_by"
@@ -3509,7 +3534,11 @@ impl Lowerer {
                         Val::Op(Operand::Var(v)) => Place::local(v),
                         _ => return unsupported(src, "this saved value"),
                     };
-                    self.emit(Stmt::CopyFrom { dst: place, src });
+                    self.emit(Stmt::CopyFrom {
+                        dst: place,
+                        src,
+                        resize: false,
+                    });
                 }
                 Ok(Some(Val::Op(Operand::Lit(quote!(())))))
             }

@@ -230,31 +230,6 @@ impl<'a> Reverse<'a> {
         }
     }
 
-    /// Like [`Self::keep`], for a value that borrows the function's locals (a closure
-    /// that captures a local buffer). Its store is a `Vec`, which, unlike the tape's
-    /// stores, may be dropped after what its values borrow (they have no drop code).
-    fn keep_borrowing(
-        &self,
-        name: &Ident,
-        value: TokenStream,
-        level: Level,
-    ) -> (TokenStream, TokenStream) {
-        if level.top {
-            return self.keep(name, value, level);
-        }
-        let t = self.fresh("tape");
-        if let Some(stores) = self.loop_stores.borrow_mut().last_mut() {
-            stores.push(t.clone());
-        }
-        self.tapes
-            .borrow_mut()
-            .push(quote!(let mut #t = ::std::vec::Vec::new();));
-        (
-            quote!(let #name = #value; #t.push(#name);),
-            quote!(__ad::take(#t.pop())),
-        )
-    }
-
     /// Like [`Self::keep`], for a value the forward sweep goes on using (a loop's range).
     fn keep_clone(
         &self,
@@ -623,23 +598,38 @@ impl<'a> Reverse<'a> {
                 rev.extend(restore);
                 (fwd, rev)
             }
-            Stmt::CopyFrom { dst, src } => {
+            Stmt::CopyFrom { dst, src, resize } => {
                 let (d, s) = (dst.primal(), src.primal());
-                let (record, restore) = self.record_slice(dst, level);
-                let fwd = quote!(#record #d.copy_from_slice(&#s[..]););
+                let (record, restore) = if *resize {
+                    // `dst = src;` of whole buffers: the old value is always recorded, since
+                    // its length shapes the adjoint that the statements before read.
+                    let (push, load) = self.record(quote!(<[_]>::to_vec(&#d[..])), level);
+                    (push, quote!(__ad::restore_resized(&mut #d, &#load[..]);))
+                } else {
+                    self.record_slice(dst, level)
+                };
+                let fit = if *resize {
+                    quote!(__ad::resize_like(&mut #d, &#s[..]);)
+                } else {
+                    quote!()
+                };
+                let fwd = quote!(#record #fit #d.copy_from_slice(&#s[..]););
                 let mut rev = TokenStream::new();
+                let ad = dst.adjoint();
+                if self.an.place_active(dst) && self.an.place_active(src) {
+                    let asrc = src.adjoint();
+                    rev.extend(quote!(
+                        let __ad_g = <[_]>::to_vec(&#ad[..]);
+                        __ad::add_into(&mut #asrc[..], &__ad_g[..]);
+                    ));
+                }
+                rev.extend(restore);
                 if self.an.place_active(dst) {
-                    let ad = dst.adjoint();
-                    if self.an.place_active(src) {
-                        let asrc = src.adjoint();
-                        rev.extend(quote!(
-                            let __ad_g = <[_]>::to_vec(&#ad[..]);
-                            __ad::add_into(&mut #asrc[..], &__ad_g[..]);
-                        ));
+                    if *resize {
+                        rev.extend(quote!(__ad::resize_like(&mut #ad, &#d[..]);));
                     }
                     rev.extend(quote!(__ad::fill_zero(&mut #ad[..]);));
                 }
-                rev.extend(restore);
                 (fwd, rev)
             }
             Stmt::Call(c) => self.call(c, level, None, quote!(__ad::Zero)),
@@ -1119,14 +1109,17 @@ impl<'a> Reverse<'a> {
                 let (construct, drain) =
                     crate::closures::reverse_build(cl, c, self.an, &mut declare);
                 let id = &cl.id;
-                let (keep, load) = if crate::closures::borrows_locals(cl) {
-                    self.keep_borrowing(id, quote!(#id), level)
+                if crate::closures::borrows_locals(cl) && !level.top {
+                    // It borrows locals of this block, which a store may not outlive: built
+                    // again in the reverse sweep, from the locals as restored there.
+                    build.extend(construct.clone());
+                    reload.extend(construct);
                 } else {
-                    self.keep(id, quote!(#id), level)
-                };
-                build.extend(quote!(#construct #keep));
-                if !level.top {
-                    reload.extend(quote!(let #id = #load;));
+                    let (keep, load) = self.keep(id, quote!(#id), level);
+                    build.extend(quote!(#construct #keep));
+                    if !level.top {
+                        reload.extend(quote!(let #id = #load;));
+                    }
                 }
                 drains.extend(drain);
             }
