@@ -495,6 +495,14 @@ fn expr() -> impl Strategy<Value = String> {
             2 => (pick(&["vec!", "println!", "assert!", "debug_assert!", "format!", "unknown!", "assert_eq!"]), args.clone())
                 .prop_map(|(m, x)| format!("{m}({x})")),
             1 => e2().prop_map(|(a, b)| format!("vec![{a}; {b}]")),
+            1 => (e.clone(), e2()).prop_map(|(a, (b, c))| format!("vec![vec![{a}; {b}]; {c}]")),
+            1 => (e2(), e2()).prop_map(|((a, b), (c, d))| format!("[[{a}, {b}], [{c}, {d}]]")),
+            1 => (e2(), e.clone()).prop_map(|((a, b), c)| format!("vec![vec![{a}, {b}], vec![{c}]]")),
+            1 => (e.clone(), pick(&["get(1)", "first()", "last()", "get(x)"]), pick(&["unwrap()", "copied().unwrap_or(0.0)", "expect(\"e\")"]))
+                .prop_map(|(a, m, u)| format!("{a}.{m}.{u}")),
+            1 => (pick(&["T", "f64", "F"]), e.clone()).prop_map(|(t, a)| format!("{t}::from({a}).unwrap()")),
+            1 => (e.clone(), pick(&["f64::max", "f64::min", "T::max"])).prop_map(|(a, f)| format!("{a}.iter().fold(0.0, {f})")),
+            1 => e2().prop_map(|(a, b)| format!("std::mem::swap(&mut {a}, &mut {b})")),
             1 => e2().prop_map(|(a, b)| format!("P {{ x: {a}, y: {b} }}")),
             1 => block.clone().prop_map(|b| format!("unsafe {b}")),
             1 => block.clone().prop_map(|b| format!("async {b}")),

@@ -3401,11 +3401,14 @@ impl Lowerer {
             && b.mutability.is_some()
         {
             let (a, b) = (&a.expr, &b.expr);
-            let block: syn::Block = syn::parse_quote_spanned!(span=> {
+            // Parsed, not `parse_quote`d: the operands are the user's (`&mut return` too).
+            let Ok(block) = syn::parse2::<syn::Block>(quote_spanned!(span=> {
                 let __ad_mem_swap = #a;
                 #a = #b;
                 #b = __ad_mem_swap;
-            });
+            })) else {
+                return unsupported(c, "`std::mem::swap` of these operands");
+            };
             self.scopes.push(HashMap::new());
             let r = self.lower_stmts(&block.stmts, Tail::Value);
             self.scopes.pop();
