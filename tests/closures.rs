@@ -234,6 +234,48 @@ proptest! {
     }
 }
 
+/// A higher-order function generic over its float type, called with closures whose
+/// parameter types are written (`|t: f64|`, `|t: T|`): they fix the type parameter.
+#[differentiable]
+fn scaled_apply<T: num_traits::Float, F: Fn(T) -> T>(f: F, x: T) -> T {
+    f(x) * x
+}
+
+#[autodiff_forward(generic_apply_fwd, Dual, Dual)]
+#[autodiff_reverse(generic_apply_rev, Duplicated, Active)]
+fn generic_apply(p: &[f64]) -> f64 {
+    scaled_apply(|t: f64| p[0] * t.sin(), p[1])
+}
+
+#[autodiff_reverse(generic_apply_t_rev, Duplicated, Active)]
+fn generic_apply_t<T: num_traits::Float>(p: &[T]) -> T {
+    scaled_apply(|t: T| p[0] * t.sin(), p[1])
+}
+
+#[test]
+fn generic_higher_order_function() {
+    for &(a, b) in &[(0.7f64, 1.3f64), (-1.5, 0.4)] {
+        let p = [a, b];
+        // f = a·sin(b)·b: ∂/∂a = b sin b, ∂/∂b = a (sin b + b cos b).
+        let want = [b * b.sin(), a * (b.sin() + b * b.cos())];
+        let mut dp = [0.0; 2];
+        close(
+            "primal",
+            generic_apply_rev(&p, &mut dp, 1.0),
+            a * b.sin() * b,
+            1e-15,
+        )
+        .unwrap();
+        close("d/da", dp[0], want[0], 1e-12).unwrap();
+        close("d/db", dp[1], want[1], 1e-12).unwrap();
+        let (_, t) = generic_apply_fwd(&p, &[0.0, 1.0]);
+        close("forward d/db", t, want[1], 1e-12).unwrap();
+        let mut dq = [0.0f32; 2];
+        generic_apply_t_rev(&[a as f32, b as f32], &mut dq, 1.0);
+        close("f32 d/db", dq[1] as f64, want[1], 1e-5).unwrap();
+    }
+}
+
 /// A local closure variable passed on, called in a loop.
 #[autodiff_reverse(d_sum_apply, Duplicated, Active, Active)]
 fn sum_apply(xs: &[f64], q: f64) -> f64 {

@@ -24,8 +24,10 @@ fn pack(items: Vec<TokenStream>) -> TokenStream {
     }
 }
 
+/// The closure's parameters as the pattern of a closure built from it, with the types the
+/// user wrote when every parameter has one (`t: f64`, `(a, b): (f64, f64)`).
 fn params_pattern(c: &ClosureIr, name: impl Fn(&Ident) -> Ident) -> TokenStream {
-    pack(
+    let pat = pack(
         c.params
             .iter()
             .map(|p| {
@@ -33,7 +35,20 @@ fn params_pattern(c: &ClosureIr, name: impl Fn(&Ident) -> Ident) -> TokenStream 
                 quote!(#n)
             })
             .collect(),
-    )
+    );
+    let types: Option<Vec<&syn::Type>> = c.param_types.iter().map(Option::as_ref).collect();
+    match types {
+        Some(t) if !t.is_empty() => {
+            let ty = if t.len() == 1 {
+                let t0 = t[0];
+                quote!(#t0)
+            } else {
+                quote!((#(#t),*))
+            };
+            quote!(#pat: #ty)
+        }
+        _ => pat,
+    }
 }
 
 fn returned(c: &ClosureIr, f: impl Fn(&Operand) -> TokenStream) -> TokenStream {

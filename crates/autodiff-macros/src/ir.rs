@@ -146,6 +146,9 @@ pub struct ClosureIr {
     /// The local that holds the `DiffFn` built for it.
     pub id: Ident,
     pub params: Vec<Ident>,
+    /// The types the user wrote for the parameters (`|t: f64|`), which let rustc infer
+    /// the callee's type parameters from the closures built for it.
+    pub param_types: Vec<Option<syn::Type>>,
     pub body: Body,
     /// The caller's locals it reads.
     pub captures: Vec<Ident>,

@@ -254,7 +254,12 @@ impl Lowerer {
         };
         sub.scopes.push(HashMap::new());
         let mut params = Vec::new();
+        let mut param_types = Vec::new();
         for p in &def.params {
+            param_types.push(match p {
+                Pat::Type(pt) => Some((*pt.ty).clone()),
+                _ => None,
+            });
             let ident = match p {
                 Pat::Ident(pi) => &pi.ident,
                 Pat::Type(pt) => match &*pt.pat {
@@ -308,6 +313,7 @@ impl Lowerer {
         Ok(ClosureIr {
             id,
             params,
+            param_types,
             body,
             captures,
             kinds: sub.kinds,
