@@ -33,6 +33,18 @@ fn rosen_windows(x: &[f64]) -> f64 {
         .sum()
 }
 
+/// Windows whose width is known only at run time.
+#[autodiff_reverse(wide_windows_rev, Duplicated, Active)]
+fn wide_windows(x: &[f64]) -> f64 {
+    let n = 2 + x.len() % 2;
+    let mut e = 0.0;
+    for w in x.windows(n) {
+        let y = w[0] * w[n - 1] + w[1].sin();
+        e += y * y;
+    }
+    e
+}
+
 fn rosen_o<D: Num>(x: &[D]) -> D {
     let mut s = c::<D>(0.0);
     for i in 0..x.len() - 1 {
@@ -349,6 +361,8 @@ proptest! {
     fn hessian_vector_products_through_the_adapters((x, v, _s0, _seed) in case(2)) {
         let hv = autodiff_core::hvp::<moved_rev>(&x, &v);
         assert_all_close("moved H·v", &hv, &fd_hvp(grad_of(moved_rev), &x, &v), 1e-6);
+        let hv = autodiff_core::hvp::<wide_windows_rev>(&x, &v);
+        assert_all_close("wide_windows H·v", &hv, &fd_hvp(grad_of(wide_windows_rev), &x, &v), 1e-6);
         let hv = autodiff_core::hvp::<rosen_windows_rev>(&x, &v);
         assert_all_close(
             "rosen_windows H·v",

@@ -223,6 +223,13 @@ pub fn sum<T: Real>(v: &[T]) -> T {
     v.iter().fold(-T::zero(), |a, &b| a + b)
 }
 
+/// The size of `windows(n)`, which panics on zero as `windows` does.
+#[inline(always)]
+pub fn window_size(n: usize) -> usize {
+    assert!(n != 0, "window size must be non-zero");
+    n
+}
+
 /// The slice length `min(a, b)`: the trip count of a `zip`.
 #[inline(always)]
 pub fn min_len(a: usize, b: usize) -> usize {

@@ -2260,9 +2260,7 @@ impl Lowerer {
                             // `windows(0)` panics, with `windows`' own message.
                             let size = &m.args[0];
                             let checked = syn::parse_quote_spanned!(size.span()=>
-                                ::core::num::NonZeroUsize::new(#size)
-                                    .expect("window size must be non-zero")
-                                    .get());
+                                __ad::window_size(#size));
                             let k = match strip(size) {
                                 Expr::Lit(_) => self.bind_count(size, "window"),
                                 _ => self.bind_count(&checked, "window"),
@@ -3504,6 +3502,8 @@ impl Lowerer {
             | ["__ad", "accumulator_zero"]
             // The length of a zipped or `take`n chain, in an index computation.
             | ["__ad", "min_len"]
+            // The size of `windows(n)`, checked.
+            | ["__ad", "window_size"]
             // A `filter`'s predicate on an element, a `max_by`'s comparison.
             | ["__ad", "holds"]
             | ["__ad", "compare"]
