@@ -265,6 +265,20 @@ fn split_dot(x: &[f64]) -> f64 {
 fn one_shadow_for_two_arguments() {
     let x = [0.5, -1.5, 2.0, 0.25];
     check_gradient(split_dot, grad_of(d_split_dot), &x, 1e-7).unwrap();
+    // Under H·v too (the scratch shadow of the second argument is read back): f =
+    // x₀x₂ + x₁x₃ + x₀² + x₁² + x₀² is quadratic, H = [[4, 0, 1, 0], [0, 2, 0, 1],
+    // [1, 0, 0, 0], [0, 1, 0, 0]].
+    let v = [1.0, -2.0, 0.5, 3.0];
+    let hv = autodiff_core::hvp::<d_split_dot>(&x, &v);
+    let want = [4.0 * 1.0 + 0.5, 2.0 * -2.0 + 3.0, 1.0, -2.0];
+    for i in 0..4 {
+        assert!(
+            (hv[i] - want[i]).abs() < 1e-12,
+            "H·v[{i}] = {}, expected {}",
+            hv[i],
+            want[i]
+        );
+    }
 }
 
 /// Constants keep their written types; `copied()` elements and closure arguments are values;

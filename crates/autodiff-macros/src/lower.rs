@@ -1646,8 +1646,10 @@ impl Lowerer {
 
     /// Whether `e` is `&name` (or `name`) for a local buffer.
     fn names_buffer(&self, e: &Expr) -> bool {
-        let e = match strip(e) {
-            Expr::Reference(r) => strip(&r.expr),
+        // `&v`, `&*v`, `&v[a..]` (a companion's scratch shadow of a parameter or a part
+        // of it).
+        let e = match strip_ref(e) {
+            Expr::Index(ix) if is_range_expr(&ix.index) => strip_ref(&ix.expr),
             e => e,
         };
         let Expr::Path(p) = e else {
