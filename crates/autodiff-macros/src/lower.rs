@@ -1247,6 +1247,18 @@ impl Lowerer {
             {
                 let recv = self.lower_expr(&m.receiver)?;
                 match recv {
+                    // A copy of a whole struct (or matrix of rows) would need a shadow
+                    // built field by field.
+                    Val::Place(p, _) if self.is_struct_ref(&p) => {
+                        let what = m.receiver.to_token_stream().to_string();
+                        unsupported(
+                            m,
+                            &format!(
+                                "copying `{what}` (a struct or a matrix of rows) with `.{}()`",
+                                m.method
+                            ),
+                        )
+                    }
                     Val::Place(p, _) if !is_scalar_place(&p, self) => Ok(Some(Op::CloneOf(p))),
                     _ => Ok(None),
                 }
