@@ -417,12 +417,12 @@ impl Gen<'_> {
                     let mut #d = __ad::zero_like(#n);
                 }),
                 _ => {
-                    let (act, other) = match mode {
-                        Mode::Forward => ("Const", "Dual"),
-                        Mode::Reverse => ("Const", "Duplicated"),
+                    let other = match mode {
+                        Mode::Forward => "Dual",
+                        Mode::Reverse => "Duplicated",
                     };
                     let msg = format!(
-                        "`{n}` is `{act}`, but the function stores values that depend on its active inputs in it and reads them back: make it `{other}` (with a scratch shadow the caller ignores)"
+                        "`{n}` is `Const`, but the function stores values that depend on its active inputs in it and reads them back: make it `{other}` (with a scratch shadow the caller ignores)"
                     );
                     let span = p.ty.as_ref().map_or(n.span(), |t| t.span());
                     out.extend(quote_spanned!(span=> ::core::compile_error!(#msg);));

@@ -300,7 +300,7 @@ impl Lowerer {
                 span,
                 format!(
                     "a closure passed to a differentiated call may not assign to `{}`, a variable it captures",
-                    w.split('_').next_back().unwrap_or(w)
+                    user_name(w)
                 ),
             ));
         }
@@ -1165,7 +1165,7 @@ impl Lowerer {
                 if let Ok(r) = m.mac.parse_body_with(parse_repeat) {
                     // `vec![vec![0.0; m]; n]`: a buffer of buffers of a constant, created
                     // as written (its shadow is zeros of the same shape).
-                    if is_constant_buffer(&r.0) || self.has_constant_fill(&r.0) {
+                    if is_buffer_literal(&r.0) && self.has_constant_fill(&r.0) {
                         return Ok(Some(Op::NewVec(self.render(e))));
                     }
                     let v = self.lower_expr(&r.0)?;
@@ -1184,9 +1184,7 @@ impl Lowerer {
                 Ok(Some(Op::ArrLit(ops, true)))
             }
             // `[[0.0; 3]; 3]`: an array of arrays of a constant, created as written.
-            Expr::Repeat(_)
-                if (is_constant_buffer(e) || self.has_constant_fill(e)) && !is_flat_repeat(e) =>
-            {
+            Expr::Repeat(r) if is_buffer_literal(&r.expr) && self.has_constant_fill(e) => {
                 Ok(Some(Op::NewVec(self.render(e))))
             }
             Expr::Repeat(r) => {
@@ -4257,24 +4255,6 @@ fn is_integer_method(name: &str) -> bool {
         )
 }
 
-/// `vec![c; n]` or `[c; n]` of a literal `c` (or of such a buffer, nested).
-fn is_constant_buffer(e: &Expr) -> bool {
-    let is_constant = |e: &Expr| match strip(e) {
-        Expr::Lit(_) => true,
-        Expr::Unary(u) => matches!(u.op, syn::UnOp::Neg(_)) && is_named_constant_or_lit(&u.expr),
-        e if is_named_constant_or_lit(e) => true,
-        e => is_constant_buffer(e),
-    };
-    match strip(e) {
-        Expr::Macro(m) if path_names(&m.mac.path).last().is_some_and(|n| n == "vec") => m
-            .mac
-            .parse_body_with(parse_repeat)
-            .is_ok_and(|r| is_constant(&r.0)),
-        Expr::Repeat(r) => is_constant(&r.expr),
-        _ => false,
-    }
-}
-
 /// `vec![..]` or `::std::vec![..]`.
 fn is_vec_macro(m: &syn::Macro) -> bool {
     path_names(&m.path).last().is_some_and(|n| n == "vec")
@@ -4296,26 +4276,12 @@ fn user_name(ir: &str) -> &str {
     }
 }
 
-/// `[v; n]` with a scalar `v` (not itself an array).
-fn is_flat_repeat(e: &Expr) -> bool {
-    matches!(strip(e), Expr::Repeat(r) if !matches!(strip(&r.expr), Expr::Repeat(_)))
-}
-
-/// A literal, or a constant named by a path of two or more segments in upper case
-/// (`f64::INFINITY`, `std::f64::consts::PI`): a fill value that carries no derivative. A
-/// single upper-case name may be a local, so it is not taken for a constant.
-fn is_named_constant_or_lit(e: &Expr) -> bool {
+/// `vec![v; n]` or `[v; n]`: a buffer written as a literal repetition (the fill of a
+/// buffer of buffers).
+fn is_buffer_literal(e: &Expr) -> bool {
     match strip(e) {
-        Expr::Lit(_) => true,
-        Expr::Path(p) => {
-            p.qself.is_none()
-                && p.path.segments.len() >= 2
-                && p.path.segments.last().is_some_and(|s| {
-                    let n = s.ident.to_string();
-                    n.chars().any(|c| c.is_ascii_uppercase())
-                        && !n.chars().any(|c| c.is_ascii_lowercase())
-                })
-        }
+        Expr::Macro(m) => is_vec_macro(&m.mac) && m.mac.parse_body_with(parse_repeat).is_ok(),
+        Expr::Repeat(_) => true,
         _ => false,
     }
 }
