@@ -123,6 +123,7 @@ fn expand_fn(trigger: Trigger, func: &ImplItemFn) -> syn::Result<TokenStream> {
         fail_rev: None,
         nesting: Nesting::Derive,
         assoc: is_associated(func),
+        delegate: None,
     };
     let mut out = TokenStream::new();
     for spec in &specs {
@@ -148,7 +149,11 @@ fn expand_fn(trigger: Trigger, func: &ImplItemFn) -> syn::Result<TokenStream> {
         if !g.suffixed() {
             // The companion's own protocol and helpers live on a type named after it,
             // which only a module can hold.
-            out.extend(crate::nested::companion_protocol(&companion, spec.mode));
+            let delegate =
+                crate::nested_calls::is_variant_companion(&g, spec).then(|| func.sig.ident.clone());
+            out.extend(crate::nested::companion_protocol(
+                &companion, spec.mode, delegate,
+            ));
             out.extend(crate::nested::helper_impl(
                 &sig_info,
                 &func.sig.generics,
@@ -185,6 +190,11 @@ pub(crate) struct Gen<'a> {
     /// An associated function without `self`: its protocol functions are associated
     /// functions named after it (`Self::__ad_fwd_name`), as a method's are.
     pub assoc: bool,
+    /// A named companion that is its function's all-active companion of this mode: its
+    /// forward protocol (and, for a forward companion, its pullback) calls the function's
+    /// nested protocol functions, which differentiate the same code (see
+    /// [`crate::nested::companion_protocol`]).
+    pub delegate: Option<(Ident, Mode)>,
 }
 
 /// Whether `func`, which has no `self`, is an associated function: it mentions `Self`, or
@@ -951,9 +961,20 @@ impl Gen<'_> {
         let r = ret_type(&self.sig.ret);
         let name = self.protocol_name("fwd");
         let (gens, wh) = self.generics_without(&self.closure_generics());
-        let body = match &self.fail_fwd {
-            Some(msg) => crate::nested::failure(msg),
-            None => {
+        let body = match (&self.fail_fwd, &self.delegate) {
+            (Some(msg), _) => crate::nested::failure(msg),
+            (None, Some((f, mode))) => {
+                let variant = match mode {
+                    Mode::Forward => quote!(__ad_fwd___ad_nfwd),
+                    Mode::Reverse => quote!(__ad_fwd___ad_npull),
+                };
+                let args = self.sig.params.iter().flat_map(|p| {
+                    let (n, t) = (&p.name, format_ident!("__ad_t_{}", p.name));
+                    [quote!(#n), quote!(#t)]
+                });
+                quote!(#f::#variant(#(#args,)* __ad_mark))
+            }
+            (None, None) => {
                 let body = self.forward_body(&an);
                 let (prim, tan) = self.forward_ret(&an);
                 quote!(#convert #body (#prim, #tan))
@@ -1014,6 +1035,34 @@ impl Gen<'_> {
         }
     }
 
+    /// The reverse protocol of a forward companion that is `f`'s all-active one: reverse
+    /// mode over `f`'s forward protocol, which `f` provides (`__ad_pull___ad_fwd`, with
+    /// the same parameters: each argument of the companion and its sink, the seed, the
+    /// marker; `()` for a non-differentiable parameter's tangent). `params` are the
+    /// pullback's parameters without the state.
+    fn protocol_reverse_delegated(&self, f: &Ident, params: &[TokenStream]) -> TokenStream {
+        let name = self.protocol_name("pull");
+        let (gens, wh) = self.generics_without(&self.closure_generics());
+        let aug = self.protocol_augmented();
+        // The companion's parameters are the function's, each followed by its tangent
+        // unless it is not differentiable (`Other`): there `f`'s variant takes `()` for
+        // the missing tangent and its sink.
+        let args = self.sig.params.iter().flat_map(|p| {
+            let (n, k) = (&p.name, format_ident!("__ad_k_{}", p.name));
+            let missing = matches!(p.shape, Shape::Other).then(|| quote!((), ()));
+            [quote!(#n), quote!(#k)].into_iter().chain(missing)
+        });
+        quote! {
+            #aug
+            #[doc(hidden)]
+            #[inline]
+            #[allow(unused, unused_mut, unused_parens, non_snake_case, clippy::all)]
+            pub fn #name #gens (__ad_state: (), #(#params),*) #wh {
+                #f::__ad_pull___ad_fwd(__ad_state, #(#args,)* __ad_dret, __ad_mark)
+            }
+        }
+    }
+
     fn protocol_reverse(&self) -> TokenStream {
         let acts: Vec<Activity> = self
             .sig
@@ -1064,6 +1113,9 @@ impl Gen<'_> {
             None
         };
         params.push(quote!(__ad_mark: impl ::core::marker::Copy));
+        if let Some((f, Mode::Forward)) = &self.delegate {
+            return self.protocol_reverse_delegated(f, &params);
+        }
         if crate::kept_state::applies(self) {
             return self.protocol_reverse_kept(&an, &params, &convert, &any_sink);
         }

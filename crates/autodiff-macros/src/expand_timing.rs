@@ -1,6 +1,6 @@
-//! How long the macro takes to expand one annotated function (a reverse companion of a
-//! ten-line Rosenbrock, with every nested variant): a measurement to run by hand, under a
-//! profiler when needed, not a test of anything.
+//! How long the macro takes to expand one annotated function (a ten-line Rosenbrock with
+//! a reverse and a forward companion, with every nested variant): a measurement to run by
+//! hand, under a profiler when needed, not a test of anything.
 //!
 //! ```text
 //! cargo test --release -p autodiff-macros expand_timing -- --ignored --nocapture
@@ -13,6 +13,7 @@ use crate::expand::{Trigger, expand};
 #[ignore]
 fn expand_timing() {
     let item = quote::quote! {
+        #[autodiff_forward(rosen_jvp, Dual, Dual)]
         fn rosen(x: &[f64]) -> f64 {
             let mut s = 0.0;
             for i in 0..x.len() - 1 {

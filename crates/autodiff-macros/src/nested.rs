@@ -26,8 +26,26 @@ use std::collections::HashMap;
 use syn::{ImplItemFn, Type};
 
 /// The protocol struct of the companion `companion`, generated in mode `inner`.
-pub fn companion_protocol(companion: &TokenStream, inner: Mode) -> TokenStream {
-    let companion = &rename_shadows(companion.clone());
+///
+/// `delegate` names the function when the companion is its all-active companion of this
+/// mode (`nested_calls::is_variant_companion`): the function's own nested protocol
+/// functions already differentiate that code, so the companion's forward protocol calls
+/// them (`__ad_fwd___ad_npull`, `__ad_fwd___ad_nfwd`), and so does a forward
+/// companion's pullback (`__ad_pull___ad_fwd`, reverse over the function's forward
+/// protocol). A forward companion is then not lowered again at all; a reverse one still
+/// is, for its third-order variants.
+pub fn companion_protocol(
+    companion: &TokenStream,
+    inner: Mode,
+    delegate: Option<Ident>,
+) -> TokenStream {
+    let delegated_forward = delegate.is_some() && inner == Mode::Forward;
+    let companion = if delegated_forward {
+        without_body(companion)
+    } else {
+        companion.clone()
+    };
+    let companion = &rename_shadows(companion);
     let Ok(func) = syn::parse2::<ImplItemFn>(companion.clone()) else {
         return TokenStream::new();
     };
@@ -39,6 +57,8 @@ pub fn companion_protocol(companion: &TokenStream, inner: Mode) -> TokenStream {
         Err(syn::Error::new(func.sig.ident.span(), DISABLED))
     } else if let Some(reason) = unsupported_floats(companion) {
         Err(syn::Error::new(func.sig.ident.span(), reason))
+    } else if delegated_forward {
+        Ok((empty_body(), HashMap::new()))
     } else {
         Lowerer::for_companion(&sig).lower_body(&func.block, &sig)
     };
@@ -72,8 +92,30 @@ pub fn companion_protocol(companion: &TokenStream, inner: Mode) -> TokenStream {
                  differentiated once more, not twice"
             )),
         },
+        delegate: delegate.map(|f| (f, inner)),
     };
     g.protocol()
+}
+
+/// A generated function item with an empty body: its last token tree, the body, replaced
+/// by `{}` (so that its signature parses without the cost of its body).
+fn without_body(item: &TokenStream) -> TokenStream {
+    let mut tokens: Vec<proc_macro2::TokenTree> = item.clone().into_iter().collect();
+    if let Some(proc_macro2::TokenTree::Group(body)) = tokens.last_mut() {
+        let mut empty = proc_macro2::Group::new(body.delimiter(), TokenStream::new());
+        empty.set_span(body.span());
+        *body = empty;
+    }
+    tokens.into_iter().collect()
+}
+
+/// The body of a function that returns nothing and does nothing.
+fn empty_body() -> Body {
+    Body {
+        block: vec![],
+        ret: vec![Operand::Lit(quote!(()))],
+        ret_tuple: false,
+    }
 }
 
 /// The body of a generated function lowered again, or, where that failed, an empty body
@@ -84,15 +126,7 @@ pub fn body_or_failure(
 ) -> (Body, HashMap<String, VarKind>, Option<String>) {
     match lowered {
         Ok((body, kinds)) => (body, kinds, None),
-        Err(e) => (
-            Body {
-                block: vec![],
-                ret: vec![Operand::Lit(quote!(()))],
-                ret_tuple: false,
-            },
-            HashMap::new(),
-            Some(describe(e)),
-        ),
+        Err(e) => (empty_body(), HashMap::new(), Some(describe(e))),
     }
 }
 

@@ -34,19 +34,7 @@ pub fn variants(g: &Gen) -> TokenStream {
         // Only nested code calls these, and there is none.
         return TokenStream::new();
     }
-    let func = g.func;
-    let unsupported = if let Some(reason) = unsupported_floats(&quote!(#func)) {
-        Some(reason)
-    } else if g
-        .sig
-        .params
-        .iter()
-        .any(|p| matches!(p.shape, Shape::Closure(_)))
-    {
-        Some("nested differentiation of a function that takes a closure is not supported")
-    } else {
-        None
-    };
+    let unsupported = unsupported(g);
     let name = &g.func.sig.ident;
     let why = |what: &str, reason: &str| {
         format!(
@@ -75,6 +63,7 @@ pub fn variants(g: &Gen) -> TokenStream {
         fail_rev: None,
         nesting: Nesting::Derive,
         assoc: g.assoc,
+        delegate: None,
     };
     let mut out = TokenStream::new();
     out.extend(forward_over_augmented(g));
@@ -111,6 +100,50 @@ pub fn variants(g: &Gen) -> TokenStream {
     };
     out.extend(reverse_over_forward(g, rev_fwd));
     out
+}
+
+/// Why `g`'s function has no nested protocol functions, if it has none.
+fn unsupported(g: &Gen) -> Option<&'static str> {
+    let func = g.func;
+    if let Some(reason) = unsupported_floats(&quote!(#func)) {
+        Some(reason)
+    } else if g
+        .sig
+        .params
+        .iter()
+        .any(|p| matches!(p.shape, Shape::Closure(_)))
+    {
+        Some("nested differentiation of a function that takes a closure is not supported")
+    } else {
+        None
+    }
+}
+
+/// Whether the companion `spec` of `g`'s function has the same code as the all-active
+/// companion that the function's nested protocol functions differentiate
+/// (`__ad_fwd___ad_npull`, `__ad_fwd___ad_nfwd`), and those are built: every parameter
+/// active, every float buffer a slice, one tangent, and the function a free one whose
+/// nested derivations are supported. The companion's own protocol then calls them
+/// instead of differentiating the same code again.
+pub fn is_variant_companion(g: &Gen, spec: &Spec) -> bool {
+    let ret = match (&g.sig.ret, spec.mode) {
+        (Ret::Unit, _) => None,
+        (_, Mode::Reverse) => Some(Activity::Active),
+        (_, Mode::Forward) => Some(Activity::Dual),
+    };
+    let ty = |p: &Param| p.ty.as_ref().map(|t| quote!(#t).to_string());
+    ENABLED
+        && matches!(g.nesting, Nesting::Derive)
+        && !g.suffixed()
+        && spec.width == 1
+        && spec.ret.map(|r| r.0) == ret
+        && spec.inputs.len() == g.sig.params.len()
+        && g.sig
+            .params
+            .iter()
+            .zip(&spec.inputs)
+            .all(|(p, (a, _))| *a == all_active(p, spec.mode) && ty(p) == ty(&as_slice_param(p)))
+        && unsupported(g).is_none()
 }
 
 /// A float-buffer parameter typed as a slice (`&[f64]`, `&mut [f64]`).
@@ -597,6 +630,7 @@ fn forward_of(code: &TokenStream, name: &Ident, method: bool) -> TokenStream {
         nesting: Nesting::Fail(String::new()),
         // Renamed below (a method's keeps its own name).
         assoc: false,
+        delegate: None,
     };
     let f = g.protocol_forward();
     if method { f } else { rename_fn(f, name) }

@@ -354,6 +354,7 @@ fn forward_protocol(code: &TokenStream, name: &Ident) -> syn::Result<TokenStream
         fail_rev: None,
         nesting: Nesting::Fail(String::new()),
         assoc: false,
+        delegate: None,
     };
     let mut f: ImplItemFn = syn::parse2(g.protocol_forward())?;
     f.sig.ident = name.clone();
