@@ -92,6 +92,88 @@ fn all_constant_rule_fires_once_per_call_in_every_mode() {
     assert_eq!(*c2.v.borrow(), vec![4.0, 12.0]);
 }
 
+// ------------------------------------------------------------------ constant scalar arguments
+
+static TICK_AUGMENTED: AtomicUsize = AtomicUsize::new(0);
+static TICK_PULLBACKS: AtomicUsize = AtomicUsize::new(0);
+static TICK_FORWARDS: AtomicUsize = AtomicUsize::new(0);
+/// The sum of the arguments `tick` was called with, by any of its rules.
+static TICK_STEPS: AtomicUsize = AtomicUsize::new(0);
+
+/// A rule whose only argument is an integer, called as a statement: its value cannot
+/// carry a derivative, so only the rule can make the call matter.
+#[custom_rule(forward = tick_fwd, reverse = tick_rev)]
+fn tick(step: usize) {
+    let _ = step;
+}
+
+fn tick_fwd(step: usize) -> ((), ()) {
+    TICK_FORWARDS.fetch_add(1, Ordering::SeqCst);
+    TICK_STEPS.fetch_add(step, Ordering::SeqCst);
+    ((), ())
+}
+
+/// `#[differentiable]`, so that it fires under forward over reverse too.
+#[allow(clippy::unused_unit)]
+#[differentiable]
+fn tick_rev(step: usize) -> ((), impl FnOnce()) {
+    TICK_AUGMENTED.fetch_add(1, Ordering::SeqCst);
+    no_grad(TICK_STEPS.fetch_add(step, Ordering::SeqCst));
+    ((), || {
+        TICK_PULLBACKS.fetch_add(1, Ordering::SeqCst);
+    })
+}
+
+#[autodiff_reverse(d_ticked, Duplicated, Active)]
+#[autodiff_forward(ticked_jvp, Dual, Dual)]
+fn ticked(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        tick(i + 1);
+        s += x[i] * x[i];
+    }
+    tick(100);
+    s
+}
+
+fn tick_counts() -> (usize, usize, usize, usize) {
+    (
+        TICK_AUGMENTED.swap(0, Ordering::SeqCst),
+        TICK_PULLBACKS.swap(0, Ordering::SeqCst),
+        TICK_FORWARDS.swap(0, Ordering::SeqCst),
+        TICK_STEPS.swap(0, Ordering::SeqCst),
+    )
+}
+
+#[test]
+fn rule_with_constant_scalar_arguments_fires_at_every_call() {
+    let x = [1.0, -2.0, 0.5];
+    tick_counts();
+    let mut g = [0.0; 3];
+    let y = d_ticked(&x, &mut g, 1.0);
+    // Three calls in the loop (steps 1, 2, 3) and one after it (100).
+    assert_eq!(tick_counts(), (4, 4, 0, 106), "reverse");
+    assert_eq!((y, g), (5.25, [2.0, -4.0, 1.0]));
+
+    let (y, dy) = ticked_jvp(&x, &[1.0, 0.0, 1.0]);
+    assert_eq!(tick_counts(), (0, 0, 4, 106), "forward");
+    // 2·x·v = 2·1·1 + 2·0.5·1.
+    assert_eq!((y, dy), (5.25, 3.0));
+
+    // Under forward over reverse, the augmented calls are differentiated through the
+    // forward rule.
+    let hv = autodiff_core::hvp::<d_ticked>(&x, &[1.0, 0.0, 0.0]);
+    assert_eq!(hv, vec![2.0, 0.0, 0.0]);
+    // The reverse rule runs (differentiated) for each call, with that call's argument,
+    // as many times for each (the nested pullback runs it again).
+    let (augmented, _, _, steps) = tick_counts();
+    let runs = steps / 106;
+    assert!(
+        runs >= 1 && steps == 106 * runs && augmented == 4 * runs,
+        "H·v: {augmented} runs of the rule, steps {steps}"
+    );
+}
+
 // ------------------------------------------------------------------ a deliberately wrong rule
 
 /// The rule's gradient of `Σ x_i²` is deliberately wrong: `dx_i += (2·dret·x_i)²`, so that

@@ -89,7 +89,12 @@ fn moved(x: &[f64]) -> f64 {
     }
     // A prefix reversed, then every other element of it.
     let i: f64 = x.iter().take(3).rev().step_by(2).map(|v| v.sin()).sum();
-    a + b + c + d + e + f + g + h + i
+    // `skip` after adapters whose length is a quotient, with a literal and a local size.
+    let s: usize = 2;
+    let j: f64 = x.iter().step_by(s).skip(1).map(|v| v * v).sum();
+    let k: f64 = x.chunks(2).skip(1).map(|ch| ch[0] * ch[ch.len() - 1]).sum();
+    let l: f64 = x.chunks_exact(s).skip(1).map(|ch| ch[1].sin()).sum();
+    a + b + c + d + e + f + g + h + i + j + k + l
 }
 
 fn moved_o<D: Num>(x: &[D]) -> D {
@@ -132,7 +137,19 @@ fn moved_o<D: Num>(x: &[D]) -> D {
     for k in (0..m).step_by(2) {
         ii += x[m - 1 - k].sin();
     }
-    a + b + cc + d + e + f + g + h + ii
+    let mut j = c::<D>(0.0);
+    for i in (2..n).step_by(2) {
+        j += x[i] * x[i];
+    }
+    let mut k = c::<D>(0.0);
+    for start in (2..n).step_by(2) {
+        k += x[start] * x[(start + 1).min(n - 1)];
+    }
+    let mut l = c::<D>(0.0);
+    for start in (2..n.saturating_sub(1)).step_by(2) {
+        l += x[start + 1].sin();
+    }
+    a + b + cc + d + e + f + g + h + ii + j + k + l
 }
 
 /// A local matrix: `vec![vec![0.0; m]; n]`, written and read by two indices, and rows

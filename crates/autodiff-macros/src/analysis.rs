@@ -60,17 +60,19 @@ impl Analysis {
             || matches!(&c.callee, Callee::ClosureParam(..))
     }
     /// Whether a call goes through the callee's derivative companions: when an argument is
-    /// active, and also when one is passed by reference or there is none, so that a custom
-    /// rule of the callee runs even when everything is constant. A call with only constant
-    /// scalar arguments (`scale(n)`, `f64::from(k)`) is plain primal code.
+    /// active, and also when one is passed by reference, when there is none, or when the
+    /// call is made for its effect alone (`tick(3);`), so that a custom rule of the callee
+    /// runs even when everything is constant. A call with only constant scalar arguments
+    /// whose value is used (`scale(n)`, `f64::from(k)`) is plain primal code.
     pub fn call_uses_protocol(&self, c: &Call) -> bool {
         if self.call_active(c) {
             return true;
         }
         let by_ref = c.args.iter().any(|a| !matches!(a, Arg::Val(_)));
         match &c.callee {
-            Callee::Path(_) => by_ref || c.args.is_empty(),
-            Callee::Assoc(..) | Callee::Method(..) => by_ref,
+            Callee::Path(_) => by_ref || c.args.is_empty() || c.effect_only,
+            Callee::Assoc(..) => by_ref || c.effect_only,
+            Callee::Method(..) => by_ref,
             Callee::ClosureParam(..) => true,
         }
     }

@@ -176,6 +176,10 @@ pub enum Callee {
 pub struct Call {
     pub callee: Callee,
     pub args: Vec<Arg>,
+    /// A statement of its own (`tick(3);`), outside the standard library: it goes through
+    /// the callee's protocol even when every argument is a constant scalar, so that a
+    /// custom rule on the callee fires.
+    pub effect_only: bool,
 }
 
 /// The right-hand side of a `let`.

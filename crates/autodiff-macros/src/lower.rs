@@ -128,6 +128,10 @@ pub struct Lowerer {
     /// Source names bound to buffers anywhere so far (a companion re-creates a buffer in
     /// its reverse sweep from the tape that kept it, under the same name).
     buffer_names: HashSet<String>,
+    /// Set while lowering a call that is a statement of its own (`tick(3);`), until the
+    /// call reads it: such a call goes through the protocol even with constant
+    /// arguments, so that a custom rule on the callee fires.
+    statement_call: bool,
 }
 
 /// A parsed iterator source.
@@ -213,6 +217,7 @@ impl Lowerer {
                 .map(|p| p.name.to_string())
                 .collect(),
             buffer_names: HashSet::new(),
+            statement_call: false,
         }
     }
 
@@ -251,6 +256,7 @@ impl Lowerer {
             struct_refs: self.struct_refs.clone(),
             inert_params: self.inert_params.clone(),
             buffer_names: self.buffer_names.clone(),
+            statement_call: false,
         };
         sub.scopes.push(HashMap::new());
         let mut params = Vec::new();
@@ -1360,6 +1366,7 @@ impl Lowerer {
             Expr::Macro(m) => self.lower_macro_stmt(&m.mac),
             Expr::MethodCall(m) => self.lower_method_stmt(m),
             Expr::Call(_) => {
+                self.statement_call = true;
                 let v = self.lower_expr(e)?;
                 self.discard_call_result(v);
                 Ok(())
@@ -2411,7 +2418,8 @@ impl Lowerer {
             Source::Reindexed(inner, r) => {
                 let m = self.chain_len(inner)?;
                 match r {
-                    Reindex::Skip(n) => quote!(#m.saturating_sub(#n)),
+                    // `m` may be a quotient (`(len + k - 1) / k`): parenthesised.
+                    Reindex::Skip(n) => quote!((#m).saturating_sub(#n)),
                     Reindex::Take(n) => quote!(__ad::min_len(#m, #n)),
                     // `step_by(0)` panics, as the division by zero here does.
                     Reindex::StepBy(s) => quote!((#m + #s - 1) / #s),
@@ -2725,7 +2733,7 @@ impl Lowerer {
                 for a in args {
                     ops.push(self.val_arg(a, span)?);
                 }
-                self.lower_call(Callee::Path(p.path.clone()), ops, span)
+                self.lower_call(Callee::Path(p.path.clone()), ops, false, span)
             }
             other => unsupported(other, "calling this expression"),
         }
@@ -3258,7 +3266,9 @@ impl Lowerer {
             args.push(self.lower_arg(a, i + 1)?);
         }
         match recv {
-            Val::Place(p, _) => self.lower_call(Callee::Method(p, m.method.clone()), args, span),
+            Val::Place(p, _) => {
+                self.lower_call(Callee::Method(p, m.method.clone()), args, false, span)
+            }
             Val::Op(Operand::Lit(_))
                 if args.iter().all(|a| matches!(a, Arg::Val(Operand::Lit(_)))) =>
             {
@@ -3362,6 +3372,7 @@ impl Lowerer {
     }
 
     fn lower_call_expr(&mut self, c: &syn::ExprCall) -> Result<Val> {
+        let statement = std::mem::take(&mut self.statement_call);
         let span = c.span();
         let Expr::Path(fp) = strip(&c.func) else {
             return unsupported(&c.func, "calling this expression");
@@ -3377,7 +3388,7 @@ impl Lowerer {
                     let v = self.lower_expr(a)?;
                     args.push(Arg::Val(self.operand(v, a.span())?));
                 }
-                return self.lower_call(Callee::ClosureParam(v, y), args, span);
+                return self.lower_call(Callee::ClosureParam(v, y), args, false, span);
             }
             if let Some(Binding::Closure(def)) = self.lookup(&id.to_string()).cloned() {
                 // A call passes values: a place argument is read, not aliased.
@@ -3460,8 +3471,19 @@ impl Lowerer {
         for (i, a) in c.args.iter().enumerate() {
             args.push(self.lower_arg(a, i)?);
         }
-        if !args.is_empty() && args.iter().all(|a| matches!(a, Arg::Val(Operand::Lit(_)))) {
-            // Every argument is a constant expression: the call needs no derivative.
+        // A call whose value is used and whose arguments are all constant expressions
+        // needs no derivative: its value is a constant (`scale(n)`, `f64::from(k)`). A
+        // call made for its effect alone (`tick(3);`) goes through the protocol all the
+        // same, unless it is into the standard library: its only use is a custom rule,
+        // which must fire.
+        // A companion's call of a protocol function lost its state and marker above, so it
+        // cannot be made as written: it is differentiated like any other.
+        let protocol = self.companion && protocol_kind(&last).is_some();
+        let effect_only = protocol || (statement && !is_std_path(path));
+        if !args.is_empty()
+            && !effect_only
+            && args.iter().all(|a| matches!(a, Arg::Val(Operand::Lit(_))))
+        {
             return Ok(Val::Op(Operand::Lit(self.render(&Expr::Call(c.clone())))));
         }
         let callee = if is_assoc_path(path) {
@@ -3476,7 +3498,7 @@ impl Lowerer {
         } else {
             Callee::Path(path.clone())
         };
-        self.lower_call(callee, args, span)
+        self.lower_call(callee, args, effect_only, span)
     }
 
     /// Calls into the runtime that generated companions make (`__ad::..`), met when a
@@ -3691,7 +3713,14 @@ impl Lowerer {
         }
     }
 
-    fn lower_call(&mut self, callee: Callee, args: Vec<Arg>, span: Span) -> Result<Val> {
+    /// A call; `effect_only` when its value is not used (see [`Call::effect_only`]).
+    fn lower_call(
+        &mut self,
+        callee: Callee,
+        args: Vec<Arg>,
+        effect_only: bool,
+        span: Span,
+    ) -> Result<Val> {
         // Two `&mut` parts of one buffer (the halves of `split_at_mut`) in one call: the
         // derivative code would borrow the buffer and its shadow mutably twice.
         let mut_bases: Vec<&Ident> = args
@@ -3718,7 +3747,11 @@ impl Lowerer {
         self.emit(Stmt::Let {
             var: var.clone(),
             mutable: false,
-            op: Op::Call(Call { callee, args }),
+            op: Op::Call(Call {
+                callee,
+                args,
+                effect_only,
+            }),
         });
         Ok(Val::Op(Operand::Var(var)))
     }
@@ -3830,6 +3863,16 @@ fn t_len(p: &Pat) -> usize {
 /// The names of a path's segments, without generic arguments.
 fn path_names(p: &syn::Path) -> Vec<String> {
     p.segments.iter().map(|s| s.ident.to_string()).collect()
+}
+
+/// A path into the standard library (`std::thread::sleep`, `core::mem::drop`) or to one
+/// of its prelude functions (`drop`).
+fn is_std_path(p: &syn::Path) -> bool {
+    let names = path_names(p);
+    matches!(
+        names.first().map(String::as_str),
+        Some("std" | "core" | "alloc")
+    ) || names == ["drop"]
 }
 
 /// `::core::clone::Clone::clone(..)`, `::core::iter::Iterator::rev(..)` and
