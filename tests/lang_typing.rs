@@ -87,6 +87,58 @@ fn conversions_o<D: Num>(x: &[D]) -> D {
     out
 }
 
+/// Constant buffers of integers beside the active one: indexed, iterated by reference
+/// (`for &k in ks`, `for u in us.iter()` with `*u`), through `map(|&j| ..)`, and their
+/// lengths.
+// A `&Vec` parameter is one of the constructs under test.
+#[allow(clippy::ptr_arg)]
+#[autodiff_forward(counted_fwd, Dual, Const, Const, Const, Dual)]
+#[autodiff_reverse(counted_rev, Duplicated, Const, Const, Const, Active)]
+fn counted(x: &[f64], ks: &[usize], us: &Vec<u32>, is: &[i32]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        s += x[i] * ks[i % ks.len()] as f64;
+    }
+    for &k in ks {
+        s += x[k % x.len()].sin();
+    }
+    for u in us.iter() {
+        s += x[0] * x[0] * *u as f64;
+    }
+    let t: f64 = is.iter().map(|&j| x[x.len() - 1] * j as f64).sum();
+    s + t * x[0] + (us.len() + is.len()) as f64
+}
+
+fn counted_o<D: Num>(x: &[D], ks: &[usize], us: &[u32], is: &[i32]) -> D {
+    let n = x.len();
+    let mut s = c::<D>(0.0);
+    for i in 0..n {
+        s += x[i] * ks[i % ks.len()] as f64;
+    }
+    for &k in ks {
+        s += x[k % n].sin();
+    }
+    for &u in us {
+        s += x[0] * x[0] * u as f64;
+    }
+    let mut t = c::<D>(0.0);
+    for &j in is {
+        t += x[n - 1] * j as f64;
+    }
+    s + t * x[0] + (us.len() + is.len()) as f64
+}
+
+const KS: [usize; 3] = [2, 0, 3];
+const IS: [i32; 3] = [-2, 5, 1];
+
+/// The gradient of [`counted`], whose forward companion is its H·v.
+#[allow(clippy::ptr_arg)]
+#[autodiff_forward(counted_hvp, Dual, Dual, Const, Const, Const)]
+fn counted_grad(x: &[f64], g: &mut [f64], ks: &[usize], us: &Vec<u32>, is: &[i32]) {
+    g.fill(0.0);
+    counted_rev(x, g, ks, us, is, 1.0);
+}
+
 /// The gradient of [`conversions`], whose forward companion is its H·v.
 #[autodiff_forward(conversions_hvp, Dual, Dual)]
 fn conversions_grad(x: &[f64], g: &mut [f64]) {
@@ -119,6 +171,32 @@ proptest! {
             fold_paths_rev,
             fold_paths_o::<Dual64>,
         );
+    }
+
+    #[test]
+    fn constant_buffers_of_integers((x, v, s0) in slice_case(-1.0, 1.0, 2..6, 0), s in seed()) {
+        let us = vec![1u32, 4];
+        check_slice(
+            "counted",
+            (&x, &v, &s0, s),
+            |x| counted(x, &KS, &us, &IS),
+            |x, v| counted_fwd(x, v, &KS, &us, &IS),
+            |x, b, s| counted_rev(x, b, &KS, &us, &IS, s),
+            |x| counted_o::<Dual64>(x, &KS, &us, &IS),
+        );
+        // H·v against the oracle's second directional derivatives: the gradient of
+        // ⟨∇f, v⟩ is H·v (H symmetric), read off by forward mode one component at a time.
+        let n = x.len();
+        let (mut g, mut hv) = (vec![0.0; n], vec![0.0; n]);
+        counted_hvp(&x, &v[..n], &mut g, &mut hv, &KS, &us, &IS);
+        for i in 0..n {
+            let e: Vec<f64> = (0..n).map(|j| f64::from(u8::from(i == j))).collect();
+            let h = |d: &[num_dual::HyperDual64]| counted_o(d, &KS, &us, &IS);
+            let xs: Vec<num_dual::HyperDual64> = (0..n)
+                .map(|j| num_dual::HyperDual64::new(x[j], e[j], v[j], 0.0))
+                .collect();
+            check(&format!("H·v[{i}]"), hv[i], h(&xs).eps1eps2);
+        }
     }
 
     #[test]

@@ -144,6 +144,9 @@ enum Source {
     Windows(Place, TokenStream),
     /// A range (with `rev()`/`step_by()`), iterated as written.
     Range(TokenStream),
+    /// A buffer of integers or other constants (a parameter that is never differentiated,
+    /// `ks: &[usize]`), iterated by reference as written: its elements are constants.
+    Constants(TokenStream),
     /// An indexed chain whose positions are moved: `skip`, `take`, `step_by`, `rev`.
     Reindexed(Box<Chain>, Reindex),
 }
@@ -857,6 +860,12 @@ impl Lowerer {
                     VarKind::Scalar
                 };
                 let v = self.new_var_unbound(name, kind);
+                if o.var()
+                    .is_some_and(|s| self.inert_params.contains(&s.to_string()))
+                {
+                    // A copy of a reference to a constant is one too.
+                    self.inert_params.insert(v.to_string());
+                }
                 let op = match o {
                     Operand::Lit(t) => Op::Inactive(t),
                     o => Op::Use(o),
@@ -956,6 +965,9 @@ impl Lowerer {
             Pat::Reference(r) => {
                 let v = match val {
                     Val::Place(p, _) => Val::Op(self.let_op(Op::Load(p), r.span())),
+                    Val::Op(Operand::Var(v)) if self.inert_params.contains(&v.to_string()) => {
+                        Val::Op(self.let_op(Op::Inactive(quote!(*#v)), r.span()))
+                    }
                     other => other,
                 };
                 self.bind_pat(&r.pat, v)
@@ -1948,6 +1960,14 @@ impl Lowerer {
         )
     }
 
+    /// Whether the local `v` is a parameter that is never differentiated (`n: usize`,
+    /// `ks: &[usize]`), still bound to its own name.
+    fn is_inert_param(&self, v: &Ident) -> bool {
+        let name = v.to_string();
+        self.inert_params.contains(&name)
+            && matches!(self.lookup(&name), Some(Binding::Var(b)) if *b == name)
+    }
+
     /// Whether `e` names a by-value parameter that is never differentiated: values bound
     /// from it are constants. From anything else they could carry a derivative, which a
     /// binding would drop.
@@ -2239,6 +2259,12 @@ impl Lowerer {
                             }));
                         }
                         match self.lower_expr(&m.receiver)? {
+                            Val::Op(Operand::Var(v)) if self.is_inert_param(&v) => {
+                                Ok(Some(Chain {
+                                    source: Source::Constants(self.render(e)),
+                                    adapters: vec![],
+                                }))
+                            }
                             Val::Place(p, pm) => Ok(Some(Chain {
                                 source: Source::Slice(
                                     p,
@@ -2299,7 +2325,7 @@ impl Lowerer {
                         let Some(inner) = self.parse_chain(&m.receiver)? else {
                             return Ok(None);
                         };
-                        if matches!(inner.source, Source::Range(_)) {
+                        if matches!(inner.source, Source::Range(_) | Source::Constants(_)) {
                             return Ok(None);
                         }
                         if inner.has_filter() {
@@ -2361,6 +2387,15 @@ impl Lowerer {
                     source: Source::Slice(p, m),
                     adapters: vec![],
                 })),
+                Val::Op(Operand::Var(v)) if self.is_inert_param(&v) => {
+                    let r = self.render(e);
+                    Ok(Some(Chain {
+                        source: Source::Constants(
+                            quote!(::core::iter::IntoIterator::into_iter(#r)),
+                        ),
+                        adapters: vec![],
+                    }))
+                }
                 _ => Ok(None),
             },
             _ => Ok(None),
@@ -2414,7 +2449,7 @@ impl Lowerer {
                 let p = p.primal();
                 quote!((#p.len() + 1).saturating_sub(#k))
             }
-            Source::Range(_) => return None,
+            Source::Range(_) | Source::Constants(_) => return None,
             Source::Reindexed(inner, r) => {
                 let m = self.chain_len(inner)?;
                 match r {
@@ -2479,7 +2514,9 @@ impl Lowerer {
                 p.proj.push(Proj::Index(quote!(#k..#k + #w)));
                 Val::Place(p, false)
             }
-            Source::Range(_) => unreachable!("ranges are iterated directly"),
+            Source::Range(_) | Source::Constants(_) => {
+                unreachable!("ranges are iterated directly")
+            }
             Source::Reindexed(inner, r) => {
                 let at = match r {
                     Reindex::Skip(n) => quote!(#k + #n),
@@ -2557,10 +2594,14 @@ impl Lowerer {
     ) -> Result<()> {
         let exit = ctl.as_ref().map(|(b, _)| self.loop_exit(b));
         match &chain.source {
-            Source::Range(r) => {
+            Source::Range(r) | Source::Constants(r) => {
                 let r = r.clone();
                 let var = self.fresh("i", span);
                 self.kinds.insert(var.to_string(), VarKind::Scalar);
+                if matches!(chain.source, Source::Constants(_)) {
+                    // A reference to a constant, which a `&k` pattern dereferences.
+                    self.inert_params.insert(var.to_string());
+                }
                 let v2 = var.clone();
                 if chain
                     .adapters
@@ -2889,6 +2930,13 @@ impl Lowerer {
                         p.proj.push(Proj::Deref);
                         Ok(Val::Place(p, m))
                     }
+                    // A reference to a constant (an element of `ks: &[usize]`); in a
+                    // companion, only such a dereference is written on a local.
+                    Val::Op(Operand::Var(v))
+                        if self.companion || self.inert_params.contains(&v.to_string()) =>
+                    {
+                        Ok(Val::Op(self.let_op(Op::Inactive(quote!(*#v)), u.span())))
+                    }
                     v @ (Val::Place(..) | Val::Op(_)) => Ok(v),
                     _ => unsupported(e, "this dereference"),
                 },
@@ -2927,6 +2975,10 @@ impl Lowerer {
                         Ok(Val::Place(p, m))
                     }
                     Val::Op(Operand::Lit(_)) => Ok(Val::Op(Operand::Lit(self.render(e)))),
+                    // An element of a buffer of integers (`ks: &[usize]`, `&Vec<u32>`).
+                    Val::Op(Operand::Var(v)) if self.is_inert_param(&v) => {
+                        Ok(Val::Op(Operand::Lit(self.render(e))))
+                    }
                     _ => unsupported(e, "indexing this value"),
                 }
             }
@@ -3206,7 +3258,9 @@ impl Lowerer {
             | "chunks_exact" | "rev" | "step_by" | "copied" | "cloned" | "windows" | "filter" => {
                 // A range of indices (a companion keeps its loops' ranges in locals).
                 let index_range = self.companion && is_index_range(&Expr::MethodCall(m.clone()));
-                if index_range || !self.mentions_locals(&Expr::MethodCall(m.clone())) {
+                // An iterator over a buffer of constants (`ks.iter()`, kept by a companion).
+                let constants = m.args.is_empty() && self.is_inert_scrutinee(&m.receiver);
+                if index_range || constants || !self.mentions_locals(&Expr::MethodCall(m.clone())) {
                     return Ok(Val::Op(Operand::Lit(
                         self.render(&Expr::MethodCall(m.clone())),
                     )));

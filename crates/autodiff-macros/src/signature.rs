@@ -286,16 +286,34 @@ pub fn shape_of(ty: &Type, floats: &HashSet<String>) -> (Shape, Option<Type>) {
     }
 }
 
-/// Types behind a reference that never carry a derivative.
+/// Types behind a reference that never carry a derivative: text, integers, `bool`, and
+/// slices, arrays and `Vec`s of them.
 fn is_inert(ty: &Type) -> bool {
     match ty {
-        Type::Path(tp) => tp.path.get_ident().is_some_and(|id| {
-            let id = id.to_string();
-            matches!(id.as_str(), "str" | "char" | "String") || is_integer_or_bool_name(&id)
-        }),
+        Type::Path(tp) if tp.qself.is_none() => match tp.path.get_ident() {
+            Some(id) => {
+                let id = id.to_string();
+                matches!(id.as_str(), "str" | "char" | "String") || is_integer_or_bool_name(&id)
+            }
+            None => vec_elem(&tp.path).is_some_and(is_inert),
+        },
         Type::Slice(s) => is_inert(&s.elem),
         Type::Array(a) => is_inert(&a.elem),
         _ => false,
+    }
+}
+
+/// The element type of `Vec<T>` (`std::vec::Vec<T>` and the like).
+fn vec_elem(path: &syn::Path) -> Option<&Type> {
+    let last = path.segments.last()?;
+    match &last.arguments {
+        syn::PathArguments::AngleBracketed(a) if last.ident == "Vec" && a.args.len() == 1 => {
+            match a.args.first()? {
+                syn::GenericArgument::Type(t) => Some(t),
+                _ => None,
+            }
+        }
+        _ => None,
     }
 }
 
