@@ -337,3 +337,91 @@ fn constant_arguments_get_scratch_shadows() {
     close("primal", v, 15.0, 0.0).unwrap();
     close("d/da", ga, 5.0, 1e-12).unwrap();
 }
+
+// ------------------------------------------------------------------ rules and local buffers
+
+/// `‖y‖` with a pullback that borrows `y`.
+#[custom_rule(reverse = norm_rev)]
+fn norm(y: &[f64]) -> f64 {
+    y.iter().map(|v| v * v).sum::<f64>().sqrt()
+}
+
+fn norm_rev(y: &[f64]) -> (f64, impl FnOnce(&mut [f64], f64) + '_) {
+    let n = norm(y);
+    (n, move |dy: &mut [f64], b: f64| {
+        for i in 0..y.len() {
+            dy[i] += b * y[i] / n;
+        }
+    })
+}
+
+/// The rule applied to a local buffer that the reverse sweep needs (its elements are
+/// `exp`s): the pullback's borrow of it ends before the function's kept state takes it.
+#[autodiff_reverse(d_norm_of_exps, Duplicated, Active)]
+fn norm_of_exps(x: &[f64]) -> f64 {
+    let y: Vec<f64> = x.iter().map(|v| v.exp()).collect();
+    norm(&y) * x[0]
+}
+
+/// `out[i] = 2 a[i]` into an output buffer, with both rules; the pullback borrows `a`
+/// only (`use<'a>`), so the caller reads `out` right after the call.
+#[custom_rule(forward = double_fwd, reverse = double_rev)]
+fn double(a: &[f64], out: &mut [f64]) {
+    for i in 0..a.len() {
+        out[i] = 2.0 * a[i];
+    }
+}
+
+fn double_fwd(a: &[f64], da: &[f64], out: &mut [f64], dout: &mut [f64]) -> ((), ()) {
+    for i in 0..a.len() {
+        out[i] = 2.0 * a[i];
+        dout[i] = 2.0 * da[i];
+    }
+    ((), ())
+}
+
+#[allow(clippy::unused_unit)]
+fn double_rev<'a>(
+    a: &'a [f64],
+    out: &mut [f64],
+) -> ((), impl FnOnce(&mut [f64], &mut [f64]) + use<'a>) {
+    double(a, out);
+    ((), move |da: &mut [f64], dout: &mut [f64]| {
+        for i in 0..a.len() {
+            da[i] += 2.0 * dout[i];
+            dout[i] = 0.0;
+        }
+    })
+}
+
+#[autodiff_forward(doubled_sq_fwd, Dual, Dual)]
+#[autodiff_reverse(d_doubled_sq, Duplicated, Active)]
+fn doubled_sq(x: &[f64]) -> f64 {
+    let mut y = vec![0.0; x.len()];
+    double(x, &mut y);
+    y.iter().map(|v| v * v).sum()
+}
+
+#[test]
+fn rules_on_local_buffers_and_outputs() {
+    let x: [f64; 3] = [0.3, -0.7, 1.1];
+    // d/dx_i (‖e^x‖ x_0) = x_0 e^{2 x_i} / ‖e^x‖ + [i = 0] ‖e^x‖.
+    let n = x.iter().map(|v: &f64| (2.0 * v).exp()).sum::<f64>().sqrt();
+    let mut g = [0.0; 3];
+    let y = d_norm_of_exps(&x, &mut g, 1.0);
+    close("value", y, n * x[0], 1e-14).unwrap();
+    for i in 0..3 {
+        let want = x[0] * (2.0 * x[i]).exp() / n + if i == 0 { n } else { 0.0 };
+        close(&format!("grad[{i}]"), g[i], want, 1e-13).unwrap();
+    }
+    // Σ (2 x_i)² = 4 Σ x_i²: gradient 8 x, tangent 8 ⟨x, v⟩.
+    let v = [1.0, 0.5, -2.0];
+    let mut g = [0.0; 3];
+    d_doubled_sq(&x, &mut g, 1.0);
+    for i in 0..3 {
+        close(&format!("doubled grad[{i}]"), g[i], 8.0 * x[i], 1e-14).unwrap();
+    }
+    let (_, t) = doubled_sq_fwd(&x, &v);
+    let want: f64 = x.iter().zip(&v).map(|(a, b)| 8.0 * a * b).sum();
+    close("doubled tangent", t, want, 1e-14).unwrap();
+}

@@ -1126,16 +1126,19 @@ impl<'a> Reverse<'a> {
         }
         let state = self.fresh("state");
         let result = self.fresh("result");
-        let value = bind(quote!(#result.0));
         let aug = augmented_call(c, &self.refs);
         if self.kept_state {
-            // The arguments are restored again after the second augmented call, which
-            // overwrites them as the first one did.
-            let fwd = quote!(#record #build let #result = #aug; #value);
+            // The state is dropped at once (a rule's pullback may borrow an argument that
+            // the closure returned by `__ad_aug` then takes over). The arguments are
+            // restored again after the second augmented call, which overwrites them as
+            // the first one did.
+            let value = bind(quote!(#result));
+            let fwd = quote!(#record #build let #result = (#aug).0; #value);
             let pull = pullback_call(c, self.an, &self.refs, quote!(#state), seed);
             let rev = quote!(#before let #state = (#aug).1; #again #reload #pull; #drains #after);
             return (fwd, rev);
         }
+        let value = bind(quote!(#result.0));
         let (keep_state, load_state) = self.keep(&state, quote!(#result.1), level);
         let fwd = quote!(#record #build let #result = #aug; #keep_state #value);
         let pull = pullback_call(c, self.an, &self.refs, load_state, seed);

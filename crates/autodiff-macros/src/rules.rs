@@ -230,12 +230,15 @@ fn classify(func: &ImplItemFn, markers: &[Markers]) -> syn::Result<Vec<RuleParam
     Ok(out)
 }
 
-/// Gives every elided reference lifetime in a type the name `'__ad`.
+/// Gives every elided shared-reference lifetime in a type the name `'__ad`, the lifetime
+/// that a reverse rule's pullback may borrow for. A `&mut` parameter keeps its own: the
+/// caller uses what it points to (an output) right after the call, so a pullback cannot
+/// hold it.
 struct NameLifetimes;
 
 impl VisitMut for NameLifetimes {
     fn visit_type_reference_mut(&mut self, r: &mut syn::TypeReference) {
-        if r.lifetime.is_none() {
+        if r.lifetime.is_none() && r.mutability.is_none() {
             r.lifetime = Some(syn::Lifetime::new("'__ad", Span::call_site()));
         }
         syn::visit_mut::visit_type_reference_mut(self, r);
