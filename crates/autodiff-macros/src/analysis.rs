@@ -18,6 +18,10 @@ use std::collections::HashSet;
 pub struct Analysis {
     pub active: HashSet<String>,
     pub needed: HashSet<String>,
+    /// Nothing is differentiated, closure parameters included: the primal function of a
+    /// closure that becomes a `DiffFn` (its calls of a closure parameter are plain
+    /// `call`s; a closure parameter is otherwise always taken to carry derivatives).
+    pub primal_only: bool,
 }
 
 pub fn analyse(body: &Body, active_params: &[String], frozen: &[String]) -> Analysis {
@@ -32,7 +36,11 @@ pub fn analyse(body: &Body, active_params: &[String], frozen: &[String]) -> Anal
     }
     let mut needed = HashSet::new();
     needed_block(&body.block, &mut needed);
-    Analysis { active, needed }
+    Analysis {
+        active,
+        needed,
+        primal_only: false,
+    }
 }
 
 impl Analysis {
@@ -51,13 +59,13 @@ impl Analysis {
             Arg::Ref(p, _) => self.place_active(p),
             Arg::Closure(c) => c.captures.iter().any(|v| self.is_active(v)),
             // A closure parameter may carry the derivatives of what it captured.
-            Arg::ClosureParam(_) => true,
+            Arg::ClosureParam(_) => !self.primal_only,
         }
     }
     pub fn call_active(&self, c: &Call) -> bool {
         c.args.iter().any(|a| self.arg_active(a))
             || matches!(&c.callee, Callee::Method(p, _) if self.place_active(p))
-            || matches!(&c.callee, Callee::ClosureParam(..))
+            || (matches!(&c.callee, Callee::ClosureParam(..)) && !self.primal_only)
     }
     /// Whether a call goes through the callee's derivative companions: when an argument is
     /// active, and also when one is passed by reference, when there is none, or when the
@@ -73,7 +81,7 @@ impl Analysis {
             Callee::Path(_) => by_ref || c.args.is_empty() || c.effect_only,
             Callee::Assoc(..) => by_ref || c.effect_only,
             Callee::Method(..) => by_ref,
-            Callee::ClosureParam(..) => true,
+            Callee::ClosureParam(..) => !self.primal_only,
         }
     }
 
@@ -110,6 +118,7 @@ fn viewing<R>(active: &mut HashSet<String>, f: impl FnOnce(&Analysis) -> R) -> R
     let an = Analysis {
         active: std::mem::take(active),
         needed: HashSet::new(),
+        primal_only: false,
     };
     let r = f(&an);
     *active = an.active;

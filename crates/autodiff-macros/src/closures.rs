@@ -76,7 +76,10 @@ fn closure_analysis(c: &ClosureIr, caller: &Analysis) -> Analysis {
 
 /// The primal closure `move |x| body`.
 fn primal_closure(c: &ClosureIr) -> TokenStream {
-    let none = analyse(&c.body, &[], &[]);
+    let none = Analysis {
+        primal_only: true,
+        ..analyse(&c.body, &[], &[])
+    };
     let code = Forward {
         an: &none,
         refs: Refs { kinds: &c.kinds },
