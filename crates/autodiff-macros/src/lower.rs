@@ -3757,6 +3757,15 @@ impl Lowerer {
                 }
                 Ok(Some(self.lower_expr(&e)?))
             }
+            // The derivative of a callee's protocol function, met in a third derivative.
+            [.., callee, last] if last.starts_with("__ad_") && last.contains("___ad_") => {
+                unsupported(
+                    c,
+                    &format!(
+                        "a third-order derivative through the call of `{callee}` (forward over forward over reverse of code that calls another function)"
+                    ),
+                )
+            }
             [first, ..] if first.starts_with("__ad") => {
                 unsupported(c, "differentiating this part of a derivative companion again")
             }
