@@ -225,3 +225,31 @@ proptest! {
         }
     }
 }
+
+/// An array parameter whose length is a const parameter, read with it.
+#[autodiff_forward(fixed_fwd, Dual, Dual)]
+#[autodiff_reverse(fixed_rev, Duplicated, Active)]
+fn fixed<const N: usize>(x: &[f64; N]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..N {
+        s += x[i] * x[(i + 1) % N].sin();
+    }
+    s
+}
+
+#[test]
+fn arrays_of_const_generic_length() {
+    let x = [0.4, -1.2, 0.9];
+    let v = [1.0, 0.5, -0.25];
+    // ∂/∂x_j: sin(x_{j+1}) + x_{j-1} cos(x_j).
+    let want: Vec<f64> = (0..3)
+        .map(|j| x[(j + 1) % 3].sin() + x[(j + 2) % 3] * x[j].cos())
+        .collect();
+    let mut g = [0.0; 3];
+    fixed_rev(&x, &mut g, 1.0);
+    for j in 0..3 {
+        check(&format!("grad[{j}]"), g[j], want[j]);
+    }
+    let (_, t) = fixed_fwd(&x, &v);
+    check("tangent", t, (0..3).map(|j| want[j] * v[j]).sum());
+}

@@ -114,6 +114,18 @@ fn unsupported(g: &Gen) -> Option<&'static str> {
         .any(|p| matches!(p.shape, Shape::Closure(_)))
     {
         Some("nested differentiation of a function that takes a closure is not supported")
+    } else if g
+        .func
+        .sig
+        .generics
+        .params
+        .iter()
+        .any(|p| matches!(p, syn::GenericParam::Const(_)))
+    {
+        // Its variants take buffers as slices, from which the parameter cannot be read.
+        Some(
+            "nested differentiation of a function generic over a constant (`[f64; N]`) is not supported",
+        )
     } else {
         None
     }
