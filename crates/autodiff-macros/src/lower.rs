@@ -3185,6 +3185,15 @@ impl Lowerer {
             for a in &m.args {
                 args.push(self.lower_expr(a)?);
             }
+            // A scalar behind a reference parameter (`a: &f64`, `a.sin()`): auto-deref.
+            for a in &mut args {
+                if let Val::Place(p, _) = a
+                    && p.is_whole()
+                    && self.scalar_refs.contains(&p.base.to_string())
+                {
+                    p.proj.push(Proj::Deref);
+                }
+            }
             if matches!(args[0], Val::Op(_) | Val::Place(..)) {
                 let is_scalar = match &args[0] {
                     Val::Op(_) => true,
