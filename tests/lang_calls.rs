@@ -60,7 +60,14 @@ fn fields(p: &Params, x: &[f64]) -> f64 {
     for i in 0..p.v.len() {
         s += p.v[i] * x[i % x.len()];
     }
-    s += p.t.0 * p.t.1.sin() + p.p.y * p.w;
+    // Copies of a `Vec` field, read, and written.
+    let vv = p.v.clone();
+    let mut w = p.v.to_vec();
+    w[0] *= p.w;
+    s += vv[0] * x[0] + w[0];
+    // A tuple field destructured.
+    let (t0, t1) = p.t;
+    s += t0 * t1.sin() + p.p.y * p.w;
     s * p.p.x + p.p.y.exp() + weight_sum(p) * s
 }
 
@@ -71,6 +78,7 @@ fn fields_o<D: Num>(p: &[D], x: &[D]) -> D {
     for i in 0..v.len() {
         s += v[i] * x[i % x.len()];
     }
+    s += v[0] * x[0] + v[0] * w;
     s += t0 * t1.sin() + py * w;
     s * px + py.exp() + (w * t0 + py) * s
 }

@@ -993,6 +993,15 @@ impl Lowerer {
                         });
                         vars.into_iter().map(|v| Val::Op(Operand::Var(v))).collect()
                     }
+                    // A tuple field of a struct parameter (`let (a, b) = m.ab;`): its
+                    // fields, by position.
+                    Val::Place(p, m) => (0..t.elems.len())
+                        .map(|i| {
+                            let mut field = p.clone();
+                            field.proj.push(Proj::Field(syn::Member::Unnamed(i.into())));
+                            Val::Place(field, m)
+                        })
+                        .collect(),
                     _ => return unsupported(pat, "this tuple pattern"),
                 };
                 if items.len() != t.elems.len() {
@@ -1276,6 +1285,12 @@ impl Lowerer {
                         )
                     }
                     Val::Place(p, _) if !is_scalar_place(&p, self) => Ok(Some(Op::CloneOf(p))),
+                    // A field of a struct (`m.h.to_vec()`, `m.h.clone()`): the field of a
+                    // float is `Copy` and is not cloned in idiomatic code, so a copy is of
+                    // a buffer.
+                    Val::Place(p, _) if matches!(p.proj.last(), Some(Proj::Field(_))) => {
+                        Ok(Some(Op::CloneOf(p)))
+                    }
                     _ => Ok(None),
                 }
             }
