@@ -5,6 +5,11 @@ use crate::Real;
 
 /// A value with a zero shadow of the same shape: `0.0` for a float, a vector of zeros for
 /// a `Vec`, and so on. Integers and `bool`s have themselves as (ignored) shadows.
+#[diagnostic::on_unimplemented(
+    message = "differentiated code needs a zero shadow of a `{Self}` here, and it has none",
+    label = "a zero `{Self}` is needed here",
+    note = "floats, buffers of floats and integers have zeros; a user struct does not. Derivative code makes one where one struct, or two parts of one struct (`s.ps[i]` and `s.ps[j]`), is passed twice to one call: pass the parts as separate parameters, or copy the values out first"
+)]
 pub trait ZeroLike {
     /// The shadow type.
     type Out;

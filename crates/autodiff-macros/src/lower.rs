@@ -1002,7 +1002,6 @@ impl Lowerer {
                             Val::Place(field, m)
                         })
                         .collect(),
-                    _ => return unsupported(pat, "this tuple pattern"),
                 };
                 if items.len() != t.elems.len() {
                     return Err(syn::Error::new(
