@@ -418,6 +418,46 @@ fn through_refs(out: &mut f64, a: &f64, b: f64) -> f64 {
     t * *a + a.sin()
 }
 
+// ---------------------------------------------------------------- rows written by a callee
+
+#[differentiable]
+fn embed(x: f64, out: &mut [f64]) {
+    out[0] = x.sin();
+    out[1] = x * x;
+}
+
+/// A callee writes each row of a local matrix (`&mut hs[i]`).
+#[autodiff_forward(rows_by_callee_fwd, Dual, Dual)]
+#[autodiff_reverse(rows_by_callee_rev, Duplicated, Active)]
+fn rows_by_callee(x: &[f64]) -> f64 {
+    let mut hs = vec![vec![0.0; 2]; x.len()];
+    for i in 0..x.len() {
+        embed(x[i], &mut hs[i]);
+    }
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        s += hs[i][0] * hs[(i + 1) % x.len()][1];
+    }
+    s
+}
+
+fn rows_by_callee_o<D: Num>(x: &[D]) -> D {
+    let n = x.len();
+    let mut s = c::<D>(0.0);
+    for i in 0..n {
+        let j = (i + 1) % n;
+        s += x[i].sin() * x[j] * x[j];
+    }
+    s
+}
+
+/// Its gradient, whose forward companion is its H·v.
+#[autodiff_forward(rows_by_callee_hvp, Dual, Dual)]
+fn rows_by_callee_grad(x: &[f64], g: &mut [f64]) {
+    g.fill(0.0);
+    rows_by_callee_rev(x, g, 1.0);
+}
+
 // ---------------------------------------------------------------- properties
 
 // ---------------------------------------------------------------- element references as arguments
@@ -542,6 +582,28 @@ proptest! {
             lend_rev,
             lend_o,
         );
+    }
+
+    #[test]
+    fn rows_of_a_local_matrix_written_by_a_callee((x, v, s0) in slice_case(-1.0, 1.0, 1..5, 0), s in seed()) {
+        check_slice(
+            "rows_by_callee",
+            (&x, &v, &s0, s),
+            rows_by_callee,
+            rows_by_callee_fwd,
+            rows_by_callee_rev,
+            rows_by_callee_o::<Dual64>,
+        );
+        // H·v: eᵢᵀ H v from the oracle's second-order dual numbers.
+        let n = x.len();
+        let (mut g, mut hv) = (vec![0.0; n], vec![0.0; n]);
+        rows_by_callee_hvp(&x, &v[..n], &mut g, &mut hv);
+        for i in 0..n {
+            let xs: Vec<num_dual::HyperDual64> = (0..n)
+                .map(|j| num_dual::HyperDual64::new(x[j], f64::from(u8::from(i == j)), v[j], 0.0))
+                .collect();
+            check(&format!("H·v[{i}]"), hv[i], rows_by_callee_o(&xs).eps1eps2);
+        }
     }
 
     #[test]

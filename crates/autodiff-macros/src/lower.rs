@@ -132,6 +132,9 @@ pub struct Lowerer {
     /// call reads it: such a call goes through the protocol even with constant
     /// arguments, so that a custom rule on the callee fires.
     statement_call: bool,
+    /// In a companion's code, the names indexed twice (`hs[i][j]`): an element of one is
+    /// a row, which a saved copy copies as a buffer.
+    matrices: HashSet<String>,
 }
 
 /// A parsed iterator source.
@@ -221,6 +224,7 @@ impl Lowerer {
                 .collect(),
             buffer_names: HashSet::new(),
             statement_call: false,
+            matrices: HashSet::new(),
         }
     }
 
@@ -260,6 +264,7 @@ impl Lowerer {
             inert_params: self.inert_params.clone(),
             buffer_names: self.buffer_names.clone(),
             statement_call: false,
+            matrices: self.matrices.clone(),
         };
         sub.scopes.push(HashMap::new());
         let mut params = Vec::new();
@@ -405,6 +410,9 @@ impl Lowerer {
         sig: &SigInfo,
     ) -> Result<(Body, HashMap<String, VarKind>)> {
         let has_return = contains_return(body);
+        if self.companion {
+            self.matrices = indexed_twice(&quote!(#body));
+        }
         // `use`, `const` and `static` items carry no derivative: each generated function
         // declares them first, wherever the user wrote them (an item is visible in its
         // whole block, and the reverse sweep of a nested block is a block of its own).
@@ -1972,6 +1980,15 @@ impl Lowerer {
             span,
             "every arm of a `match` used as a value needs a value",
         )
+    }
+
+    /// Whether `p` is one index into a matrix of a companion's code (`hs[i]`): a row.
+    fn is_row(&self, p: &Place) -> bool {
+        matches!(p.proj.as_slice(), [Proj::Index(_)])
+            && self
+                .matrices
+                .iter()
+                .any(|m| matches!(self.lookup(m), Some(Binding::Var(v)) if *v == p.base))
     }
 
     /// Whether the local `v` is a parameter that is never differentiated (`n: usize`,
@@ -3632,7 +3649,7 @@ impl Lowerer {
                 if self.is_struct_ref(&place) {
                     return unsupported(c, "saving a struct behind a reference");
                 }
-                let copy: Expr = if is_scalar_place(&place, self) {
+                let copy: Expr = if is_scalar_place(&place, self) && !self.is_row(&place) {
                     inner.clone()
                 } else {
                     syn::parse_quote!(#inner.to_vec())
@@ -3646,7 +3663,7 @@ impl Lowerer {
                 if self.is_struct_ref(&place) {
                     return unsupported(c, "restoring a struct behind a reference");
                 }
-                if is_scalar_place(&place, self) {
+                if is_scalar_place(&place, self) && !self.is_row(&place) {
                     self.lower_expr(&syn::parse_quote!(#dst = #src))?;
                 } else {
                     let src = match self.lower_expr(src)? {
@@ -3949,6 +3966,28 @@ fn t_len(p: &Pat) -> usize {
 /// The names of a path's segments, without generic arguments.
 fn path_names(p: &syn::Path) -> Vec<String> {
     p.segments.iter().map(|s| s.ident.to_string()).collect()
+}
+
+/// The identifiers indexed twice in `t` (`hs[i][j]`, `&mut hs[i][..]`).
+fn indexed_twice(t: &TokenStream) -> HashSet<String> {
+    let mut out = HashSet::new();
+    let tokens: Vec<TokenTree> = t.clone().into_iter().collect();
+    for (i, tt) in tokens.iter().enumerate() {
+        match tt {
+            TokenTree::Group(g) => out.extend(indexed_twice(&g.stream())),
+            TokenTree::Ident(id) => {
+                let bracket = |k: usize| {
+                    matches!(tokens.get(k), Some(TokenTree::Group(g))
+                        if g.delimiter() == proc_macro2::Delimiter::Bracket)
+                };
+                if bracket(i + 1) && bracket(i + 2) {
+                    out.insert(id.to_string());
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// A path into the standard library (`std::thread::sleep`, `core::mem::drop`) or to one
