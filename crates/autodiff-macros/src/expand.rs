@@ -34,6 +34,14 @@ pub enum Trigger {
 
 const OUR_ATTRS: [&str; 3] = ["autodiff_forward", "autodiff_reverse", "differentiable"];
 
+/// The error for a function with both a custom rule and one of our attributes.
+pub(crate) const RULE_AND_ATTRIBUTE: &str = "a function with `#[custom_rule]` takes its derivatives from its rules: it needs no `#[differentiable]`, and a named companion (`#[autodiff_forward]`, `#[autodiff_reverse]`) goes on a function that calls it";
+
+/// Whether `a` is one of `#[autodiff_forward]`, `#[autodiff_reverse]`, `#[differentiable]`.
+pub(crate) fn is_our_attr(a: &syn::Attribute) -> bool {
+    our_attr(a).is_some()
+}
+
 fn our_attr(a: &syn::Attribute) -> Option<String> {
     let last = a.path().segments.last()?.ident.to_string();
     OUR_ATTRS.contains(&last.as_str()).then_some(last)
@@ -57,6 +65,17 @@ pub fn expand(trigger: Trigger, item: TokenStream) -> TokenStream {
     original.attrs.retain(|a| our_attr(a).is_none());
     // A function used only through its companions is not dead code.
     original.attrs.push(syn::parse_quote!(#[allow(dead_code)]));
+    // A function with a custom rule takes its derivatives from the rule, whose own
+    // expansion provides them; ours would define them a second time.
+    if let Some(rule) = func.attrs.iter().find(|a| {
+        a.path()
+            .segments
+            .last()
+            .is_some_and(|s| s.ident == "custom_rule")
+    }) {
+        let err = syn::Error::new_spanned(rule, RULE_AND_ATTRIBUTE).to_compile_error();
+        return quote!(#err #original);
+    }
     match expand_fn(trigger, &func) {
         Ok(extra) => {
             if std::env::var("AUTODIFF_DEBUG_EXPAND").is_ok_and(|v| func.sig.ident == v) {
@@ -96,6 +115,27 @@ fn expand_fn(trigger: Trigger, func: &ImplItemFn) -> syn::Result<TokenStream> {
                 Some(all) => all.combine(e),
                 None => errors = Some(e),
             },
+        }
+    }
+    for (i, spec) in specs.iter().enumerate() {
+        let name = &spec.name;
+        let clash = if *name == func.sig.ident {
+            Some(format!(
+                "the companion `{name}` has the name of the function itself: give it a name of its own (`d_{name}`)"
+            ))
+        } else if specs[..i].iter().any(|s| s.name == *name) {
+            Some(format!(
+                "two companions of this function are named `{name}`: give each a name of its own"
+            ))
+        } else {
+            None
+        };
+        if let Some(msg) = clash {
+            let e = syn::Error::new(name.span(), msg);
+            match &mut errors {
+                Some(all) => all.combine(e),
+                None => errors = Some(e),
+            }
         }
     }
     if let Some(e) = errors {

@@ -109,6 +109,20 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         }
     };
     let markers = strip_markers(&mut func);
+    if let Some(ours) = func.attrs.iter().find(|a| crate::expand::is_our_attr(a)) {
+        // Ours would define the derivatives a second time: one error, and the function
+        // with its rule.
+        let err =
+            syn::Error::new_spanned(ours, crate::expand::RULE_AND_ATTRIBUTE).to_compile_error();
+        func.attrs.retain(|a| !crate::expand::is_our_attr(a));
+        return match expand_rule(args, &func, &markers) {
+            Ok(extra) => quote!(#err #func #extra),
+            Err(e) => {
+                let e = e.to_compile_error();
+                quote!(#err #e #func)
+            }
+        };
+    }
     match expand_rule(args, &func, &markers) {
         Ok(extra) => quote!(#func #extra),
         Err(e) => {
