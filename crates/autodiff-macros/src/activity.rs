@@ -162,6 +162,23 @@ pub fn parse_spec(mode: Mode, args: TokenStream, sig: &SigInfo) -> syn::Result<S
     }
     if let Some((act, span)) = ret {
         check_return(mode, act, span)?;
+        if let Ret::Ty(ty) = &sig.ret
+            && act != Activity::Const
+            && clearly_not_float(ty)
+        {
+            let ty = quote::quote!(#ty)
+                .to_string()
+                .replace(" <", "<")
+                .replace("< ", "<")
+                .replace(" >", ">")
+                .replace(" ,", ",");
+            return Err(syn::Error::new(
+                span,
+                format!(
+                    "`{act:?}` on a return value of type `{ty}`: only a float (or a tuple of floats) can be an active return; use `Const`, or write a buffer into a `&mut [f64]` parameter"
+                ),
+            ));
+        }
     }
     Ok(Spec {
         mode,
@@ -246,6 +263,33 @@ fn check_return(mode: Mode, act: Activity, span: Span) -> syn::Result<()> {
                 mode_word(mode)
             ),
         ))
+    }
+}
+
+/// Whether `ty` is certainly not a float nor a tuple of floats (a type alias or a type
+/// parameter may be one).
+fn clearly_not_float(ty: &syn::Type) -> bool {
+    use syn::Type;
+    match ty {
+        Type::Path(tp) => tp.path.segments.last().is_some_and(|s| {
+            let name = s.ident.to_string();
+            crate::signature::is_integer_or_bool_name(&name)
+                || matches!(
+                    name.as_str(),
+                    "String" | "str" | "char" | "Vec" | "Option" | "Result" | "Box" | "HashMap"
+                )
+        }),
+        Type::Tuple(t) => t.elems.iter().any(clearly_not_float),
+        Type::Paren(p) => clearly_not_float(&p.elem),
+        Type::Array(_)
+        | Type::Slice(_)
+        | Type::Reference(_)
+        | Type::Ptr(_)
+        | Type::ImplTrait(_)
+        | Type::TraitObject(_)
+        | Type::Never(_)
+        | Type::BareFn(_) => true,
+        _ => false,
     }
 }
 
