@@ -1991,6 +1991,33 @@ impl Lowerer {
                 .any(|m| matches!(self.lookup(m), Some(Binding::Var(v)) if *v == p.base))
     }
 
+    /// Why a call of `path` with values that may carry derivatives cannot be
+    /// differentiated, when `path` is not a function: a parameter holding a function
+    /// pointer, a tuple struct or enum variant, or a smart pointer's constructor.
+    fn not_a_function(&self, path: &syn::Path) -> Option<String> {
+        if let Some(id) = path.get_ident()
+            && self.is_inert_param(id)
+        {
+            return Some(format!(
+                "calling `{id}`, a function passed as a value (its derivative is unknown; take a closure, `{id}: impl Fn(f64) -> f64`, whose derivatives travel with it, or wrap the call in `no_grad(..)`)"
+            ));
+        }
+        let names = path_names(path);
+        let last = names.last()?;
+        if last.starts_with(|c: char| c.is_ascii_uppercase()) {
+            return Some(format!(
+                "building a value of `{last}` (a tuple struct or an enum variant)"
+            ));
+        }
+        if let [.., owner, new] = names.as_slice()
+            && new == "new"
+            && matches!(owner.as_str(), "Box" | "Rc" | "Arc" | "Cell" | "RefCell")
+        {
+            return Some(format!("`{owner}::new` of a value"));
+        }
+        None
+    }
+
     /// Whether the local `v` is a parameter that is never differentiated (`n: usize`,
     /// `ks: &[usize]`), still bound to its own name.
     fn is_inert_param(&self, v: &Ident) -> bool {
@@ -3564,6 +3591,10 @@ impl Lowerer {
         let mut args = Vec::new();
         for (i, a) in c.args.iter().enumerate() {
             args.push(self.lower_arg(a, i)?);
+        }
+        let constant_args = args.iter().all(|a| matches!(a, Arg::Val(Operand::Lit(_))));
+        if !constant_args && let Some(why) = self.not_a_function(path) {
+            return unsupported(c, &why);
         }
         // A call whose value is used and whose arguments are all constant expressions
         // needs no derivative: its value is a constant (`scale(n)`, `f64::from(k)`). A
