@@ -741,8 +741,61 @@ fn array_patterns_o<D: Num>(x: &[D]) -> D {
     a * b + c * d - e * 0.5 + x[0] * x[0]
 }
 
+/// A vector read between its pushes (a running recurrence kept in a `Vec`).
+#[autodiff_forward(pushed_and_read_fwd, Dual, Dual)]
+#[autodiff_reverse(pushed_and_read_rev, Duplicated, Active)]
+fn pushed_and_read(x: &[f64]) -> f64 {
+    let mut v = Vec::new();
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        let prev = if i > 0 { v[i - 1] } else { 1.0 };
+        v.push(x[i] * x[i] + prev * x[0]);
+        s += v[i] * x[0];
+    }
+    s + v[v.len() - 1].sin()
+}
+
+fn pushed_and_read_o<D: Num>(x: &[D]) -> D {
+    let mut v: Vec<D> = Vec::new();
+    let mut s = c::<D>(0.0);
+    for i in 0..x.len() {
+        let prev = if i > 0 { v[i - 1] } else { c(1.0) };
+        v.push(x[i] * x[i] + prev * x[0]);
+        s += v[i] * x[0];
+    }
+    s + v[v.len() - 1].sin()
+}
+
+/// Its gradient, whose forward companion is its H·v.
+#[autodiff_forward(pushed_and_read_hvp, Dual, Dual)]
+fn pushed_and_read_grad(x: &[f64], g: &mut [f64]) {
+    g.fill(0.0);
+    pushed_and_read_rev(x, g, 1.0);
+}
+
 proptest! {
     #![proptest_config(config())]
+
+    #[test]
+    fn vectors_read_between_pushes((x, v, s0) in slice_case(-1.0, 1.0, 1..5, 0), s in seed()) {
+        check_slice(
+            "pushed_and_read",
+            (&x, &v, &s0, s),
+            pushed_and_read,
+            pushed_and_read_fwd,
+            pushed_and_read_rev,
+            pushed_and_read_o::<Dual64>,
+        );
+        let n = x.len();
+        let (mut g, mut hv) = (vec![0.0; n], vec![0.0; n]);
+        pushed_and_read_hvp(&x, &v[..n], &mut g, &mut hv);
+        for i in 0..n {
+            let xs: Vec<num_dual::HyperDual64> = (0..n)
+                .map(|j| num_dual::HyperDual64::new(x[j], f64::from(u8::from(i == j)), v[j], 0.0))
+                .collect();
+            check(&format!("H·v[{i}]"), hv[i], pushed_and_read_o(&xs).eps1eps2);
+        }
+    }
 
     #[test]
     fn index_reads_writes_and_in_place_updates(a in sized(1..8, -1.0, 1.0, two, vec![false, true])) {

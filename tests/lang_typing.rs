@@ -253,3 +253,54 @@ fn arrays_of_const_generic_length() {
     let (_, t) = fixed_fwd(&x, &v);
     check("tangent", t, (0..3).map(|j| want[j] * v[j]).sum());
 }
+
+/// Locals holding integers: a count cast to `i64` for `rem_euclid`, a `Vec` of indices
+/// iterated (`for &k in &idx`, `idx.iter()`) and indexed.
+#[autodiff_forward(constant_locals_fwd, Dual, Dual)]
+#[autodiff_reverse(constant_locals_rev, Duplicated, Active)]
+fn constant_locals(x: &[f64]) -> f64 {
+    let n = x.len() as i64;
+    let idx = vec![x.len() - 1, 0];
+    let mut s = 0.0;
+    for &k in &idx {
+        s += x[k] * x[k];
+    }
+    for k in idx.iter() {
+        s += x[*k].sin();
+    }
+    for i in 0..x.len() {
+        let j = (i as i64 - 1).rem_euclid(n) as usize;
+        s += x[i] * x[j] * idx[i % 2] as f64;
+    }
+    s
+}
+
+fn constant_locals_o<D: Num>(x: &[D]) -> D {
+    let n = x.len();
+    let idx = [n - 1, 0];
+    let mut s = c::<D>(0.0);
+    for &k in &idx {
+        s += x[k] * x[k] + x[k].sin();
+    }
+    for i in 0..n {
+        let j = (i + n - 1) % n;
+        s += x[i] * x[j] * idx[i % 2] as f64;
+    }
+    s
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn locals_holding_integers((x, v, s0) in slice_case(-1.0, 1.0, 1..6, 0), s in seed()) {
+        check_slice(
+            "constant_locals",
+            (&x, &v, &s0, s),
+            constant_locals,
+            constant_locals_fwd,
+            constant_locals_rev,
+            constant_locals_o::<Dual64>,
+        );
+    }
+}

@@ -122,8 +122,10 @@ pub struct Lowerer {
     scalar_refs: HashSet<String>,
     /// Parameters that are references to any other non-float type (`&mut Model`).
     struct_refs: HashSet<String>,
-    /// By-value parameters that are never differentiated (enums, `Option`s, integers):
-    /// a `match` on one may bind the values inside.
+    /// Parameters that are never differentiated (enums, `Option`s, integers, buffers of
+    /// integers): a `match` on one may bind the values inside. Also the locals that hold
+    /// constants: elements of those buffers, and immutable locals bound to a constant
+    /// expression (`let n = x.len() as i64;`).
     inert_params: HashSet<String>,
     /// Source names bound to buffers anywhere so far (a companion re-creates a buffer in
     /// its reverse sweep from the tape that kept it, under the same name).
@@ -868,10 +870,12 @@ impl Lowerer {
                     VarKind::Scalar
                 };
                 let v = self.new_var_unbound(name, kind);
-                if o.var()
-                    .is_some_and(|s| self.inert_params.contains(&s.to_string()))
+                let constant = !mutable && matches!(o, Operand::Lit(_));
+                if constant
+                    || o.var()
+                        .is_some_and(|s| self.inert_params.contains(&s.to_string()))
                 {
-                    // A copy of a reference to a constant is one too.
+                    // A constant, or a copy of a reference to one.
                     self.inert_params.insert(v.to_string());
                 }
                 let op = match o {
@@ -1420,6 +1424,13 @@ impl Lowerer {
             "reserve" if m.args.len() == 1 => {
                 let toks = self.render(&Expr::MethodCall(m.clone()));
                 self.emit(Stmt::Inactive(quote!(#toks;)));
+                Ok(())
+            }
+            // A companion undoing a `push` in its reverse sweep (`v.pop();`): the value
+            // goes, with its tangent.
+            "pop" if m.args.is_empty() && self.companion => {
+                let place = self.lower_place(&m.receiver)?;
+                self.let_op(Op::Pop(place), m.span());
                 Ok(())
             }
             "push" if m.args.len() == 1 => {
@@ -2304,6 +2315,15 @@ impl Lowerer {
                     source: Source::Slice(p, r.mutability.is_some()),
                     adapters: vec![],
                 })),
+                Val::Op(Operand::Var(v)) if self.inert_params.contains(&v.to_string()) => {
+                    let r = self.render(e);
+                    Ok(Some(Chain {
+                        source: Source::Constants(
+                            quote!(::core::iter::IntoIterator::into_iter(#r)),
+                        ),
+                        adapters: vec![],
+                    }))
+                }
                 _ => Ok(None),
             },
             Expr::MethodCall(m) => {
@@ -3386,12 +3406,20 @@ impl Lowerer {
         for (i, a) in m.args.iter().enumerate() {
             args.push(self.lower_arg(a, i + 1)?);
         }
+        // A method of a constant (an integer's `rem_euclid`) with constant arguments.
+        let constant = |l: &Self, o: &Operand| match o {
+            Operand::Lit(_) => true,
+            Operand::Var(v) => l.inert_params.contains(&v.to_string()),
+        };
         match recv {
             Val::Place(p, _) => {
                 self.lower_call(Callee::Method(p, m.method.clone()), args, false, span)
             }
-            Val::Op(Operand::Lit(_))
-                if args.iter().all(|a| matches!(a, Arg::Val(Operand::Lit(_)))) =>
+            Val::Op(o)
+                if constant(self, &o)
+                    && args
+                        .iter()
+                        .all(|a| matches!(a, Arg::Val(o) if constant(self, o))) =>
             {
                 Ok(Val::Op(Operand::Lit(
                     self.render(&Expr::MethodCall(m.clone())),
