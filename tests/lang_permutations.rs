@@ -112,6 +112,10 @@ fn swapped(x: &[f64]) -> f64 {
         std::mem::swap(&mut v[0], &mut y[k % x.len()]);
         v[0] *= u;
     }
+    // Elements exchanged through the references of `iter_mut`.
+    for (a, b) in v.iter_mut().zip(y.iter_mut()).skip(1) {
+        std::mem::swap(a, b);
+    }
     u * w + v[0] - v[v.len() - 1] + y[0] * y[y.len() - 1]
 }
 
@@ -126,6 +130,9 @@ fn swapped_o<D: Num>(x: &[D]) -> D {
         u = u * 0.5 + w.sin();
         std::mem::swap(&mut v[0], &mut y[k % n]);
         v[0] *= u;
+    }
+    for i in 1..n {
+        std::mem::swap(&mut v[i], &mut y[i]);
     }
     u * w + v[0] - v[n - 1] + y[0] * y[n - 1]
 }

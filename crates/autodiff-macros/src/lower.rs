@@ -1436,7 +1436,7 @@ impl Lowerer {
             "push" if m.args.len() == 1 => {
                 let place = self.lower_place(&m.receiver)?;
                 let v = self.lower_expr(&m.args[0])?;
-                let val = self.operand(v, m.args[0].span())?;
+                let val = self.pushed(v, m.args[0].span())?;
                 self.emit(Stmt::Push { place, val });
                 Ok(())
             }
@@ -1991,6 +1991,25 @@ impl Lowerer {
             span,
             "every arm of a `match` used as a value needs a value",
         )
+    }
+
+    /// The operand of a value pushed onto a vector: a float, not a buffer (a matrix built
+    /// row by row would need shadows built row by row).
+    fn pushed(&mut self, v: Val, span: Span) -> Result<Operand> {
+        let buffer = match &v {
+            Val::Place(p, _) => !is_scalar_place(p, self),
+            Val::Op(Operand::Var(b)) => {
+                matches!(self.kinds.get(&b.to_string()), Some(VarKind::Buffer))
+            }
+            _ => false,
+        };
+        if buffer && !self.companion {
+            return unsupported_at(
+                span,
+                "pushing a vector onto a vector of vectors (build the matrix with `vec![vec![0.0; m]; n]` and write its rows)",
+            );
+        }
+        self.operand(v, span)
     }
 
     /// Whether `p` is one index into a matrix of a companion's code (`hs[i]`): a row.
@@ -2726,7 +2745,7 @@ impl Lowerer {
         });
         let v2 = v.clone();
         self.lower_chain_loop(chain, span, |l, elem| {
-            let val = l.operand(elem, span)?;
+            let val = l.pushed(elem, span)?;
             l.emit(Stmt::Push {
                 place: Place::local(v2),
                 val,
@@ -3569,14 +3588,26 @@ impl Lowerer {
         // `std::mem::swap(&mut a, &mut b)` of two floats (locals or elements): three
         // assignments through a temporary.
         let names = path_names(path);
-        if names.len() >= 2
-            && names[names.len() - 2..] == ["mem", "swap"]
-            && c.args.len() == 2
-            && let [Expr::Reference(a), Expr::Reference(b)] = [strip(&c.args[0]), strip(&c.args[1])]
-            && a.mutability.is_some()
-            && b.mutability.is_some()
-        {
-            let (a, b) = (&a.expr, &b.expr);
+        if names.len() >= 2 && names[names.len() - 2..] == ["mem", "swap"] && c.args.len() == 2 {
+            // `&mut a`, or a name holding a `&mut` (an element of `iter_mut()`): the place.
+            let place = |e: &Expr| -> Option<Expr> {
+                match strip(e) {
+                    Expr::Reference(r) if r.mutability.is_some() => Some((*r.expr).clone()),
+                    Expr::Path(p) => {
+                        let id = p.path.get_ident()?.to_string();
+                        let element = match self.lookup(&id) {
+                            Some(Binding::Alias(place, _)) => is_scalar_place(place, self),
+                            _ => self.scalar_refs.contains(&id),
+                        };
+                        element.then(|| syn::parse_quote!(*#p))
+                    }
+                    _ => None,
+                }
+            };
+            let (Some(a), Some(b)) = (place(&c.args[0]), place(&c.args[1])) else {
+                return unsupported(c, "`std::mem::swap` of these operands");
+            };
+            let (a, b) = (&a, &b);
             // Parsed, not `parse_quote`d: the operands are the user's (`&mut return` too).
             let Ok(block) = syn::parse2::<syn::Block>(quote_spanned!(span=> {
                 let __ad_mem_swap = #a;
