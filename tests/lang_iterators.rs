@@ -308,6 +308,32 @@ fn case(min: usize) -> impl Strategy<Value = (Vec<f64>, Vec<f64>, Vec<f64>, f64)
     slice_seed_case(-1.2, 1.2, min..10)
 }
 
+/// A local output written chunk by chunk (`chunks_mut`) beside the input's chunks.
+#[autodiff_forward(rotated_fwd, Dual, Dual)]
+#[autodiff_reverse(rotated_rev, Duplicated, Active)]
+fn rotated(x: &[f64]) -> f64 {
+    let (s, c) = x[0].sin_cos();
+    let mut out = vec![0.0; x.len()];
+    for (o, p) in out.chunks_mut(2).zip(x.chunks(2)) {
+        let last = p.len() - 1;
+        o[0] = c * p[0] - s * p[last];
+        o[last] = s * p[0] + c * p[last] + o[0];
+    }
+    out.iter().map(|v| v * v * 0.5 + v).sum()
+}
+
+fn rotated_o<D: Num>(x: &[D]) -> D {
+    let (sn, cs) = (x[0].sin(), x[0].cos());
+    let n = x.len();
+    let mut out = vec![c::<D>(0.0); n];
+    for start in (0..n).step_by(2) {
+        let last = start + (n - start).min(2) - 1;
+        out[start] = cs * x[start] - sn * x[last];
+        out[last] = sn * x[start] + cs * x[last] + out[start];
+    }
+    out.iter().fold(c::<D>(0.0), |a, v| a + *v * *v * 0.5 + *v)
+}
+
 proptest! {
     #![proptest_config(config())]
 
@@ -347,6 +373,11 @@ proptest! {
             rosen_windows_rev,
             rosen_o,
         );
+    }
+
+    #[test]
+    fn chunks_written_in_place((x, v, s0, seed) in case(1)) {
+        check_slice("rotated", (&x, &v, &s0, seed), rotated, rotated_fwd, rotated_rev, rotated_o);
     }
 
     #[test]

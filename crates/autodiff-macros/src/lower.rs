@@ -143,8 +143,9 @@ pub struct Lowerer {
 enum Source {
     /// Elements of a place, by index.
     Slice(Place, bool),
-    /// `chunks(k)` / `chunks_exact(k)` of a place.
-    Chunks(Place, bool, TokenStream, bool),
+    /// `chunks(k)` / `chunks_exact(k)` of a place (mutable), `k`, and for `chunks` (whose
+    /// last chunk may be short) a bound local holding the place's length.
+    Chunks(Place, bool, TokenStream, Option<TokenStream>),
     /// `windows(k)` of a place (a bound local holds `k`).
     Windows(Place, TokenStream),
     /// A range (with `rev()`/`step_by()`), iterated as written.
@@ -2378,13 +2379,15 @@ impl Lowerer {
                         match self.lower_expr(&m.receiver)? {
                             Val::Place(p, _) => {
                                 let k_var = self.bind_count(&m.args[0], "chunk");
+                                // The length, read before the loop: in the index of a
+                                // written chunk it would borrow the buffer while the chunk
+                                // borrows it mutably.
+                                let end = (!name.contains("exact")).then(|| {
+                                    let base = p.primal();
+                                    self.bind_tokens(quote!(#base.len()), "len", m.span())
+                                });
                                 Ok(Some(Chain {
-                                    source: Source::Chunks(
-                                        p,
-                                        name.ends_with("_mut"),
-                                        k_var,
-                                        name.contains("exact"),
-                                    ),
+                                    source: Source::Chunks(p, name.ends_with("_mut"), k_var, end),
                                     adapters: vec![],
                                 }))
                             }
@@ -2534,9 +2537,9 @@ impl Lowerer {
                 let p = p.primal();
                 quote!(#p.len())
             }
-            Source::Chunks(p, _, k, exact) => {
+            Source::Chunks(p, _, k, end) => {
                 let p = p.primal();
-                if *exact {
+                if end.is_none() {
                     quote!(#p.len() / #k)
                 } else {
                     quote!((#p.len() + #k - 1) / #k)
@@ -2595,13 +2598,11 @@ impl Lowerer {
                 p.proj.push(Proj::Index(quote!(#k)));
                 Val::Place(p, *m)
             }
-            Source::Chunks(p, m, sz, exact) => {
+            Source::Chunks(p, m, sz, end) => {
                 let mut p = p.clone();
-                let base = p.primal();
-                let r = if *exact {
-                    quote!(#k * #sz..#k * #sz + #sz)
-                } else {
-                    quote!(#k * #sz..(#k * #sz + #sz).min(#base.len()))
+                let r = match end {
+                    None => quote!(#k * #sz..#k * #sz + #sz),
+                    Some(len) => quote!(#k * #sz..(#k * #sz + #sz).min(#len)),
                 };
                 p.proj.push(Proj::Index(r));
                 Val::Place(p, *m)
