@@ -274,6 +274,33 @@ fn layers_o<D: Num>(x: &[D]) -> D {
     h.iter().fold(c::<D>(0.0), |a, v| a + *v * *v)
 }
 
+/// The first layer copied from a row of a constant batch (`xs[0].to_vec()`), then
+/// `h = out;`.
+#[autodiff_forward(batch_layers_fwd, Dual, Const, Dual)]
+#[autodiff_reverse(batch_layers_rev, Duplicated, Const, Active)]
+fn batch_layers(w: &[f64], xs: &[Vec<f64>]) -> f64 {
+    let mut h = xs[0].to_vec();
+    for k in 0..2 {
+        let mut out = vec![0.0; w.len()];
+        for i in 0..w.len() {
+            out[i] = (w[i] * h[i % h.len()] + k as f64).tanh();
+        }
+        h = out;
+    }
+    h.iter().sum()
+}
+
+fn batch_layers_o<D: Num>(w: &[D], xs: &[Vec<f64>]) -> D {
+    let mut h: Vec<D> = xs[0].iter().map(|v| c::<D>(*v)).collect();
+    for k in 0..2 {
+        let out: Vec<D> = (0..w.len())
+            .map(|i| (w[i] * h[i % h.len()] + k as f64).tanh())
+            .collect();
+        h = out;
+    }
+    h.iter().fold(c::<D>(0.0), |a, v| a + *v)
+}
+
 /// A `&Vec<Vec<f64>>` parameter (its tangent and shadow are `Vec<Vec<f64>>` too).
 #[autodiff_forward(rows_fwd, Dual, Dual)]
 #[autodiff_reverse(rows_rev, Duplicated, Active)]
@@ -1035,6 +1062,19 @@ proptest! {
         want[0] = 2002.0 * v[1];
         want[1] = 2002.0 * v[0];
         check_all("filled_matrices H·v", &hv, &want);
+    }
+
+    #[test]
+    fn layers_from_a_row_of_a_batch((w, v, s0) in slice_case(-1.0, 1.0, 1..5, 0), s in seed()) {
+        let xs = vec![vec![0.5, -1.5, 2.0], vec![1.0]];
+        check_slice(
+            "batch_layers",
+            (&w, &v, &s0, s),
+            |w| batch_layers(w, &xs),
+            |w, v| batch_layers_fwd(w, v, &xs),
+            |w, b, s| batch_layers_rev(w, b, &xs, s),
+            |w| batch_layers_o::<Dual64>(w, &xs),
+        );
     }
 
     #[test]
