@@ -309,14 +309,15 @@ fn twice<F: Fn(f64) -> f64>(f: F, x: f64) -> f64 {
 }
 
 /// A higher-order function that wraps its closure parameter in a closure of its own and
-/// passes that on: the wrapper's primal calls the parameter plainly (in reverse mode the
-/// parameter has no forward derivative).
+/// passes that on (the wrapper's primal calls the parameter plainly: in reverse mode the
+/// parameter has no forward derivative), and passes it on by reference.
 #[allow(clippy::redundant_closure)]
 #[differentiable]
 fn sum_twice<F: Fn(f64) -> f64>(f: F, xs: &[f64]) -> f64 {
     let mut s = 0.0;
     for i in 0..xs.len() {
         s += twice(|t| f(t), xs[i]);
+        s += twice(&f, xs[i]);
     }
     s
 }
@@ -329,22 +330,22 @@ fn sum_twice_sq(xs: &[f64], a: f64) -> f64 {
 
 #[test]
 fn closure_parameter_wrapped_and_passed_on() {
-    // f(t) = a t², f(f(t)) = a³ t⁴: ∂/∂a = 3 a² t⁴, ∂/∂t = 4 a³ t³.
+    // f(t) = a t², f(f(t)) = a³ t⁴, twice: ∂/∂a = 6 a² t⁴, ∂/∂t = 8 a³ t³.
     let (xs, a) = ([0.3, -0.5, 1.2], 0.7);
     let mut g = [0.0; 3];
     let (y, da) = d_sum_twice_sq(&xs, &mut g, a, 1.0);
-    let want: f64 = xs.iter().map(|t| a.powi(3) * t.powi(4)).sum();
+    let want: f64 = xs.iter().map(|t| 2.0 * a.powi(3) * t.powi(4)).sum();
     close("primal", y, want, 1e-14).unwrap();
-    let want_da: f64 = xs.iter().map(|t| 3.0 * a * a * t.powi(4)).sum();
+    let want_da: f64 = xs.iter().map(|t| 6.0 * a * a * t.powi(4)).sum();
     close("d/da", da, want_da, 1e-13).unwrap();
     for i in 0..3 {
-        let want = 4.0 * a.powi(3) * xs[i].powi(3);
+        let want = 8.0 * a.powi(3) * xs[i].powi(3);
         close(&format!("d/dx[{i}]"), g[i], want, 1e-13).unwrap();
     }
     let v = [1.0, -0.5, 2.0];
     let (_, t) = sum_twice_sq_jvp(&xs, &v, a, 0.25);
     let want_t: f64 = (0..3)
-        .map(|i| 4.0 * a.powi(3) * xs[i].powi(3) * v[i])
+        .map(|i| 8.0 * a.powi(3) * xs[i].powi(3) * v[i])
         .sum::<f64>()
         + 0.25 * want_da;
     close("tangent", t, want_t, 1e-13).unwrap();

@@ -3489,6 +3489,19 @@ impl Lowerer {
     }
 
     fn lower_arg(&mut self, e: &Expr, index: usize) -> Result<Arg> {
+        // `&f` of a closure parameter passes the closure on, as `f` does.
+        let e = match strip(e) {
+            Expr::Reference(r)
+                if r.mutability.is_none()
+                    && matches!(strip(&r.expr), Expr::Path(p) if p.path.get_ident().is_some_and(|id| {
+                        matches!(self.lookup(&id.to_string()), Some(Binding::Var(v))
+                            if matches!(self.kinds.get(&v.to_string()), Some(VarKind::Closure(_))))
+                    })) =>
+            {
+                &r.expr
+            }
+            _ => e,
+        };
         match strip(e) {
             Expr::Closure(c) => {
                 let def = ClosureDef {
