@@ -76,6 +76,30 @@ pub fn expand(trigger: Trigger, item: TokenStream) -> TokenStream {
         let err = syn::Error::new_spanned(rule, RULE_AND_ATTRIBUTE).to_compile_error();
         return quote!(#err #original);
     }
+    // `#[constant]` / `#[duplicated]` mark a custom rule's parameters; here the activities
+    // say it. Removed from the original, which rustc would otherwise reject too.
+    let mut markers = None;
+    for input in original.sig.inputs.iter_mut() {
+        if let syn::FnArg::Typed(pt) = input {
+            let found = pt
+                .attrs
+                .iter()
+                .find(|a| a.path().is_ident("constant") || a.path().is_ident("duplicated"));
+            if let Some(a) = found {
+                markers.get_or_insert_with(|| a.clone());
+            }
+            pt.attrs
+                .retain(|a| !a.path().is_ident("constant") && !a.path().is_ident("duplicated"));
+        }
+    }
+    if let Some(a) = markers {
+        let err = syn::Error::new_spanned(
+            &a,
+            "`#[constant]` and `#[duplicated]` mark the parameters of a function with `#[custom_rule]`; for a companion, give the activity in the attribute (`Const`, `Duplicated`, ..)",
+        )
+        .to_compile_error();
+        return quote!(#err #original);
+    }
     match expand_fn(trigger, &func) {
         Ok(extra) => {
             if std::env::var("AUTODIFF_DEBUG_EXPAND").is_ok_and(|v| func.sig.ident == v) {
