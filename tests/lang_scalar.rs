@@ -569,6 +569,21 @@ fn act(x: f64, y: f64) -> f64 {
 
 // ---------------------------------------------------------------- properties
 
+/// A local float updated through a `&mut` reference bound with `let`.
+#[autodiff_forward(through_local_ref_fwd, Dual, Dual)]
+#[autodiff_reverse(through_local_ref_rev, Active, Active)]
+fn through_local_ref(x: f64) -> f64 {
+    let mut y = x;
+    let r = &mut y;
+    *r *= 3.0;
+    *r += x.sin();
+    y * x
+}
+
+fn through_local_ref_o<D: Num>(x: D) -> D {
+    (x * 3.0 + x.sin()) * x
+}
+
 proptest! {
     #![proptest_config(config())]
 
@@ -630,6 +645,18 @@ proptest! {
         check_tol("reverse primal", f, value, tol);
         check_tol("d/dx", gx as f64, s * grad[0], tol);
         check_tol("d/dy", gy, s * grad[1], tol);
+    }
+
+    #[test]
+    fn local_updated_through_a_reference(x in float(-2.0, 2.0), v in dir(), s in seed()) {
+        check1(
+            "through_local_ref",
+            (x, v, s),
+            through_local_ref,
+            through_local_ref_fwd,
+            through_local_ref_rev,
+            through_local_ref_o::<Dual64>,
+        );
     }
 
     #[test]

@@ -3107,6 +3107,10 @@ impl Lowerer {
             Expr::Reference(r) => match self.lower_expr(&r.expr)? {
                 Val::Place(p, _) => Ok(Val::Place(p, r.mutability.is_some())),
                 Val::Op(Operand::Lit(_)) => Ok(Val::Op(Operand::Lit(self.render(e)))),
+                // `&mut y` of a local float: the local itself, a place written through.
+                Val::Op(Operand::Var(v)) if r.mutability.is_some() => {
+                    Ok(Val::Place(Place::local(v), true))
+                }
                 v => Ok(v),
             },
             Expr::Cast(c) => {
