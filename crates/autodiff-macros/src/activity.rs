@@ -79,6 +79,19 @@ impl Parse for RawArgs {
 /// Parses the attribute arguments and checks them against the signature.
 pub fn parse_spec(mode: Mode, args: TokenStream, sig: &SigInfo) -> syn::Result<Spec> {
     let raw: RawArgs = syn::parse2(args)?;
+    if Activity::parse_name(&raw.name).is_some() {
+        let name = &raw.name;
+        return Err(syn::Error::new(
+            name.span(),
+            format!(
+                "the first argument names the companion, and `{name}` is an activity: write the name first (`{}(d_f, {name}, ..)`)",
+                match mode {
+                    Mode::Forward => "autodiff_forward",
+                    Mode::Reverse => "autodiff_reverse",
+                }
+            ),
+        ));
+    }
     let mut acts = Vec::new();
     let mut width = 1;
     for (i, e) in raw.rest.iter().enumerate() {

@@ -324,6 +324,12 @@ pub fn analyse(sig: &Signature) -> syn::Result<SigInfo> {
     for input in &sig.inputs {
         match input {
             FnArg::Receiver(r) => {
+                if r.colon_token.is_some() {
+                    return Err(syn::Error::new_spanned(
+                        r,
+                        "differentiated methods take `&self` or `&mut self`, written so (not `self: Type`)",
+                    ));
+                }
                 if r.reference.is_none() {
                     return Err(syn::Error::new_spanned(
                         r,
