@@ -9,7 +9,7 @@
 mod lang_common;
 
 use autodiff_core::prelude::*;
-use lang_common::{Dual64, Num, c, check, check_slice, config, seed, slice_case};
+use lang_common::{Dual64, Num, c, check, check_hvp, check_slice, config, seed, slice_case};
 use num_traits::Float;
 use proptest::prelude::*;
 
@@ -184,19 +184,10 @@ proptest! {
             |x, b, s| counted_rev(x, b, &KS, &us, &IS, s),
             |x| counted_o::<Dual64>(x, &KS, &us, &IS),
         );
-        // H·v against the oracle's second directional derivatives: the gradient of
-        // ⟨∇f, v⟩ is H·v (H symmetric), read off by forward mode one component at a time.
         let n = x.len();
         let (mut g, mut hv) = (vec![0.0; n], vec![0.0; n]);
         counted_hvp(&x, &v[..n], &mut g, &mut hv, &KS, &us, &IS);
-        for i in 0..n {
-            let e: Vec<f64> = (0..n).map(|j| f64::from(u8::from(i == j))).collect();
-            let h = |d: &[num_dual::HyperDual64]| counted_o(d, &KS, &us, &IS);
-            let xs: Vec<num_dual::HyperDual64> = (0..n)
-                .map(|j| num_dual::HyperDual64::new(x[j], e[j], v[j], 0.0))
-                .collect();
-            check(&format!("H·v[{i}]"), hv[i], h(&xs).eps1eps2);
-        }
+        check_hvp(&hv, &x, &v[..n], |d| counted_o(d, &KS, &us, &IS));
     }
 
     #[test]

@@ -93,6 +93,25 @@ pub fn oracle_vjp(f: impl Fn(&[Dual64]) -> Vec<Dual64>, x: &[f64], w: &[f64]) ->
         .collect()
 }
 
+/// Checks `hv` against the H·v of a scalar oracle, component by component: evaluated on
+/// second-order dual numbers seeded along `eᵢ` and `v`, the oracle's `eps1eps2` is
+/// `eᵢᵀ H v`.
+#[track_caller]
+pub fn check_hvp(
+    hv: &[f64],
+    x: &[f64],
+    v: &[f64],
+    oracle: impl Fn(&[num_dual::HyperDual64]) -> num_dual::HyperDual64,
+) {
+    assert_eq!(hv.len(), x.len(), "H·v has the length of x");
+    for (i, got) in hv.iter().enumerate() {
+        let xs: Vec<num_dual::HyperDual64> = (0..x.len())
+            .map(|j| num_dual::HyperDual64::new(x[j], f64::from(u8::from(i == j)), v[j], 0.0))
+            .collect();
+        check(&format!("H·v[{i}]"), *got, oracle(&xs).eps1eps2);
+    }
+}
+
 /// The value and the gradient of a scalar oracle.
 pub fn oracle_grad(f: impl Fn(&[Dual64]) -> Dual64, x: &[f64]) -> (f64, Vec<f64>) {
     let value = f(&seeded(x, &vec![0.0; x.len()])).re;
