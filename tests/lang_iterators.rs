@@ -334,6 +334,32 @@ fn rotated_o<D: Num>(x: &[D]) -> D {
     out.iter().fold(c::<D>(0.0), |a, v| a + *v * *v * 0.5 + *v)
 }
 
+/// Folds with a tuple accumulator: a sum and a sum of squares, and a recurrence that
+/// reads the first fold's result.
+#[autodiff_forward(tuple_folds_fwd, Dual, Dual)]
+#[autodiff_reverse(tuple_folds_rev, Duplicated, Active)]
+fn tuple_folds(x: &[f64]) -> f64 {
+    let (s, q) = x.iter().fold((0.0, 0.0), |(s, q), &v| (s + v, q + v * v));
+    let (a, b) = x
+        .iter()
+        .fold((1.0, x[0]), |(a, b), v| (a * v + b, b.sin() * q));
+    s * q + a * b
+}
+
+fn tuple_folds_o<D: Num>(x: &[D]) -> D {
+    let (mut s, mut q) = (c::<D>(0.0), c::<D>(0.0));
+    for &v in x {
+        s += v;
+        q += v * v;
+    }
+    let (mut a, mut b) = (c::<D>(1.0), x[0]);
+    for &v in x {
+        let next = (a * v + b, b.sin() * q);
+        (a, b) = next;
+    }
+    s * q + a * b
+}
+
 proptest! {
     #![proptest_config(config())]
 
@@ -373,6 +399,13 @@ proptest! {
             rosen_windows_rev,
             rosen_o,
         );
+    }
+
+    #[test]
+    fn folds_with_tuple_accumulators((x, v, s0, seed) in case(1)) {
+        check_slice("tuple_folds", (&x, &v, &s0, seed), tuple_folds, tuple_folds_fwd, tuple_folds_rev, tuple_folds_o);
+        let hv = autodiff_core::hvp::<tuple_folds_rev>(&x, &v);
+        check_hvp(&hv, &x, &v, tuple_folds_o);
     }
 
     #[test]

@@ -2767,6 +2767,12 @@ impl Lowerer {
     ) -> Result<Val> {
         let name = m.method.to_string();
         let span = m.span();
+        if name == "fold"
+            && m.args.len() == 2
+            && let Expr::Tuple(init) = strip(&m.args[0])
+        {
+            return self.lower_tuple_fold(m, init, chain);
+        }
         let ty = m
             .turbofish
             .as_ref()
@@ -2846,6 +2852,65 @@ impl Lowerer {
             Ok(())
         })?;
         Ok(Val::Op(Operand::Var(acc)))
+    }
+
+    /// `fold((a, b), |(s, q), v| (.., ..))`: one accumulator per element of the tuple,
+    /// each assigned its element of the closure's value.
+    fn lower_tuple_fold(
+        &mut self,
+        m: &syn::ExprMethodCall,
+        init: &syn::ExprTuple,
+        chain: Chain,
+    ) -> Result<Val> {
+        let span = m.span();
+        let mut accs = Vec::new();
+        for e in &init.elems {
+            let v = self.lower_expr(e)?;
+            let o = self.operand(v, e.span())?;
+            let acc = self.fresh("acc", span);
+            self.kinds.insert(acc.to_string(), VarKind::Scalar);
+            self.emit(Stmt::Let {
+                var: acc.clone(),
+                mutable: true,
+                op: match o {
+                    Operand::Lit(t) => Op::Inactive(t),
+                    o => Op::Use(o),
+                },
+            });
+            accs.push(acc);
+        }
+        let f = m.args[1].clone();
+        let accs2 = accs.clone();
+        self.lower_chain_loop(chain, span, |l, elem| {
+            let current = Val::Tuple(
+                accs2
+                    .iter()
+                    .map(|a| Val::Op(Operand::Var(a.clone())))
+                    .collect(),
+            );
+            let Val::Tuple(items) = l.apply_fn(&f, vec![current, elem], span)? else {
+                return unsupported(&f, "a `fold` closure that does not return its tuple");
+            };
+            if items.len() != accs2.len() {
+                return unsupported(&f, "a `fold` closure returning a tuple of another length");
+            }
+            // Every element is read before any accumulator is assigned.
+            let mut vals = Vec::new();
+            for it in items {
+                vals.push(l.operand(it, span)?);
+            }
+            for (acc, val) in accs2.iter().zip(vals) {
+                l.emit(Stmt::Assign {
+                    place: Place::local(acc.clone()),
+                    kind: AssignKind::Set,
+                    val,
+                });
+            }
+            Ok(())
+        })?;
+        Ok(Val::Tuple(
+            accs.into_iter().map(|a| Val::Op(Operand::Var(a))).collect(),
+        ))
     }
 
     // ---------------------------------------------------------------- closures
