@@ -78,21 +78,18 @@ pub fn expand(trigger: Trigger, item: TokenStream) -> TokenStream {
     }
     // `#[constant]` / `#[duplicated]` mark a custom rule's parameters; here the activities
     // say it. Removed from the original, which rustc would otherwise reject too.
-    let mut markers = None;
-    for input in original.sig.inputs.iter_mut() {
-        if let syn::FnArg::Typed(pt) = input {
-            let found = pt
-                .attrs
-                .iter()
-                .find(|a| a.path().is_ident("constant") || a.path().is_ident("duplicated"));
-            if let Some(a) = found {
-                markers.get_or_insert_with(|| a.clone());
-            }
-            pt.attrs
-                .retain(|a| !a.path().is_ident("constant") && !a.path().is_ident("duplicated"));
-        }
-    }
-    if let Some(a) = markers {
+    let marker = original
+        .sig
+        .inputs
+        .iter()
+        .flat_map(|input| match input {
+            syn::FnArg::Receiver(r) => &r.attrs,
+            syn::FnArg::Typed(pt) => &pt.attrs,
+        })
+        .find(|a| crate::rules::is_marker(a))
+        .cloned();
+    if let Some(a) = marker {
+        crate::rules::strip_markers(&mut original);
         let err = syn::Error::new_spanned(
             &a,
             "`#[constant]` and `#[duplicated]` mark the parameters of a function with `#[custom_rule]`; for a companion, give the activity in the attribute (`Const`, `Duplicated`, ..)",

@@ -872,10 +872,7 @@ impl Lowerer {
                 };
                 let v = self.new_var_unbound(name, kind);
                 let constant = !mutable && matches!(o, Operand::Lit(_));
-                if constant
-                    || o.var()
-                        .is_some_and(|s| self.inert_params.contains(&s.to_string()))
-                {
+                if constant || o.var().is_some_and(|s| self.holds_constant(s)) {
                     // A constant, or a copy of a reference to one.
                     self.inert_params.insert(v.to_string());
                 }
@@ -978,7 +975,7 @@ impl Lowerer {
             Pat::Reference(r) => {
                 let v = match val {
                     Val::Place(p, _) => Val::Op(self.let_op(Op::Load(p), r.span())),
-                    Val::Op(Operand::Var(v)) if self.inert_params.contains(&v.to_string()) => {
+                    Val::Op(Operand::Var(v)) if self.holds_constant(&v) => {
                         Val::Op(self.let_op(Op::Inactive(quote!(*#v)), r.span()))
                     }
                     other => other,
@@ -2051,7 +2048,7 @@ impl Lowerer {
         None
     }
 
-    /// Whether the local `v` is a parameter that is never differentiated (`n: usize`,
+    /// Whether the source name `v` is a parameter that is never differentiated (`n: usize`,
     /// `ks: &[usize]`), still bound to its own name.
     fn is_inert_param(&self, v: &Ident) -> bool {
         let name = v.to_string();
@@ -2059,16 +2056,18 @@ impl Lowerer {
             && matches!(self.lookup(&name), Some(Binding::Var(b)) if *b == name)
     }
 
+    /// Whether the lowered local `v` holds a constant: a parameter that is never
+    /// differentiated, an element of one, or an immutable local bound to a constant.
+    fn holds_constant(&self, v: &Ident) -> bool {
+        self.inert_params.contains(&v.to_string())
+    }
+
     /// Whether `e` names a by-value parameter that is never differentiated: values bound
     /// from it are constants. From anything else they could carry a derivative, which a
     /// binding would drop.
     fn is_inert_scrutinee(&self, e: &Expr) -> bool {
         match strip(e) {
-            Expr::Path(p) => p.path.get_ident().is_some_and(|id| {
-                let name = id.to_string();
-                self.inert_params.contains(&name)
-                    && matches!(self.lookup(&name), Some(Binding::Var(v)) if *v == name)
-            }),
+            Expr::Path(p) => p.path.get_ident().is_some_and(|id| self.is_inert_param(id)),
             _ => false,
         }
     }
@@ -2337,14 +2336,8 @@ impl Lowerer {
                     source: Source::Slice(p, r.mutability.is_some()),
                     adapters: vec![],
                 })),
-                Val::Op(Operand::Var(v)) if self.inert_params.contains(&v.to_string()) => {
-                    let r = self.render(e);
-                    Ok(Some(Chain {
-                        source: Source::Constants(
-                            quote!(::core::iter::IntoIterator::into_iter(#r)),
-                        ),
-                        adapters: vec![],
-                    }))
+                Val::Op(Operand::Var(v)) if self.holds_constant(&v) => {
+                    Ok(Some(self.constant_chain(e)))
                 }
                 _ => Ok(None),
             },
@@ -2359,11 +2352,8 @@ impl Lowerer {
                             }));
                         }
                         match self.lower_expr(&m.receiver)? {
-                            Val::Op(Operand::Var(v)) if self.is_inert_param(&v) => {
-                                Ok(Some(Chain {
-                                    source: Source::Constants(self.render(e)),
-                                    adapters: vec![],
-                                }))
+                            Val::Op(Operand::Var(v)) if self.holds_constant(&v) => {
+                                Ok(Some(self.constant_chain(e)))
                             }
                             Val::Place(p, pm) => Ok(Some(Chain {
                                 source: Source::Slice(
@@ -2489,18 +2479,21 @@ impl Lowerer {
                     source: Source::Slice(p, m),
                     adapters: vec![],
                 })),
-                Val::Op(Operand::Var(v)) if self.is_inert_param(&v) => {
-                    let r = self.render(e);
-                    Ok(Some(Chain {
-                        source: Source::Constants(
-                            quote!(::core::iter::IntoIterator::into_iter(#r)),
-                        ),
-                        adapters: vec![],
-                    }))
+                Val::Op(Operand::Var(v)) if self.holds_constant(&v) => {
+                    Ok(Some(self.constant_chain(e)))
                 }
                 _ => Ok(None),
             },
             _ => Ok(None),
+        }
+    }
+
+    /// A chain over a buffer of constants (`ks`, `&idx`, `ks.iter()`), iterated as written.
+    fn constant_chain(&self, e: &Expr) -> Chain {
+        let r = self.render(e);
+        Chain {
+            source: Source::Constants(quote!(::core::iter::IntoIterator::into_iter(#r))),
+            adapters: vec![],
         }
     }
 
@@ -3097,9 +3090,7 @@ impl Lowerer {
                     }
                     // A reference to a constant (an element of `ks: &[usize]`); in a
                     // companion, only such a dereference is written on a local.
-                    Val::Op(Operand::Var(v))
-                        if self.companion || self.inert_params.contains(&v.to_string()) =>
-                    {
+                    Val::Op(Operand::Var(v)) if self.companion || self.holds_constant(&v) => {
                         Ok(Val::Op(self.let_op(Op::Inactive(quote!(*#v)), u.span())))
                     }
                     v @ (Val::Place(..) | Val::Op(_)) => Ok(v),
@@ -3141,7 +3132,7 @@ impl Lowerer {
                     }
                     Val::Op(Operand::Lit(_)) => Ok(Val::Op(Operand::Lit(self.render(e)))),
                     // An element of a buffer of integers (`ks: &[usize]`, `&Vec<u32>`).
-                    Val::Op(Operand::Var(v)) if self.is_inert_param(&v) => {
+                    Val::Op(Operand::Var(v)) if self.holds_constant(&v) => {
                         Ok(Val::Op(Operand::Lit(self.render(e))))
                     }
                     _ => unsupported(e, "indexing this value"),
@@ -3500,7 +3491,7 @@ impl Lowerer {
         // A method of a constant (an integer's `rem_euclid`) with constant arguments.
         let constant = |l: &Self, o: &Operand| match o {
             Operand::Lit(_) => true,
-            Operand::Var(v) => l.inert_params.contains(&v.to_string()),
+            Operand::Var(v) => l.holds_constant(v),
         };
         match recv {
             Val::Place(p, _) => {

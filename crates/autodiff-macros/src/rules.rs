@@ -133,13 +133,18 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
 }
 
 #[derive(Clone, Copy, Default)]
-struct Markers {
+pub(crate) struct Markers {
     constant: bool,
     duplicated: bool,
 }
 
+/// Whether `a` marks a parameter: `#[constant]` or `#[duplicated]`.
+pub(crate) fn is_marker(a: &syn::Attribute) -> bool {
+    a.path().is_ident("constant") || a.path().is_ident("duplicated")
+}
+
 /// Removes `#[constant]` / `#[duplicated]` from the parameters; returns them in order.
-fn strip_markers(func: &mut ImplItemFn) -> Vec<Markers> {
+pub(crate) fn strip_markers(func: &mut ImplItemFn) -> Vec<Markers> {
     let mut out = Vec::new();
     for input in func.sig.inputs.iter_mut() {
         let attrs = match input {

@@ -251,19 +251,9 @@ pub fn float_elem(ty: &Type, floats: &HashSet<String>) -> Option<Type> {
     match ty {
         Type::Slice(s) if is_float_type(&s.elem, floats) => Some((*s.elem).clone()),
         Type::Array(a) if is_float_type(&a.elem, floats) => Some((*a.elem).clone()),
-        Type::Path(tp) => {
-            let last = tp.path.segments.last()?;
-            if last.ident != "Vec" {
-                return None;
-            }
-            if let syn::PathArguments::AngleBracketed(args) = &last.arguments
-                && let Some(syn::GenericArgument::Type(t)) = args.args.first()
-                && is_float_type(t, floats)
-            {
-                return Some(t.clone());
-            }
-            None
-        }
+        Type::Path(tp) => vec_elem(&tp.path)
+            .filter(|t| is_float_type(t, floats))
+            .cloned(),
         Type::Paren(p) => float_elem(&p.elem, floats),
         _ => None,
     }
