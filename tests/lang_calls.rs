@@ -458,6 +458,56 @@ fn rows_by_callee_grad(x: &[f64], g: &mut [f64]) {
     rows_by_callee_rev(x, g, 1.0);
 }
 
+/// Returns three values computed from a slice.
+#[differentiable]
+fn moments(x: &[f64], c: f64) -> (f64, f64, f64) {
+    let mut s1 = 0.0;
+    let mut s2 = 0.0;
+    for v in x {
+        s1 += v - c;
+        s2 += (v - c) * (v - c);
+    }
+    (s1, s2, s1 * s2.sqrt())
+}
+
+/// Calls helpers that return tuples, in a loop and after it.
+#[autodiff_forward(tuple_helpers_fwd, Dual, Dual)]
+#[autodiff_reverse(tuple_helpers_rev, Duplicated, Active)]
+fn tuple_helpers(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        let (u, v) = polar(x[i], x[(i + 1) % x.len()]);
+        s += u * v + sq(u);
+    }
+    let (m1, m2, m3) = moments(x, s.tanh());
+    s + m1 * m2 + m3
+}
+
+fn tuple_helpers_o<D: Num>(x: &[D]) -> D {
+    let n = x.len();
+    let mut s = c::<D>(0.0);
+    for i in 0..n {
+        let (r, a) = (x[i], x[(i + 1) % n]);
+        let (u, v) = (r * a.cos(), r * a.sin());
+        s += u * v + u * u;
+    }
+    let cc = s.tanh();
+    let (mut s1, mut s2) = (c::<D>(0.0), c::<D>(0.0));
+    for v in x {
+        s1 += *v - cc;
+        s2 += (*v - cc) * (*v - cc);
+    }
+    s + s1 * s2 + s1 * s2.sqrt()
+}
+
+/// Its gradient, whose forward companion is its H·v (through the tuple helpers' nested
+/// variants).
+#[autodiff_forward(tuple_helpers_hvp, Dual, Dual)]
+fn tuple_helpers_grad(x: &[f64], g: &mut [f64]) {
+    g.fill(0.0);
+    tuple_helpers_rev(x, g, 1.0);
+}
+
 // ---------------------------------------------------------------- properties
 
 // ---------------------------------------------------------------- element references as arguments
@@ -598,6 +648,22 @@ proptest! {
         let (mut g, mut hv) = (vec![0.0; n], vec![0.0; n]);
         rows_by_callee_hvp(&x, &v[..n], &mut g, &mut hv);
         check_hvp(&hv, &x, &v[..n], rows_by_callee_o);
+    }
+
+    #[test]
+    fn helpers_returning_tuples((x, v, s0) in slice_case(-1.0, 1.0, 1..5, 0), s in seed()) {
+        check_slice(
+            "tuple_helpers",
+            (&x, &v, &s0, s),
+            tuple_helpers,
+            tuple_helpers_fwd,
+            tuple_helpers_rev,
+            tuple_helpers_o::<Dual64>,
+        );
+        let n = x.len();
+        let (mut g, mut hv) = (vec![0.0; n], vec![0.0; n]);
+        tuple_helpers_hvp(&x, &v[..n], &mut g, &mut hv);
+        check_hvp(&hv, &x, &v[..n], tuple_helpers_o);
     }
 
     #[test]

@@ -693,6 +693,14 @@ impl Gen<'_> {
     }
 
     pub fn reverse_companion(&self, spec: &Spec) -> TokenStream {
+        self.reverse_companion_as(spec, None)
+    }
+
+    /// The reverse companion `spec`; with `flat`, the element types of a tuple result,
+    /// it takes one seed per element (`__ad_seed_0`, ..) and returns the elements one by
+    /// one before the adjoints, so that its code, lowered again, has only scalars at its
+    /// boundary.
+    pub fn reverse_companion_as(&self, spec: &Spec, flat: Option<&[syn::Type]>) -> TokenStream {
         let acts: Vec<Activity> = spec.inputs.iter().map(|a| a.0).collect();
         let an = self.analysis(&acts);
         let mut params = Vec::new();
@@ -705,8 +713,19 @@ impl Gen<'_> {
         let ret_act = spec.ret.map(|r| r.0);
         let r = ret_type(&self.sig.ret);
         if !matches!(self.sig.ret, Ret::Unit) && ret_act != Some(Activity::ActiveOnly) {
-            outs_ty.push(r.clone());
-            outs_val.push(quote!(__ad_primal));
+            match flat {
+                Some(elems) => {
+                    for (i, t) in elems.iter().enumerate() {
+                        let i = syn::Index::from(i);
+                        outs_ty.push(quote!(#t));
+                        outs_val.push(quote!(__ad_primal.#i));
+                    }
+                }
+                None => {
+                    outs_ty.push(r.clone());
+                    outs_val.push(quote!(__ad_primal));
+                }
+            }
         }
         for (p, a) in self.sig.params.iter().zip(&acts) {
             params.push(self.param_decl(p));
@@ -742,8 +761,17 @@ impl Gen<'_> {
         }
         adj_decls.extend(self.inactive_param_shadows(&acts, &an, Mode::Reverse));
         let seed_param = matches!(ret_act, Some(Activity::Active | Activity::ActiveOnly));
-        if seed_param {
-            params.push(quote!(__ad_seed: #r));
+        let mut seed_tuple = TokenStream::new();
+        match flat {
+            Some(elems) if seed_param => {
+                let seeds: Vec<Ident> = (0..elems.len())
+                    .map(|i| format_ident!("__ad_seed_{}", i))
+                    .collect();
+                params.extend(seeds.iter().zip(elems).map(|(s, t)| quote!(#s: #t)));
+                seed_tuple = quote!(let __ad_seed = (#(#seeds),*););
+            }
+            _ if seed_param => params.push(quote!(__ad_seed: #r)),
+            _ => {}
         }
         let core = self.reverse_core(
             &an,
@@ -771,6 +799,7 @@ impl Gen<'_> {
                 use ::autodiff_core::__private as __ad;
                 let __ad_mark = ();
                 #reslice
+                #seed_tuple
                 #core
                 #restores
                 #ret_val

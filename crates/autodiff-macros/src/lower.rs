@@ -3845,6 +3845,30 @@ impl Lowerer {
                 }
                 Ok(Some(Val::Op(Operand::Lit(quote!(())))))
             }
+            // `h = out;` between whole vectors of different lengths: `h` (or its adjoint)
+            // takes `out`'s length before the copy, and a recorded copy of `h` with its
+            // length is put back in the reverse sweep. Both are a copy that resizes (the
+            // copy that follows a `resize_like` then copies the same values again, and
+            // the adjoint that one resizes is zeroed next).
+            ["__ad", "resize_like" | "restore_resized"] if c.args.len() == 2 => {
+                let dst = self.lower_place(strip_borrow(&c.args[0]))?;
+                let src = strip_full_range(strip_ref(&c.args[1]));
+                let src = match self.lower_expr(src)? {
+                    Val::Place(p, _) => p,
+                    Val::Op(Operand::Var(v)) => {
+                        // A recorded copy, popped from its store.
+                        self.kinds.insert(v.to_string(), VarKind::Buffer);
+                        Place::local(v)
+                    }
+                    _ => return unsupported(src, "this saved value"),
+                };
+                self.emit(Stmt::CopyFrom {
+                    dst,
+                    src,
+                    resize: true,
+                });
+                Ok(Some(Val::Op(Operand::Lit(quote!(())))))
+            }
             // Zeroing a shadow, and adding a scratch shadow into one.
             ["__ad", "fill_zero"] if c.args.len() == 1 => {
                 let dst = strip_full_range(strip_ref(&c.args[0]));

@@ -156,6 +156,29 @@ pub fn is_variant_companion(g: &Gen, spec: &Spec) -> bool {
             .zip(&spec.inputs)
             .all(|(p, (a, _))| *a == all_active(p, spec.mode) && ty(p) == ty(&as_slice_param(p)))
         && unsupported(g).is_none()
+        && flat_tuple(g).is_none()
+}
+
+/// The element types of `g`'s result, where it is a tuple of floats: its nested
+/// variants differentiate a reverse companion that takes and returns the elements one by
+/// one (see [`Gen::reverse_companion_as`]).
+fn flat_tuple(g: &Gen) -> Option<Vec<syn::Type>> {
+    let Ret::Ty(t) = &g.sig.ret else {
+        return None;
+    };
+    let mut t = &**t;
+    while let syn::Type::Paren(p) = t {
+        t = &p.elem;
+    }
+    let syn::Type::Tuple(tt) = t else {
+        return None;
+    };
+    let elems: Vec<syn::Type> = tt.elems.iter().cloned().collect();
+    let floats = elems
+        .iter()
+        .all(|e| crate::signature::is_float_type(e, &g.sig.float_params));
+    (g.body.ret_tuple && g.body.ret.len() == elems.len() && elems.len() > 1 && floats)
+        .then_some(elems)
 }
 
 /// A float-buffer parameter typed as a slice (`&[f64]`, `&mut [f64]`).
@@ -470,12 +493,28 @@ fn forward_over_pullback(g: &Gen) -> TokenStream {
         }
     }
     let r = ret_type(&g.sig.ret);
+    // The primal's outputs before the adjoints: one per element of a flattened tuple.
+    let mut primal_outs = usize::from(has_ret);
     if has_ret {
         params.push(quote!(__ad_dret: impl ::autodiff_core::__private::ScalarTangent<#r>));
         params.push(quote!(__ad_tdret: impl ::autodiff_core::__private::ScalarTangent<#r>));
         convert.extend(quote!(let __ad_dret: #r = __ad::ScalarTangent::tangent(__ad_dret);));
-        args.push(quote!(__ad_dret));
-        args.push(quote!(__ad_tdret));
+        match flat_tuple(g) {
+            Some(elems) => {
+                convert
+                    .extend(quote!(let __ad_tdret: #r = __ad::ScalarTangent::tangent(__ad_tdret);));
+                for i in 0..elems.len() {
+                    let i = syn::Index::from(i);
+                    args.push(quote!(__ad_dret.#i));
+                    args.push(quote!(__ad_tdret.#i));
+                }
+                primal_outs = elems.len();
+            }
+            None => {
+                args.push(quote!(__ad_dret));
+                args.push(quote!(__ad_tdret));
+            }
+        }
     } else {
         params.push(quote!(__ad_dret: impl ::core::marker::Sized));
         params.push(quote!(__ad_tdret: impl ::core::marker::Sized));
@@ -483,13 +522,13 @@ fn forward_over_pullback(g: &Gen) -> TokenStream {
     params.push(quote!(__ad_mark: impl ::core::marker::Copy));
     args.push(quote!(__ad_mark));
     // The reverse companion returns the primal (if any), then each scalar's adjoint.
-    let outs = usize::from(has_ret) + scalar_sinks.len();
+    let outs = primal_outs + scalar_sinks.len();
     let mut adds = TokenStream::new();
     for (j, (k, tk)) in scalar_sinks.iter().enumerate() {
         let (o, d) = if outs == 1 {
             (quote!(__ad_o), quote!(__ad_do))
         } else {
-            let i = syn::Index::from(usize::from(has_ret) + j);
+            let i = syn::Index::from(primal_outs + j);
             (quote!(__ad_o.#i), quote!(__ad_do.#i))
         };
         adds.extend(quote! {
@@ -610,7 +649,7 @@ fn derived_forward(g: &Gen, mode: Mode, what: &str) -> (Ident, TokenStream) {
         width: 1,
     };
     let code = match mode {
-        Mode::Reverse => g.reverse_companion(&spec),
+        Mode::Reverse => g.reverse_companion_as(&spec, flat_tuple(g).as_deref()),
         Mode::Forward => g.forward_companion(&spec),
     };
     let inner = variant_name(g, "fwd", what);
