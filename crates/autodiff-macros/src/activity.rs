@@ -171,7 +171,7 @@ pub fn parse_spec(mode: Mode, args: TokenStream, sig: &SigInfo) -> syn::Result<S
     }
     let ret = if has_ret { acts.pop() } else { None };
     for ((act, span), p) in acts.iter().zip(&sig.params) {
-        check_input(mode, *act, *span, p)?;
+        check_input(mode, *act, *span, p).map_err(|e| with_bound_hint(e, p, sig))?;
     }
     if let Some((act, span)) = ret {
         check_return(mode, act, span)?;
@@ -251,6 +251,26 @@ fn check_input(mode: Mode, act: Activity, span: Span, p: &Param) -> syn::Result<
         (Mode::Reverse, a) => err(format!(
             "`{a:?}` is not a reverse-mode input activity: use `Active`, `Duplicated` or `Const`"
         )),
+    }
+}
+
+/// `e`, with a hint where `p`'s type is a type parameter that is not a float for want of
+/// a `Real`/`Float` bound.
+fn with_bound_hint(e: syn::Error, p: &Param, sig: &SigInfo) -> syn::Error {
+    let param = match &p.ty {
+        Some(syn::Type::Path(tp)) if tp.qself.is_none() && matches!(p.shape, Shape::Other) => {
+            tp.path.get_ident()
+        }
+        _ => None,
+    };
+    match param {
+        Some(t) if sig.other_type_params.contains(&t.to_string()) => syn::Error::new(
+            e.span(),
+            format!(
+                "{e} (`{t}` is a type parameter without a `Real` or `Float` bound: add `{t}: Real` to make it a float type)"
+            ),
+        ),
+        _ => e,
     }
 }
 

@@ -114,8 +114,28 @@ pub fn expand(trigger: Trigger, item: TokenStream) -> TokenStream {
     }
 }
 
+/// A result whose type is a type parameter without a `Real`/`Float` bound: not a float to
+/// the macro, so no derivative could reach it.
+fn unbounded_result(sig: &SigInfo) -> syn::Result<()> {
+    if let Ret::Ty(ty) = &sig.ret
+        && let syn::Type::Path(tp) = &**ty
+        && tp.qself.is_none()
+        && let Some(t) = tp.path.get_ident()
+        && sig.other_type_params.contains(&t.to_string())
+    {
+        return Err(syn::Error::new_spanned(
+            ty,
+            format!(
+                "the result has type `{t}`, a type parameter without a `Real` or `Float` bound, so it is not a float and carries no derivative: add `{t}: Real`"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 fn expand_fn(trigger: Trigger, func: &ImplItemFn) -> syn::Result<TokenStream> {
     let sig_info = crate::signature::analyse(&func.sig)?;
+    unbounded_result(&sig_info)?;
     let mut raw_specs: Vec<(Mode, TokenStream)> = Vec::new();
     if let Trigger::Companion(mode, args) = trigger {
         raw_specs.push((mode, args));

@@ -142,6 +142,8 @@ pub struct SigInfo {
     pub ret: Ret,
     /// Names of the type parameters that are floats.
     pub float_params: HashSet<String>,
+    /// Names of the other type parameters (for the hint of an activity error).
+    pub other_type_params: HashSet<String>,
 }
 
 fn bound_is_float(b: &TypeParamBound) -> bool {
@@ -369,10 +371,17 @@ pub fn analyse(sig: &Signature) -> syn::Result<SigInfo> {
             t => Ret::Ty(Box::new(t.clone())),
         },
     };
+    let other_type_params = sig
+        .generics
+        .type_params()
+        .map(|t| t.ident.to_string())
+        .filter(|t| !floats.contains(t))
+        .collect();
     Ok(SigInfo {
         params,
         ret,
         float_params: floats,
+        other_type_params,
     })
 }
 
