@@ -258,19 +258,17 @@ fn check_input(mode: Mode, act: Activity, span: Span, p: &Param) -> syn::Result<
 /// a `Real`/`Float` bound.
 fn with_bound_hint(e: syn::Error, p: &Param, sig: &SigInfo) -> syn::Error {
     let param = match &p.ty {
-        Some(syn::Type::Path(tp)) if tp.qself.is_none() && matches!(p.shape, Shape::Other) => {
-            tp.path.get_ident()
-        }
+        Some(ty) if matches!(p.shape, Shape::Other) => sig.unbounded_type_param(ty),
         _ => None,
     };
     match param {
-        Some(t) if sig.other_type_params.contains(&t.to_string()) => syn::Error::new(
+        Some(t) => syn::Error::new(
             e.span(),
             format!(
                 "{e} (`{t}` is a type parameter without a `Real` or `Float` bound: add `{t}: Real` to make it a float type)"
             ),
         ),
-        _ => e,
+        None => e,
     }
 }
 

@@ -118,10 +118,7 @@ pub fn expand(trigger: Trigger, item: TokenStream) -> TokenStream {
 /// the macro, so no derivative could reach it.
 fn unbounded_result(sig: &SigInfo) -> syn::Result<()> {
     if let Ret::Ty(ty) = &sig.ret
-        && let syn::Type::Path(tp) = &**ty
-        && tp.qself.is_none()
-        && let Some(t) = tp.path.get_ident()
-        && sig.other_type_params.contains(&t.to_string())
+        && let Some(t) = sig.unbounded_type_param(ty)
     {
         return Err(syn::Error::new_spanned(
             ty,
@@ -147,40 +144,37 @@ fn expand_fn(trigger: Trigger, func: &ImplItemFn) -> syn::Result<TokenStream> {
             _ => {}
         }
     }
-    let mut errors: Option<syn::Error> = None;
+    let mut errors = Vec::new();
     let mut specs = Vec::new();
     for (mode, args) in raw_specs {
         match parse_spec(mode, args, &sig_info) {
             Ok(s) => specs.push(s),
-            Err(e) => match &mut errors {
-                Some(all) => all.combine(e),
-                None => errors = Some(e),
-            },
+            Err(e) => errors.push(e),
         }
     }
     for (i, spec) in specs.iter().enumerate() {
         let name = &spec.name;
-        let clash = if *name == func.sig.ident {
-            Some(format!(
-                "the companion `{name}` has the name of the function itself: give it a name of its own (`d_{name}`)"
-            ))
+        if *name == func.sig.ident {
+            errors.push(syn::Error::new(
+                name.span(),
+                format!(
+                    "the companion `{name}` has the name of the function itself: give it a name of its own (`d_{name}`)"
+                ),
+            ));
         } else if specs[..i].iter().any(|s| s.name == *name) {
-            Some(format!(
-                "two companions of this function are named `{name}`: give each a name of its own"
-            ))
-        } else {
-            None
-        };
-        if let Some(msg) = clash {
-            let e = syn::Error::new(name.span(), msg);
-            match &mut errors {
-                Some(all) => all.combine(e),
-                None => errors = Some(e),
-            }
+            errors.push(syn::Error::new(
+                name.span(),
+                format!(
+                    "two companions of this function are named `{name}`: give each a name of its own"
+                ),
+            ));
         }
     }
-    if let Some(e) = errors {
-        return Err(e);
+    if let Some(all) = errors.into_iter().reduce(|mut all, e| {
+        all.combine(e);
+        all
+    }) {
+        return Err(all);
     }
     if let Some(a) = &func.sig.asyncness {
         return Err(syn::Error::new(

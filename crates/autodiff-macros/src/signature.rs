@@ -146,6 +146,20 @@ pub struct SigInfo {
     pub other_type_params: HashSet<String>,
 }
 
+impl SigInfo {
+    /// The type parameter that `ty` is, where it is one without a `Real`/`Float` bound
+    /// (not a float to the macro, though the user may have meant one).
+    pub fn unbounded_type_param<'t>(&self, ty: &'t Type) -> Option<&'t Ident> {
+        match ty {
+            Type::Path(tp) if tp.qself.is_none() => tp
+                .path
+                .get_ident()
+                .filter(|t| self.other_type_params.contains(&t.to_string())),
+            _ => None,
+        }
+    }
+}
+
 fn bound_is_float(b: &TypeParamBound) -> bool {
     if let TypeParamBound::Trait(t) = b
         && let Some(last) = t.path.segments.last()
