@@ -274,13 +274,6 @@ fn layers_o<D: Num>(x: &[D]) -> D {
     h.iter().fold(c::<D>(0.0), |a, v| a + *v * *v)
 }
 
-/// Its gradient, whose forward companion is its H·v.
-#[autodiff_forward(layers_hvp, Dual, Dual)]
-fn layers_grad(x: &[f64], g: &mut [f64]) {
-    g.fill(0.0);
-    layers_rev(x, g, 1.0);
-}
-
 /// The first layer copied from a row of a constant batch (`xs[0].to_vec()`), then
 /// `h = out;`.
 #[autodiff_forward(batch_layers_fwd, Dual, Const, Dual)]
@@ -800,13 +793,6 @@ fn pushed_and_read_o<D: Num>(x: &[D]) -> D {
     s + v[v.len() - 1].sin()
 }
 
-/// Its gradient, whose forward companion is its H·v.
-#[autodiff_forward(pushed_and_read_hvp, Dual, Dual)]
-fn pushed_and_read_grad(x: &[f64], g: &mut [f64]) {
-    g.fill(0.0);
-    pushed_and_read_rev(x, g, 1.0);
-}
-
 proptest! {
     #![proptest_config(config())]
 
@@ -821,8 +807,7 @@ proptest! {
             pushed_and_read_o::<Dual64>,
         );
         let n = x.len();
-        let (mut g, mut hv) = (vec![0.0; n], vec![0.0; n]);
-        pushed_and_read_hvp(&x, &v[..n], &mut g, &mut hv);
+        let hv = autodiff_core::hvp::<pushed_and_read_rev>(&x, &v[..n]);
         check_hvp(&hv, &x, &v[..n], pushed_and_read_o);
     }
 
@@ -1083,8 +1068,7 @@ proptest! {
     fn whole_vectors_assigned((x, v, s0) in slice_case(-1.0, 1.0, 2..6, 0), s in seed()) {
         check_slice("layers", (&x, &v, &s0, s), layers, layers_fwd, layers_rev, layers_o);
         let n = x.len();
-        let (mut g, mut hv) = (vec![0.0; n], vec![0.0; n]);
-        layers_hvp(&x, &v[..n], &mut g, &mut hv);
+        let hv = autodiff_core::hvp::<layers_rev>(&x, &v[..n]);
         check_hvp(&hv, &x, &v[..n], layers_o);
     }
 

@@ -451,13 +451,6 @@ fn rows_by_callee_o<D: Num>(x: &[D]) -> D {
     s
 }
 
-/// Its gradient, whose forward companion is its H·v.
-#[autodiff_forward(rows_by_callee_hvp, Dual, Dual)]
-fn rows_by_callee_grad(x: &[f64], g: &mut [f64]) {
-    g.fill(0.0);
-    rows_by_callee_rev(x, g, 1.0);
-}
-
 /// Returns three values computed from a slice.
 #[differentiable]
 fn moments(x: &[f64], c: f64) -> (f64, f64, f64) {
@@ -498,14 +491,6 @@ fn tuple_helpers_o<D: Num>(x: &[D]) -> D {
         s2 += (*v - cc) * (*v - cc);
     }
     s + s1 * s2 + s1 * s2.sqrt()
-}
-
-/// Its gradient, whose forward companion is its H·v (through the tuple helpers' nested
-/// variants).
-#[autodiff_forward(tuple_helpers_hvp, Dual, Dual)]
-fn tuple_helpers_grad(x: &[f64], g: &mut [f64]) {
-    g.fill(0.0);
-    tuple_helpers_rev(x, g, 1.0);
 }
 
 // ---------------------------------------------------------------- properties
@@ -645,8 +630,7 @@ proptest! {
             rows_by_callee_o::<Dual64>,
         );
         let n = x.len();
-        let (mut g, mut hv) = (vec![0.0; n], vec![0.0; n]);
-        rows_by_callee_hvp(&x, &v[..n], &mut g, &mut hv);
+        let hv = autodiff_core::hvp::<rows_by_callee_rev>(&x, &v[..n]);
         check_hvp(&hv, &x, &v[..n], rows_by_callee_o);
     }
 
@@ -661,8 +645,7 @@ proptest! {
             tuple_helpers_o::<Dual64>,
         );
         let n = x.len();
-        let (mut g, mut hv) = (vec![0.0; n], vec![0.0; n]);
-        tuple_helpers_hvp(&x, &v[..n], &mut g, &mut hv);
+        let hv = autodiff_core::hvp::<tuple_helpers_rev>(&x, &v[..n]);
         check_hvp(&hv, &x, &v[..n], tuple_helpers_o);
     }
 
