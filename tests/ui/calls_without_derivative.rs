@@ -1,8 +1,6 @@
-// Calls that build values or go through a function pointer have no derivative.
+// Calls that build enum values or boxes, or go through a function pointer, have no
+// derivative.
 use autodiff_core::prelude::*;
-
-#[derive(Clone, Copy)]
-struct W(f64);
 
 #[autodiff_reverse(d_pointer, Const, Active, Active)]
 fn pointer(g: fn(f64) -> f64, x: f64) -> f64 {
@@ -11,8 +9,8 @@ fn pointer(g: fn(f64) -> f64, x: f64) -> f64 {
 
 #[autodiff_reverse(d_wrapped, Active, Active)]
 fn wrapped(x: f64) -> f64 {
-    let w = W(x);
-    w.0 * 2.0
+    let w = Some(x);
+    w.unwrap() * 2.0
 }
 
 #[autodiff_reverse(d_boxed, Active, Active)]

@@ -13,7 +13,8 @@
 use crate::ir::*;
 use crate::lower::walk_idents;
 use proc_macro2::TokenStream;
-use std::collections::HashSet;
+use quote::quote;
+use std::collections::{HashMap, HashSet};
 
 pub struct Analysis {
     pub active: HashSet<String>,
@@ -22,6 +23,10 @@ pub struct Analysis {
     /// closure that becomes a `DiffFn` (its calls of a closure parameter are plain
     /// `call`s; a closure parameter is otherwise always taken to carry derivatives).
     pub primal_only: bool,
+    /// The locals holding a struct built in the body (`Op::StructLit`), with its path and
+    /// members: the struct has no `ZeroLike`, so a zero shaped like it is built member by
+    /// member.
+    pub structs: HashMap<String, (syn::Path, Vec<syn::Member>)>,
 }
 
 pub fn analyse(body: &Body, active_params: &[String], frozen: &[String]) -> Analysis {
@@ -36,14 +41,58 @@ pub fn analyse(body: &Body, active_params: &[String], frozen: &[String]) -> Anal
     }
     let mut needed = HashSet::new();
     needed_block(&body.block, &mut needed);
+    let mut structs = HashMap::new();
+    struct_locals(&body.block, &mut structs);
     Analysis {
         active,
         needed,
         primal_only: false,
+        structs,
+    }
+}
+
+/// The locals of `b` that hold a struct built in the body: its literal's local, and the
+/// locals it is moved or copied into (`let q = p;`).
+fn struct_locals(b: &Block, out: &mut HashMap<String, (syn::Path, Vec<syn::Member>)>) {
+    for s in b {
+        match s {
+            Stmt::Let {
+                var,
+                op: Op::StructLit(path, fields),
+                ..
+            } => {
+                let members = fields.iter().map(|(m, _)| m.clone()).collect();
+                out.insert(var.to_string(), (path.clone(), members));
+            }
+            Stmt::Let {
+                var,
+                op: Op::Use(Operand::Var(w)),
+                ..
+            } => {
+                if let Some(shape) = out.get(&w.to_string()).cloned() {
+                    out.insert(var.to_string(), shape);
+                }
+            }
+            Stmt::If { then, els, .. } => {
+                struct_locals(then, out);
+                struct_locals(els, out);
+            }
+            Stmt::For { body, .. } | Stmt::Loop { body, .. } => struct_locals(body, out),
+            _ => {}
+        }
     }
 }
 
 impl Analysis {
+    /// A zero shaped like the local `v`: `__ad::zero_like(&v)`, or for a struct built in
+    /// the body the same struct with each member's zero.
+    pub fn zero_like(&self, v: &proc_macro2::Ident) -> TokenStream {
+        match self.structs.get(&v.to_string()) {
+            Some((path, members)) => quote!(#path { #(#members: __ad::zero_like(&#v.#members)),* }),
+            None => quote!(__ad::zero_like(&#v)),
+        }
+    }
+
     pub fn is_active(&self, v: &proc_macro2::Ident) -> bool {
         self.active.contains(&v.to_string())
     }
@@ -94,6 +143,7 @@ impl Analysis {
             | Op::ArrRepeat(o, _) => self.operand_active(o),
             Op::Bin(_, a, b) => self.operand_active(a) || self.operand_active(b),
             Op::Math(_, ops) | Op::ArrLit(ops, _) => ops.iter().any(|o| self.operand_active(o)),
+            Op::StructLit(_, fields) => fields.iter().any(|(_, o)| self.operand_active(o)),
             Op::Load(p) | Op::CloneOf(p) | Op::Pop(p) => self.place_active(p),
             Op::Call(c) => self.call_active(c),
             Op::Inactive(_) | Op::NewVec(_) => false,
@@ -119,6 +169,7 @@ fn viewing<R>(active: &mut HashSet<String>, f: impl FnOnce(&Analysis) -> R) -> R
         active: std::mem::take(active),
         needed: HashSet::new(),
         primal_only: false,
+        structs: HashMap::new(),
     };
     let r = f(&an);
     *active = an.active;
@@ -248,6 +299,7 @@ pub fn op_reads(op: &Op, out: &mut HashSet<String>) {
             operand_reads(b, out);
         }
         Op::Math(_, ops) | Op::ArrLit(ops, _) => ops.iter().for_each(|o| operand_reads(o, out)),
+        Op::StructLit(_, fields) => fields.iter().for_each(|(_, o)| operand_reads(o, out)),
         Op::Load(p) | Op::CloneOf(p) | Op::Pop(p) => place_reads(p, out),
         Op::Call(c) => call_reads(c, out),
         Op::Inactive(t) | Op::NewVec(t) => tokens_into(t, out),

@@ -61,8 +61,21 @@ pub fn primal_op(op: &Op) -> TokenStream {
             let p = p.primal();
             quote!(<[_]>::to_vec(&#p[..]))
         }
+        Op::StructLit(path, fields) => struct_lit(path, fields, Operand::primal),
         Op::Call(_) => unreachable!("calls are rendered with their arguments"),
     }
+}
+
+/// `Path { member: value, .. }`, each member's value rendered from its operand by
+/// `value` (the braced form builds tuple structs too: `Pair { 0: a, 1: b }`).
+pub fn struct_lit(
+    path: &syn::Path,
+    fields: &[(syn::Member, Operand)],
+    mut value: impl FnMut(&Operand) -> TokenStream,
+) -> TokenStream {
+    let members = fields.iter().map(|(m, _)| m);
+    let values: Vec<TokenStream> = fields.iter().map(|(_, o)| value(o)).collect();
+    quote!(#path { #(#members: #values),* })
 }
 
 /// The tangent of an operand: its tangent local if it is active, a zero shaped like it
@@ -233,6 +246,7 @@ impl Forward<'_> {
                 let t = p.tangent();
                 quote!(__ad::take(#t.pop()))
             }),
+            Op::StructLit(path, fields) => Some(struct_lit(path, fields, |o| self.tan_or_zero(o))),
             Op::Inactive(_) => None,
             Op::Call(_) => unreachable!("calls are handled by the caller"),
         }

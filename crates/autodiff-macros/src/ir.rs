@@ -206,6 +206,9 @@ pub enum Op {
     NewVec(TokenStream),
     /// An owned copy of a place (`x.to_vec()`, `x.clone()`).
     CloneOf(Place),
+    /// A struct built from scalars: `Point { x: a, y: b }`, or `Pair(a, b)` with unnamed
+    /// members. Its shadow is the same struct built from the fields' shadows.
+    StructLit(syn::Path, Vec<(syn::Member, Operand)>),
     /// `__ad::take(place.pop())`: the last value of a tape of a derivative companion, read
     /// when the companion is itself differentiated.
     Pop(Place),
@@ -281,8 +284,12 @@ pub enum VarKind {
     Scalar,
     /// A reference parameter (`&[f64]`, `&mut Model`, `&self`): its shadow is a reference.
     Ref { mutable: bool },
-    /// An owned buffer (`Vec`, array): its shadow is an owned buffer of the same shape.
+    /// An owned buffer (`Vec`, array), or a struct built in the body and bound with
+    /// `let mut`: its shadow is an owned value of the same shape.
     Buffer,
+    /// A struct built in the body and bound immutably (`let p = Point { x, y };`): its
+    /// shadow is an owned struct of the same shape, and no call can change it.
+    Value,
     /// A closure parameter (a `DiffFn` in derivative code) of this many arguments.
     Closure(usize),
 }

@@ -122,6 +122,8 @@ pub struct Lowerer {
     scalar_refs: HashSet<String>,
     /// Parameters that are references to any other non-float type (`&mut Model`).
     struct_refs: HashSet<String>,
+    /// Locals holding a struct built in the body (`Op::StructLit`).
+    struct_values: HashSet<String>,
     /// Parameters that are never differentiated (enums, `Option`s, integers, buffers of
     /// integers): a `match` on one may bind the values inside. Also the locals that hold
     /// constants: elements of those buffers, and immutable locals bound to a constant
@@ -219,6 +221,7 @@ impl Lowerer {
             companion: false,
             scalar_refs: struct_shaped_params(sig, true),
             struct_refs: struct_shaped_params(sig, false),
+            struct_values: HashSet::new(),
             inert_params: sig
                 .params
                 .iter()
@@ -264,6 +267,7 @@ impl Lowerer {
             companion: self.companion,
             scalar_refs: self.scalar_refs.clone(),
             struct_refs: self.struct_refs.clone(),
+            struct_values: self.struct_values.clone(),
             inert_params: self.inert_params.clone(),
             buffer_names: self.buffer_names.clone(),
             statement_call: false,
@@ -734,13 +738,20 @@ impl Lowerer {
                 self.bind(name, Binding::Var(matrix));
                 return Ok(());
             }
-            if let Some(op) = self.buffer_init(e)? {
+            if let Some(op) = self.buffer_init(e, mutable)? {
                 if let Op::Use(Operand::Var(collected)) = op {
                     // `collect` built the buffer already: the binding names it.
                     self.bind(name, Binding::Var(collected));
                     return Ok(());
                 }
-                let v = self.new_var_unbound(name, VarKind::Buffer);
+                let kind = match op {
+                    Op::StructLit(..) if !mutable => VarKind::Value,
+                    _ => VarKind::Buffer,
+                };
+                let v = self.new_var_unbound(name, kind);
+                if matches!(op, Op::StructLit(..)) {
+                    self.struct_values.insert(v.to_string());
+                }
                 self.emit(Stmt::Let {
                     var: v.clone(),
                     mutable,
@@ -865,10 +876,10 @@ impl Lowerer {
                     .var()
                     .and_then(|v| self.kinds.get(&v.to_string()).copied())
                     .unwrap_or(VarKind::Scalar);
-                let kind = if kind == VarKind::Buffer {
-                    VarKind::Buffer
-                } else {
-                    VarKind::Scalar
+                let kind = match kind {
+                    VarKind::Buffer | VarKind::Value if !mutable => kind,
+                    VarKind::Buffer | VarKind::Value => VarKind::Buffer,
+                    _ => VarKind::Scalar,
                 };
                 let v = self.new_var_unbound(name, kind);
                 let constant = !mutable && matches!(o, Operand::Lit(_));
@@ -1190,8 +1201,10 @@ impl Lowerer {
         Ok(Some(matrix))
     }
 
-    /// Initialisers that create an owned buffer.
-    fn buffer_init(&mut self, e: &Expr) -> Result<Option<Op>> {
+    /// Initialisers that create an owned buffer, or a struct. A struct of constants is kept
+    /// as written unless `mutable` (its members may be given values that carry
+    /// derivatives later).
+    fn buffer_init(&mut self, e: &Expr, mutable: bool) -> Result<Option<Op>> {
         match e {
             // `vec![..]`, or `::std::vec![..]` as generated companions write it.
             Expr::Macro(m)
@@ -1237,6 +1250,8 @@ impl Lowerer {
                 }
                 Ok(Some(Op::ArrLit(ops, false)))
             }
+            Expr::Struct(s) => self.lower_struct(s, mutable),
+            Expr::Call(c) if is_tuple_struct_call(c) => self.lower_tuple_struct(c, mutable),
             // `<[_]>::to_vec(&x)`: a copy, as generated code writes it.
             Expr::Call(c)
                 if self.companion
@@ -1321,6 +1336,7 @@ impl Lowerer {
     fn lower_expr_stmt(&mut self, e: &Expr) -> Result<()> {
         let e = strip(e);
         match e {
+            Expr::Assign(a) if self.assign_struct(a)? => Ok(()),
             Expr::Assign(a) => {
                 let place = self.lower_place(&a.left)?;
                 let v = self.lower_expr(&a.right)?;
@@ -1742,6 +1758,54 @@ impl Lowerer {
         p.is_whole() && self.struct_refs.contains(&p.base.to_string())
     }
 
+    fn is_struct_value(&self, p: &Place) -> bool {
+        p.is_whole() && self.struct_values.contains(&p.base.to_string())
+    }
+
+    /// `p = Point { x: a, y: b };` to a struct built in the body: an assignment to each
+    /// member (a literal names them all), the members' values computed first, as the
+    /// literal computes them. Returns false when `a` assigns to something else.
+    fn assign_struct(&mut self, a: &syn::ExprAssign) -> Result<bool> {
+        let place = match strip(&a.left) {
+            Expr::Path(p) => match p.path.get_ident().map(|id| self.lookup(&id.to_string())) {
+                Some(Some(Binding::Var(v))) => Place::local(v.clone()),
+                _ => return Ok(false),
+            },
+            _ => return Ok(false),
+        };
+        if !self.is_struct_value(&place) {
+            return Ok(false);
+        }
+        let op = match strip(&a.right) {
+            Expr::Struct(s) if s.rest.is_none() && s.qself.is_none() => {
+                let members = s
+                    .fields
+                    .iter()
+                    .map(|f| (f.member.clone(), &f.expr))
+                    .collect();
+                self.struct_members(&s.path, members, true)?
+            }
+            Expr::Call(c) if is_tuple_struct_call(c) => self.lower_tuple_struct(c, true)?,
+            _ => None,
+        };
+        let Some(Op::StructLit(_, fields)) = op else {
+            return unsupported(
+                a,
+                "assigning a whole struct built in the function from anything but a struct literal (assign its members)",
+            );
+        };
+        for (m, val) in fields {
+            let mut p = place.clone();
+            p.proj.push(Proj::Field(m));
+            self.emit(Stmt::Assign {
+                place: p,
+                kind: AssignKind::Set,
+                val,
+            });
+        }
+        Ok(true)
+    }
+
     fn lower_place(&mut self, e: &Expr) -> Result<Place> {
         match self.lower_expr(e)? {
             Val::Place(p, _) => Ok(p),
@@ -2021,9 +2085,105 @@ impl Lowerer {
                 .any(|m| matches!(self.lookup(m), Some(Binding::Var(v)) if *v == p.base))
     }
 
+    /// `Point { x: a, y: b }`: the struct as an operation (`Op::StructLit`), or `None` for
+    /// a constant kept as written: one whose members read no local, unless `keep` (a
+    /// `let` binding, whose members may be written later), or one written with
+    /// `..base`.
+    fn lower_struct(&mut self, s: &syn::ExprStruct, keep: bool) -> Result<Option<Op>> {
+        let constant = !self.mentions_locals(&Expr::Struct(s.clone()));
+        if constant && (!keep || s.rest.is_some() || s.qself.is_some()) {
+            return Ok(None);
+        }
+        if s.qself.is_some() {
+            return unsupported(s, "a struct path with a qualified self type");
+        }
+        if let Some(dots) = &s.dot2_token {
+            let s_rest = &s.rest;
+            return unsupported(
+                quote!(#dots #s_rest),
+                "struct update syntax (`..base`; write every member instead)",
+            );
+        }
+        let members = s
+            .fields
+            .iter()
+            .map(|f| (f.member.clone(), &f.expr))
+            .collect();
+        self.struct_members(&s.path, members, keep)
+    }
+
+    /// `Pair(a, b)`: the struct as an operation with members `0`, `1`, .. (see
+    /// [`Self::lower_struct`]).
+    fn lower_tuple_struct(&mut self, c: &syn::ExprCall, keep: bool) -> Result<Option<Op>> {
+        let Expr::Path(p) = strip(&c.func) else {
+            return Ok(None);
+        };
+        if !keep && !c.args.iter().any(|a| self.mentions_locals(a)) {
+            return Ok(None);
+        }
+        let members = c
+            .args
+            .iter()
+            .enumerate()
+            .map(|(i, a)| (syn::Member::Unnamed(syn::Index::from(i)), a))
+            .collect();
+        self.struct_members(&p.path, members, keep)
+    }
+
+    /// A struct of the members' values. A member holds a scalar or a constant: a buffer,
+    /// a reference or another struct that may carry derivatives is an error at the
+    /// member (its shadow would have to be built from theirs). `None` when every member
+    /// is a constant, unless `keep`.
+    fn struct_members(
+        &mut self,
+        path: &syn::Path,
+        members: Vec<(syn::Member, &Expr)>,
+        keep: bool,
+    ) -> Result<Option<Op>> {
+        const WHY: &str = "a struct member holding a buffer, a reference or another struct \
+            built from values that may carry derivatives (struct values built in \
+            differentiated code hold floats and constants)";
+        let mut fields = Vec::new();
+        for (m, e) in members {
+            let o = match self.lower_expr(e)? {
+                Val::Place(p, _) if !is_scalar_place(&p, self) => return unsupported(e, WHY),
+                Val::Tuple(items) if !items.is_empty() => return unsupported(e, WHY),
+                v => self.operand(v, e.span())?,
+            };
+            if let Operand::Var(x) = &o
+                && self.kinds.get(&x.to_string()) != Some(&VarKind::Scalar)
+            {
+                return unsupported(e, WHY);
+            }
+            fields.push((m, o));
+        }
+        if !keep && fields.iter().all(|(_, o)| matches!(o, Operand::Lit(_))) {
+            return Ok(None);
+        }
+        Ok(Some(Op::StructLit(path.clone(), fields)))
+    }
+
+    /// A struct built outside a `let` (`P { x, y }.norm()`, `f(&P { x, y })`): a local
+    /// holding it, or the expression as written when it is a constant.
+    fn struct_value(&mut self, op: Option<Op>, e: &Expr) -> Result<Val> {
+        let Some(op) = op else {
+            return Ok(Val::Op(Operand::Lit(self.render(e))));
+        };
+        let var = self.fresh("value", e.span());
+        self.kinds.insert(var.to_string(), VarKind::Value);
+        self.struct_values.insert(var.to_string());
+        self.emit(Stmt::Let {
+            var: var.clone(),
+            mutable: false,
+            op,
+        });
+        Ok(Val::Place(Place::local(var), false))
+    }
+
     /// Why a call of `path` with values that may carry derivatives cannot be
     /// differentiated, when `path` is not a function: a parameter holding a function
-    /// pointer, a tuple struct or enum variant, or a smart pointer's constructor.
+    /// pointer, an enum variant of the standard library (tuple structs are built by
+    /// `lower_tuple_struct`), or a smart pointer's constructor.
     fn not_a_function(&self, path: &syn::Path) -> Option<String> {
         if let Some(id) = path.get_ident()
             && self.is_inert_param(id)
@@ -2035,9 +2195,7 @@ impl Lowerer {
         let names = path_names(path);
         let last = names.last()?;
         if last.starts_with(|c: char| c.is_ascii_uppercase()) {
-            return Some(format!(
-                "building a value of `{last}` (a tuple struct or an enum variant)"
-            ));
+            return Some(format!("building a value of `{last}` (an enum variant)"));
         }
         if let [.., owner, new] = names.as_slice()
             && new == "new"
@@ -3012,6 +3170,11 @@ impl Lowerer {
     fn operand(&mut self, v: Val, span: Span) -> Result<Operand> {
         match v {
             Val::Op(o) => Ok(o),
+            // (A companion differentiated again records and reloads them by value.)
+            Val::Place(p, _) if !self.companion && self.is_struct_value(&p) => unsupported_at(
+                span,
+                "a struct value built in the function used as a value (in arithmetic, an array, a `Vec` or a call by value; read its members, or pass it by reference)",
+            ),
             Val::Place(p, _) => {
                 let key = p.primal().to_string();
                 if let Some(v) = self.loads.get(&key) {
@@ -3054,6 +3217,7 @@ impl Lowerer {
                                 VarKind::Scalar => Val::Op(Operand::Var(v)),
                                 VarKind::Ref { mutable } => Val::Place(Place::local(v), mutable),
                                 VarKind::Buffer => Val::Place(Place::local(v), true),
+                                VarKind::Value => Val::Place(Place::local(v), false),
                                 VarKind::Closure(_) => Val::Op(Operand::Var(v)),
                             });
                         }
@@ -3235,7 +3399,10 @@ impl Lowerer {
                 e,
                 "a closure in this position (bind it with `let`, or pass it to `map`/`fold`)",
             ),
-            Expr::Struct(_) => unsupported(e, "building a struct value"),
+            Expr::Struct(s) => {
+                let op = self.lower_struct(s, false)?;
+                self.struct_value(op, e)
+            }
             Expr::Assign(_)
             | Expr::ForLoop(_)
             | Expr::While(_)
@@ -3661,6 +3828,10 @@ impl Lowerer {
         if last == "no_grad" {
             return Ok(Val::Op(Operand::Lit(self.render(&Expr::Call(c.clone())))));
         }
+        if is_tuple_struct_call(c) {
+            let op = self.lower_tuple_struct(c, false)?;
+            return self.struct_value(op, &Expr::Call(c.clone()));
+        }
         // `std::mem::swap(&mut a, &mut b)` of two floats (locals or elements): three
         // assignments through a temporary.
         let names = path_names(path);
@@ -3815,6 +3986,9 @@ impl Lowerer {
                 if self.is_struct_ref(&place) {
                     return unsupported(c, "saving a struct behind a reference");
                 }
+                if self.is_struct_value(&place) {
+                    return unsupported(c, "saving a struct built in the function");
+                }
                 let copy: Expr = if is_scalar_place(&place, self) && !self.is_row(&place) {
                     inner.clone()
                 } else {
@@ -3828,6 +4002,9 @@ impl Lowerer {
                 let place = self.lower_place(dst)?;
                 if self.is_struct_ref(&place) {
                     return unsupported(c, "restoring a struct behind a reference");
+                }
+                if self.is_struct_value(&place) {
+                    return unsupported(c, "restoring a struct built in the function");
                 }
                 if is_scalar_place(&place, self) && !self.is_row(&place) {
                     self.lower_expr(&syn::parse_quote!(#dst = #src))?;
@@ -4616,6 +4793,23 @@ fn is_integer_method(name: &str) -> bool {
 /// `vec![..]` or `::std::vec![..]`.
 fn is_vec_macro(m: &syn::Macro) -> bool {
     path_names(&m.path).last().is_some_and(|n| n == "vec")
+}
+
+/// `Pair(a, b)`: a call of a path whose last segment starts with a capital (a tuple struct,
+/// `Self(..)`), except the standard library's enum variants, whose values differentiated
+/// code cannot read back (it binds no patterns that carry derivatives).
+fn is_tuple_struct_call(c: &syn::ExprCall) -> bool {
+    let Expr::Path(p) = strip(&c.func) else {
+        return false;
+    };
+    let Some(last) = p.path.segments.last() else {
+        return false;
+    };
+    let name = last.ident.to_string();
+    p.qself.is_none()
+        && !c.args.is_empty()
+        && name.starts_with(|c: char| c.is_ascii_uppercase())
+        && !matches!(name.as_str(), "Some" | "Ok" | "Err")
 }
 
 /// `__ad::zero_like(..)`.

@@ -247,6 +247,11 @@ impl<'a> Reverse<'a> {
 
     /// The push of a nested block's local into its own store.
     fn keep_local(&self, var: &Ident, level: Level) -> TokenStream {
+        self.keep_local_as(var, quote!(#var), level)
+    }
+
+    /// Records `value`, which equals `var` here, as `var`'s value for the reverse sweep.
+    fn keep_local_as(&self, var: &Ident, value: TokenStream, level: Level) -> TokenStream {
         let t = format_ident!("__ad_keep_{}", var.to_string());
         let fresh = self
             .kept
@@ -256,7 +261,7 @@ impl<'a> Reverse<'a> {
         if fresh {
             self.new_store(&t, level);
         }
-        quote!(#t.push(#var);)
+        quote!(#t.push(#value);)
     }
 
     fn load_local(&self, var: &Ident) -> TokenStream {
@@ -391,7 +396,8 @@ impl<'a> Reverse<'a> {
                 if self.kinds.get(&v.to_string()) == Some(&VarKind::Scalar) {
                     out.extend(quote!(let mut #a = __ad::accumulator_zero(&#v);));
                 } else {
-                    out.extend(quote!(let mut #a = __ad::zero_like(&#v);));
+                    let zero = self.an.zero_like(v);
+                    out.extend(quote!(let mut #a = #zero;));
                 }
             }
         };
@@ -545,6 +551,12 @@ impl<'a> Reverse<'a> {
                 }
                 let value = primal_op(op);
                 let mut fwd = quote!(let #m #var = #value;);
+                // A struct value's members are read after its `let`: what is recorded is a
+                // second one built from the same scalars, so the struct need not be `Copy`.
+                let kept = match op {
+                    Op::StructLit(..) => value.clone(),
+                    _ => quote!(#var),
+                };
                 if !level.top
                     && !*mutable
                     && !self.is_buffer(var)
@@ -556,7 +568,7 @@ impl<'a> Reverse<'a> {
                     } else {
                         match self.late_point(var, op, block, k) {
                             Some(k1) => self.recompute_late(var, op, k1),
-                            None => fwd.extend(self.keep_local(var, level)),
+                            None => fwd.extend(self.keep_local_as(var, kept, level)),
                         }
                     }
                 }
@@ -799,7 +811,10 @@ impl<'a> Reverse<'a> {
         match o {
             Operand::Var(v) if self.an.is_active(v) => {
                 let a = adjoint_name(v);
-                if self.is_buffer(v) {
+                if let Some((_, members)) = self.an.structs.get(&v.to_string()) {
+                    // A struct built in the body: its members are scalars and constants.
+                    quote!({ let __ad_g = #g; #(#a.#members += __ad_g.#members;)* })
+                } else if self.is_buffer(v) {
                     quote!(__ad::add_into(&mut #a, &#g);)
                 } else if self.maybe_tuples.borrow().contains(&v.to_string()) {
                     // `g` is evaluated first: it may read the adjoint itself (`s += s`).
@@ -895,6 +910,10 @@ impl<'a> Reverse<'a> {
                 let a = p.adjoint();
                 quote!(__ad::add_into(&mut #a[..], &#g[..]);)
             }
+            Op::StructLit(_, fields) => fields
+                .iter()
+                .map(|(m, o)| self.accumulate(o, quote!(#g.#m)))
+                .collect(),
             _ => quote!(),
         }
     }
@@ -1236,6 +1255,8 @@ fn is_cheap(op: &Op) -> bool {
     match op {
         Op::Use(_) | Op::Neg(_) | Op::Bin(..) | Op::Cast(..) | Op::Load(_) => true,
         Op::Math(name, _) => is_cheap_math(name),
+        // Its members are scalars: building it again copies them.
+        Op::StructLit(..) => true,
         _ => false,
     }
 }

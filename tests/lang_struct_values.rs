@@ -1,0 +1,221 @@
+//! Struct values built inside differentiated code: `Point { x, y }` literals and tuple
+//! structs `Pair(a, b)` from values that carry derivatives, bound with `let`, built in an
+//! argument or a method receiver, their members read, written and assigned again from a
+//! literal, in both modes against num-dual, and under forward over reverse.
+
+// Index loops are part of the language under test.
+#![allow(clippy::needless_range_loop)]
+
+mod lang_common;
+
+use autodiff_core::prelude::*;
+use lang_common::*;
+use proptest::prelude::*;
+
+#[derive(Clone, Copy, Debug)]
+pub struct Point {
+    pub x: f64,
+    pub y: f64,
+}
+
+impl Point {
+    #[differentiable]
+    pub fn norm2(&self) -> f64 {
+        self.x * self.x + self.y * self.y
+    }
+}
+
+/// Neither `Clone` nor `Copy`: an immutable struct value needs neither.
+#[derive(Debug)]
+pub struct Pair(pub f64, pub f64);
+
+/// A struct with a constant member that is not a float.
+#[derive(Debug)]
+pub struct Tagged {
+    pub value: f64,
+    pub weight: usize,
+}
+
+#[differentiable]
+fn cross(a: &Point, b: &Point) -> f64 {
+    a.x * b.y - a.y * b.x
+}
+
+/// Immutable struct values: bound with `let`, built as an argument and as a receiver,
+/// with a constant member, a tuple struct, and read member by member.
+#[autodiff_forward(built_fwd, Dual, Dual)]
+#[autodiff_reverse(built_rev, Duplicated, Active)]
+fn built(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() - 1 {
+        let p = Point {
+            x: x[i] * x[i + 1],
+            y: x[i + 1].sin(),
+        };
+        let q = Point { x: 0.5, y: x[i] };
+        let pair = Pair(p.x - q.y, 2.0);
+        let t = Tagged {
+            value: pair.0 * pair.1,
+            weight: i + 1,
+        };
+        s += (1.0 + p.norm2()).sqrt()
+            + cross(
+                &p,
+                &Point {
+                    x: pair.1,
+                    y: pair.0,
+                },
+            );
+        if t.weight % 2 == 1 {
+            s -= t.value;
+        } else {
+            s += t.value;
+        }
+        s += Point { x: q.y, y: p.y }.norm2() * cross(&q, &p);
+    }
+    s
+}
+
+fn built_o<D: Num>(x: &[D]) -> D {
+    let norm2 = |a: D, b: D| a * a + b * b;
+    let cross = |ax: D, ay: D, bx: D, by: D| ax * by - ay * bx;
+    let mut s = c::<D>(0.0);
+    for i in 0..x.len() - 1 {
+        let (px, py) = (x[i] * x[i + 1], x[i + 1].sin());
+        let (qx, qy) = (c::<D>(0.5), x[i]);
+        let (p0, p1) = (px - qy, c::<D>(2.0));
+        let value = p0 * p1;
+        s += (norm2(px, py) + 1.0).sqrt() + cross(px, py, p1, p0);
+        if (i + 1) % 2 == 1 {
+            s -= value;
+        } else {
+            s += value;
+        }
+        s += norm2(qy, py) * cross(qx, qy, px, py);
+    }
+    s
+}
+
+/// A mutable struct value: members updated, the whole assigned again from a literal that
+/// reads its old members, passed by reference (no method call on it, so it nests).
+#[autodiff_forward(state_fwd, Dual, Dual)]
+#[autodiff_reverse(state_rev, Duplicated, Active)]
+fn state(x: &[f64]) -> f64 {
+    let mut st = Point { x: 1.0, y: 0.0 };
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        st = Point {
+            x: st.x * x[i] + st.y,
+            y: st.x,
+        };
+        s += cross(&st, &Point { x: x[i], y: 1.0 });
+        st.y *= 0.9;
+        st.x += 0.1 * x[i].cos();
+    }
+    s + st.x * st.y
+}
+
+fn state_o<D: Num>(x: &[D]) -> D {
+    let (mut sx, mut sy) = (c::<D>(1.0), c::<D>(0.0));
+    let mut s = c::<D>(0.0);
+    for i in 0..x.len() {
+        let (nx, ny) = (sx * x[i] + sy, sx);
+        (sx, sy) = (nx, ny);
+        s += sx * 1.0 - sy * x[i];
+        sy *= 0.9;
+        sx += x[i].cos() * 0.1;
+    }
+    s + sx * sy
+}
+
+/// A mutable struct value whose method is called: the reverse sweep saves it around the
+/// call (it must be `Clone`).
+#[autodiff_forward(stepped_fwd, Dual, Dual)]
+#[autodiff_reverse(stepped_rev, Duplicated, Active)]
+fn stepped(x: &[f64]) -> f64 {
+    let mut q = Point { x: 1.0, y: 0.0 };
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        q = Point {
+            x: q.x * x[i] + q.y,
+            y: q.x,
+        };
+        s += q.norm2();
+        q.y *= 0.9;
+    }
+    s
+}
+
+fn stepped_o<D: Num>(x: &[D]) -> D {
+    let (mut qx, mut qy) = (c::<D>(1.0), c::<D>(0.0));
+    let mut s = c::<D>(0.0);
+    for i in 0..x.len() {
+        (qx, qy) = (qx * x[i] + qy, qx);
+        s += qx * qx + qy * qy;
+        qy *= 0.9;
+    }
+    s
+}
+
+/// Generic over the float type: the struct's type is inferred from its members.
+#[derive(Clone, Copy, Debug)]
+pub struct Vec2<T> {
+    pub x: T,
+    pub y: T,
+}
+
+#[autodiff_forward(polar_fwd, Dual, Dual, Dual)]
+#[autodiff_reverse(polar_rev, Active, Active, Active)]
+fn polar<T: Real>(r: T, t: T) -> T {
+    let (x, y) = (r * t.cos(), r * t.sin());
+    let v = Vec2 { x, y };
+    let w = Vec2 {
+        x: v.y,
+        y: v.x * v.x,
+    };
+    (v.x * w.x + v.y * w.y).tanh()
+}
+
+fn polar_o<D: Num>(r: D, t: D) -> D {
+    let (vx, vy) = (r * t.cos(), r * t.sin());
+    (vx * vy + vy * vx * vx).tanh()
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn immutable_struct_values((x, v, s0) in slice_case(-1.5, 1.5, 2..7, 0), s in seed()) {
+        check_slice("built", (&x, &v, &s0, s), built, built_fwd, built_rev, built_o::<Dual64>);
+        let n = x.len();
+        let hv = autodiff_core::hvp::<built_rev>(&x, &v[..n]);
+        check_hvp(&hv, &x, &v[..n], built_o);
+    }
+
+    #[test]
+    fn mutable_struct_value_assigned_again((x, v, s0) in slice_case(-1.2, 1.2, 1..7, 0), s in seed()) {
+        check_slice("state", (&x, &v, &s0, s), state, state_fwd, state_rev, state_o::<Dual64>);
+        let n = x.len();
+        let hv = autodiff_core::hvp::<state_rev>(&x, &v[..n]);
+        check_hvp(&hv, &x, &v[..n], state_o);
+    }
+
+    #[test]
+    fn method_of_a_mutable_struct_value((x, v, s0) in slice_case(-1.2, 1.2, 1..7, 0), s in seed()) {
+        check_slice("stepped", (&x, &v, &s0, s), stepped, stepped_fwd, stepped_rev, stepped_o::<Dual64>);
+    }
+
+    #[test]
+    fn generic_struct_values(r in float(0.2, 1.5), t in float(-2.0, 2.0), dr in dir(), dt in dir(), s in seed()) {
+        let (value, tangent) = polar_fwd(r, dr, t, dt);
+        let d = polar_o(Dual64::new(r, dr), Dual64::new(t, dt));
+        check("value", value, d.re);
+        check("tangent", tangent, d.eps);
+        let (value, br, bt) = polar_rev(r, t, s);
+        check("reverse value", value, d.re);
+        check("adjoint of r", br, s * polar_o(Dual64::new(r, 1.0), Dual64::from(t)).eps);
+        check("adjoint of t", bt, s * polar_o(Dual64::from(r), Dual64::new(t, 1.0)).eps);
+        let (value32, _) = polar_fwd(r as f32, 1.0, t as f32, 0.0);
+        check_tol("f32 value", f64::from(value32), d.re, 1e-4);
+    }
+}

@@ -1,0 +1,55 @@
+// Struct values built in differentiated code hold floats and constants, and are built
+// from literals that name every member.
+use autodiff_core::prelude::*;
+
+#[derive(Clone, Copy, Default)]
+struct Point {
+    x: f64,
+    y: f64,
+}
+
+struct Model {
+    w: Vec<f64>,
+    b: f64,
+}
+
+#[autodiff_reverse(d_update_syntax, Active, Active)]
+fn update_syntax(a: f64) -> f64 {
+    let p = Point {
+        x: a,
+        ..Default::default()
+    };
+    p.x
+}
+
+#[autodiff_reverse(d_buffer_member, Duplicated, Active)]
+fn buffer_member(x: &[f64]) -> f64 {
+    let m = Model {
+        w: x.to_vec(),
+        b: x[0],
+    };
+    m.b
+}
+
+#[autodiff_reverse(d_copied_whole, Active, Active)]
+fn copied_whole(a: f64) -> f64 {
+    let q = Point { x: a, y: 1.0 };
+    let mut p = Point { x: 0.0, y: a };
+    let s = p.y;
+    p = q;
+    s + p.x * p.y
+}
+
+fn main() {
+    update_syntax(1.0);
+    buffer_member(&[1.0]);
+    copied_whole(1.0);
+    collected(1.0);
+}
+
+#[autodiff_reverse(d_collected, Active, Active)]
+fn collected(a: f64) -> f64 {
+    let p = Point { x: a, y: 1.0 };
+    let ps = vec![p, p];
+    ps[0].x
+}
