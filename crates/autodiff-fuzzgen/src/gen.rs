@@ -220,11 +220,15 @@ pub const FEATURES: &[(&str, &str)] = &[
         "hof",
         "`hof_sum(|q: f64| .., a, n)`: a `#[differentiable]` higher-order function called with a closure over scalars and slices",
     ),
+    (
+        "struct_value",
+        "struct values built from scalars: `Pt { a, b }` read by member, method and reference; `let mut` ones updated and assigned again from a literal",
+    ),
 ];
 
 /// Constructs left out of the default (CI) batch because they currently trip the engine;
 /// each is described in TESTING.md. `AUTODIFF_FUZZ_FEATURES=all` puts them back.
-pub const EXCLUDED: &[&str] = &["closure_in_cond", "ascribe_vec"];
+pub const EXCLUDED: &[&str] = &["closure_in_cond", "ascribe_vec", "struct_value"];
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Features {
@@ -969,6 +973,53 @@ impl<'a> FnGen<'a> {
         }
     }
 
+    /// A struct value built from scalars and read in a new scalar `t`: either
+    /// `let p = Pt { a, b };` read by member, by the method `p.dot(&Pt { .. })` and by
+    /// reference (`pt_cross(&p, &q)`), or a `let mut` one whose member is updated and which
+    /// is assigned again from a literal of its old members (no method is called on it:
+    /// under nesting that is refused).
+    fn struct_value(&mut self) {
+        let p = self.name("p");
+        let t = self.name("t");
+        let (e1, e2, e3) = (self.fexpr(2), self.fexpr(2), self.fexpr(2));
+        if self.rng.chance(0.5) {
+            self.line(
+                &format!("let {p} = Pt {{ a: {}, b: {} }};", e1.p, e2.p),
+                &format!("let {p} = OPt {{ a: {}, b: {} }};", e1.o, e2.o),
+            );
+            self.line(
+                &format!(
+                    "let {t} = {p}.a * {p}.b + {p}.dot(&Pt {{ a: {p}.b, b: {} }}) - pt_cross(&{p}, &Pt {{ a: 0.5, b: {p}.a }});",
+                    e3.p
+                ),
+                &format!(
+                    "let {t} = {p}.a * {p}.b + {p}.dot(&OPt {{ a: {p}.b, b: {} }}) - opt_cross(&{p}, &OPt {{ a: D::from(0.5), b: {p}.a }});",
+                    e3.o
+                ),
+            );
+        } else {
+            self.line(
+                &format!("let mut {p} = Pt {{ a: {}, b: {} }};", e1.p, e2.p),
+                &format!("let mut {p} = OPt {{ a: {}, b: {} }};", e1.o, e2.o),
+            );
+            self.line(
+                &format!("{p}.a += {};", e3.p),
+                &format!("{p}.a += {};", e3.o),
+            );
+            self.line(
+                &format!("{p} = Pt {{ a: {p}.b * {p}.a, b: {p}.a - 0.25 }};"),
+                &format!("{p} = OPt {{ a: {p}.b * {p}.a, b: {p}.a - D::from(0.25) }};"),
+            );
+            self.line(
+                &format!("let {t} = pt_cross(&{p}, &Pt {{ a: {p}.b, b: 1.5 }}) + {p}.b;"),
+                &format!(
+                    "let {t} = opt_cross(&{p}, &OPt {{ a: {p}.b, b: D::from(1.5) }}) + {p}.b;"
+                ),
+            );
+        }
+        self.add_scalar(&t, false);
+    }
+
     /// A method receiver: never only literals (`(0.5 + 1.0).sin()` is ambiguous).
     fn recv(&mut self, depth: usize) -> E {
         let mut e = self.fexpr_with(depth.saturating_sub(1), false);
@@ -1633,7 +1684,7 @@ impl<'a> FnGen<'a> {
             .bufs
             .iter()
             .any(|b| b.local && b.borrowed == 0 && !b.growing && b.len != Len::Unknown);
-        let w: [u32; 27] = [
+        let w: [u32; 28] = [
             4,                                   // 0 let
             2,                                   // 1 let mut
             if muts.is_empty() { 0 } else { 3 }, // 2 assign
@@ -1728,6 +1779,7 @@ impl<'a> FnGen<'a> {
             } else {
                 0
             }, // 26 reorder
+            if self.on("struct_value") { 1 } else { 0 }, // 27 struct value
         ];
         let d = 3;
         match self.rng.weighted(&w) {
@@ -1866,6 +1918,7 @@ impl<'a> FnGen<'a> {
             24 => self.loop_value(),
             25 => self.labelled_block(),
             26 => self.reorder(),
+            27 => self.struct_value(),
             _ => {
                 let cands: Vec<String> = self
                     .scope

@@ -282,6 +282,42 @@ pub fn hof_sum<F: Fn(f64) -> f64>(f: F, a: f64, n: usize) -> f64 {
     s
 }
 
+/// The struct of the `struct_value` construct: neither `Clone` nor `Copy`, which struct
+/// values built in differentiated code do not need.
+pub struct Pt {
+    pub a: f64,
+    pub b: f64,
+}
+
+impl Pt {
+    #[differentiable]
+    pub fn dot(&self, o: &Pt) -> f64 {
+        self.a * o.a + self.b * o.b
+    }
+}
+
+#[differentiable]
+pub fn pt_cross(p: &Pt, q: &Pt) -> f64 {
+    p.a * q.b - p.b * q.a
+}
+
+/// The oracle of [`Pt`].
+pub struct OPt<D> {
+    pub a: D,
+    pub b: D,
+}
+
+impl<D: Num> OPt<D> {
+    pub fn dot(&self, o: &OPt<D>) -> D {
+        self.a * o.a + self.b * o.b
+    }
+}
+
+/// The oracle of [`pt_cross`].
+pub fn opt_cross<D: Num>(p: &OPt<D>, q: &OPt<D>) -> D {
+    p.a * q.b - p.b * q.a
+}
+
 /// The oracle of [`hof_sum`].
 pub fn hof_sum_o<D: Num>(f: impl Fn(D) -> D, a: D, n: usize) -> D {
     let mut s = D::from(0.0);

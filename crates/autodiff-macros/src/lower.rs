@@ -2134,6 +2134,11 @@ impl Lowerer {
     /// a reference or another struct that may carry derivatives is an error at the
     /// member (its shadow would have to be built from theirs). `None` when every member
     /// is a constant, unless `keep`.
+    ///
+    /// Each member's value is a local of its own, defined here (a value already held by
+    /// another local, or a constant expression reading locals, is copied into one): no
+    /// later statement writes it, so the reverse sweep can build the struct again from
+    /// its members wherever it needs it, instead of recording it.
     fn struct_members(
         &mut self,
         path: &syn::Path,
@@ -2145,6 +2150,7 @@ impl Lowerer {
             differentiated code hold floats and constants)";
         let mut fields = Vec::new();
         for (m, e) in members {
+            let start = self.out.last().map_or(0, Vec::len);
             let o = match self.lower_expr(e)? {
                 Val::Place(p, _) if !is_scalar_place(&p, self) => return unsupported(e, WHY),
                 Val::Tuple(items) if !items.is_empty() => return unsupported(e, WHY),
@@ -2155,6 +2161,22 @@ impl Lowerer {
             {
                 return unsupported(e, WHY);
             }
+            let defined_here = |l: &Self, x: &Ident| {
+                l.out.last().is_some_and(|b| {
+                    b[start.min(b.len())..]
+                        .iter()
+                        .any(|s| matches!(s, Stmt::Let { var, mutable: false, .. } if var == x))
+                })
+            };
+            let o = match o {
+                Operand::Var(x) if !defined_here(self, &x) => {
+                    self.let_op(Op::Use(Operand::Var(x)), e.span())
+                }
+                Operand::Lit(t) if self.mentions_locals(e) => {
+                    self.let_op(Op::Inactive(t), e.span())
+                }
+                o => o,
+            };
             fields.push((m, o));
         }
         if !keep && fields.iter().all(|(_, o)| matches!(o, Operand::Lit(_))) {
@@ -3170,8 +3192,9 @@ impl Lowerer {
     fn operand(&mut self, v: Val, span: Span) -> Result<Operand> {
         match v {
             Val::Op(o) => Ok(o),
-            // (A companion differentiated again records and reloads them by value.)
-            Val::Place(p, _) if !self.companion && self.is_struct_value(&p) => unsupported_at(
+            // (Also where a companion differentiated again records one: nesting through a
+            // struct value the reverse sweep keeps is refused.)
+            Val::Place(p, _) if self.is_struct_value(&p) => unsupported_at(
                 span,
                 "a struct value built in the function used as a value (in arithmetic, an array, a `Vec` or a call by value; read its members, or pass it by reference)",
             ),

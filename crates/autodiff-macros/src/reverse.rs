@@ -392,13 +392,7 @@ impl<'a> Reverse<'a> {
         let late = self.late_vars.borrow();
         let mut decl = |v: &Ident| {
             if self.an.is_active(v) && !late.contains(&v.to_string()) {
-                let a = adjoint_name(v);
-                if self.kinds.get(&v.to_string()) == Some(&VarKind::Scalar) {
-                    out.extend(quote!(let mut #a = __ad::accumulator_zero(&#v);));
-                } else {
-                    let zero = self.an.zero_like(v);
-                    out.extend(quote!(let mut #a = #zero;));
-                }
+                out.extend(self.adjoint_decl(v));
             }
         };
         for s in b {
@@ -410,6 +404,18 @@ impl<'a> Reverse<'a> {
             }
         }
         out
+    }
+
+    /// `let mut v̄ = ..;`: a zero shaped like `v`, `-0.0` for a scalar (which only receives
+    /// `+=`).
+    fn adjoint_decl(&self, v: &Ident) -> TokenStream {
+        let a = adjoint_name(v);
+        if self.kinds.get(&v.to_string()) == Some(&VarKind::Scalar) {
+            quote!(let mut #a = __ad::accumulator_zero(&#v);)
+        } else {
+            let zero = self.an.zero_like(v);
+            quote!(let mut #a = #zero;)
+        }
     }
 
     /// For `let var = op` at `block[k]` followed in the block by `v = var` (the shape of
@@ -520,8 +526,7 @@ impl<'a> Reverse<'a> {
         let v = primal_op(op);
         let mut t = quote!(let #var = #v;);
         if self.an.is_active(var) {
-            let a = adjoint_name(var);
-            t.extend(quote!(let mut #a = __ad::accumulator_zero(&#var);));
+            t.extend(self.adjoint_decl(var));
         }
         self.late_vars.borrow_mut().insert(var.to_string());
         if let Some(f) = self.frames.borrow_mut().last_mut() {
