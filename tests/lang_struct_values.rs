@@ -13,7 +13,8 @@ use autodiff_core::prelude::*;
 use lang_common::*;
 use proptest::prelude::*;
 
-#[derive(Clone, Copy, Debug)]
+/// Neither `Clone` nor `Copy`: struct values built in differentiated code need neither.
+#[derive(Debug)]
 pub struct Point {
     pub x: f64,
     pub y: f64,
@@ -26,7 +27,6 @@ impl Point {
     }
 }
 
-/// Neither `Clone` nor `Copy`: an immutable struct value needs neither.
 #[derive(Debug)]
 pub struct Pair(pub f64, pub f64);
 
@@ -129,8 +129,8 @@ fn state_o<D: Num>(x: &[D]) -> D {
     s + sx * sy
 }
 
-/// A mutable struct value whose method is called: the reverse sweep saves it around the
-/// call (it must be `Clone`).
+/// A mutable struct value whose method is called: the reverse sweep saves its members
+/// around the call (the struct need not be `Clone`).
 #[autodiff_forward(stepped_fwd, Dual, Dual)]
 #[autodiff_reverse(stepped_rev, Duplicated, Active)]
 fn stepped(x: &[f64]) -> f64 {
@@ -154,6 +154,28 @@ fn stepped_o<D: Num>(x: &[D]) -> D {
         (qx, qy) = (qx * x[i] + qy, qx);
         s += qx * qx + qy * qy;
         qy *= 0.9;
+    }
+    s
+}
+
+/// A struct value of constants only (`k` is `Const`), given to a method and a function that
+/// differentiate it: it gets a zero shadow built member by member.
+#[autodiff_forward(constant_fwd, Dual, Const, Dual)]
+#[autodiff_reverse(constant_rev, Duplicated, Const, Active)]
+fn constant(x: &[f64], k: f64) -> f64 {
+    let c = Point { x: k, y: 2.0 * k };
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        s += c.norm2() * x[i] + cross(&c, &Point { x: x[i], y: 1.0 }) * x[i];
+    }
+    s
+}
+
+fn constant_o<D: Num>(x: &[D], k: f64) -> D {
+    let (cx, cy) = (k, 2.0 * k);
+    let mut s = c::<D>(0.0);
+    for i in 0..x.len() {
+        s += x[i] * (cx * cx + cy * cy) + (c::<D>(cx) - x[i] * cy) * x[i];
     }
     s
 }
@@ -188,6 +210,9 @@ proptest! {
     #[test]
     fn immutable_struct_values((x, v, s0) in slice_case(-1.5, 1.5, 2..7, 0), s in seed()) {
         check_slice("built", (&x, &v, &s0, s), built, built_fwd, built_rev, built_o::<Dual64>);
+        let n = x.len();
+        let hv = autodiff_core::hvp::<built_rev>(&x, &v[..n]);
+        check_hvp(&hv, &x, &v[..n], built_o);
     }
 
     #[test]
@@ -201,6 +226,21 @@ proptest! {
     #[test]
     fn method_of_a_mutable_struct_value((x, v, s0) in slice_case(-1.2, 1.2, 1..7, 0), s in seed()) {
         check_slice("stepped", (&x, &v, &s0, s), stepped, stepped_fwd, stepped_rev, stepped_o::<Dual64>);
+        let n = x.len();
+        let hv = autodiff_core::hvp::<stepped_rev>(&x, &v[..n]);
+        check_hvp(&hv, &x, &v[..n], stepped_o);
+    }
+
+    #[test]
+    fn constant_struct_values((x, v, s0) in slice_case(-1.2, 1.2, 1..7, 0), k in float(-1.0, 1.0), s in seed()) {
+        check_slice(
+            "constant",
+            (&x, &v, &s0, s),
+            |x| constant(x, k),
+            |x, dx| constant_fwd(x, dx, k),
+            |x, bx, s| constant_rev(x, bx, k, s),
+            |d| constant_o::<Dual64>(d, k),
+        );
     }
 
     #[test]

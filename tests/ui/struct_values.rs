@@ -45,6 +45,7 @@ fn main() {
     buffer_member(&[1.0]);
     copied_whole(1.0);
     collected(1.0);
+    mutable_copy(1.0);
 }
 
 #[autodiff_reverse(d_collected, Active, Active)]
@@ -52,4 +53,12 @@ fn collected(a: f64) -> f64 {
     let p = Point { x: a, y: 1.0 };
     let ps = vec![p, p];
     ps[0].x
+}
+
+#[autodiff_reverse(d_mutable_copy, Active, Active)]
+fn mutable_copy(a: f64) -> f64 {
+    let p = Point { x: a, y: 1.0 };
+    let mut q = p;
+    q.x *= 2.0;
+    q.x
 }

@@ -39,6 +39,32 @@ impl Refs<'_> {
     }
 }
 
+/// Whether `p` is the whole of a struct built in the body (`Op::StructLit`).
+fn is_struct_value(an: &Analysis, p: &Place) -> bool {
+    p.is_whole() && an.structs.contains_key(&p.base.to_string())
+}
+
+/// The shadow of a struct built in the body that carries no derivative, where a callee
+/// differentiates it: a zero struct built member by member (`Zero` and `Discard` stand
+/// only for floats and buffers, and the struct has no zero of its own). One lent mutably
+/// is a local `name` declared in `decls` (so that the code, differentiated again, borrows
+/// a `let mut`).
+fn struct_zero(
+    an: &Analysis,
+    p: &Place,
+    mutable: bool,
+    decls: &mut TokenStream,
+    name: Ident,
+) -> TokenStream {
+    let zero = an.zero_like(&p.base);
+    if mutable {
+        decls.extend(quote!(let mut #name = #zero;));
+        quote!(&mut #name)
+    } else {
+        quote!(&#zero)
+    }
+}
+
 /// The path of a companion of `path`: `a::foo::<T>` becomes `a::foo::__ad_fwd::<T>`.
 fn companion_path(path: &syn::Path, companion: &str) -> TokenStream {
     let mut p = path.clone();
@@ -132,7 +158,8 @@ pub fn closure_builder(c: &Call, index: usize, mode: &str) -> TokenStream {
 /// then a unit marker (which lets a callee without a forward rule fail only when used).
 pub fn forward_call(c: &Call, an: &Analysis, refs: &Refs) -> TokenStream {
     let mut args = Vec::new();
-    for a in &c.args {
+    let mut zeros = TokenStream::new();
+    for (i, a) in c.args.iter().enumerate() {
         args.push(primal_arg(a, refs));
         args.push(match a {
             Arg::Val(o) if an.operand_active(o) => {
@@ -140,6 +167,9 @@ pub fn forward_call(c: &Call, an: &Analysis, refs: &Refs) -> TokenStream {
                 quote!(#t)
             }
             Arg::Ref(p, m) if an.place_active(p) => refs.reference(p, p.tangent(), *m),
+            Arg::Ref(p, m) if is_struct_value(an, p) => {
+                struct_zero(an, p, *m, &mut zeros, format_ident!("__ad_zero{}", i))
+            }
             Arg::Closure(_) | Arg::ClosureParam(_) => quote!(()),
             _ => quote!(__ad::Zero),
         });
@@ -166,7 +196,7 @@ pub fn forward_call(c: &Call, an: &Analysis, refs: &Refs) -> TokenStream {
         );
         return quote!(__ad::DiffFn::jvp(&#f, #x, #dx));
     }
-    match &c.callee {
+    let call = match &c.callee {
         Callee::ClosureParam(..) => unreachable!("handled above"),
         Callee::Path(p) => {
             let f = companion_path(p, "__ad_fwd");
@@ -181,11 +211,19 @@ pub fn forward_call(c: &Call, an: &Analysis, refs: &Refs) -> TokenStream {
             let r = recv.primal();
             let t = if an.place_active(recv) {
                 refs.reference(recv, recv.tangent(), refs.is_mutable(recv))
+            } else if is_struct_value(an, recv) {
+                let z = format_ident!("__ad_zero_self");
+                struct_zero(an, recv, refs.is_mutable(recv), &mut zeros, z)
             } else {
                 quote!(__ad::Zero)
             };
             quote!(#r.#m(#t, #(#args),*))
         }
+    };
+    if zeros.is_empty() {
+        call
+    } else {
+        quote!({ #zeros #call })
     }
 }
 
@@ -269,6 +307,9 @@ pub fn pullback_call(
                     refs.reference(p, p.adjoint(), true)
                 }
             }
+            Arg::Ref(p, _) if is_struct_value(an, p) => {
+                struct_zero(an, p, true, &mut before, format_ident!("__ad_zero{}", i))
+            }
             _ => quote!(__ad::Discard),
         });
     }
@@ -311,6 +352,8 @@ pub fn pullback_call(
             let r = recv.primal();
             let s = if an.place_active(recv) {
                 refs.reference(recv, recv.adjoint(), true)
+            } else if is_struct_value(an, recv) {
+                struct_zero(an, recv, true, &mut before, format_ident!("__ad_zero_self"))
             } else {
                 quote!(__ad::Discard)
             };

@@ -855,6 +855,10 @@ impl Lowerer {
                 self.bind(name, Binding::Alias(p, m));
                 Ok(())
             }
+            Val::Place(p, _) if self.is_struct_value(&p) => unsupported_at(
+                span,
+                "a mutable copy of a struct value built in the function (build it where it is bound with `let mut`)",
+            ),
             Val::Place(p, _) => {
                 let v = self.new_var_unbound(name, VarKind::Scalar);
                 self.emit(Stmt::Let {
@@ -3192,8 +3196,8 @@ impl Lowerer {
     fn operand(&mut self, v: Val, span: Span) -> Result<Operand> {
         match v {
             Val::Op(o) => Ok(o),
-            // (Also where a companion differentiated again records one: nesting through a
-            // struct value the reverse sweep keeps is refused.)
+            // (Companions record and save struct values member by member, so their code
+            // never uses one as a value either.)
             Val::Place(p, _) if self.is_struct_value(&p) => unsupported_at(
                 span,
                 "a struct value built in the function used as a value (in arithmetic, an array, a `Vec` or a call by value; read its members, or pass it by reference)",

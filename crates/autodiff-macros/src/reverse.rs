@@ -245,18 +245,26 @@ impl<'a> Reverse<'a> {
         }
     }
 
-    /// The push of a nested block's local into its own store.
+    /// The push of a nested block's local into its own store. A struct built in the body
+    /// is kept member by member (its members are scalars and constants), so the struct
+    /// need not be `Copy` and the code, differentiated again, records only scalars.
     fn keep_local(&self, var: &Ident, level: Level) -> TokenStream {
-        self.keep_local_as(var, quote!(#var), level)
+        match self.an.structs.get(&var.to_string()) {
+            Some((_, members)) => members
+                .iter()
+                .map(|m| self.keep_as(&member_key(var, m), quote!(#var.#m), level))
+                .collect(),
+            None => self.keep_as(&var.to_string(), quote!(#var), level),
+        }
     }
 
-    /// Records `value`, which equals `var` here, as `var`'s value for the reverse sweep.
-    fn keep_local_as(&self, var: &Ident, value: TokenStream, level: Level) -> TokenStream {
-        let t = format_ident!("__ad_keep_{}", var.to_string());
+    /// Records `value` in the store kept for `key` (a local, or a struct's member).
+    fn keep_as(&self, key: &str, value: TokenStream, level: Level) -> TokenStream {
+        let t = format_ident!("__ad_keep_{}", key.replace('.', "_"));
         let fresh = self
             .kept
             .borrow_mut()
-            .insert(var.to_string(), t.clone())
+            .insert(key.to_string(), t.clone())
             .is_none();
         if fresh {
             self.new_store(&t, level);
@@ -264,14 +272,30 @@ impl<'a> Reverse<'a> {
         quote!(#t.push(#value);)
     }
 
+    /// Whether `var` was kept by [`Self::keep_local`].
+    fn is_kept(&self, var: &Ident) -> bool {
+        let kept = self.kept.borrow();
+        match self.an.structs.get(&var.to_string()) {
+            Some((_, members)) => members
+                .first()
+                .is_some_and(|m| kept.contains_key(&member_key(var, m))),
+            None => kept.contains_key(&var.to_string()),
+        }
+    }
+
     fn load_local(&self, var: &Ident) -> TokenStream {
-        let t = self
-            .kept
-            .borrow()
-            .get(&var.to_string())
-            .cloned()
-            .expect("a kept local");
-        quote!(__ad::take(#t.pop()))
+        let kept = self.kept.borrow();
+        let load = |key: &str| {
+            let t = kept.get(key).expect("a kept local");
+            quote!(__ad::take(#t.pop()))
+        };
+        match self.an.structs.get(&var.to_string()) {
+            Some((path, members)) => {
+                let values = members.iter().map(|m| load(&member_key(var, m)));
+                quote!(#path { #(#members: #values),* })
+            }
+            None => load(&var.to_string()),
+        }
     }
 
     fn is_buffer(&self, v: &Ident) -> bool {
@@ -352,7 +376,7 @@ impl<'a> Reverse<'a> {
                     } else {
                         quote!()
                     };
-                    if self.kept.borrow().contains_key(&var.to_string()) {
+                    if self.is_kept(var) {
                         let load = self.load_local(var);
                         out.extend(quote!(let #m #var = #load;));
                     } else if let Some(v) = self.copied.borrow().get(&var.to_string()) {
@@ -556,12 +580,6 @@ impl<'a> Reverse<'a> {
                 }
                 let value = primal_op(op);
                 let mut fwd = quote!(let #m #var = #value;);
-                // A struct value's members are read after its `let`: what is recorded is a
-                // second one built from the same scalars, so the struct need not be `Copy`.
-                let kept = match op {
-                    Op::StructLit(..) => value.clone(),
-                    _ => quote!(#var),
-                };
                 if !level.top
                     && !*mutable
                     && !self.is_buffer(var)
@@ -573,7 +591,7 @@ impl<'a> Reverse<'a> {
                     } else {
                         match self.late_point(var, op, block, k) {
                             Some(k1) => self.recompute_late(var, op, k1),
-                            None => fwd.extend(self.keep_local_as(var, kept, level)),
+                            None => fwd.extend(self.keep_local(var, level)),
                         }
                     }
                 }
@@ -1104,7 +1122,26 @@ impl<'a> Reverse<'a> {
             outputs.push(recv);
         }
         for p in outputs {
-            if self.must_record(&p.base) {
+            let members = match self.an.structs.get(&p.base.to_string()) {
+                Some((_, members)) if p.is_whole() => Some(members),
+                _ => None,
+            };
+            if let Some(members) = members
+                && self.must_record(&p.base)
+            {
+                // A struct built in the body is saved member by member (scalars and
+                // constants): it need not be `Clone`, and differentiated again the code
+                // records only scalars.
+                let base = p.primal();
+                for m in members {
+                    let (push, load) = self.record(quote!(#base.#m), level);
+                    record.extend(push);
+                    let snap = self.fresh("saved");
+                    before.extend(quote!(let #snap = #load; #base.#m = #snap;));
+                    again.extend(quote!(#base.#m = #snap;));
+                    after.extend(quote!(#base.#m = #snap;));
+                }
+            } else if self.must_record(&p.base) {
                 let r = self.refs.reference(p, p.primal(), false);
                 let (push, load) = self.record(quote!(__ad::snapshot(#r)), level);
                 record.extend(push);
@@ -1252,6 +1289,11 @@ fn overwrite_loop(s: &Stmt) -> Option<(String, String)> {
         },
         _ => None,
     })
+}
+
+/// The key of a kept struct's member `m` (`p.x`).
+fn member_key(var: &Ident, m: &syn::Member) -> String {
+    format!("{var}.{}", quote!(#m))
 }
 
 /// A float operation cheap enough to compute again in the reverse sweep instead of
