@@ -46,6 +46,7 @@ fn main() {
     copied_whole(1.0);
     collected(1.0);
     mutable_copy(1.0);
+    captured(1.0);
 }
 
 #[autodiff_reverse(d_collected, Active, Active)]
@@ -61,4 +62,15 @@ fn mutable_copy(a: f64) -> f64 {
     let mut q = p;
     q.x *= 2.0;
     q.x
+}
+
+#[differentiable]
+fn twice<F: Fn(f64) -> f64>(f: F, x: f64) -> f64 {
+    2.0 * f(x)
+}
+
+#[autodiff_reverse(d_captured, Active, Active)]
+fn captured(a: f64) -> f64 {
+    let p = Point { x: a, y: 1.0 };
+    twice(|t: f64| t * p.x, a)
 }

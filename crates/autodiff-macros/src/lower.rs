@@ -331,6 +331,18 @@ impl Lowerer {
             .map(|r| Ident::new(&r, Span::call_site()))
             .collect();
         captures.sort_by_key(|c| c.to_string());
+        if let Some(s) = captures
+            .iter()
+            .find(|c| self.struct_values.contains(&c.to_string()))
+        {
+            return Err(syn::Error::new(
+                span,
+                format!(
+                    "a closure passed to a differentiated call that captures `{}`, a struct value built in the function, is not supported in differentiated code (read the members it needs into locals before the call)",
+                    user_name(&s.to_string())
+                ),
+            ));
+        }
         Ok(ClosureIr {
             id,
             params,
