@@ -985,7 +985,7 @@ impl<'a> FnGen<'a> {
         if self.rng.chance(0.5) {
             self.line(
                 &format!("let {p} = Pt {{ a: {}, b: {} }};", e1.p, e2.p),
-                &format!("let {p} = OPt {{ a: {}, b: {} }};", e1.o, e2.o),
+                &format!("let {p} = OPt {{ a: tr({}), b: tr({}) }};", e1.o, e2.o),
             );
             self.line(
                 &format!(
@@ -993,27 +993,27 @@ impl<'a> FnGen<'a> {
                     e3.p
                 ),
                 &format!(
-                    "let {t} = {p}.a * {p}.b + {p}.dot(&OPt {{ a: {p}.b, b: {} }}) - opt_cross(&{p}, &OPt {{ a: D::from(0.5), b: {p}.a }});",
+                    "let {t} = tr({p}.a * {p}.b + {p}.dot(&OPt {{ a: {p}.b, b: tr({}) }}) - opt_cross(&{p}, &OPt {{ a: D::from(0.5), b: {p}.a }}));",
                     e3.o
                 ),
             );
         } else {
             self.line(
                 &format!("let mut {p} = Pt {{ a: {}, b: {} }};", e1.p, e2.p),
-                &format!("let mut {p} = OPt {{ a: {}, b: {} }};", e1.o, e2.o),
+                &format!("let mut {p} = OPt {{ a: tr({}), b: tr({}) }};", e1.o, e2.o),
             );
             self.line(
                 &format!("{p}.a += {};", e3.p),
-                &format!("{p}.a += {};", e3.o),
+                &format!("{p}.a = tr({p}.a + {});", e3.o),
             );
             self.line(
                 &format!("{p} = Pt {{ a: {p}.b * {p}.a, b: {p}.a - 0.25 }};"),
-                &format!("{p} = OPt {{ a: {p}.b * {p}.a, b: {p}.a - D::from(0.25) }};"),
+                &format!("{p} = OPt {{ a: tr({p}.b * {p}.a), b: tr({p}.a - D::from(0.25)) }};"),
             );
             self.line(
                 &format!("let {t} = pt_cross(&{p}, &Pt {{ a: {p}.b, b: 1.5 }}) + {p}.b;"),
                 &format!(
-                    "let {t} = opt_cross(&{p}, &OPt {{ a: {p}.b, b: D::from(1.5) }}) + {p}.b;"
+                    "let {t} = tr(opt_cross(&{p}, &OPt {{ a: {p}.b, b: D::from(1.5) }}) + {p}.b);"
                 ),
             );
         }

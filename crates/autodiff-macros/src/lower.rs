@@ -1217,9 +1217,10 @@ impl Lowerer {
         Ok(Some(matrix))
     }
 
-    /// Initialisers that create an owned buffer, or a struct. A struct of constants is kept
-    /// as written unless `mutable` (its members may be given values that carry
-    /// derivatives later).
+    /// Initialisers that create an owned buffer, or a struct. A braced struct of constants
+    /// is a struct value too (its methods may be given values that carry derivatives, and
+    /// a `let mut` one's members may be); a tuple struct of constants is kept as written
+    /// unless `mutable` (it may be an enum variant, which a `match` reads).
     fn buffer_init(&mut self, e: &Expr, mutable: bool) -> Result<Option<Op>> {
         match e {
             // `vec![..]`, or `::std::vec![..]` as generated companions write it.
@@ -1266,7 +1267,7 @@ impl Lowerer {
                 }
                 Ok(Some(Op::ArrLit(ops, false)))
             }
-            Expr::Struct(s) => self.lower_struct(s, mutable),
+            Expr::Struct(s) => self.lower_struct(s, true),
             Expr::Call(c) if is_tuple_struct_call(c) => self.lower_tuple_struct(c, mutable),
             // `<[_]>::to_vec(&x)`: a copy, as generated code writes it.
             Expr::Call(c)
