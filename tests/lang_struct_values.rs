@@ -180,6 +180,28 @@ fn constant_o<D: Num>(x: &[D], k: f64) -> D {
     s
 }
 
+/// A struct parameter with an integer member converted by `as`: no derivative, whatever
+/// the shadow's copy of the member holds.
+#[derive(Clone, Debug)]
+pub struct Counted {
+    pub w: f64,
+    pub n: usize,
+}
+
+#[autodiff_forward(counted_fwd, Dual, Dual, Dual)]
+#[autodiff_reverse(counted_rev, Duplicated, Duplicated, Active)]
+fn counted(c: &Counted, x: &[f64]) -> f64 {
+    let k = Tagged {
+        value: c.w,
+        weight: 3,
+    };
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        s += c.w * x[i] * x[i] / c.n as f64 + k.value * k.weight as f64;
+    }
+    s
+}
+
 /// Generic over the float type: the struct's type is inferred from its members.
 #[derive(Clone, Copy, Debug)]
 pub struct Vec2<T> {
@@ -241,6 +263,34 @@ proptest! {
             |x, bx, s| constant_rev(x, bx, k, s),
             |d| constant_o::<Dual64>(d, k),
         );
+    }
+
+    #[test]
+    fn integer_members_converted_with_as(w in float(-1.0, 1.0), n in 1usize..6, (x, v, s0) in slice_case(-1.2, 1.2, 1..6, 0), dw in dir(), s in seed()) {
+        let oracle = |w: Dual64, x: &[Dual64]| {
+            let mut t = Dual64::from(0.0);
+            for xi in x {
+                t += w * *xi * *xi / (n as f64) + w * 3.0;
+            }
+            t
+        };
+        let c = Counted { w, n };
+        // The shadow holds a copy of the count, as a clone of the struct would.
+        let (value, tangent) = counted_fwd(&c, &Counted { w: dw, n }, &x, &v[..x.len()]);
+        let d = oracle(Dual64::new(w, dw), &seeded(&x, &v[..x.len()]));
+        check("value", value, d.re);
+        check("tangent", tangent, d.eps);
+        let mut bc = Counted { w: 0.0, n };
+        let mut bx = s0[..x.len()].to_vec();
+        let value = counted_rev(&c, &mut bc, &x, &mut bx, s);
+        check("reverse value", value, d.re);
+        let xs: Vec<Dual64> = x.iter().map(|&a| Dual64::from(a)).collect();
+        check("adjoint of w", bc.w, s * oracle(Dual64::new(w, 1.0), &xs).eps);
+        prop_assert_eq!(bc.n, n, "the integer member of the shadow is left alone");
+        let grad = oracle_vjp(|d| vec![oracle(Dual64::from(w), d)], &x, &[s]);
+        for i in 0..x.len() {
+            check(&format!("adjoint of x[{i}]"), bx[i] - s0[i], grad[i]);
+        }
     }
 
     #[test]

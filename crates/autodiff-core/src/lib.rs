@@ -81,9 +81,10 @@ pub mod prelude {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::buffers::{
-        AddInto, Snapshot, ZeroLike, accumulator_zero, add_into, add_to, cast_like, cast_to,
-        compare, elem_lit, fill_zero, holds, int_like, lit_like, min_len, resize_like, restore,
-        restore_from, restore_resized, snapshot, sort_permutation, sum, window_size, zero_like,
+        AddInto, IntegerMember, Snapshot, ZeroLike, accumulator_zero, add_into, add_to, cast_like,
+        cast_to, compare, elem_lit, fill_zero, holds, int_like, lit_like, member_as, min_len,
+        resize_like, restore, restore_from, restore_resized, snapshot, sort_permutation, sum,
+        window_size, zero_like,
     };
     pub use crate::difffn::{
         BufferCell, CapturedBuffer, DiffFn, ForwardFn, ReverseFn, cell_add, cell_take,

@@ -61,7 +61,7 @@ pub fn primal_op(op: &Op) -> TokenStream {
             let p = p.primal();
             quote!(<[_]>::to_vec(&#p[..]))
         }
-        Op::StructLit(path, fields) => struct_lit(path, fields, Operand::primal),
+        Op::StructLit(path, fields) => struct_lit(path, fields, |_, o| o.primal()),
         Op::Call(_) => unreachable!("calls are rendered with their arguments"),
     }
 }
@@ -71,10 +71,10 @@ pub fn primal_op(op: &Op) -> TokenStream {
 pub fn struct_lit(
     path: &syn::Path,
     fields: &[(syn::Member, Operand)],
-    mut value: impl FnMut(&Operand) -> TokenStream,
+    mut value: impl FnMut(&syn::Member, &Operand) -> TokenStream,
 ) -> TokenStream {
     let members = fields.iter().map(|(m, _)| m);
-    let values: Vec<TokenStream> = fields.iter().map(|(_, o)| value(o)).collect();
+    let values: Vec<TokenStream> = fields.iter().map(|(m, o)| value(m, o)).collect();
     quote!(#path { #(#members: #values),* })
 }
 
@@ -246,7 +246,12 @@ impl Forward<'_> {
                 let t = p.tangent();
                 quote!(__ad::take(#t.pop()))
             }),
-            Op::StructLit(path, fields) => Some(struct_lit(path, fields, |o| self.tan_or_zero(o))),
+            // A member without a tangent gets a zero of the member's type, read from the
+            // struct built (a literal `3` alone would be an `i32`).
+            Op::StructLit(path, fields) => Some(struct_lit(path, fields, |m, o| {
+                self.tan(o)
+                    .unwrap_or_else(|| quote!(__ad::zero_like(&#var.#m)))
+            })),
             Op::Inactive(_) => None,
             Op::Call(_) => unreachable!("calls are handled by the caller"),
         }

@@ -3374,9 +3374,20 @@ impl Lowerer {
                 v => Ok(v),
             },
             Expr::Cast(c) => {
-                let v = self.lower_expr(&c.expr)?;
-                let o = self.operand(v, span)?;
                 let to_float = is_float_type(&c.ty, &self.floats);
+                let v = self.lower_expr(&c.expr)?;
+                if let Val::Place(p, _) = &v
+                    && to_float
+                    && matches!(p.proj.last(), Some(Proj::Field(_)))
+                {
+                    // A struct member converted with `as`: an integer (a float member keeps
+                    // its type, and `__ad::member_as` refuses one), with no derivative.
+                    let (ty, value) = (&c.ty, p.primal());
+                    return Ok(Val::Op(Operand::Lit(quote::quote_spanned!(span=>
+                        __ad::member_as::<#ty, _>(#value)
+                    ))));
+                }
+                let o = self.operand(v, span)?;
                 match o {
                     Operand::Var(_) if to_float => {
                         Ok(Val::Op(self.let_op(Op::Cast(o, (*c.ty).clone()), span)))
@@ -4007,6 +4018,8 @@ impl Lowerer {
             | ["__ad", "accumulator_zero"]
             // The length of a zipped or `take`n chain, in an index computation.
             | ["__ad", "min_len"]
+            // An integer member converted to a float.
+            | ["__ad", "member_as"]
             // The size of `windows(n)`, checked.
             | ["__ad", "window_size"]
             // A `filter`'s predicate on an element, a `max_by`'s comparison.
