@@ -1,8 +1,8 @@
 //! Struct values built inside differentiated code: `Point { x, y }` literals and tuple
 //! structs `Pair(a, b)` from values that carry derivatives, bound with `let`, built in an
 //! argument or a method receiver, their members read, written and assigned again from a
-//! literal, in both modes against num-dual, and under forward over reverse where the
-//! reverse sweep builds the struct again rather than recording it.
+//! literal, given to `#[differentiable]` functions and methods, in both modes against
+//! num-dual and under forward over reverse against `HyperDual64`.
 
 // Index loops are part of the language under test.
 #![allow(clippy::needless_range_loop)]
