@@ -286,6 +286,42 @@ fn early_o<D: Num>(x: &[D], t: D) -> D {
     }
 }
 
+/// `match` arms that bind the scrutinee whole (`v if v > 0.0 => ..`, `w => ..`): the name
+/// carries the scrutinee's derivative, in the guard and in the body; the scrutinee is a
+/// computed value, then an element.
+#[autodiff_forward(bound_fwd, Dual, Dual)]
+#[autodiff_reverse(bound_rev, Active, Active)]
+fn bound(x: f64) -> f64 {
+    let y = match x * 2.0 {
+        v if v > 1.0 => v * v,
+        v if v < -1.0 => -v.sin(),
+        w => w * 0.5 + x,
+    };
+    let xs = [x, y];
+    let z = match xs[1] {
+        0.0 => 1.0,
+        u => u.exp() * x,
+    };
+    y + z
+}
+
+fn bound_o<D: Num>(x: D) -> D {
+    let v = x * 2.0;
+    let y = if v.re() > 1.0 {
+        v * v
+    } else if v.re() < -1.0 {
+        -v.sin()
+    } else {
+        v * 0.5 + x
+    };
+    let z = if y.re() == 0.0 {
+        c::<D>(1.0)
+    } else {
+        y.exp() * x
+    };
+    y + z
+}
+
 /// `return` in a `match` arm, in an `else` branch, and as the last statement.
 #[autodiff_forward(returns_fwd, Dual, Const, Dual)]
 #[autodiff_reverse(returns_rev, Active, Const, Active)]
@@ -1003,6 +1039,11 @@ proptest! {
         (x, v, s0) in slice_case(-1.0, 1.5, 1..7, 1), t in float(-2.0, 2.0), s in seed(),
     ) {
         check_slice_scalar("early", (&x, t, &v, &s0, s), early, early_fwd, early_rev, early_o::<Dual64>);
+    }
+
+    #[test]
+    fn match_arms_binding_the_scrutinee(x in float(-1.5, 1.5), v in dir(), s in seed()) {
+        check1("bound", (x, v, s), bound, bound_fwd, bound_rev, bound_o);
     }
 
     #[test]

@@ -124,6 +124,8 @@ pub struct Lowerer {
     struct_refs: HashSet<String>,
     /// Locals holding a struct built in the body (`Op::StructLit`).
     struct_values: HashSet<String>,
+    /// Locals holding the value of a `match` scrutinee that its arms bind whole.
+    value_scrutinees: HashSet<String>,
     /// Parameters that are never differentiated (enums, `Option`s, integers, buffers of
     /// integers): a `match` on one may bind the values inside. Also the locals that hold
     /// constants: elements of those buffers, and immutable locals bound to a constant
@@ -222,6 +224,7 @@ impl Lowerer {
             scalar_refs: struct_shaped_params(sig, true),
             struct_refs: struct_shaped_params(sig, false),
             struct_values: HashSet::new(),
+            value_scrutinees: HashSet::new(),
             inert_params: sig
                 .params
                 .iter()
@@ -268,6 +271,7 @@ impl Lowerer {
             scalar_refs: self.scalar_refs.clone(),
             struct_refs: self.struct_refs.clone(),
             struct_values: self.struct_values.clone(),
+            value_scrutinees: self.value_scrutinees.clone(),
             inert_params: self.inert_params.clone(),
             buffer_names: self.buffer_names.clone(),
             statement_call: false,
@@ -1984,6 +1988,9 @@ impl Lowerer {
     }
 
     fn lower_match(&mut self, m: &syn::ExprMatch, want: bool) -> Result<Option<Val>> {
+        if let Some(s) = self.value_scrutinee(m)? {
+            return self.lower_arms(&s, &m.arms, want, m.span());
+        }
         let scrut = self.render(&m.expr);
         let s = self.fresh("scrutinee", m.expr.span());
         self.kinds.insert(s.to_string(), VarKind::Scalar);
@@ -2000,7 +2007,7 @@ impl Lowerer {
             if !inert {
                 return unsupported(
                     &arm.pat,
-                    "a `match` pattern that binds variables, except on a by-value parameter that is never differentiated (an enum, an `Option`, an integer)",
+                    "a `match` pattern that binds variables (other than one naming the whole value, `v if v > 0.0 => ..`), except on a by-value parameter that is never differentiated (an enum, an `Option`, an integer)",
                 );
             }
         }
@@ -2271,7 +2278,54 @@ impl Lowerer {
 
     /// Binds the variables of an arm's pattern, which matches the constant scrutinee `s`,
     /// each to a constant: `match &s { pat => clone(v), _ => unreachable!() }`.
+    /// The scrutinee of a `match` whose arms bind it whole (`v if v > 0.0 => v * v`,
+    /// `v => -v`) and nothing else, as a local holding its value, which those arms then
+    /// name: the value may carry a derivative. `None` for any other `match`.
+    fn value_scrutinee(&mut self, m: &syn::ExprMatch) -> Result<Option<Ident>> {
+        let whole =
+            |p: &Pat| matches!(p, Pat::Ident(pi) if pi.subpat.is_none() && pi.by_ref.is_none());
+        let binding: Vec<&Pat> = m
+            .arms
+            .iter()
+            .map(|a| &a.pat)
+            .filter(|p| pat_binds(p))
+            .collect();
+        if binding.is_empty()
+            || !binding.iter().all(|p| whole(p))
+            || self.is_inert_scrutinee(&m.expr)
+        {
+            return Ok(None);
+        }
+        let v = self.lower_expr(&m.expr)?;
+        if matches!(&v, Val::Place(p, _) if !is_scalar_place(p, self)) {
+            return Ok(None);
+        }
+        let s = match self.operand(v, m.expr.span())? {
+            Operand::Var(t) => t,
+            Operand::Lit(t) => {
+                let s = self.fresh("scrutinee", m.expr.span());
+                self.kinds.insert(s.to_string(), VarKind::Scalar);
+                self.emit(Stmt::Let {
+                    var: s.clone(),
+                    mutable: false,
+                    op: Op::Inactive(t),
+                });
+                s
+            }
+        };
+        self.value_scrutinees.insert(s.to_string());
+        Ok(Some(s))
+    }
+
     fn bind_pattern(&mut self, s: &Ident, pat: &Pat, span: Span) -> Result<()> {
+        if let Pat::Ident(pi) = pat
+            && pi.subpat.is_none()
+            && self.value_scrutinees.contains(&s.to_string())
+        {
+            // The whole scrutinee, with its derivative (`value_scrutinee`).
+            self.bind(&pi.ident, Binding::Var(s.clone()));
+            return Ok(());
+        }
         for v in pattern_bindings(pat) {
             let only = without_bindings(pat, Some(&v));
             let value = quote!(match &#s {
