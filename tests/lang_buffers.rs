@@ -793,8 +793,43 @@ fn pushed_and_read_o<D: Num>(x: &[D]) -> D {
     s + v[v.len() - 1].sin()
 }
 
+#[differentiable]
+fn norm(v: &[f64]) -> f64 {
+    v.iter().map(|a| a * a).sum::<f64>().sqrt()
+}
+
+/// Arrays written in place: given to a call by reference, and iterated over.
+#[autodiff_forward(in_place_fwd, Dual, Dual)]
+#[autodiff_reverse(in_place_rev, Duplicated, Active)]
+fn in_place(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() - 1 {
+        let t: f64 = [x[i], x[i + 1] * x[i]].iter().map(|a| a.sin()).sum();
+        s += norm(&[x[i], x[i + 1] * x[i + 1], 0.5]) * t + [x[i]; 3].iter().sum::<f64>();
+    }
+    s
+}
+
+fn in_place_o<D: Num>(x: &[D]) -> D {
+    let mut s = c::<D>(0.0);
+    for i in 0..x.len() - 1 {
+        let t = x[i].sin() + (x[i + 1] * x[i]).sin();
+        let q = x[i + 1] * x[i + 1];
+        s += (x[i] * x[i] + q * q + 0.25).sqrt() * t + x[i] * 3.0;
+    }
+    s
+}
+
 proptest! {
     #![proptest_config(config())]
+
+    #[test]
+    fn arrays_written_in_place((x, v, s0) in slice_case(-1.2, 1.2, 2..6, 0), s in seed()) {
+        check_slice("in_place", (&x, &v, &s0, s), in_place, in_place_fwd, in_place_rev, in_place_o::<Dual64>);
+        let n = x.len();
+        let hv = autodiff_core::hvp::<in_place_rev>(&x, &v[..n]);
+        check_hvp(&hv, &x, &v[..n], in_place_o);
+    }
 
     #[test]
     fn vectors_read_between_pushes((x, v, s0) in slice_case(-1.0, 1.0, 1..5, 0), s in seed()) {

@@ -483,6 +483,19 @@ impl Lowerer {
             ctl.vals.iter().cloned().map(Operand::Var).collect()
         } else {
             match tail {
+                Some(Val::Place(p, _))
+                    if p.is_whole()
+                        && matches!(
+                            self.kinds.get(&p.base.to_string()),
+                            Some(VarKind::Buffer | VarKind::Value)
+                        ) =>
+                {
+                    let at = body.stmts.last().map_or(body.span(), |s| s.span());
+                    return unsupported_at(
+                        at,
+                        "returning an array, a vector or a struct by value (return a tuple of floats, or write into a `&mut` parameter)",
+                    );
+                }
                 Some(v) => self.flatten(v, ret_len)?,
                 None if ret_len == 0 => vec![],
                 None => {
@@ -3508,6 +3521,21 @@ impl Lowerer {
                 let op = self.lower_struct(s, false)?;
                 self.struct_value(op, e)
             }
+            // An array written in place (`norm(&[x, y])`, `[a, b].iter()`): a local holding
+            // it, as `let` would bind it.
+            Expr::Array(_) | Expr::Repeat(_) => match self.buffer_init(e, false)? {
+                Some(op) => {
+                    let var = self.fresh("array", e.span());
+                    self.kinds.insert(var.to_string(), VarKind::Buffer);
+                    self.emit(Stmt::Let {
+                        var: var.clone(),
+                        mutable: false,
+                        op,
+                    });
+                    Ok(Val::Place(Place::local(var), false))
+                }
+                None => unsupported(e, "this array expression"),
+            },
             Expr::Assign(_)
             | Expr::ForLoop(_)
             | Expr::While(_)
