@@ -798,7 +798,9 @@ fn norm(v: &[f64]) -> f64 {
     v.iter().map(|a| a * a).sum::<f64>().sqrt()
 }
 
-/// Arrays written in place: given to a call by reference, and iterated over.
+/// Arrays and vectors written in place: given to a call by reference, and iterated over.
+// `vec!` where an array would do is part of the language under test.
+#[allow(clippy::useless_vec)]
 #[autodiff_forward(in_place_fwd, Dual, Dual)]
 #[autodiff_reverse(in_place_rev, Duplicated, Active)]
 fn in_place(x: &[f64]) -> f64 {
@@ -806,6 +808,7 @@ fn in_place(x: &[f64]) -> f64 {
     for i in 0..x.len() - 1 {
         let t: f64 = [x[i], x[i + 1] * x[i]].iter().map(|a| a.sin()).sum();
         s += norm(&[x[i], x[i + 1] * x[i + 1], 0.5]) * t + [x[i]; 3].iter().sum::<f64>();
+        s += norm(&vec![x[i + 1], 1.0]) * vec![x[i]; 2].iter().sum::<f64>();
     }
     s
 }
@@ -816,6 +819,7 @@ fn in_place_o<D: Num>(x: &[D]) -> D {
         let t = x[i].sin() + (x[i + 1] * x[i]).sin();
         let q = x[i + 1] * x[i + 1];
         s += (x[i] * x[i] + q * q + 0.25).sqrt() * t + x[i] * 3.0;
+        s += (x[i + 1] * x[i + 1] + 1.0).sqrt() * (x[i] * 2.0);
     }
     s
 }

@@ -2222,6 +2222,22 @@ impl Lowerer {
         Ok(Some(Op::StructLit(path.clone(), fields)))
     }
 
+    /// An array or a vector written in place, where a value is expected (`norm(&[x, y])`,
+    /// `[a, b].iter()`, `dot(&vec![a, b], x)`): a local holding it, as `let` binds one.
+    fn buffer_value(&mut self, e: &Expr) -> Result<Val> {
+        let Some(op) = self.buffer_init(e, false)? else {
+            return unsupported(e, "this array expression");
+        };
+        let var = self.fresh("array", e.span());
+        self.kinds.insert(var.to_string(), VarKind::Buffer);
+        self.emit(Stmt::Let {
+            var: var.clone(),
+            mutable: false,
+            op,
+        });
+        Ok(Val::Place(Place::local(var), false))
+    }
+
     /// A struct built outside a `let` (`P { x, y }.norm()`, `f(&P { x, y })`): a local
     /// holding it, or the expression as written when it is a constant.
     fn struct_value(&mut self, op: Option<Op>, e: &Expr) -> Result<Val> {
@@ -3490,6 +3506,7 @@ impl Lowerer {
             Expr::Match(m) => Ok(self.lower_match(m, true)?.unwrap_or(Val::Tuple(vec![]))),
             Expr::MethodCall(m) => self.lower_method(m, hint),
             Expr::Call(c) => self.lower_call_expr(c),
+            Expr::Macro(m) if is_vec_macro(&m.mac) => self.buffer_value(e),
             Expr::Macro(m) => {
                 let name = m
                     .mac
@@ -3521,21 +3538,7 @@ impl Lowerer {
                 let op = self.lower_struct(s, false)?;
                 self.struct_value(op, e)
             }
-            // An array written in place (`norm(&[x, y])`, `[a, b].iter()`): a local holding
-            // it, as `let` would bind it.
-            Expr::Array(_) | Expr::Repeat(_) => match self.buffer_init(e, false)? {
-                Some(op) => {
-                    let var = self.fresh("array", e.span());
-                    self.kinds.insert(var.to_string(), VarKind::Buffer);
-                    self.emit(Stmt::Let {
-                        var: var.clone(),
-                        mutable: false,
-                        op,
-                    });
-                    Ok(Val::Place(Place::local(var), false))
-                }
-                None => unsupported(e, "this array expression"),
-            },
+            Expr::Array(_) | Expr::Repeat(_) => self.buffer_value(e),
             Expr::Assign(_)
             | Expr::ForLoop(_)
             | Expr::While(_)
