@@ -2325,8 +2325,13 @@ impl Lowerer {
         {
             return Ok(None);
         }
+        // A tuple keeps the error about patterns that bind.
+        if matches!(strip(&m.expr), Expr::Tuple(_)) {
+            return Ok(None);
+        }
         let v = self.lower_expr(&m.expr)?;
-        if matches!(&v, Val::Place(p, _) if !is_scalar_place(p, self)) {
+        if matches!(&v, Val::Place(p, _) if !is_scalar_place(p, self)) || matches!(v, Val::Tuple(_))
+        {
             return Ok(None);
         }
         let s = match self.operand(v, m.expr.span())? {
