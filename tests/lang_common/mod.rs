@@ -112,6 +112,18 @@ pub fn check_hvp(
     }
 }
 
+/// [`check_hvp`] of `autodiff_core::hvp::<F>` at `x`, along the first `x.len()`
+/// components of `v`.
+#[track_caller]
+pub fn check_hvp_of<F: autodiff_core::ObjectiveHvp<Float = f64>>(
+    x: &[f64],
+    v: &[f64],
+    oracle: impl Fn(&[num_dual::HyperDual64]) -> num_dual::HyperDual64,
+) {
+    let v = &v[..x.len()];
+    check_hvp(&autodiff_core::hvp::<F>(x, v), x, v, oracle);
+}
+
 /// The value and the gradient of a scalar oracle.
 pub fn oracle_grad(f: impl Fn(&[Dual64]) -> Dual64, x: &[f64]) -> (f64, Vec<f64>) {
     let value = f(&seeded(x, &vec![0.0; x.len()])).re;

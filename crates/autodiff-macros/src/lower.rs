@@ -778,14 +778,7 @@ impl Lowerer {
                     _ => VarKind::Buffer,
                 };
                 let v = self.new_var_unbound(name, kind);
-                if matches!(op, Op::StructLit(..)) {
-                    self.struct_values.insert(v.to_string());
-                }
-                self.emit(Stmt::Let {
-                    var: v.clone(),
-                    mutable,
-                    op,
-                });
+                self.emit_owned(&v, mutable, op);
                 self.bind(name, Binding::Var(v));
                 return Ok(());
             }
@@ -836,14 +829,8 @@ impl Lowerer {
                 "`let .. else` that binds variables, except on a by-value parameter that is never differentiated (an enum, an `Option`, an integer)",
             );
         }
-        let s = self.fresh("scrutinee", scrutinee.span());
-        self.kinds.insert(s.to_string(), VarKind::Scalar);
         let scrut = self.render(scrutinee);
-        self.emit(Stmt::Let {
-            var: s.clone(),
-            mutable: false,
-            op: Op::Inactive(scrut),
-        });
+        let s = self.constant_scrutinee(scrut, scrutinee.span());
         let test = without_bindings(pat, None);
         let (otherwise, _) =
             self.in_block(|l| l.lower_branch(&Branch::Expr(els.clone()), false))?;
@@ -1811,14 +1798,7 @@ impl Lowerer {
             return Ok(false);
         }
         let op = match strip(&a.right) {
-            Expr::Struct(s) if s.rest.is_none() && s.qself.is_none() => {
-                let members = s
-                    .fields
-                    .iter()
-                    .map(|f| (f.member.clone(), &f.expr))
-                    .collect();
-                self.struct_members(&s.path, members, true)?
-            }
+            Expr::Struct(s) => self.lower_struct(s, true)?,
             Expr::Call(c) if is_tuple_struct_call(c) => self.lower_tuple_struct(c, true)?,
             _ => None,
         };
@@ -2005,13 +1985,7 @@ impl Lowerer {
             return self.lower_arms(&s, &m.arms, want, m.span());
         }
         let scrut = self.render(&m.expr);
-        let s = self.fresh("scrutinee", m.expr.span());
-        self.kinds.insert(s.to_string(), VarKind::Scalar);
-        self.emit(Stmt::Let {
-            var: s.clone(),
-            mutable: false,
-            op: Op::Inactive(scrut),
-        });
+        let s = self.constant_scrutinee(scrut, m.expr.span());
         let inert = self.is_inert_scrutinee(&m.expr);
         for arm in &m.arms {
             if !pat_binds(&arm.pat) {
@@ -2230,12 +2204,21 @@ impl Lowerer {
         };
         let var = self.fresh("array", e.span());
         self.kinds.insert(var.to_string(), VarKind::Buffer);
+        self.emit_owned(&var, false, op);
+        Ok(Val::Place(Place::local(var), false))
+    }
+
+    /// `let var = op;` of an owned value (a buffer or a struct built in the body),
+    /// recording a struct as one (`struct_values`).
+    fn emit_owned(&mut self, var: &Ident, mutable: bool, op: Op) {
+        if matches!(op, Op::StructLit(..)) {
+            self.struct_values.insert(var.to_string());
+        }
         self.emit(Stmt::Let {
             var: var.clone(),
-            mutable: false,
+            mutable,
             op,
         });
-        Ok(Val::Place(Place::local(var), false))
     }
 
     /// A struct built outside a `let` (`P { x, y }.norm()`, `f(&P { x, y })`): a local
@@ -2246,12 +2229,7 @@ impl Lowerer {
         };
         let var = self.fresh("value", e.span());
         self.kinds.insert(var.to_string(), VarKind::Value);
-        self.struct_values.insert(var.to_string());
-        self.emit(Stmt::Let {
-            var: var.clone(),
-            mutable: false,
-            op,
-        });
+        self.emit_owned(&var, false, op);
         Ok(Val::Place(Place::local(var), false))
     }
 
@@ -2305,8 +2283,18 @@ impl Lowerer {
         }
     }
 
-    /// Binds the variables of an arm's pattern, which matches the constant scrutinee `s`,
-    /// each to a constant: `match &s { pat => clone(v), _ => unreachable!() }`.
+    /// `let s = scrut;`: a scrutinee evaluated once, as a constant the arms' tests read.
+    fn constant_scrutinee(&mut self, scrut: TokenStream, span: Span) -> Ident {
+        let s = self.fresh("scrutinee", span);
+        self.kinds.insert(s.to_string(), VarKind::Scalar);
+        self.emit(Stmt::Let {
+            var: s.clone(),
+            mutable: false,
+            op: Op::Inactive(scrut),
+        });
+        s
+    }
+
     /// The scrutinee of a `match` whose arms bind it whole (`v if v > 0.0 => v * v`,
     /// `v => -v`) and nothing else, as a local holding its value, which those arms then
     /// name: the value may carry a derivative. `None` for any other `match`.
@@ -2336,21 +2324,15 @@ impl Lowerer {
         }
         let s = match self.operand(v, m.expr.span())? {
             Operand::Var(t) => t,
-            Operand::Lit(t) => {
-                let s = self.fresh("scrutinee", m.expr.span());
-                self.kinds.insert(s.to_string(), VarKind::Scalar);
-                self.emit(Stmt::Let {
-                    var: s.clone(),
-                    mutable: false,
-                    op: Op::Inactive(t),
-                });
-                s
-            }
+            Operand::Lit(t) => self.constant_scrutinee(t, m.expr.span()),
         };
         self.value_scrutinees.insert(s.to_string());
         Ok(Some(s))
     }
 
+    /// Binds the variables of an arm's pattern, which matches the scrutinee `s`: the whole
+    /// value of a scrutinee from `value_scrutinee`, else each variable to a constant,
+    /// `match &s { pat => clone(v), _ => unreachable!() }`.
     fn bind_pattern(&mut self, s: &Ident, pat: &Pat, span: Span) -> Result<()> {
         if let Pat::Ident(pi) = pat
             && pi.subpat.is_none()
