@@ -830,7 +830,7 @@ impl Lowerer {
             );
         }
         let scrut = self.render(scrutinee);
-        let s = self.constant_scrutinee(scrut, scrutinee.span());
+        let s = self.inactive_local("scrutinee", scrut, scrutinee.span());
         let test = without_bindings(pat, None);
         let (otherwise, _) =
             self.in_block(|l| l.lower_branch(&Branch::Expr(els.clone()), false))?;
@@ -1985,7 +1985,7 @@ impl Lowerer {
             return self.lower_arms(&s, &m.arms, want, m.span());
         }
         let scrut = self.render(&m.expr);
-        let s = self.constant_scrutinee(scrut, m.expr.span());
+        let s = self.inactive_local("scrutinee", scrut, m.expr.span());
         let inert = self.is_inert_scrutinee(&m.expr);
         for arm in &m.arms {
             if !pat_binds(&arm.pat) {
@@ -2283,16 +2283,17 @@ impl Lowerer {
         }
     }
 
-    /// `let s = scrut;`: a scrutinee evaluated once, as a constant the arms' tests read.
-    fn constant_scrutinee(&mut self, scrut: TokenStream, span: Span) -> Ident {
-        let s = self.fresh("scrutinee", span);
-        self.kinds.insert(s.to_string(), VarKind::Scalar);
+    /// `let name = value;` of a new local holding a value with no derivative (a
+    /// scrutinee, an index), evaluated once as written.
+    fn inactive_local(&mut self, name: &str, value: TokenStream, span: Span) -> Ident {
+        let v = self.fresh(name, span);
+        self.kinds.insert(v.to_string(), VarKind::Scalar);
         self.emit(Stmt::Let {
-            var: s.clone(),
+            var: v.clone(),
             mutable: false,
-            op: Op::Inactive(scrut),
+            op: Op::Inactive(value),
         });
-        s
+        v
     }
 
     /// The scrutinee of a `match` whose arms bind it whole (`v if v > 0.0 => v * v`,
@@ -2324,7 +2325,7 @@ impl Lowerer {
         }
         let s = match self.operand(v, m.expr.span())? {
             Operand::Var(t) => t,
-            Operand::Lit(t) => self.constant_scrutinee(t, m.expr.span()),
+            Operand::Lit(t) => self.inactive_local("scrutinee", t, m.expr.span()),
         };
         self.value_scrutinees.insert(s.to_string());
         Ok(Some(s))
@@ -2884,13 +2885,7 @@ impl Lowerer {
                     Reindex::StepBy(s) => quote!(#k * #s),
                     Reindex::Rev(len) => quote!(#len - 1 - #k),
                 };
-                let j = self.fresh("k", span);
-                self.kinds.insert(j.to_string(), VarKind::Scalar);
-                self.emit(Stmt::Let {
-                    var: j.clone(),
-                    mutable: false,
-                    op: Op::Inactive(at),
-                });
+                let j = self.inactive_local("k", at, span);
                 self.chain_elem(inner, &j, span)?
             }
         };
@@ -3694,13 +3689,7 @@ impl Lowerer {
             "split_at" | "split_at_mut" if m.args.len() == 1 => {
                 if let Val::Place(p, mutable) = self.lower_expr(&m.receiver)? {
                     let k = self.render(&m.args[0]);
-                    let kv = self.fresh("split", span);
-                    self.kinds.insert(kv.to_string(), VarKind::Scalar);
-                    self.emit(Stmt::Let {
-                        var: kv.clone(),
-                        mutable: false,
-                        op: Op::Inactive(k),
-                    });
+                    let kv = self.inactive_local("split", k, span);
                     let mut a = p.clone();
                     a.proj.push(Proj::Index(quote!(..#kv)));
                     let mut b = p;
