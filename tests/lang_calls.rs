@@ -561,6 +561,59 @@ fn batch_loss_o<D: Num>(w: &[D], xs: &[Vec<f64>]) -> D {
     s
 }
 
+/// Overwrites `out` from `x` and `c` (the caller's old contents are lost).
+#[differentiable]
+fn centre(x: &[f64], c: f64, out: &mut [f64]) {
+    for i in 0..out.len() {
+        out[i] = (x[i] - c) * x[i];
+    }
+}
+
+/// A local vector and a local array, overwritten by a call in every iteration and read
+/// after it: the reverse sweep puts back each iteration's contents from saved copies
+/// (kept inline up to eight values, on the heap beyond).
+#[autodiff_forward(reused_by_calls_fwd, Dual, Dual)]
+#[autodiff_reverse(reused_by_calls_rev, Duplicated, Active)]
+fn reused_by_calls(x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut buf = vec![0.0; n];
+    let mut arr = [0.0; 3];
+    let mut s = 0.0;
+    for k in 0..3 {
+        let c = x[k % n] * 0.5 + k as f64;
+        centre(x, c, &mut buf);
+        centre(&buf[..3.min(n)], c, &mut arr[..3.min(n)]);
+        for i in 0..n {
+            s += buf[i] * buf[i] * (i as f64 + 1.0);
+        }
+        s += arr[0] * arr[0] + arr[1];
+    }
+    s
+}
+
+fn reused_by_calls_o<D: Num>(x: &[D]) -> D {
+    let n = x.len();
+    let centre = |x: &[D], c: D, out: &mut [D]| {
+        for i in 0..out.len() {
+            out[i] = (x[i] - c) * x[i];
+        }
+    };
+    let mut buf = vec![D::zero(); n];
+    let mut arr = [D::zero(); 3];
+    let mut s = D::zero();
+    for k in 0..3 {
+        let c = x[k % n] * 0.5 + D::from(k as f64);
+        centre(x, c, &mut buf);
+        let m = 3.min(n);
+        centre(&buf[..m], c, &mut arr[..m]);
+        for i in 0..n {
+            s += buf[i] * buf[i] * D::from(i as f64 + 1.0);
+        }
+        s += arr[0] * arr[0] + arr[1];
+    }
+    s
+}
+
 proptest! {
     #![proptest_config(config())]
 
@@ -605,6 +658,19 @@ proptest! {
         check("forward primal", p, want);
         let dir: f64 = grad.iter().zip(&v).map(|(g, d)| g * d).sum();
         check("tangent", t, dir);
+    }
+
+    #[test]
+    fn local_buffers_overwritten_by_calls_in_a_loop((x, v, s0) in slice_case(-1.0, 1.0, 1..13, 0), s in seed()) {
+        check_slice(
+            "reused_by_calls",
+            (&x, &v, &s0, s),
+            reused_by_calls,
+            reused_by_calls_fwd,
+            reused_by_calls_rev,
+            reused_by_calls_o::<Dual64>,
+        );
+        check_hvp_of::<reused_by_calls_rev>(&x, &v, reused_by_calls_o);
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! elementwise accumulation between shadows.
 
 use crate::Real;
+use core::mem::{MaybeUninit, needs_drop};
 
 /// A value with a zero shadow of the same shape: `0.0` for a float, a vector of zeros for
 /// a `Vec`, and so on. Integers and `bool`s have themselves as (ignored) shadows.
@@ -350,42 +351,89 @@ pub fn elem_lit<T: Real>(v: f64, _like: &[T]) -> T {
     T::lit(v)
 }
 
-/// Values whose contents can be saved and put back: what a call through a `&mut` argument
-/// may overwrite.
+/// Values whose contents can be saved: what a call through a `&mut` argument may
+/// overwrite. [`Restore`] puts them back.
 pub trait Snapshot {
     /// The saved contents.
     type Saved;
     /// Saves the contents.
     fn snapshot(&self) -> Self::Saved;
-    /// Puts saved contents back.
-    fn restore(&mut self, saved: Self::Saved);
-    /// Puts saved contents back, keeping them.
-    fn restore_from(&mut self, saved: &Self::Saved);
 }
 
 impl<T: Clone> Snapshot for [T] {
-    type Saved = Vec<T>;
-    fn snapshot(&self) -> Vec<T> {
-        self.to_vec()
-    }
-    fn restore(&mut self, saved: Vec<T>) {
-        self.clone_from_slice(&saved);
-    }
-    fn restore_from(&mut self, saved: &Vec<T>) {
-        self.clone_from_slice(saved);
+    type Saved = SavedSlice<T>;
+    #[inline]
+    fn snapshot(&self) -> SavedSlice<T> {
+        SavedSlice::new(self)
     }
 }
 
 impl<T: Clone> Snapshot for T {
     type Saved = T;
+    #[inline]
     fn snapshot(&self) -> T {
         self.clone()
     }
+}
+
+/// Values that saved contents `S` can be put back into: the value itself from its copy,
+/// and a slice, a vector or an array from the [`SavedSlice`] of its elements (a local
+/// vector passed to a call is saved as a slice, without an allocation when it is short;
+/// a call that changed its length has it put back too).
+pub trait Restore<S> {
+    /// Puts saved contents back.
+    fn restore(&mut self, saved: S);
+    /// Puts saved contents back, keeping them.
+    fn restore_from(&mut self, saved: &S);
+}
+
+impl<T: Clone> Restore<T> for T {
+    #[inline]
     fn restore(&mut self, saved: T) {
         *self = saved;
     }
+    #[inline]
     fn restore_from(&mut self, saved: &T) {
         self.clone_from(saved);
+    }
+}
+
+impl<T: Clone> Restore<SavedSlice<T>> for [T] {
+    #[inline]
+    fn restore(&mut self, saved: SavedSlice<T>) {
+        self.clone_from_slice(saved.as_slice());
+    }
+    #[inline]
+    fn restore_from(&mut self, saved: &SavedSlice<T>) {
+        self.clone_from_slice(saved.as_slice());
+    }
+}
+
+impl<T: Clone, const N: usize> Restore<SavedSlice<T>> for [T; N] {
+    #[inline]
+    fn restore(&mut self, saved: SavedSlice<T>) {
+        self.clone_from_slice(saved.as_slice());
+    }
+    #[inline]
+    fn restore_from(&mut self, saved: &SavedSlice<T>) {
+        self.clone_from_slice(saved.as_slice());
+    }
+}
+
+impl<T: Clone> Restore<SavedSlice<T>> for Vec<T> {
+    #[inline]
+    fn restore(&mut self, saved: SavedSlice<T>) {
+        self.restore_from(&saved);
+    }
+    #[inline]
+    fn restore_from(&mut self, saved: &SavedSlice<T>) {
+        let saved = saved.as_slice();
+        if self.len() == saved.len() {
+            self.clone_from_slice(saved);
+        } else {
+            self.clear();
+            self.extend_from_slice(saved);
+        }
     }
 }
 
@@ -397,12 +445,131 @@ pub fn snapshot<V: Snapshot + ?Sized>(v: &V) -> V::Saved {
 
 /// Puts saved contents back into `v`.
 #[inline]
-pub fn restore<V: Snapshot + ?Sized>(v: &mut V, saved: V::Saved) {
+pub fn restore<V: Restore<S> + ?Sized, S>(v: &mut V, saved: S) {
     v.restore(saved)
 }
 
 /// Puts saved contents back into `v`, keeping them for another restore.
 #[inline]
-pub fn restore_from<V: Snapshot + ?Sized>(v: &mut V, saved: &V::Saved) {
+pub fn restore_from<V: Restore<S> + ?Sized, S>(v: &mut V, saved: &S) {
     v.restore_from(saved)
+}
+
+/// The saved contents of a slice. Up to [`SavedSlice::INLINE`] values live in the value
+/// itself: a call in a loop that overwrites a short buffer (`qtimesx(.., &mut out)` per
+/// data point) saves it without an allocation per call.
+pub struct SavedSlice<T> {
+    len: usize,
+    inline: [MaybeUninit<T>; SavedSlice::<f64>::INLINE],
+    heap: Vec<T>,
+}
+
+impl<T> SavedSlice<T> {
+    /// How many values live inline.
+    pub const INLINE: usize = 8;
+}
+
+impl<T: Clone> SavedSlice<T> {
+    /// A copy of `v`.
+    #[inline]
+    pub fn new(v: &[T]) -> Self {
+        let mut s = SavedSlice {
+            len: 0,
+            inline: [const { MaybeUninit::uninit() }; SavedSlice::<f64>::INLINE],
+            heap: Vec::new(),
+        };
+        if v.len() <= s.inline.len() {
+            for (slot, x) in s.inline.iter_mut().zip(v) {
+                slot.write(x.clone());
+                // Counted one by one, so that a panicking `clone` drops what was written.
+                s.len += 1;
+            }
+        } else {
+            s.heap = v.to_vec();
+        }
+        s
+    }
+
+    /// The saved values.
+    #[inline]
+    pub fn as_slice(&self) -> &[T] {
+        if self.heap.is_empty() {
+            // SAFETY: the first `len` inline values are initialised (`new`), and
+            // `MaybeUninit<T>` has the layout of `T`.
+            unsafe { &*(&self.inline[..self.len] as *const [MaybeUninit<T>] as *const [T]) }
+        } else {
+            &self.heap
+        }
+    }
+}
+
+impl<T: Clone> Clone for SavedSlice<T> {
+    fn clone(&self) -> Self {
+        SavedSlice::new(self.as_slice())
+    }
+}
+
+impl<T> Drop for SavedSlice<T> {
+    fn drop(&mut self) {
+        if needs_drop::<T>() {
+            for v in &mut self.inline[..self.len] {
+                // SAFETY: the first `len` inline values are initialised and dropped once.
+                unsafe { v.assume_init_drop() };
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn saved_slices_put_back_what_they_saved() {
+        for n in [
+            0,
+            1,
+            SavedSlice::<f64>::INLINE,
+            SavedSlice::<f64>::INLINE + 1,
+            40,
+        ] {
+            let orig: Vec<f64> = (0..n).map(|i| i as f64 * 0.5 - 3.0).collect();
+            let saved = snapshot(&orig[..]);
+            assert_eq!(saved.as_slice(), &orig[..]);
+            let mut v = vec![9.0; n];
+            restore_from(&mut v[..], &saved);
+            assert_eq!(v, orig);
+            let again = saved.clone();
+            v.fill(7.0);
+            restore(&mut v[..], saved);
+            assert_eq!(v, orig);
+            // A vector whose length a call changed gets its length back too.
+            let mut longer = orig.clone();
+            longer.push(1.0);
+            restore(&mut longer, again);
+            assert_eq!(longer, orig);
+        }
+    }
+
+    #[test]
+    fn saved_slices_of_arrays_and_owned_values() {
+        let mut a = [1.0, 2.0, 3.0];
+        let saved = snapshot(&a[..]);
+        a = [0.0; 3];
+        restore(&mut a, saved);
+        assert_eq!(a, [1.0, 2.0, 3.0]);
+        // Rows that own memory: cloned into the saved copy, cloned back out of it.
+        let rows = vec![vec![1.0], vec![2.0, 3.0]];
+        let saved = snapshot(&rows[..]);
+        let mut m = vec![vec![0.0]; 2];
+        restore_from(&mut m, &saved);
+        assert_eq!(m, rows);
+        drop(saved);
+        // Anything else is saved whole.
+        let mut p = (1.5, 2usize);
+        let saved = snapshot(&p);
+        p = (0.0, 0);
+        restore(&mut p, saved);
+        assert_eq!(p, (1.5, 2));
+    }
 }

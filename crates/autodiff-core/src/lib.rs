@@ -81,10 +81,10 @@ pub mod prelude {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::buffers::{
-        AddInto, IntegerMember, Snapshot, ZeroLike, accumulator_zero, add_into, add_to, cast_like,
-        cast_to, compare, elem_lit, fill_zero, holds, int_like, lit_like, member_as, min_len,
-        resize_like, restore, restore_from, restore_resized, snapshot, sort_permutation, sum,
-        window_size, zero_like,
+        AddInto, IntegerMember, Restore, SavedSlice, Snapshot, ZeroLike, accumulator_zero,
+        add_into, add_to, cast_like, cast_to, compare, elem_lit, fill_zero, holds, int_like,
+        lit_like, member_as, min_len, resize_like, restore, restore_from, restore_resized,
+        snapshot, sort_permutation, sum, window_size, zero_like,
     };
     pub use crate::difffn::{
         BufferCell, CapturedBuffer, DiffFn, ForwardFn, ReverseFn, cell_add, cell_take,
@@ -95,7 +95,7 @@ pub mod __private {
     };
     pub use crate::partials as d;
     pub use crate::protocol::{
-        Discard, ScalarSink, ScalarTangent, SliceShadow, SliceTangent, StructShadow,
+        Discard, ScalarSink, ScalarTangent, Scratch, SliceShadow, SliceTangent, StructShadow,
         StructShadowMut, Zero, slice_shadow, slice_tangent,
     };
     pub use crate::real::Real;

@@ -9,6 +9,7 @@
 
 use crate::Real;
 use crate::buffers::ZeroLike;
+use core::mem::MaybeUninit;
 
 /// Tangent marker passed for an argument that is constant at the call site.
 #[derive(Clone, Copy, Debug, Default)]
@@ -93,15 +94,12 @@ impl<T> SliceTangent<T> for Zero {
 #[inline(always)]
 pub fn slice_tangent<'a, T: Real, A: SliceTangent<T>>(
     t: &'a A,
-    scratch: &'a mut Vec<T>,
+    scratch: &'a mut Scratch<T>,
     len: usize,
 ) -> &'a [T] {
     match t.as_tangent() {
         Some(s) => s,
-        None => {
-            scratch.resize(len, T::zero());
-            scratch
-        }
+        None => scratch.zeros(len),
     }
 }
 
@@ -162,14 +160,60 @@ impl<T> SliceShadow<T> for Discard {
 #[inline(always)]
 pub fn slice_shadow<'a, T: Real, A: SliceShadow<T>>(
     s: &'a mut A,
-    scratch: &'a mut Vec<T>,
+    scratch: &'a mut Scratch<T>,
     len: usize,
 ) -> &'a mut [T] {
     match s.as_shadow() {
         Some(s) => s,
-        None => {
-            scratch.resize(len, T::zero());
-            scratch
+        None => scratch.zeros(len),
+    }
+}
+
+/// Zeros standing in for a shadow or tangent the caller does not have. Up to
+/// [`Scratch::INLINE`] of them live in the scratch itself: a callee called once per
+/// element of a loop with a constant argument (`subtract(x_i, mu_k, ..)` with `x`
+/// constant) then allocates nothing per call.
+pub struct Scratch<T> {
+    inline: [MaybeUninit<T>; Scratch::<f64>::INLINE],
+    heap: Vec<T>,
+}
+
+impl<T> Scratch<T> {
+    /// How many values live inline.
+    pub const INLINE: usize = 16;
+
+    /// An empty scratch.
+    #[inline(always)]
+    pub fn new() -> Self {
+        Scratch {
+            inline: [const { MaybeUninit::uninit() }; Scratch::<f64>::INLINE],
+            heap: Vec::new(),
+        }
+    }
+}
+
+impl<T> Default for Scratch<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T: Real> Scratch<T> {
+    /// `len` zeros.
+    #[inline(always)]
+    pub fn zeros(&mut self, len: usize) -> &mut [T] {
+        if len <= self.inline.len() {
+            let part = &mut self.inline[..len];
+            for v in part.iter_mut() {
+                v.write(T::zero());
+            }
+            // SAFETY: the first `len` values were just written, and `MaybeUninit<T>` has
+            // the layout of `T`.
+            unsafe { &mut *(part as *mut [MaybeUninit<T>] as *mut [T]) }
+        } else {
+            self.heap.clear();
+            self.heap.resize(len, T::zero());
+            &mut self.heap
         }
     }
 }
@@ -319,3 +363,30 @@ macro_rules! tuple_tangent {
     )*};
 }
 tuple_tangent!((A, B), (A, B, C), (A, B, C, D));
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scratch_hands_out_zeros_of_any_length() {
+        let mut s = Scratch::<f64>::new();
+        for n in [
+            0,
+            3,
+            Scratch::<f64>::INLINE,
+            Scratch::<f64>::INLINE + 1,
+            50,
+            2,
+        ] {
+            let mut sink = Discard;
+            let z = slice_shadow(&mut sink, &mut s, n);
+            assert_eq!(z.len(), n);
+            assert!(z.iter().all(|v| *v == 0.0));
+            // Written by a callee, then handed out again: zeros again.
+            z.fill(4.0);
+            let z = slice_tangent(&Zero, &mut s, n);
+            assert!(z.len() == n && z.iter().all(|v| *v == 0.0));
+        }
+    }
+}

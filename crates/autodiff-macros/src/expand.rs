@@ -1000,7 +1000,7 @@ impl Gen<'_> {
                 (
                     quote!(#t: impl ::autodiff_core::__private::SliceTangent<#e>),
                     quote!(
-                        let mut #s = ::std::vec::Vec::new();
+                        let mut #s = __ad::Scratch::new();
                         let #d: &[#e] = &__ad::slice_tangent(&#t, &mut #s, #n.len())[..#n.len()];
                     ),
                 )
@@ -1010,7 +1010,7 @@ impl Gen<'_> {
                 (
                     quote!(mut #t: impl ::autodiff_core::__private::SliceShadow<#e>),
                     quote!(
-                        let mut #s = ::std::vec::Vec::new();
+                        let mut #s = __ad::Scratch::new();
                         let #d: &mut [#e] = &mut __ad::slice_shadow(&mut #t, &mut #s, #n.len())[..#n.len()];
                     ),
                 )
@@ -1120,7 +1120,7 @@ impl Gen<'_> {
                 (
                     quote!(mut #k: impl ::autodiff_core::__private::SliceShadow<#e>),
                     quote!(
-                        let mut #s = ::std::vec::Vec::new();
+                        let mut #s = __ad::Scratch::new();
                         let #b: &mut [#e] = &mut __ad::slice_shadow(&mut #k, &mut #s, #n.len())[..#n.len()];
                     ),
                 )

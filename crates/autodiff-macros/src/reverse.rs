@@ -1142,7 +1142,13 @@ impl<'a> Reverse<'a> {
                     after.extend(quote!(#base.#m = #snap;));
                 }
             } else if self.must_record(&p.base) {
-                let r = self.refs.reference(p, p.primal(), false);
+                // A whole local vector or array is saved as a slice (see `SavedSlice`).
+                let r = if p.is_whole() && self.is_buffer(&p.base) {
+                    let prim = p.primal();
+                    quote!(&#prim[..])
+                } else {
+                    self.refs.reference(p, p.primal(), false)
+                };
                 let (push, load) = self.record(quote!(__ad::snapshot(#r)), level);
                 record.extend(push);
                 let rm = self.refs.reference(p, p.primal(), true);

@@ -385,7 +385,7 @@ fn expand_rule(
                 let e = p.inner.as_ref().unwrap();
                 fparams.push(quote!(#t: impl ::autodiff_core::__private::SliceTangent<#e>));
                 convert.extend(quote!(
-                    let mut #s = ::std::vec::Vec::new();
+                    let mut #s = __ad::Scratch::new();
                     let #d: &[#e] = __ad::slice_tangent(&#t, &mut #s, #n.len());
                 ));
                 rule_args.push(quote!(#d));
@@ -395,7 +395,7 @@ fn expand_rule(
                 let e = p.inner.as_ref().unwrap();
                 fparams.push(quote!(mut #t: impl ::autodiff_core::__private::SliceShadow<#e>));
                 convert.extend(quote!(
-                    let mut #s = ::std::vec::Vec::new();
+                    let mut #s = __ad::Scratch::new();
                     let #d: &mut [#e] = __ad::slice_shadow(&mut #t, &mut #s, #n.len());
                 ));
                 rule_args.push(quote!(#d));
@@ -575,7 +575,7 @@ fn expand_rule(
                 let e = p.inner.as_ref().unwrap();
                 pparams.push(quote!(mut #k: impl ::autodiff_core::__private::SliceShadow<#e>));
                 pconvert.extend(quote!(
-                    let mut #s = ::std::vec::Vec::new();
+                    let mut #s = __ad::Scratch::new();
                     let #b: &mut [#e] = __ad::slice_shadow(&mut #k, &mut #s, #n.len());
                 ));
                 pb_args.push(quote!(#b));
@@ -877,12 +877,12 @@ fn forward_over_reverse_rule(
                 let (param, conv) = match shape_of(ty, floats) {
                     (Shape::Slice { mutable: false }, Some(e)) => (
                         quote!(#t: impl ::autodiff_core::__private::SliceTangent<#e>),
-                        quote!(let mut #s = ::std::vec::Vec::new();
+                        quote!(let mut #s = __ad::Scratch::new();
                                let #d: #tt = __ad::slice_tangent(&#t, &mut #s, #n.len());),
                     ),
                     (Shape::Slice { mutable: true }, Some(e)) => (
                         quote!(mut #t: impl ::autodiff_core::__private::SliceShadow<#e>),
-                        quote!(let mut #s = ::std::vec::Vec::new();
+                        quote!(let mut #s = __ad::Scratch::new();
                                let #d: #tt = __ad::slice_shadow(&mut #t, &mut #s, #n.len());),
                     ),
                     _ => (
@@ -933,9 +933,9 @@ fn forward_over_reverse_rule(
                 pull_params.push(quote!(mut #k: #sink));
                 pull_params.push(quote!(mut #tk: #sink));
                 sinks.extend(quote! {
-                    let mut #sk = ::std::vec::Vec::new();
+                    let mut #sk = __ad::Scratch::new();
                     let #b: &mut [#e] = __ad::slice_shadow(&mut #k, &mut #sk, #n.len());
-                    let mut #stk = ::std::vec::Vec::new();
+                    let mut #stk = __ad::Scratch::new();
                     let #tb: &mut [#e] = __ad::slice_shadow(&mut #tk, &mut #stk, #n.len());
                 });
                 shadow_args.push(quote!(#b));
