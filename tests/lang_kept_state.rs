@@ -3,7 +3,8 @@
 //! updates `&mut` state and calls a scalar helper, a callee that calls a custom rule
 //! whose pullback borrows its arguments, generic and recursive callees, a callee whose
 //! arguments carry no adjoint, callees that view their arguments, and a callee inside a
-//! closure that a higher-order function receives. Gradients against num-dual (central
+//! closure that a higher-order function receives, and a callee that runs a loop nest
+//! without libm calls (GMM's `Q x`). Gradients against num-dual (central
 //! differences for the views), H·v of a caller through forward over reverse against
 //! finite differences of the gradient, and a count of how often a callee's body runs
 //! per gradient.
@@ -349,6 +350,71 @@ fn two_calls(x: &[f64]) -> f64 {
     counted(x) * counted(&x[1..])
 }
 
+thread_local! {
+    static TRI_RUNS: Cell<usize> = const { Cell::new(0) };
+}
+
+fn bump_tri() -> bool {
+    TRI_RUNS.with(|r| r.set(r.get() + 1));
+    true
+}
+
+/// `out = Q x` with `Q` lower triangular (diagonal `q`, strict triangle `l` column by
+/// column): a loop nest with no libm call, whose forward sweep records only the `d`
+/// values `out[i] = ..` overwrites.
+#[differentiable]
+fn tri(q: &[f64], l: &[f64], x: &[f64], out: &mut [f64]) {
+    assert!(bump_tri());
+    let d = x.len();
+    for i in 0..d {
+        out[i] = q[i] * x[i];
+    }
+    let mut k = 0;
+    for i in 0..d {
+        for j in i + 1..d {
+            out[j] += l[k] * x[i];
+            k += 1;
+        }
+    }
+}
+
+/// `Σ_r Σ_j (j + ½) (Q x_r)_j²` over rows `x_r` of `p[6..]`, with `q = p[..3]` and
+/// `l = p[3..6]`: GMM's `Q (x − μ)` per point, through one reused buffer.
+#[autodiff_forward(tri_rows_fwd, Dual, Dual)]
+#[autodiff_reverse(tri_rows_rev, Duplicated, Active)]
+fn tri_rows(p: &[f64]) -> f64 {
+    let d = 3;
+    let mut out = vec![0.0; d];
+    let mut s = 0.0;
+    for r in 0..(p.len() - 6) / d {
+        tri(&p[..3], &p[3..6], &p[6 + d * r..6 + d * (r + 1)], &mut out);
+        for j in 0..d {
+            s += out[j] * out[j] * (j as f64 + 0.5);
+        }
+    }
+    s
+}
+
+fn tri_rows_o<D: Num>(p: &[D]) -> D {
+    let d = 3;
+    let mut s = c::<D>(0.0);
+    for r in 0..(p.len() - 6) / d {
+        let x = &p[6 + d * r..6 + d * (r + 1)];
+        let mut out: Vec<D> = (0..d).map(|i| p[i] * x[i]).collect();
+        let mut k = 3;
+        for i in 0..d {
+            for j in i + 1..d {
+                out[j] += p[k] * x[i];
+                k += 1;
+            }
+        }
+        for j in 0..d {
+            s += out[j] * out[j] * c::<D>(j as f64 + 0.5);
+        }
+    }
+    s
+}
+
 proptest! {
     #![proptest_config(config())]
 
@@ -362,6 +428,15 @@ proptest! {
         let n = w.len() / 3 * 3;
         let (w, v, s0) = (&w[..n], &v[..n], &s0[..n]);
         check_slice("run", (w, v, s0, seed), run, run_fwd, run_rev, run_o);
+    }
+
+    #[test]
+    fn loop_nest_callee_over_a_reused_buffer(
+        (p, v, s0) in (1usize..4).prop_flat_map(|r| slice_case(-1.0, 1.0, 6 + 3 * r..7 + 3 * r, 0)),
+        seed in seed(),
+    ) {
+        check_slice("tri_rows", (&p, &v, &s0, seed), tri_rows, tri_rows_fwd, tri_rows_rev, tri_rows_o);
+        check_hvp_of::<tri_rows_rev>(&p, &v, tri_rows_o);
     }
 
     #[test]
@@ -473,4 +548,17 @@ fn callees_that_view_their_arguments() {
         let fd = (views(&xp) - views(&xm)) / (2.0 * h);
         check_tol(&format!("views[{i}]"), g[i], fd, 1e-6);
     }
+}
+
+/// A callee that runs a loop nest keeps its forward sweep too: one run per call.
+#[test]
+fn loop_nest_callee_runs_once_per_call() {
+    let p: Vec<f64> = (0..12).map(|i| (i as f64 * 0.37).sin()).collect();
+    let mut g = vec![0.0; p.len()];
+    TRI_RUNS.with(|r| r.set(0));
+    let f = tri_rows_rev(&p, &mut g, 1.0);
+    assert_eq!(TRI_RUNS.with(Cell::get), 2);
+    check("tri_rows", f, tri_rows(&p));
+    let (_, want) = oracle_grad(tri_rows_o, &p);
+    check_all("tri_rows grad", &g, &want);
 }

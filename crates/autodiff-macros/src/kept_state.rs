@@ -29,8 +29,9 @@
 //! are kept too, and put back before the reverse sweep: the caller hands the pullback the
 //! contents from before the call.
 //!
-//! Only a body that itself calls into libm (`exp`, `tanh`, ...) gains from this; any
-//! other keeps the recomputing pullback, as does everything else. Nested derivatives of
+//! Only a body that itself calls into libm (`exp`, `tanh`, ...), or runs a loop nest
+//! without calls (a triangular matrix-vector product), gains from this; any other keeps
+//! the recomputing pullback, as does everything else. Nested derivatives of
 //! a caller do not use the state (they call `__ad_fwd___ad_aug` and
 //! `__ad_fwd___ad_pull`).
 
@@ -62,7 +63,7 @@ pub fn applies(g: &Gen) -> bool {
                 }
         })
         && block_keeps_no_borrow(&g.body.block)
-        && computes_slow_math(&g.body.block)
+        && (computes_slow_math(&g.body.block) || runs_call_free_loop_nest(&g.body.block))
 }
 
 /// Whether the body itself (not its callees) calls into libm (`exp`, `tanh`, ...): what
@@ -83,6 +84,36 @@ fn computes_slow_math(b: &Block) -> bool {
         Stmt::For { body, .. } | Stmt::Loop { body, .. } => computes_slow_math(body),
         _ => false,
     })
+}
+
+/// Whether the body runs a loop inside a loop and calls nothing: work that grows faster
+/// than what its forward sweep records (`qtimesx`'s triangle `out[j] += l[k] * x[i]`
+/// records nothing; only the `out[i] = ..` that starts each element does), so that the
+/// recomputing pullback would pay the nest again for little saved. A body with calls is
+/// left to recompute, as its callees are augmented again anyway.
+fn runs_call_free_loop_nest(b: &Block) -> bool {
+    fn nest(b: &Block, inside_loop: bool) -> bool {
+        b.iter().any(|s| match s {
+            Stmt::For { body, .. } | Stmt::Loop { body, .. } => inside_loop || nest(body, true),
+            Stmt::If { then, els, .. } => nest(then, inside_loop) || nest(els, inside_loop),
+            _ => false,
+        })
+    }
+    fn calls(b: &Block) -> bool {
+        b.iter().any(|s| match s {
+            Stmt::Call(_)
+            | Stmt::Let {
+                op: Op::Call(_), ..
+            }
+            | Stmt::LetTuple {
+                op: Op::Call(_), ..
+            } => true,
+            Stmt::If { then, els, .. } => calls(then) || calls(els),
+            Stmt::For { body, .. } | Stmt::Loop { body, .. } => calls(body),
+            _ => false,
+        })
+    }
+    nest(b, false) && !calls(b)
 }
 
 /// Integer and `bool` types by value.
