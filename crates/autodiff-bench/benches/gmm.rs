@@ -28,6 +28,12 @@ fn bench(c: &mut Criterion) {
         group.bench_function("ours, no reused buffers", |b| {
             b.iter(|| black_box(&gmm).gradient_nobuf(black_box(&mut g)))
         });
+        group.bench_function("objective, helper functions", |b| {
+            b.iter(|| black_box(&gmm).objective_helpers())
+        });
+        group.bench_function("ours, helper functions", |b| {
+            b.iter(|| black_box(&gmm).gradient_helpers(black_box(&mut g)))
+        });
         group.sample_size(10);
         group.bench_function("ad_trait", |b| {
             b.iter(|| {

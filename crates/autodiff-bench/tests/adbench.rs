@@ -42,12 +42,18 @@ fn check_gmm(name: &str, expected: &str, with_adtrait: bool) {
         rel_diff(f, f_exp) < TOL,
         "{name}: objective without buffers {f}"
     );
+    let f = gmm.objective_helpers();
+    assert!(
+        rel_diff(f, f_exp) < TOL,
+        "{name}: objective with helper functions {f}"
+    );
 
     let check = |what: &str, grad: &dyn Fn(&mut [f64]) -> f64| {
         check_against_expected(name, what, f_exp, &j_exp, grad)
     };
     check("generated", &|g| gmm.gradient(g));
     check("generated (no buffers)", &|g| gmm.gradient_nobuf(g));
+    check("generated (helper functions)", &|g| gmm.gradient_helpers(g));
     check("hand-written", &|g| gmm.gradient_hand(g));
     if with_adtrait {
         let p = &gmm.input;

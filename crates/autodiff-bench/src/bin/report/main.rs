@@ -288,6 +288,12 @@ fn gmm(name: &str, budget: Duration) -> Problem {
     p.measure(budget, "ours, no reused buffers", "", || {
         black_box(&gmm).gradient_nobuf(&mut g)
     });
+    p.measure(budget, "primal, helper functions", "", || {
+        black_box(&gmm).objective_helpers()
+    });
+    p.measure(budget, "ours, helper functions", "", || {
+        black_box(&gmm).gradient_helpers(&mut g)
+    });
     let params = i.params();
     let ad = || {
         adtrait::gradient(black_box(&params), &mut g, |v| {
@@ -364,10 +370,16 @@ fn table(problems: &[Problem]) -> String {
             } else {
                 String::new()
             };
+            // A variant of the gradient ("ours, helper functions") is divided by the same
+            // variant of the objective ("primal, helper functions") where there is one.
+            let own_primal = r
+                .method
+                .strip_prefix("ours, ")
+                .and_then(|variant| p.time_of(&format!("primal, {variant}")));
             let (t, xp, vs) = match r.time {
                 Some(t) => (
                     fmt_time(t),
-                    format!("{:.2}", ratio(t, primal)),
+                    format!("{:.2}", ratio(t, own_primal.unwrap_or(primal))),
                     if r.method == "primal" || r.method.starts_with("primal,") {
                         String::new()
                     } else {
