@@ -16,10 +16,6 @@ pub fn sigmoid(x: f64) -> f64 {
 
 /// One LSTM cell over `b` units: updates `hidden` and `cell` in place. `params` is the
 /// layer's block of `8b` values: the weights of the four gates, then their biases.
-///
-/// (Written with one `params` slice rather than separate `weight` and `bias` slices: the
-/// generated pullback of a call that passes two sub-slices of one active slice does not
-/// compile; see BENCHMARKS.md.)
 #[differentiable]
 pub fn lstm_model(b: usize, params: &[f64], hidden: &mut [f64], cell: &mut [f64], input: &[f64]) {
     for i in 0..b {
