@@ -284,6 +284,46 @@ fn positions_o<D: Num>(x: &[D]) -> D {
     second * 0.25 + x[0] * 0.5 + x[x.len() / 2].sin()
 }
 
+/// Elements by position bound by `if let Some(..)` and by a `match` with `Some` and
+/// `None` arms: a reference (`Some(v)`), the element (`Some(&v)`, or `Some(v)` through
+/// `copied()`), in and out of range, with and without `else`, as statements and values.
+#[autodiff_forward(optional_positions_fwd, Dual, Dual)]
+#[autodiff_reverse(optional_positions_rev, Duplicated, Active)]
+fn optional_positions(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    if let Some(v) = x.get(1) {
+        s += v * v;
+    }
+    if let Some(&w) = x.first() {
+        s += w.sin();
+    } else {
+        s -= 1.0;
+    }
+    if let Some(z) = x.get(x.len() + 3) {
+        s += z * 1000.0;
+    }
+    let t = if let Some(u) = x.last().copied() { u * 3.0 } else { 0.0 };
+    let m = match x.get(2) {
+        Some(v) => v.exp(),
+        None => 0.5,
+    };
+    let e = match x[..0].last() {
+        Some(&q) => q,
+        _ => 2.0,
+    };
+    s * t + m * e
+}
+
+fn optional_positions_o<D: Num>(x: &[D]) -> D {
+    let mut s = x[0].sin();
+    if x.len() > 1 {
+        s += x[1] * x[1];
+    }
+    let t = x[x.len() - 1] * 3.0;
+    let m = if x.len() > 2 { x[2].exp() } else { c(0.5) };
+    s * t + m * 2.0
+}
+
 fn extremes_o<D: Num>(x: &[D]) -> D {
     let (mut top, mut lo, mut sq) = (x[0], x[0], (x[0] - 0.25) * (x[0] - 0.25));
     let mut damped = x[0].sin();
@@ -431,6 +471,15 @@ proptest! {
     #[test]
     fn elements_by_position((x, v, s0, seed) in case(1)) {
         check_slice("positions", (&x, &v, &s0, seed), positions, positions_fwd, positions_rev, positions_o);
+        check_slice(
+            "optional_positions",
+            (&x, &v, &s0, seed),
+            optional_positions,
+            optional_positions_fwd,
+            optional_positions_rev,
+            optional_positions_o,
+        );
+        check_hvp_of::<optional_positions_rev>(&x, &v, optional_positions_o);
     }
 
     #[test]

@@ -1593,6 +1593,93 @@ impl Lowerer {
         r.map(|_| ())
     }
 
+    /// For `x.first()`, `x.last()` or `x.get(i)` of a float buffer: the position it reads,
+    /// and the condition that it holds an element.
+    fn element_position(&mut self, found: &syn::ExprMethodCall) -> Result<Option<(Expr, Expr)>> {
+        let span = found.span();
+        let recv = &found.receiver;
+        let method = found.method.to_string();
+        let positional = match method.as_str() {
+            "first" | "last" => found.args.is_empty(),
+            "get" => found.args.len() == 1 && !is_range_expr(&found.args[0]),
+            _ => false,
+        };
+        if !positional || !self.is_float_buffer_expr(recv)? {
+            return Ok(None);
+        }
+        Ok(Some(match method.as_str() {
+            "first" => (
+                syn::parse_quote_spanned!(span=> 0),
+                syn::parse_quote_spanned!(span=> !#recv.is_empty()),
+            ),
+            "last" => (
+                syn::parse_quote_spanned!(span=> #recv.len() - 1),
+                syn::parse_quote_spanned!(span=> !#recv.is_empty()),
+            ),
+            _ => {
+                let i = &found.args[0];
+                (
+                    syn::parse_quote_spanned!(span=> (#i)),
+                    syn::parse_quote_spanned!(span=> (#i) < #recv.len()),
+                )
+            }
+        }))
+    }
+
+    /// `if let Some(v) = x.get(i) { a } else { b }` (or `x.first()`, `x.last()`, through
+    /// `copied()`/`cloned()`, with `Some(v)` or `Some(&v)`) as `if i < x.len() { let v =
+    /// &x[i]; a } else { b }`: the element, which may carry a derivative, is read by
+    /// indexing. `None` for any other `if let`.
+    fn option_element_if(
+        &mut self,
+        l: &syn::ExprLet,
+        then: &syn::Block,
+        els: Expr,
+    ) -> Result<Option<Expr>> {
+        let Pat::TupleStruct(ts) = &*l.pat else {
+            return Ok(None);
+        };
+        if !ts.path.is_ident("Some") || ts.elems.len() != 1 || ts.qself.is_some() {
+            return Ok(None);
+        }
+        let mut inner = strip(&l.expr);
+        let mut copied = false;
+        while let Expr::MethodCall(c) = inner
+            && matches!(&*c.method.to_string(), "copied" | "cloned")
+            && c.args.is_empty()
+        {
+            copied = true;
+            inner = strip(&c.receiver);
+        }
+        let Expr::MethodCall(found) = inner else {
+            return Ok(None);
+        };
+        // The binding: `v` of the element itself (copied) or of a reference to it, `&v`
+        // of the element behind that reference.
+        let (ident, by_ref) = match (&ts.elems[0], copied) {
+            (Pat::Ident(pi), c) if pi.subpat.is_none() && pi.by_ref.is_none() => (pi, !c),
+            (Pat::Reference(r), false) => match &*r.pat {
+                Pat::Ident(pi) if pi.subpat.is_none() && pi.by_ref.is_none() => (pi, false),
+                _ => return Ok(None),
+            },
+            _ => return Ok(None),
+        };
+        let Some((index, holds)) = self.element_position(found)? else {
+            return Ok(None);
+        };
+        let recv = &found.receiver;
+        let name = &ident.ident;
+        let span = l.span();
+        let bind: syn::Stmt = if by_ref {
+            syn::parse_quote_spanned!(span=> let #name = &#recv[#index];)
+        } else {
+            syn::parse_quote_spanned!(span=> let #name = #recv[#index];)
+        };
+        let stmts = &then.stmts;
+        Ok(Some(syn::parse_quote_spanned!(span=>
+            if #holds { #bind #(#stmts)* } else #els)))
+    }
+
     /// `chain.reduce(f)`, `chain.max_by(cmp)`, `chain.min_by(cmp)`, `x.first()`,
     /// `x.last()` or `x.get(i)`, then (through `copied()`/`cloned()`) `unwrap()`,
     /// `expect(..)` or `unwrap_or(d)`: the element, as the code that finds it. A reduction
@@ -1613,33 +1700,7 @@ impl Lowerer {
         let span = m.span();
         let recv = &found.receiver;
         let method = found.method.to_string();
-        let positional = match method.as_str() {
-            "first" | "last" => found.args.is_empty(),
-            "get" => found.args.len() == 1 && !is_range_expr(&found.args[0]),
-            _ => false,
-        };
-        if positional {
-            if !self.is_float_buffer_expr(recv)? {
-                return Ok(None);
-            }
-            // The position, and whether it holds an element.
-            let (index, holds): (Expr, Expr) = match method.as_str() {
-                "first" => (
-                    syn::parse_quote_spanned!(span=> 0),
-                    syn::parse_quote_spanned!(span=> !#recv.is_empty()),
-                ),
-                "last" => (
-                    syn::parse_quote_spanned!(span=> #recv.len() - 1),
-                    syn::parse_quote_spanned!(span=> !#recv.is_empty()),
-                ),
-                _ => {
-                    let i = &found.args[0];
-                    (
-                        syn::parse_quote_spanned!(span=> (#i)),
-                        syn::parse_quote_spanned!(span=> (#i) < #recv.len()),
-                    )
-                }
-            };
+        if let Some((index, holds)) = self.element_position(found)? {
             return Ok(match m.method.to_string().as_str() {
                 "unwrap" | "expect" => Some(syn::parse_quote_spanned!(span=> #recv[#index])),
                 "unwrap_or" if m.args.len() == 1 => {
@@ -1833,11 +1894,18 @@ impl Lowerer {
     /// Lowers an `if`; with `want`, returns its value.
     fn lower_if(&mut self, i: &syn::ExprIf, want: bool) -> Result<Option<Val>> {
         if let Expr::Let(l) = &*i.cond {
+            let els: Expr = match &i.else_branch {
+                Some((_, e)) => (**e).clone(),
+                None => syn::parse_quote!({}),
+            };
+            if let Some(Expr::If(indexed)) = self.option_element_if(l, &i.then_branch, els)? {
+                return self.lower_if(&indexed, want);
+            }
             // `if let p = s { a } else { b }` is `match s { p => a, _ => b }`.
             if pat_binds(&l.pat) && !self.is_inert_scrutinee(&l.expr) {
                 return unsupported(
                     l,
-                    "`if let` that binds variables, except on a by-value parameter that is never differentiated (an enum, an `Option`, an integer)",
+                    "`if let` that binds variables, except `Some(v)` of `x.get(i)`, `x.first()` or `x.last()` and patterns on a by-value parameter that is never differentiated (an enum, an `Option`, an integer)",
                 );
             }
             let (scrutinee, pat, then) = (&l.expr, &l.pat, &i.then_branch);
@@ -1981,6 +2049,22 @@ impl Lowerer {
     }
 
     fn lower_match(&mut self, m: &syn::ExprMatch, want: bool) -> Result<Option<Val>> {
+        // `match x.get(i) { Some(v) => a, None => b }` is `if let Some(v) = x.get(i)`.
+        if let [some, none] = &m.arms[..]
+            && some.guard.is_none()
+            && none.guard.is_none()
+            && matches!(&some.pat, Pat::TupleStruct(ts) if ts.path.is_ident("Some"))
+            && (matches!(&none.pat, Pat::Wild(_))
+                || matches!(&none.pat, Pat::Ident(pi) if pi.ident == "None" && pi.subpat.is_none()))
+        {
+            let (pat, scrutinee, a, b) = (&some.pat, &m.expr, &some.body, &none.body);
+            let l: syn::ExprLet = syn::parse_quote!(let #pat = #scrutinee);
+            let then: syn::Block = syn::parse_quote!({ #a });
+            let els: Expr = syn::parse_quote!({ #b });
+            if let Some(Expr::If(indexed)) = self.option_element_if(&l, &then, els)? {
+                return self.lower_if(&indexed, want);
+            }
+        }
         if let Some(s) = self.value_scrutinee(m)? {
             return self.lower_arms(&s, &m.arms, want, m.span());
         }
