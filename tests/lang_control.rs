@@ -838,6 +838,91 @@ fn activations(x: &[f64], act: Activation, tol: Option<f64>, k: usize) -> f64 {
     (s * s + eps).sqrt() + p + q * t.sqrt()
 }
 
+/// A layer's settings, passed by reference: an activation and an optional scale.
+pub struct Settings {
+    pub act: Activation,
+    pub scale: Option<f64>,
+    pub weight: f64,
+}
+
+/// Patterns binding the values inside struct parameters that are constant in the
+/// companions: a `match` on a reference to an enum (`match act`), on a field of a struct
+/// (`match cfg.act`), `if let` on a field, and `let .. else` on a field behind `&`.
+#[autodiff_forward(settings_fwd, Dual, Const, Const, Dual)]
+#[autodiff_reverse(settings_rev, Duplicated, Const, Const, Active)]
+fn settings(x: &[f64], act: &Activation, cfg: &Settings) -> f64 {
+    let mut s = 0.0;
+    for v in x {
+        s += match act {
+            Activation::Leaky(a) => a * v,
+            Activation::Softplus { beta, .. } => (beta * v).exp().ln_1p() / beta,
+            _ => v.tanh(),
+        };
+        s += match cfg.act {
+            Activation::Leaky(a) if a > 0.5 => a * v.sin() * cfg.weight,
+            Activation::Softplus { shift, .. } => shift * v * v,
+            _ => *v,
+        };
+    }
+    if let Some(k) = cfg.scale {
+        s *= k;
+    }
+    let Activation::Leaky(a) = &cfg.act else {
+        return s;
+    };
+    s * a
+}
+
+impl Settings {
+    /// A method matching fields of a constant `self`.
+    #[autodiff_forward(apply_fwd, Const, Dual, Dual)]
+    #[autodiff_reverse(apply_rev, Const, Active, Active)]
+    fn apply(&self, x: f64) -> f64 {
+        let y = match self.scale {
+            Some(k) => (k * x).sin(),
+            None => x * x,
+        };
+        match self.act {
+            Activation::Leaky(a) => a * y,
+            _ => y * self.weight,
+        }
+    }
+}
+
+fn settings_o<D: Num>(x: &[D], act: Activation, cfg: &Settings) -> D {
+    let mut s = c::<D>(0.0);
+    for v in x {
+        s += match act {
+            Activation::Leaky(a) => *v * a,
+            Activation::Softplus { beta, .. } => (*v * beta).exp().ln_1p() / beta,
+            _ => v.tanh(),
+        };
+        s += match cfg.act {
+            Activation::Leaky(a) if a > 0.5 => v.sin() * a * cfg.weight,
+            Activation::Softplus { shift, .. } => *v * *v * shift,
+            _ => *v,
+        };
+    }
+    if let Some(k) = cfg.scale {
+        s *= k;
+    }
+    match cfg.act {
+        Activation::Leaky(a) => s * a,
+        _ => s,
+    }
+}
+
+fn apply_o<D: Num>(cfg: &Settings, x: D) -> D {
+    let y = match cfg.scale {
+        Some(k) => (x * k).sin(),
+        None => x * x,
+    };
+    match cfg.act {
+        Activation::Leaky(a) => y * a,
+        _ => y * cfg.weight,
+    }
+}
+
 /// The gradient of `activations`, differentiated again: H·v through the bindings, guards
 /// and `let .. else` of the companion, read back.
 #[autodiff_forward(activations_hvp, Dual, Const, Const, Const, Dual)]
@@ -999,6 +1084,35 @@ proptest! {
             |x, b, s| activations_rev(x, b, act, tol, k, s),
             |d| activations_o::<Dual64>(d, act, tol, k),
         );
+    }
+
+    #[test]
+    fn patterns_binding_constant_struct_parameters(
+        (x, v, s0) in slice_case(-1.5, 1.5, 1..8, 0),
+        s in seed(),
+        (which, other) in (0usize..6, 0usize..6),
+        scale in prop::option::of(0.1..2.0f64),
+        weight in -2.0..2.0f64,
+    ) {
+        let act = activation(which);
+        let cfg = Settings { act: activation(other), scale, weight };
+        check_slice(
+            "settings",
+            (&x, &v, &s0, s),
+            |x| settings(x, &act, &cfg),
+            |x, d| settings_fwd(x, d, &act, &cfg),
+            |x, b, s| settings_rev(x, b, &act, &cfg, s),
+            |d| settings_o::<Dual64>(d, act, &cfg),
+        );
+        let t = x[0];
+        let want = apply_o(&cfg, Dual64::new(t, 1.0));
+        check("apply", cfg.apply(t), want.re);
+        let (p, d) = cfg.apply_fwd(t, 1.0);
+        check("apply forward", p, want.re);
+        check("apply tangent", d, want.eps);
+        let (p, g) = cfg.apply_rev(t, s);
+        check("apply reverse", p, want.re);
+        check("apply gradient", g, want.eps * s);
     }
 
     #[test]

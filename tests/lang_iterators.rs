@@ -302,7 +302,11 @@ fn optional_positions(x: &[f64]) -> f64 {
     if let Some(z) = x.get(x.len() + 3) {
         s += z * 1000.0;
     }
-    let t = if let Some(u) = x.last().copied() { u * 3.0 } else { 0.0 };
+    let t = if let Some(u) = x.last().copied() {
+        u * 3.0
+    } else {
+        0.0
+    };
     let m = match x.get(2) {
         Some(v) => v.exp(),
         None => 0.5,

@@ -189,13 +189,14 @@ fn expand_fn(trigger: Trigger, func: &ImplItemFn) -> syn::Result<TokenStream> {
         ));
     }
     let (body, kinds) = Lowerer::new(&sig_info).lower_body(&func.block, &sig_info)?;
+    let pattern_fail = pattern_failure(&body);
     let g = Gen {
         func,
         sig: &sig_info,
         body: &body,
         kinds: &kinds,
-        fail_fwd: None,
-        fail_rev: None,
+        fail_fwd: pattern_fail.clone(),
+        fail_rev: pattern_fail,
         nesting: Nesting::Derive,
         assoc: is_associated(func),
         delegate: None,
@@ -215,6 +216,10 @@ fn expand_fn(trigger: Trigger, func: &ImplItemFn) -> syn::Result<TokenStream> {
                     #helper
                 });
             }
+            continue;
+        }
+        if let Some(e) = active_pattern_param(&body, &sig_info, spec) {
+            out.extend(e.to_compile_error());
             continue;
         }
         let companion = match spec.mode {
@@ -1255,4 +1260,37 @@ impl Gen<'_> {
             }
         }
     }
+}
+
+/// Why a function whose patterns bind the values of a struct parameter cannot be
+/// differentiated with that parameter active (its protocol, which the function's callers
+/// use, has every parameter active): the bound values carry no derivative.
+pub fn pattern_failure(body: &Body) -> Option<String> {
+    body.pattern_params.first().map(|(name, _)| {
+        format!(
+            "a pattern binds the values inside `{name}`, which then carry no derivative: \
+             this function can be differentiated only with `{name}` constant (`Const` in \
+             its own companions; not through calls from other differentiated code)"
+        )
+    })
+}
+
+/// The error of a companion in which a struct parameter whose values a pattern binds is
+/// active, at the pattern.
+fn active_pattern_param(body: &Body, sig: &SigInfo, spec: &Spec) -> Option<syn::Error> {
+    body.pattern_params.iter().find_map(|(name, span)| {
+        let k = sig.params.iter().position(|p| p.name == name)?;
+        let (act, _) = spec.inputs.get(k)?;
+        (*act != Activity::Const).then(|| {
+            syn::Error::new(
+                *span,
+                format!(
+                    "this pattern binds values inside `{name}`, which would carry no \
+                     derivative: `{name}` must be `Const` in `{}` (its values are then \
+                     constants)",
+                    spec.name
+                ),
+            )
+        })
+    })
 }

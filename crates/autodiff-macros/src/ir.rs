@@ -302,4 +302,8 @@ pub struct Body {
     pub ret: Vec<Operand>,
     /// True when the function returns a tuple (`ret` lists its elements).
     pub ret_tuple: bool,
+    /// Struct parameters whose values a pattern binds (`match kind { Kind::Scale(s) =>
+    /// .. }` with `kind: &Kind`), with the pattern's span: the bound values carry no
+    /// derivative, so a companion where such a parameter is active is refused.
+    pub pattern_params: Vec<(String, proc_macro2::Span)>,
 }

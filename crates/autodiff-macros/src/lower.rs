@@ -122,6 +122,8 @@ pub struct Lowerer {
     scalar_refs: HashSet<String>,
     /// Parameters that are references to any other non-float type (`&mut Model`).
     struct_refs: HashSet<String>,
+    /// Struct parameters whose values a pattern binds (see [`Body::pattern_params`]).
+    pattern_params: Vec<(String, Span)>,
     /// Locals holding a struct built in the body (`Op::StructLit`).
     struct_values: HashSet<String>,
     /// Locals holding the value of a `match` scrutinee that its arms bind whole.
@@ -223,6 +225,7 @@ impl Lowerer {
             companion: false,
             scalar_refs: struct_shaped_params(sig, true),
             struct_refs: struct_shaped_params(sig, false),
+            pattern_params: Vec::new(),
             struct_values: HashSet::new(),
             value_scrutinees: HashSet::new(),
             inert_params: sig
@@ -270,6 +273,7 @@ impl Lowerer {
             companion: self.companion,
             scalar_refs: self.scalar_refs.clone(),
             struct_refs: self.struct_refs.clone(),
+            pattern_params: Vec::new(),
             struct_values: self.struct_values.clone(),
             value_scrutinees: self.value_scrutinees.clone(),
             inert_params: self.inert_params.clone(),
@@ -304,10 +308,12 @@ impl Lowerer {
         let n = val_len(&tail);
         let ret = sub.flatten(tail, n)?;
         let block = sub.out.pop().expect("the closure body");
+        self.pattern_params.append(&mut sub.pattern_params);
         let body = Body {
             block,
             ret,
             ret_tuple: n > 1,
+            pattern_params: vec![],
         };
         let mut reads = HashSet::new();
         let mut writes = HashSet::new();
@@ -512,6 +518,7 @@ impl Lowerer {
                 block,
                 ret,
                 ret_tuple,
+                pattern_params: self.pattern_params,
             },
             self.kinds,
         ))
@@ -823,13 +830,13 @@ impl Lowerer {
             Pat::Type(pt) => &*pt.pat,
             p => p,
         };
-        if pat_binds(pat) && !self.is_inert_scrutinee(scrutinee) {
+        if pat_binds(pat) && !self.binds_constants(scrutinee, pat) {
             return unsupported(
                 pat,
-                "`let .. else` that binds variables, except on a by-value parameter that is never differentiated (an enum, an `Option`, an integer)",
+                "`let .. else` that binds variables, except on a by-value parameter that is never differentiated (an enum, an `Option`, an integer) or a struct parameter",
             );
         }
-        let scrut = self.render(scrutinee);
+        let scrut = self.scrutinee_tokens(scrutinee);
         let s = self.inactive_local("scrutinee", scrut, scrutinee.span());
         let test = without_bindings(pat, None);
         let (otherwise, _) =
@@ -1902,10 +1909,10 @@ impl Lowerer {
                 return self.lower_if(&indexed, want);
             }
             // `if let p = s { a } else { b }` is `match s { p => a, _ => b }`.
-            if pat_binds(&l.pat) && !self.is_inert_scrutinee(&l.expr) {
+            if pat_binds(&l.pat) && !self.binds_constants(&l.expr, &l.pat) {
                 return unsupported(
                     l,
-                    "`if let` that binds variables, except `Some(v)` of `x.get(i)`, `x.first()` or `x.last()` and patterns on a by-value parameter that is never differentiated (an enum, an `Option`, an integer)",
+                    "`if let` that binds variables, except `Some(v)` of `x.get(i)`, `x.first()` or `x.last()` and patterns on a by-value parameter that is never differentiated (an enum, an `Option`, an integer) or a struct parameter",
                 );
             }
             let (scrutinee, pat, then) = (&l.expr, &l.pat, &i.then_branch);
@@ -2068,17 +2075,13 @@ impl Lowerer {
         if let Some(s) = self.value_scrutinee(m)? {
             return self.lower_arms(&s, &m.arms, want, m.span());
         }
-        let scrut = self.render(&m.expr);
+        let scrut = self.scrutinee_tokens(&m.expr);
         let s = self.inactive_local("scrutinee", scrut, m.expr.span());
-        let inert = self.is_inert_scrutinee(&m.expr);
         for arm in &m.arms {
-            if !pat_binds(&arm.pat) {
-                continue;
-            }
-            if !inert {
+            if pat_binds(&arm.pat) && !self.binds_constants(&m.expr, &arm.pat) {
                 return unsupported(
                     &arm.pat,
-                    "a `match` pattern that binds variables (other than one naming the whole value, `v if v > 0.0 => ..`), except on a by-value parameter that is never differentiated (an enum, an `Option`, an integer)",
+                    "a `match` pattern that binds variables (other than one naming the whole value, `v if v > 0.0 => ..`), except on a by-value parameter that is never differentiated (an enum, an `Option`, an integer) or a struct parameter",
                 );
             }
         }
@@ -2367,6 +2370,51 @@ impl Lowerer {
         }
     }
 
+    /// Whether a pattern may bind the values of `e` as constants: `e` names a by-value
+    /// parameter that is never differentiated, or reads a struct parameter (`kind`,
+    /// `*kind`, `cfg.mode`), which is then recorded in [`Body::pattern_params`] so that
+    /// a companion where it is active is refused.
+    fn binds_constants(&mut self, e: &Expr, pat: &Pat) -> bool {
+        if self.is_inert_scrutinee(e) {
+            return true;
+        }
+        let Some(name) = self.struct_param_root(e) else {
+            return false;
+        };
+        self.pattern_params.push((name, pat.span()));
+        true
+    }
+
+    /// The value a `match` tests, as the local that holds it is bound: a reference to a
+    /// struct parameter's value (`&(cfg.mode)`, which a pattern's bindings cannot move
+    /// out of), else the value itself.
+    fn scrutinee_tokens(&self, e: &Expr) -> TokenStream {
+        let t = self.render(e);
+        if self.struct_param_root(e).is_some() {
+            quote!(&(#t))
+        } else {
+            t
+        }
+    }
+
+    /// The struct parameter that `e` reads (`kind`, `&kind`, `*kind`, `cfg.mode`), still
+    /// bound to its own name.
+    fn struct_param_root(&self, e: &Expr) -> Option<String> {
+        let mut root = strip(e);
+        loop {
+            root = match root {
+                Expr::Reference(r) => strip(&r.expr),
+                Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => strip(&u.expr),
+                Expr::Field(f) => strip(&f.base),
+                _ => break,
+            };
+        }
+        let Expr::Path(p) = root else { return None };
+        let name = p.path.get_ident()?.to_string();
+        let own = matches!(self.lookup(&name), Some(Binding::Var(b)) if *b == name);
+        (own && self.struct_refs.contains(&name)).then_some(name)
+    }
+
     /// `let name = value;` of a new local holding a value with no derivative (a
     /// scrutinee, an index), evaluated once as written.
     fn inactive_local(&mut self, name: &str, value: TokenStream, span: Span) -> Ident {
@@ -2395,6 +2443,7 @@ impl Lowerer {
         if binding.is_empty()
             || !binding.iter().all(|p| whole(p))
             || self.is_inert_scrutinee(&m.expr)
+            || self.struct_param_root(&m.expr).is_some()
         {
             return Ok(None);
         }

@@ -65,6 +65,7 @@ pub fn companion_protocol(
     let (body, kinds, fail) = body_or_failure(lowered, |e| {
         format!("`{name}` is a derivative companion that cannot be differentiated again: {e}")
     });
+    let fail = fail.or_else(|| crate::expand::pattern_failure(&body));
     let fail_rev = fail.clone().or_else(|| match inner {
         Mode::Reverse => Some(format!(
             "`{name}` is a reverse-mode companion: reverse mode over reverse mode is not \
@@ -115,6 +116,7 @@ fn empty_body() -> Body {
         block: vec![],
         ret: vec![Operand::Lit(quote!(()))],
         ret_tuple: false,
+        pattern_params: vec![],
     }
 }
 
