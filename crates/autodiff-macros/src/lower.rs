@@ -2443,7 +2443,6 @@ impl Lowerer {
         if binding.is_empty()
             || !binding.iter().all(|p| whole(p))
             || self.is_inert_scrutinee(&m.expr)
-            || self.struct_param_root(&m.expr).is_some()
         {
             return Ok(None);
         }
