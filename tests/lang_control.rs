@@ -923,6 +923,37 @@ fn apply_o<D: Num>(cfg: &Settings, x: D) -> D {
     }
 }
 
+/// A `match` on the fields of a `Duplicated` struct: an arm naming the whole float field
+/// carries its derivative into the shadow, literal arms on an integer field bind nothing.
+pub struct Gains {
+    pub w: f64,
+    pub n: usize,
+}
+
+#[autodiff_reverse(gains_rev, Active, Duplicated, Active)]
+fn gains(x: f64, g: &Gains) -> f64 {
+    let a = match g.w {
+        v if v > 0.0 => v * x,
+        v => -v * x * x,
+    };
+    let b = match g.n {
+        0 => 1.0,
+        1 => x,
+        _ => x * x,
+    };
+    a + b
+}
+
+fn gains_o<D: Num>(x: D, w: D, n: usize) -> D {
+    let a = if w.re() > 0.0 { w * x } else { -w * x * x };
+    let b = match n {
+        0 => c(1.0),
+        1 => x,
+        _ => x * x,
+    };
+    a + b
+}
+
 /// The gradient of `activations`, differentiated again: H·v through the bindings, guards
 /// and `let .. else` of the companion, read back.
 #[autodiff_forward(activations_hvp, Dual, Const, Const, Const, Dual)]
@@ -1158,6 +1189,16 @@ proptest! {
     #[test]
     fn match_arms_binding_the_scrutinee(x in float(-1.5, 1.5), v in dir(), s in seed()) {
         check1("bound", (x, v, s), bound, bound_fwd, bound_rev, bound_o);
+    }
+
+    #[test]
+    fn match_arms_on_fields_of_a_duplicated_struct(x in float(-1.5, 1.5), w in float(-2.0, 2.0), n in 0usize..3, s in seed()) {
+        let mut dg = Gains { w: 0.25, n: 0 };
+        let (f, dx) = gains_rev(x, &Gains { w, n }, &mut dg, s);
+        let (want, grad) = oracle_grad(|d| gains_o(d[0], d[1], n), &[x, w]);
+        check("gains", f, want);
+        check("gains ∂x", dx, grad[0] * s);
+        check("gains ∂w", dg.w - 0.25, grad[1] * s);
     }
 
     #[test]
