@@ -210,7 +210,7 @@ pub const FEATURES: &[(&str, &str)] = &[
     ),
     (
         "extreme",
-        "the element found by `reduce`, `max_by`, `min_by` (then `unwrap`), and `*x.last().unwrap()`",
+        "the element found by `reduce`, `max_by`, `min_by` (then `unwrap`), `*x.last().unwrap()`, and `x.get(i)`/`x.last()` matched by `match`/`if let Some(v)`",
     ),
     (
         "reorder",
@@ -1301,7 +1301,7 @@ impl<'a> FnGen<'a> {
 
     /// An element found by a reduction over the non-empty slice `s`.
     fn extreme(&mut self, s: &str, d: usize) -> E {
-        match self.rng.below(5) {
+        match self.rng.below(6) {
             0 => E {
                 p: format!("{s}.iter().copied().reduce(f64::max).unwrap()"),
                 o: format!("{s}.iter().copied().reduce(omax).unwrap()"),
@@ -1341,6 +1341,33 @@ impl<'a> FnGen<'a> {
                         "{s}.iter().map(|{v}| {}).min_by(|a, b| a.re().partial_cmp(&b.re()).unwrap()).unwrap()",
                         e.o
                     ),
+                    lit: false,
+                }
+            }
+            4 => {
+                // An element by position that may be missing, bound by `match` or
+                // `if let` (the oracle runs the same code on num-dual numbers).
+                let v = self.name("v");
+                self.add_elem(&v);
+                let e = self.fexpr_with(d, true);
+                let e = involve(&mut self.rng, e, &v, &format!("(*{v})"), &format!("(*{v})"));
+                let at = match self.rng.below(4) {
+                    0 => format!("{s}.get(1)"),
+                    1 => format!("{s}.get({s}.len() / 2)"),
+                    2 => format!("{s}.get({s}.len() + 1)"),
+                    _ => format!("{s}.last()"),
+                };
+                let form = self.rng.below(2);
+                let write = |body: &str| {
+                    if form == 0 {
+                        format!("(match {at} {{ Some({v}) => {body}, None => {s}[0] * 0.5 }})")
+                    } else {
+                        format!("(if let Some({v}) = {at} {{ {body} }} else {{ {s}[0] * 0.5 }})")
+                    }
+                };
+                E {
+                    p: write(&e.p),
+                    o: write(&e.o),
                     lit: false,
                 }
             }
