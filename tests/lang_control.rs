@@ -838,6 +838,26 @@ fn activations(x: &[f64], act: Activation, tol: Option<f64>, k: usize) -> f64 {
     (s * s + eps).sqrt() + p + q * t.sqrt()
 }
 
+/// A `mut` binding of a value inside a constant by-value enum, changed in the arm.
+#[autodiff_forward(shifted_fwd, Dual, Const, Dual)]
+#[autodiff_reverse(shifted_rev, Active, Const, Active)]
+fn shifted(x: f64, act: Activation) -> f64 {
+    match act {
+        Activation::Leaky(mut a) => {
+            a += 1.0;
+            a * x.sin()
+        }
+        _ => x,
+    }
+}
+
+fn shifted_o<D: Num>(x: D, act: Activation) -> D {
+    match act {
+        Activation::Leaky(a) => x.sin() * (a + 1.0),
+        _ => x,
+    }
+}
+
 /// A layer's settings, passed by reference: an activation and an optional scale.
 pub struct Settings {
     pub act: Activation,
@@ -846,15 +866,18 @@ pub struct Settings {
 }
 
 /// Patterns binding the values inside struct parameters that are constant in the
-/// companions: a `match` on a reference to an enum (`match act`), on a field of a struct
-/// (`match cfg.act`), `if let` on a field, and `let .. else` on a field behind `&`.
+/// companions: a `match` on a reference to an enum (`match act`, whose bindings are
+/// references, read in a guard), on a field of a struct (`match cfg.act`), `if let` with
+/// a `mut` binding on a field, and `let .. else` on a field behind `&`.
 #[autodiff_forward(settings_fwd, Dual, Const, Const, Dual)]
 #[autodiff_reverse(settings_rev, Duplicated, Const, Const, Active)]
 fn settings(x: &[f64], act: &Activation, cfg: &Settings) -> f64 {
     let mut s = 0.0;
     for v in x {
+        // Bound through a reference: `a` and `beta` are `&f64`, as in plain Rust.
         s += match act {
-            Activation::Leaky(a) => a * v,
+            Activation::Leaky(a) if *a > 0.5 => a * v,
+            Activation::Leaky(a) => v * *a * 2.0,
             Activation::Softplus { beta, .. } => (beta * v).exp().ln_1p() / beta,
             _ => v.tanh(),
         };
@@ -864,7 +887,8 @@ fn settings(x: &[f64], act: &Activation, cfg: &Settings) -> f64 {
             _ => *v,
         };
     }
-    if let Some(k) = cfg.scale {
+    if let Some(mut k) = cfg.scale {
+        k += 0.5;
         s *= k;
     }
     let Activation::Leaky(a) = &cfg.act else {
@@ -893,7 +917,8 @@ fn settings_o<D: Num>(x: &[D], act: Activation, cfg: &Settings) -> D {
     let mut s = c::<D>(0.0);
     for v in x {
         s += match act {
-            Activation::Leaky(a) => *v * a,
+            Activation::Leaky(a) if a > 0.5 => *v * a,
+            Activation::Leaky(a) => *v * a * 2.0,
             Activation::Softplus { beta, .. } => (*v * beta).exp().ln_1p() / beta,
             _ => v.tanh(),
         };
@@ -904,7 +929,7 @@ fn settings_o<D: Num>(x: &[D], act: Activation, cfg: &Settings) -> D {
         };
     }
     if let Some(k) = cfg.scale {
-        s *= k;
+        s *= k + 0.5;
     }
     match cfg.act {
         Activation::Leaky(a) => s * a,
@@ -1189,6 +1214,19 @@ proptest! {
     #[test]
     fn match_arms_binding_the_scrutinee(x in float(-1.5, 1.5), v in dir(), s in seed()) {
         check1("bound", (x, v, s), bound, bound_fwd, bound_rev, bound_o);
+    }
+
+    #[test]
+    fn mut_bindings_of_constant_values(x in float(-1.5, 1.5), v in dir(), s in seed(), which in 0usize..6) {
+        let act = activation(which);
+        check1(
+            "shifted",
+            (x, v, s),
+            |x| shifted(x, act),
+            |x, dx| shifted_fwd(x, dx, act),
+            |x, s| shifted_rev(x, act, s),
+            |x| shifted_o(x, act),
+        );
     }
 
     #[test]

@@ -312,8 +312,8 @@ fn optional_positions(x: &[f64]) -> f64 {
         None => 0.5,
     };
     let e = match x[..0].last() {
+        None => 2.0,
         Some(&q) => q,
-        _ => 2.0,
     };
     s * t + m * e
 }

@@ -124,6 +124,10 @@ pub struct Lowerer {
     struct_refs: HashSet<String>,
     /// Struct parameters whose values a pattern binds (see [`Body::pattern_params`]).
     pattern_params: Vec<(String, Span)>,
+    /// Scrutinee locals of patterns on a struct parameter, with the user's scrutinee
+    /// (`kind`, `cfg.mode`): the pattern's bindings are read from it again, so that they
+    /// are references or copies exactly as in the user's code.
+    struct_scrutinees: HashMap<String, TokenStream>,
     /// Locals holding a struct built in the body (`Op::StructLit`).
     struct_values: HashSet<String>,
     /// Locals holding the value of a `match` scrutinee that its arms bind whole.
@@ -228,6 +232,7 @@ impl Lowerer {
             pattern_params: Vec::new(),
             struct_values: HashSet::new(),
             value_scrutinees: HashSet::new(),
+            struct_scrutinees: HashMap::new(),
             inert_params: sig
                 .params
                 .iter()
@@ -276,6 +281,7 @@ impl Lowerer {
             pattern_params: Vec::new(),
             struct_values: self.struct_values.clone(),
             value_scrutinees: self.value_scrutinees.clone(),
+            struct_scrutinees: self.struct_scrutinees.clone(),
             inert_params: self.inert_params.clone(),
             buffer_names: self.buffer_names.clone(),
             statement_call: false,
@@ -838,6 +844,7 @@ impl Lowerer {
         }
         let scrut = self.scrutinee_tokens(scrutinee);
         let s = self.inactive_local("scrutinee", scrut, scrutinee.span());
+        self.note_struct_scrutinee(&s, scrutinee);
         let test = without_bindings(pat, None);
         let (otherwise, _) =
             self.in_block(|l| l.lower_branch(&Branch::Expr(els.clone()), false))?;
@@ -2057,12 +2064,21 @@ impl Lowerer {
 
     fn lower_match(&mut self, m: &syn::ExprMatch, want: bool) -> Result<Option<Val>> {
         // `match x.get(i) { Some(v) => a, None => b }` is `if let Some(v) = x.get(i)`.
-        if let [some, none] = &m.arms[..]
+        let is_some = |p: &Pat| matches!(p, Pat::TupleStruct(ts) if ts.path.is_ident("Some"));
+        let is_none = |p: &Pat| {
+            matches!(p, Pat::Wild(_))
+                || matches!(p, Pat::Ident(pi) if pi.ident == "None" && pi.subpat.is_none())
+        };
+        let arms = match &m.arms[..] {
+            [a, b] if is_some(&a.pat) && is_none(&b.pat) => Some((a, b)),
+            [a, b] if matches!(&a.pat, Pat::Ident(_)) && is_none(&a.pat) && is_some(&b.pat) => {
+                Some((b, a))
+            }
+            _ => None,
+        };
+        if let Some((some, none)) = arms
             && some.guard.is_none()
             && none.guard.is_none()
-            && matches!(&some.pat, Pat::TupleStruct(ts) if ts.path.is_ident("Some"))
-            && (matches!(&none.pat, Pat::Wild(_))
-                || matches!(&none.pat, Pat::Ident(pi) if pi.ident == "None" && pi.subpat.is_none()))
         {
             let (pat, scrutinee, a, b) = (&some.pat, &m.expr, &some.body, &none.body);
             let l: syn::ExprLet = syn::parse_quote!(let #pat = #scrutinee);
@@ -2077,6 +2093,7 @@ impl Lowerer {
         }
         let scrut = self.scrutinee_tokens(&m.expr);
         let s = self.inactive_local("scrutinee", scrut, m.expr.span());
+        self.note_struct_scrutinee(&s, &m.expr);
         for arm in &m.arms {
             if pat_binds(&arm.pat) && !self.binds_constants(&m.expr, &arm.pat) {
                 return unsupported(
@@ -2115,20 +2132,29 @@ impl Lowerer {
         let cond = match &first.guard {
             Some((_, g)) if pat_binds(pat) => {
                 // The guard reads the pattern's variables: a copy of each value, as the arm's
-                // body does (see `bind_pattern`).
+                // body does (see `bind_pattern`); on a struct parameter, the values as the
+                // user's scrutinee binds them.
                 let vars = pattern_bindings(pat);
                 self.scopes.push(
                     vars.iter()
                         .map(|v| (v.to_string(), Binding::Var(v.clone())))
                         .collect(),
                 );
-                let g: Expr = syn::parse_quote!({
-                    #(let #vars = ::core::clone::Clone::clone(#vars);)*
-                    #g
-                });
+                let user = self.struct_scrutinees.get(&s.to_string()).cloned();
+                let g: Expr = match user {
+                    Some(_) => (**g).clone(),
+                    None => syn::parse_quote!({
+                        #(let #vars = ::core::clone::Clone::clone(#vars);)*
+                        #g
+                    }),
+                };
                 let g = self.render(&g);
                 self.scopes.pop();
-                quote!(match &#s { #pat if #g => true, _ => false })
+                let copy = without_mut(pat);
+                match user {
+                    Some(user) => quote!(match #user { #pat if #g => true, _ => false }),
+                    None => quote!(match &#s { #copy if #g => true, _ => false }),
+                }
             }
             Some((_, g)) => {
                 let g = self.render(g);
@@ -2397,6 +2423,15 @@ impl Lowerer {
         }
     }
 
+    /// Records `s` as the scrutinee local of `e` when `e` reads a struct parameter (see
+    /// `struct_scrutinees`).
+    fn note_struct_scrutinee(&mut self, s: &Ident, e: &Expr) {
+        if self.struct_param_root(e).is_some() {
+            let t = self.render(e);
+            self.struct_scrutinees.insert(s.to_string(), t);
+        }
+    }
+
     /// The struct parameter that `e` reads (`kind`, `&kind`, `*kind`, `cfg.mode`), still
     /// bound to its own name.
     fn struct_param_root(&self, e: &Expr) -> Option<String> {
@@ -2476,13 +2511,22 @@ impl Lowerer {
             return Ok(());
         }
         for v in pattern_bindings(pat) {
+            // The pattern binding only `v`, and not `mut`: the local is `mut` instead.
             let only = without_bindings(pat, Some(&v));
-            let value = quote!(match &#s {
-                #only => ::core::clone::Clone::clone(#v),
-                #[allow(unreachable_patterns)]
-                _ => ::core::unreachable!(),
-            });
-            self.bind_let(&v, false, Val::Op(Operand::Lit(value)), span)?;
+            let value = match self.struct_scrutinees.get(&s.to_string()) {
+                Some(user) => quote!(match #user {
+                    #only => #v,
+                    #[allow(unreachable_patterns)]
+                    _ => ::core::unreachable!(),
+                }),
+                None => quote!(match &#s {
+                    #only => ::core::clone::Clone::clone(#v),
+                    #[allow(unreachable_patterns)]
+                    _ => ::core::unreachable!(),
+                }),
+            };
+            let mutable = binds_mutably(pat, &v);
+            self.bind_let(&v, mutable, Val::Op(Operand::Lit(value)), span)?;
         }
         Ok(())
     }
@@ -4818,6 +4862,36 @@ fn pattern_bindings(p: &Pat) -> Vec<Ident> {
     n.0
 }
 
+/// Whether `p` binds `v` with `mut`.
+fn binds_mutably(p: &Pat, v: &Ident) -> bool {
+    struct Find<'v>(&'v Ident, bool);
+    impl<'a> syn::visit::Visit<'a> for Find<'_> {
+        fn visit_pat_ident(&mut self, i: &'a syn::PatIdent) {
+            if i.ident == *self.0 && i.mutability.is_some() {
+                self.1 = true;
+            }
+            syn::visit::visit_pat_ident(self, i);
+        }
+    }
+    let mut f = Find(v, false);
+    syn::visit::Visit::visit_pat(&mut f, p);
+    f.1
+}
+
+/// The pattern with its bindings' `mut` left out (a guard reads them through a reference).
+fn without_mut(p: &Pat) -> Pat {
+    struct Strip;
+    impl syn::visit_mut::VisitMut for Strip {
+        fn visit_pat_ident_mut(&mut self, i: &mut syn::PatIdent) {
+            i.mutability = None;
+            syn::visit_mut::visit_pat_ident_mut(self, i);
+        }
+    }
+    let mut p = p.clone();
+    syn::visit_mut::VisitMut::visit_pat_mut(&mut Strip, &mut p);
+    p
+}
+
 /// The pattern with each binding but `keep` replaced by `_` (`x @ p` by `p`): without
 /// `keep`, the arm's test.
 fn without_bindings(p: &Pat, keep: Option<&Ident>) -> Pat {
@@ -4826,12 +4900,16 @@ fn without_bindings(p: &Pat, keep: Option<&Ident>) -> Pat {
         fn visit_pat_mut(&mut self, p: &mut Pat) {
             if let Pat::Ident(i) = p
                 && pat_binds(&Pat::Ident(i.clone()))
-                && self.0 != Some(&i.ident)
             {
-                *p = match i.subpat.take() {
-                    Some((_, sub)) => *sub,
-                    None => syn::parse_quote!(_),
-                };
+                if self.0 != Some(&i.ident) {
+                    *p = match i.subpat.take() {
+                        Some((_, sub)) => *sub,
+                        None => syn::parse_quote!(_),
+                    };
+                } else {
+                    // The kept binding is read out; the local it goes to is `mut` instead.
+                    i.mutability = None;
+                }
             }
             syn::visit_mut::visit_pat_mut(self, p);
         }
