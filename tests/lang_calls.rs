@@ -571,7 +571,7 @@ fn centre(x: &[f64], c: f64, out: &mut [f64]) {
 
 /// A local vector and a local array, overwritten by a call in every iteration and read
 /// after it: the reverse sweep puts back each iteration's contents from saved copies
-/// (kept inline up to twelve values, on the heap beyond).
+/// (kept inline up to eight values, on the heap beyond).
 #[autodiff_forward(reused_by_calls_fwd, Dual, Dual)]
 #[autodiff_reverse(reused_by_calls_rev, Duplicated, Active)]
 fn reused_by_calls(x: &[f64]) -> f64 {

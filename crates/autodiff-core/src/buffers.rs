@@ -466,7 +466,7 @@ pub struct SavedSlice<T> {
 
 impl<T> SavedSlice<T> {
     /// How many values live inline.
-    pub const INLINE: usize = 12;
+    pub const INLINE: usize = 8;
 }
 
 impl<T: Clone> SavedSlice<T> {
