@@ -284,9 +284,10 @@ fn positions_o<D: Num>(x: &[D]) -> D {
     second * 0.25 + x[0] * 0.5 + x[x.len() / 2].sin()
 }
 
-/// Elements by position bound by `if let Some(..)` and by a `match` with `Some` and
-/// `None` arms: a reference (`Some(v)`), the element (`Some(&v)`, or `Some(v)` through
-/// `copied()`), in and out of range, with and without `else`, as statements and values.
+/// Elements by position bound by `if let Some(..)`, by a `match` with `Some` and `None`
+/// arms (in either order, with a guard on `Some`) and by `let Some(..) = .. else`: a
+/// reference (`Some(v)`), the element (`Some(&v)`, or `Some(v)` through `copied()`), in
+/// and out of range, with and without `else`, as statements and values.
 #[autodiff_forward(optional_positions_fwd, Dual, Dual)]
 #[autodiff_reverse(optional_positions_rev, Duplicated, Active)]
 fn optional_positions(x: &[f64]) -> f64 {
@@ -315,7 +316,14 @@ fn optional_positions(x: &[f64]) -> f64 {
         None => 2.0,
         Some(&q) => q,
     };
-    s * t + m * e
+    let g = match x.first() {
+        Some(&q) if q > 0.0 => q * q,
+        _ => -0.5 * x[0],
+    };
+    let Some(&w1) = x.get(1) else {
+        return s * t + m * e + g;
+    };
+    s * t + m * e + g + w1.cos()
 }
 
 fn optional_positions_o<D: Num>(x: &[D]) -> D {
@@ -325,7 +333,9 @@ fn optional_positions_o<D: Num>(x: &[D]) -> D {
     }
     let t = x[x.len() - 1] * 3.0;
     let m = if x.len() > 2 { x[2].exp() } else { c(0.5) };
-    s * t + m * 2.0
+    let g = if x[0].re() > 0.0 { x[0] * x[0] } else { x[0] * -0.5 };
+    let w = if x.len() > 1 { x[1].cos() } else { c(0.0) };
+    s * t + m * 2.0 + g + w
 }
 
 fn extremes_o<D: Num>(x: &[D]) -> D {

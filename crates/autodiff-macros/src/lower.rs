@@ -92,6 +92,13 @@ struct RetCtl {
     vals: Vec<Ident>,
 }
 
+/// What the statements after a `let .. else` bind: the pattern's variables, read from
+/// the scrutinee's local, or the element a `let Some(v) = x.get(i)` reads by index.
+enum LetElse {
+    Pattern(Ident, Pat),
+    Element(syn::Stmt),
+}
+
 pub struct Lowerer {
     scopes: Vec<HashMap<String, Binding>>,
     out: Vec<Block>,
@@ -600,7 +607,10 @@ impl Lowerer {
                 self.lower_stmt(s)?;
             }
             let bind = |l: &mut Self| match &let_else {
-                Some((scrutinee, pat)) => l.bind_pattern(scrutinee, pat, pat.span()),
+                Some(LetElse::Pattern(scrutinee, pat)) => {
+                    l.bind_pattern(scrutinee, pat, pat.span())
+                }
+                Some(LetElse::Element(stmt)) => l.lower_stmt(stmt),
                 None => Ok(()),
             };
             if !is_last && stmt_may_exit(s) {
@@ -831,11 +841,26 @@ impl Lowerer {
     /// pattern matches. Returns the scrutinee's local and the pattern, whose variables the
     /// caller binds as a `match` arm binds them (so the scrutinee must be a by-value
     /// parameter that is never differentiated) where the statements after it run.
-    fn lower_let_else(&mut self, pat: &Pat, scrutinee: &Expr, els: &Expr) -> Result<(Ident, Pat)> {
+    fn lower_let_else(&mut self, pat: &Pat, scrutinee: &Expr, els: &Expr) -> Result<LetElse> {
         let pat = match pat {
             Pat::Type(pt) => &*pt.pat,
             p => p,
         };
+        // `let Some(v) = x.get(i) else { .. };`: the element, read by indexing.
+        if let Some((holds, bind)) = self.option_element(pat, scrutinee)? {
+            let cond = self.render(&holds);
+            let (otherwise, _) =
+                self.in_block(|l| l.lower_branch(&Branch::Expr(els.clone()), false))?;
+            self.emit(Stmt::If {
+                cond: quote!(!(#cond)),
+                then: otherwise,
+                els: vec![],
+                outs: vec![],
+                then_vals: vec![],
+                else_vals: vec![],
+            });
+            return Ok(LetElse::Element(bind));
+        }
         if pat_binds(pat) && !self.binds_constants(scrutinee, pat) {
             return unsupported(
                 pat,
@@ -856,7 +881,7 @@ impl Lowerer {
             then_vals: vec![],
             else_vals: vec![],
         });
-        Ok((s, pat.clone()))
+        Ok(LetElse::Pattern(s, pat.clone()))
     }
 
     /// The value of `let name: ty = init`, made to keep the written type: an `if`,
@@ -1650,13 +1675,26 @@ impl Lowerer {
         then: &syn::Block,
         els: Expr,
     ) -> Result<Option<Expr>> {
-        let Pat::TupleStruct(ts) = &*l.pat else {
+        let Some((holds, bind)) = self.option_element(&l.pat, &l.expr)? else {
+            return Ok(None);
+        };
+        let stmts = &then.stmts;
+        let span = l.span();
+        Ok(Some(syn::parse_quote_spanned!(span=>
+            if #holds { #bind #(#stmts)* } else #els)))
+    }
+
+    /// For the pattern `Some(v)` or `Some(&v)` of `x.get(i)`, `x.first()` or `x.last()`
+    /// of a float buffer (through `copied()`/`cloned()`): whether it matches, and the
+    /// `let` that binds `v` where it does (`let v = &x[i];`, or `x[i]` for a copy).
+    fn option_element(&mut self, pat: &Pat, scrutinee: &Expr) -> Result<Option<(Expr, syn::Stmt)>> {
+        let Pat::TupleStruct(ts) = pat else {
             return Ok(None);
         };
         if !ts.path.is_ident("Some") || ts.elems.len() != 1 || ts.qself.is_some() {
             return Ok(None);
         }
-        let mut inner = strip(&l.expr);
+        let mut inner = strip(scrutinee);
         let mut copied = false;
         while let Expr::MethodCall(c) = inner
             && matches!(&*c.method.to_string(), "copied" | "cloned")
@@ -1683,15 +1721,13 @@ impl Lowerer {
         };
         let recv = &found.receiver;
         let name = &ident.ident;
-        let span = l.span();
+        let span = scrutinee.span();
         let bind: syn::Stmt = if by_ref {
             syn::parse_quote_spanned!(span=> let #name = &#recv[#index];)
         } else {
             syn::parse_quote_spanned!(span=> let #name = #recv[#index];)
         };
-        let stmts = &then.stmts;
-        Ok(Some(syn::parse_quote_spanned!(span=>
-            if #holds { #bind #(#stmts)* } else #els)))
+        Ok(Some((holds, bind)))
     }
 
     /// `chain.reduce(f)`, `chain.max_by(cmp)`, `chain.min_by(cmp)`, `x.first()`,
@@ -2077,16 +2113,17 @@ impl Lowerer {
             _ => None,
         };
         if let Some((some, none)) = arms
-            && some.guard.is_none()
             && none.guard.is_none()
+            && let Some((holds, bind)) = self.option_element(&some.pat, &m.expr)?
         {
-            let (pat, scrutinee, a, b) = (&some.pat, &m.expr, &some.body, &none.body);
-            let l: syn::ExprLet = syn::parse_quote!(let #pat = #scrutinee);
-            let then: syn::Block = syn::parse_quote!({ #a });
-            let els: Expr = syn::parse_quote!({ #b });
-            if let Some(Expr::If(indexed)) = self.option_element_if(&l, &then, els)? {
-                return self.lower_if(&indexed, want);
-            }
+            // A guard on `Some(v)` reads the element too.
+            let cond: Expr = match &some.guard {
+                Some((_, g)) => syn::parse_quote!(#holds && { #bind #g }),
+                None => holds,
+            };
+            let (a, b) = (&some.body, &none.body);
+            let indexed: syn::ExprIf = syn::parse_quote!(if #cond { #bind #a } else { #b });
+            return self.lower_if(&indexed, want);
         }
         if let Some(s) = self.value_scrutinee(m)? {
             return self.lower_arms(&s, &m.arms, want, m.span());
