@@ -333,7 +333,11 @@ fn optional_positions_o<D: Num>(x: &[D]) -> D {
     }
     let t = x[x.len() - 1] * 3.0;
     let m = if x.len() > 2 { x[2].exp() } else { c(0.5) };
-    let g = if x[0].re() > 0.0 { x[0] * x[0] } else { x[0] * -0.5 };
+    let g = if x[0].re() > 0.0 {
+        x[0] * x[0]
+    } else {
+        x[0] * -0.5
+    };
     let w = if x.len() > 1 { x[1].cos() } else { c(0.0) };
     s * t + m * 2.0 + g + w
 }
