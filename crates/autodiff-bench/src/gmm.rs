@@ -369,6 +369,26 @@ pub fn constant(d: usize, k: usize, n: usize, gamma: f64, m: f64) -> f64 {
     -(n as f64) * df * 0.5 * (2.0 * PI).ln() - k as f64 * c
 }
 
+/// The signature of the objective's variants (`gmm_objective`, ..).
+type ObjectiveFn = fn(&[f64], &[f64], &[f64], &[f64], usize, usize, f64, f64, f64) -> f64;
+
+/// The signature of their generated gradients (`gmm_objective_grad`, ..).
+type GradientFn = fn(
+    &[f64],
+    &mut [f64],
+    &[f64],
+    &mut [f64],
+    &[f64],
+    &mut [f64],
+    &[f64],
+    usize,
+    usize,
+    f64,
+    f64,
+    f64,
+    f64,
+) -> f64;
+
 /// A loaded instance, ready to call.
 #[derive(Clone, Debug)]
 pub struct Gmm {
@@ -391,10 +411,10 @@ impl Gmm {
         k + k * d + k * d * (d + 1) / 2
     }
 
-    /// The objective.
-    pub fn objective(&self) -> f64 {
+    /// `f` (one of the objective's variants) at this instance.
+    fn objective_with(&self, f: ObjectiveFn) -> f64 {
         let p = &self.input;
-        gmm_objective(
+        f(
             &p.alphas,
             &p.means,
             &p.icf,
@@ -407,12 +427,13 @@ impl Gmm {
         )
     }
 
-    /// The generated gradient: adds `∇f` into `grad` (`[alphas, means, icf]`), returns `f`.
-    pub fn gradient(&self, grad: &mut [f64]) -> f64 {
+    /// `grad_fn` (the generated gradient of one of the objective's variants) at this
+    /// instance: adds `∇f` into `grad` (`[alphas, means, icf]`), returns `f`.
+    fn gradient_with(&self, grad_fn: GradientFn, grad: &mut [f64]) -> f64 {
         let p = &self.input;
         let (ga, rest) = grad.split_at_mut(p.k);
         let (gm, gi) = rest.split_at_mut(p.k * p.d);
-        gmm_objective_grad(
+        grad_fn(
             &p.alphas,
             ga,
             &p.means,
@@ -427,6 +448,16 @@ impl Gmm {
             self.constant,
             1.0,
         )
+    }
+
+    /// The objective.
+    pub fn objective(&self) -> f64 {
+        self.objective_with(gmm_objective)
+    }
+
+    /// The generated gradient: adds `∇f` into `grad` (`[alphas, means, icf]`), returns `f`.
+    pub fn gradient(&self, grad: &mut [f64]) -> f64 {
+        self.gradient_with(gmm_objective_grad, grad)
     }
 
     /// The generated Hessian-vector product ([`gmm_hvp`]): sets `grad = ∇f` and
@@ -464,78 +495,22 @@ impl Gmm {
 
     /// The objective without reused buffers ([`gmm_objective_nobuf`]).
     pub fn objective_nobuf(&self) -> f64 {
-        let p = &self.input;
-        gmm_objective_nobuf(
-            &p.alphas,
-            &p.means,
-            &p.icf,
-            &p.x,
-            p.d,
-            p.k,
-            p.gamma,
-            p.m,
-            self.constant,
-        )
+        self.objective_with(gmm_objective_nobuf)
     }
 
     /// The generated gradient of [`gmm_objective_nobuf`].
     pub fn gradient_nobuf(&self, grad: &mut [f64]) -> f64 {
-        let p = &self.input;
-        let (ga, rest) = grad.split_at_mut(p.k);
-        let (gm, gi) = rest.split_at_mut(p.k * p.d);
-        gmm_objective_nobuf_grad(
-            &p.alphas,
-            ga,
-            &p.means,
-            gm,
-            &p.icf,
-            gi,
-            &p.x,
-            p.d,
-            p.k,
-            p.gamma,
-            p.m,
-            self.constant,
-            1.0,
-        )
+        self.gradient_with(gmm_objective_nobuf_grad, grad)
     }
 
     /// The objective laid out with helper functions ([`gmm_objective_helpers`]).
     pub fn objective_helpers(&self) -> f64 {
-        let p = &self.input;
-        gmm_objective_helpers(
-            &p.alphas,
-            &p.means,
-            &p.icf,
-            &p.x,
-            p.d,
-            p.k,
-            p.gamma,
-            p.m,
-            self.constant,
-        )
+        self.objective_with(gmm_objective_helpers)
     }
 
     /// The generated gradient of [`gmm_objective_helpers`].
     pub fn gradient_helpers(&self, grad: &mut [f64]) -> f64 {
-        let p = &self.input;
-        let (ga, rest) = grad.split_at_mut(p.k);
-        let (gm, gi) = rest.split_at_mut(p.k * p.d);
-        gmm_objective_helpers_grad(
-            &p.alphas,
-            ga,
-            &p.means,
-            gm,
-            &p.icf,
-            gi,
-            &p.x,
-            p.d,
-            p.k,
-            p.gamma,
-            p.m,
-            self.constant,
-            1.0,
-        )
+        self.gradient_with(gmm_objective_helpers_grad, grad)
     }
 
     /// The hand-written gradient: adds `∇f` into `grad`, returns `f`.

@@ -412,11 +412,11 @@ impl<T: Clone> Restore<SavedSlice<T>> for [T] {
 impl<T: Clone, const N: usize> Restore<SavedSlice<T>> for [T; N] {
     #[inline]
     fn restore(&mut self, saved: SavedSlice<T>) {
-        self.clone_from_slice(saved.as_slice());
+        self[..].restore(saved);
     }
     #[inline]
     fn restore_from(&mut self, saved: &SavedSlice<T>) {
-        self.clone_from_slice(saved.as_slice());
+        self[..].restore_from(saved);
     }
 }
 

@@ -849,16 +849,7 @@ impl Lowerer {
         // `let Some(v) = x.get(i) else { .. };`: the element, read by indexing.
         if let Some((holds, bind)) = self.option_element(pat, scrutinee)? {
             let cond = self.render(&holds);
-            let (otherwise, _) =
-                self.in_block(|l| l.lower_branch(&Branch::Expr(els.clone()), false))?;
-            self.emit(Stmt::If {
-                cond: quote!(!(#cond)),
-                then: otherwise,
-                els: vec![],
-                outs: vec![],
-                then_vals: vec![],
-                else_vals: vec![],
-            });
+            self.diverge_unless(quote!(#cond), els)?;
             return Ok(LetElse::Element(bind));
         }
         if pat_binds(pat) && !self.binds_constants(scrutinee, pat) {
@@ -871,17 +862,23 @@ impl Lowerer {
         let s = self.inactive_local("scrutinee", scrut, scrutinee.span());
         self.note_struct_scrutinee(&s, scrutinee);
         let test = without_bindings(pat, None);
+        self.diverge_unless(quote!(matches!(#s, #test)), els)?;
+        Ok(LetElse::Pattern(s, pat.clone()))
+    }
+
+    /// The `else` of a `let .. else`: `if !(matches) { els }`.
+    fn diverge_unless(&mut self, matches: TokenStream, els: &Expr) -> Result<()> {
         let (otherwise, _) =
             self.in_block(|l| l.lower_branch(&Branch::Expr(els.clone()), false))?;
         self.emit(Stmt::If {
-            cond: quote!(!matches!(#s, #test)),
+            cond: quote!(!(#matches)),
             then: otherwise,
             els: vec![],
             outs: vec![],
             then_vals: vec![],
             else_vals: vec![],
         });
-        Ok(LetElse::Pattern(s, pat.clone()))
+        Ok(())
     }
 
     /// The value of `let name: ty = init`, made to keep the written type: an `if`,
