@@ -1080,6 +1080,48 @@ fn newton_sqrt_o<D: Num>(a: D) -> D {
     x
 }
 
+// ---------------------------------------------------------------- destructuring assignment
+
+/// `(a, b) = (b, f(a, b))`: every value on the right is read before any place on the left
+/// is written, with scalars, elements of a local buffer, `_`, a nested tuple and a call
+/// returning a pair.
+#[autodiff_forward(recurrence_fwd, Dual, Dual)]
+#[autodiff_reverse(recurrence_rev, Duplicated, Active)]
+fn recurrence(x: &[f64]) -> f64 {
+    let (mut a, mut b) = (1.0, 0.5);
+    let mut w = vec![0.0; x.len() + 1];
+    for i in 0..x.len() {
+        (a, b) = (b, a * 0.5 + b * x[i]);
+        (w[i], w[i + 1]) = (w[i + 1] + b, x[i] * a);
+        (a, (b, _)) = (a.sin() + w[i], (b * w[i + 1], a));
+        if i % 2 == 1 {
+            (a, b) = (b, a);
+            (w[i - 1], w[i + 1]) = (w[i + 1], w[i - 1]);
+        }
+    }
+    let (mut s, mut c) = (0.0, 0.0);
+    (s, c) = (a * b + s).sin_cos();
+    (c, s) = (s, c * w[0]);
+    s + c
+}
+
+fn recurrence_o<D: Num>(x: &[D]) -> D {
+    let (mut a, mut b) = (c::<D>(1.0), c::<D>(0.5));
+    let mut w = vec![c::<D>(0.0); x.len() + 1];
+    for i in 0..x.len() {
+        let (a1, b1) = (b, a * 0.5 + b * x[i]);
+        let w1 = (w[i + 1] + b1, x[i] * a1);
+        (w[i], w[i + 1]) = w1;
+        (a, b) = ((a1).sin() + w[i], b1 * w[i + 1]);
+        if i % 2 == 1 {
+            std::mem::swap(&mut a, &mut b);
+            w.swap(i - 1, i + 1);
+        }
+    }
+    let (s, c) = (a * b).sin_cos();
+    s + c * w[0]
+}
+
 // ---------------------------------------------------------------- properties
 
 proptest! {
@@ -1115,6 +1157,12 @@ proptest! {
     #[test]
     fn a_loop_value_as_the_function_value(a in float(-3.0, 3.0), v in dir(), s in seed()) {
         check1("halvings", (a, v, s), halvings, halvings_fwd, halvings_rev, halvings_o);
+    }
+
+    #[test]
+    fn destructuring_assignments((x, v, s0) in slice_case(-1.0, 1.0, 0..7, 0), s in seed()) {
+        check_slice("recurrence", (&x, &v, &s0, s), recurrence, recurrence_fwd, recurrence_rev, recurrence_o::<Dual64>);
+        check_hvp_of::<recurrence_rev>(&x, &v, recurrence_o);
     }
 
     #[test]

@@ -1393,6 +1393,10 @@ impl Lowerer {
     fn lower_expr_stmt(&mut self, e: &Expr) -> Result<()> {
         let e = strip(e);
         match e {
+            Expr::Assign(a) if matches!(strip(&a.left), Expr::Tuple(_)) => {
+                let v = self.lower_expr(&a.right)?;
+                self.assign_destructured(&a.left, v, a.right.span())
+            }
             Expr::Assign(a) if self.assign_struct(a)? => Ok(()),
             Expr::Assign(a) => {
                 let place = self.lower_place(&a.left)?;
@@ -1926,6 +1930,62 @@ impl Lowerer {
             });
         }
         Ok(true)
+    }
+
+    /// `(a, b) = (b, a + b);`: every value on the right is read into a temporary before
+    /// any place on the left is written, as Rust evaluates it.
+    fn assign_destructured(&mut self, left: &Expr, v: Val, span: Span) -> Result<()> {
+        let mut writes = vec![];
+        self.read_destructured(left, v, span, &mut writes)?;
+        for (place, val) in writes {
+            self.emit(Stmt::Assign {
+                place,
+                kind: AssignKind::Set,
+                val,
+            });
+        }
+        Ok(())
+    }
+
+    /// The places of a destructuring assignment's left side, each with a copy of its value.
+    fn read_destructured(
+        &mut self,
+        left: &Expr,
+        v: Val,
+        span: Span,
+        writes: &mut Vec<(Place, Operand)>,
+    ) -> Result<()> {
+        match (strip(left), v) {
+            (Expr::Infer(_), _) => Ok(()),
+            (Expr::Tuple(t), Val::Tuple(items)) if t.elems.len() == items.len() => {
+                for (l, item) in t.elems.iter().zip(items) {
+                    self.read_destructured(l, item, span, writes)?;
+                }
+                Ok(())
+            }
+            (Expr::Tuple(_), _) => unsupported_at(
+                span,
+                "a destructuring assignment whose right side is not a tuple of as many values",
+            ),
+            (l, v) => {
+                let place = self.lower_place(l)?;
+                if self.is_struct_value(&place)
+                    || matches!(
+                        self.kinds.get(&place.base.to_string()),
+                        Some(VarKind::Buffer)
+                    ) && place.is_whole()
+                {
+                    return unsupported(
+                        l,
+                        "a whole buffer or struct in a destructuring assignment",
+                    );
+                }
+                let o = self.operand(v, span)?;
+                let copy = self.let_op(Op::Use(o), span);
+                writes.push((place, copy));
+                Ok(())
+            }
+        }
     }
 
     fn lower_place(&mut self, e: &Expr) -> Result<Place> {

@@ -1,0 +1,30 @@
+// A destructuring assignment of whole buffers, or from a value that is not a tuple of
+// scalars, is refused at the value.
+#![allow(unused_assignments)]
+use autodiff_core::prelude::*;
+
+#[autodiff_reverse(d_f, Duplicated, Active)]
+fn f(x: &[f64]) -> f64 {
+    let mut u = x.to_vec();
+    let mut v = vec![0.0; x.len()];
+    let mut t = 0.0;
+    for i in 0..x.len() {
+        v[i] = u[i] * 2.0;
+        (u, v) = (v, u);
+        (t, _) = (t + u[i], 1.0);
+    }
+    t
+}
+
+pub struct Cfg {
+    pub pair: (f64, f64),
+}
+
+#[autodiff_reverse(d_g, Active, Const, Active)]
+fn g(a: f64, cfg: &Cfg) -> f64 {
+    let (mut p, mut q) = (a, a);
+    (p, q) = cfg.pair;
+    p * q
+}
+
+fn main() {}
