@@ -1100,7 +1100,7 @@ fn recurrence(x: &[f64]) -> f64 {
         }
     }
     let (mut s, mut c) = (0.0, 0.0);
-    (s, c) = (a * b + s).sin_cos();
+    (s, c) = (a * b + s * c).sin_cos();
     (c, s) = (s, c * w[0]);
     s + c
 }
