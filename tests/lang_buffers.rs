@@ -793,6 +793,42 @@ fn pushed_and_read_o<D: Num>(x: &[D]) -> D {
     s + v[v.len() - 1].sin()
 }
 
+/// A vector grown by `extend_from_slice` and `extend` (from slices, a local vector and
+/// iterator chains), then read in a recurrence.
+#[autodiff_forward(extended_fwd, Dual, Dual)]
+#[autodiff_reverse(extended_rev, Duplicated, Active)]
+fn extended(x: &[f64]) -> f64 {
+    let mut v: Vec<f64> = Vec::with_capacity(6 * x.len());
+    v.extend_from_slice(&x[1..]);
+    v.extend_from_slice(x);
+    let w = vec![x[0] * 2.0; 2];
+    v.extend_from_slice(&w);
+    v.extend(x.iter().map(|a| a.sin()));
+    v.extend(x.iter());
+    v.extend(&w);
+    v.extend(x.iter().copied().rev());
+    let mut s = 0.0;
+    for i in 0..v.len() {
+        s = s * 0.9 + v[i] * v[i] * (i as f64 + 1.0);
+    }
+    s
+}
+
+fn extended_o<D: Num>(x: &[D]) -> D {
+    let mut v: Vec<D> = x[1..].to_vec();
+    v.extend(x.iter().copied());
+    v.extend([x[0] * 2.0; 2]);
+    v.extend(x.iter().map(|a| a.sin()));
+    v.extend(x.iter().copied());
+    v.extend([x[0] * 2.0; 2]);
+    v.extend(x.iter().copied().rev());
+    let mut s = c::<D>(0.0);
+    for (i, e) in v.iter().enumerate() {
+        s = s * 0.9 + *e * *e * (i as f64 + 1.0);
+    }
+    s
+}
+
 #[differentiable]
 fn norm(v: &[f64]) -> f64 {
     v.iter().map(|a| a * a).sum::<f64>().sqrt()
@@ -844,6 +880,12 @@ proptest! {
             pushed_and_read_o::<Dual64>,
         );
         check_hvp_of::<pushed_and_read_rev>(&x, &v, pushed_and_read_o);
+    }
+
+    #[test]
+    fn vectors_grown_by_extend((x, v, s0) in slice_case(-1.0, 1.0, 1..5, 0), s in seed()) {
+        check_slice("extended", (&x, &v, &s0, s), extended, extended_fwd, extended_rev, extended_o::<Dual64>);
+        check_hvp_of::<extended_rev>(&x, &v, extended_o);
     }
 
     #[test]

@@ -1550,6 +1550,11 @@ impl Lowerer {
             {
                 self.lower_permutation(m)
             }
+            "extend_from_slice" | "extend"
+                if m.args.len() == 1 && self.is_float_buffer_expr(&m.receiver)? =>
+            {
+                self.lower_extend(m)
+            }
             "for_each" if m.args.len() == 1 => {
                 let Some(chain) = self.parse_chain(&m.receiver)? else {
                     return unsupported(m, "`for_each` on this iterator");
@@ -1628,6 +1633,30 @@ impl Lowerer {
                 })
             }
         };
+        let r = self.lower_stmts(&block.stmts, Tail::Value);
+        self.scopes.pop();
+        r.map(|_| ())
+    }
+
+    /// `v.extend_from_slice(s)` and `v.extend(iter)` on a float buffer, as the `push`es
+    /// that they amount to: the elements keep their derivatives.
+    fn lower_extend(&mut self, m: &syn::ExprMethodCall) -> Result<()> {
+        let (recv, src, span) = (&m.receiver, &m.args[0], m.span());
+        let block: syn::Block = if m.method == "extend" {
+            syn::parse_quote_spanned!(span=> {
+                for __ad_ext_v in #src {
+                    #recv.push(__ad_ext_v);
+                }
+            })
+        } else {
+            syn::parse_quote_spanned!(span=> {
+                let __ad_ext_src = #src;
+                for __ad_ext_k in 0..__ad_ext_src.len() {
+                    #recv.push(__ad_ext_src[__ad_ext_k]);
+                }
+            })
+        };
+        self.scopes.push(HashMap::new());
         let r = self.lower_stmts(&block.stmts, Tail::Value);
         self.scopes.pop();
         r.map(|_| ())
