@@ -829,6 +829,58 @@ fn extended_o<D: Num>(x: &[D]) -> D {
     s
 }
 
+/// Copies of local arrays (`let p = s;`, `let mut t = s;`, `let mut s = *x;`) are copies:
+/// writing `s` after leaves them as they were (explicit Euler steps of the Lorenz system,
+/// each reading the state before the step).
+#[autodiff_forward(array_copies_fwd, Dual, Dual)]
+#[autodiff_reverse(array_copies_rev, Duplicated, Active)]
+fn array_copies(x: &[f64]) -> f64 {
+    let mut s = [x[0], x[1], x[2]];
+    let dt = 0.01;
+    for _ in 0..4 {
+        let p = s;
+        s[0] += dt * 10.0 * (p[1] - p[0]);
+        s[1] += dt * (p[0] * (28.0 - p[2]) - p[1]);
+        s[2] += dt * (p[0] * p[1] - 8.0 / 3.0 * p[2]);
+    }
+    let mut t = s;
+    t[0] = s[1] * s[2];
+    let old = t;
+    t[1] = old[0] + old[2];
+    s[0] * t[0] + t[1] * old[1] + s[2]
+}
+
+/// `let mut s = *x;` of an array parameter: a copy, written without writing `x`.
+#[autodiff_forward(deref_copy_fwd, Dual, Dual)]
+#[autodiff_reverse(deref_copy_rev, Duplicated, Active)]
+fn deref_copy(x: &[f64; 3]) -> f64 {
+    let mut s = *x;
+    s[0] = s[1] * s[2];
+    s[1] = x[0] * s[0];
+    s[0] + s[1] * x[1] + s[2]
+}
+
+fn deref_copy_o<D: Num>(x: &[D]) -> D {
+    let s0 = x[1] * x[2];
+    s0 + x[0] * s0 * x[1] + x[2]
+}
+
+fn array_copies_o<D: Num>(x: &[D]) -> D {
+    let mut s = [x[0], x[1], x[2]];
+    let dt = 0.01;
+    for _ in 0..4 {
+        let [a, b, c] = s;
+        s = [
+            a + (b - a) * (dt * 10.0),
+            b + (a * (-c + 28.0) - b) * dt,
+            c + (a * b - c * (8.0 / 3.0)) * dt,
+        ];
+    }
+    let t0 = s[1] * s[2];
+    let t1 = t0 + s[2];
+    s[0] * t0 + t1 * s[1] + s[2]
+}
+
 #[differentiable]
 fn norm(v: &[f64]) -> f64 {
     v.iter().map(|a| a * a).sum::<f64>().sqrt()
@@ -886,6 +938,26 @@ proptest! {
     fn vectors_grown_by_extend((x, v, s0) in slice_case(-1.0, 1.0, 1..5, 0), s in seed()) {
         check_slice("extended", (&x, &v, &s0, s), extended, extended_fwd, extended_rev, extended_o::<Dual64>);
         check_hvp_of::<extended_rev>(&x, &v, extended_o);
+    }
+
+    #[test]
+    fn copies_of_local_arrays((x, v, s0) in slice_case(-1.0, 1.0, 3..4, 0), s in seed()) {
+        check_slice("array_copies", (&x, &v, &s0, s), array_copies, array_copies_fwd, array_copies_rev, array_copies_o::<Dual64>);
+        check_hvp_of::<array_copies_rev>(&x, &v, array_copies_o);
+        let a = |x: &[f64]| [x[0], x[1], x[2]];
+        check_slice(
+            "deref_copy",
+            (&x, &v, &s0, s),
+            |x| deref_copy(&a(x)),
+            |x, v| deref_copy_fwd(&a(x), &a(v)),
+            |x, dx, s| {
+                let mut d = a(dx);
+                let r = deref_copy_rev(&a(x), &mut d, s);
+                dx.copy_from_slice(&d);
+                r
+            },
+            deref_copy_o::<Dual64>,
+        );
     }
 
     #[test]

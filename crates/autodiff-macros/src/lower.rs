@@ -810,6 +810,15 @@ impl Lowerer {
                 Some(ty) => self.typed_value(val, ty, e),
                 None => val,
             };
+            // `let mut s = *x;` of an array behind a reference: a copy to write.
+            if let (true, Expr::Unary(u), Val::Place(p, _)) = (mutable, e, &val)
+                && matches!(u.op, syn::UnOp::Deref(_))
+                && p.is_whole()
+                && self.is_float_buffer(&p.base)
+            {
+                self.bind_copy(name, true, p.clone());
+                return Ok(());
+            }
             if matches!(e, Expr::Reference(_)) {
                 let saved = std::mem::replace(&mut self.binding_ref, true);
                 let r = self.bind_let(name, mutable, val, e.span());
@@ -903,6 +912,13 @@ impl Lowerer {
     /// `let name = val;`
     fn bind_let(&mut self, name: &Ident, mutable: bool, val: Val, span: Span) -> Result<()> {
         match val {
+            // `let old = s;` of a whole local array copies it (of a local `Vec`, moves it),
+            // and `s` may be written after: `old` is a buffer of its own, not a name for
+            // `s`. So is `let mut t = s;`.
+            Val::Place(p, _) if !self.binding_ref && self.is_written_buffer(&p) => {
+                self.bind_copy(name, mutable, p);
+                Ok(())
+            }
             Val::Place(p, m) if !mutable && (self.binding_ref || !is_scalar_place(&p, self)) => {
                 self.bind(name, Binding::Alias(p, m));
                 Ok(())
@@ -956,6 +972,13 @@ impl Lowerer {
                 Ok(())
             }
         }
+    }
+
+    /// `let name = copy of p;` for a whole float buffer `p`.
+    fn bind_copy(&mut self, name: &Ident, mutable: bool, p: Place) {
+        let v = self.new_var_unbound(name, VarKind::Buffer);
+        self.emit_owned(&v, mutable, Op::CloneOf(p));
+        self.bind(name, Binding::Var(v));
     }
 
     /// When the last statement defines the temporary `t`, names it after the user's
@@ -4108,6 +4131,15 @@ impl Lowerer {
     }
 
     /// Whether `v` is a local buffer or a slice parameter (not a struct).
+    /// Whether `p` is a whole local float buffer, which the function may write after
+    /// copying it. (`let r = y;` of a `&mut` parameter moves the reference: `r` writes
+    /// into `y`.)
+    fn is_written_buffer(&self, p: &Place) -> bool {
+        p.is_whole()
+            && matches!(self.kinds.get(&p.base.to_string()), Some(VarKind::Buffer))
+            && !self.struct_values.contains(&p.base.to_string())
+    }
+
     fn is_float_buffer(&self, v: &Ident) -> bool {
         let name = v.to_string();
         match self.kinds.get(&name) {
