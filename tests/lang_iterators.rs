@@ -2,8 +2,8 @@
 //! reverse, at random points against a num-dual oracle: `rev()` (Horner's rule as a
 //! fold), `windows(k)`, `skip(n)`, `take(n)`, `step_by(k)`, each also after and before
 //! `enumerate`, `zip` and `map`, `filter` on slices and ranges, the element found by
-//! `reduce`, `max_by`, `min_by`, `first` and `last`, and a local buffer of buffers built
-//! with `vec![vec![0.0; m]; n]`.
+//! `reduce`, `max_by`, `min_by`, `first` and `last`, a local buffer of buffers built
+//! with `vec![vec![0.0; m]; n]`, and `const` and `static` arrays iterated.
 
 // Index loops in the oracles mirror the constructs under test, and `map(|v| *v)` is one.
 #![allow(clippy::needless_range_loop, clippy::map_clone)]
@@ -418,8 +418,64 @@ fn tuple_folds_o<D: Num>(x: &[D]) -> D {
     s * q + a * b
 }
 
+const COEFFS: [f64; 4] = [0.5, -1.0, 0.25, 2.0];
+static NODES: [f64; 3] = [-0.774_596_669_241_483_4, 0.0, 0.774_596_669_241_483_4];
+static WEIGHTS: [f64; 3] = [5.0 / 9.0, 8.0 / 9.0, 5.0 / 9.0];
+
+/// `const` and `static` arrays iterated, zipped, enumerated and folded in reverse (a
+/// polynomial by Horner's rule, Gauss-Legendre quadrature of `∫ sin(a t + b) t² dt`).
+#[autodiff_forward(constant_tables_fwd, Dual, Dual)]
+#[autodiff_reverse(constant_tables_rev, Duplicated, Active)]
+fn constant_tables(x: &[f64]) -> f64 {
+    let t = x[0];
+    let p = COEFFS.iter().rev().fold(0.0, |acc, &c| acc * t + c);
+    let q: f64 = x.iter().zip(COEFFS.iter()).map(|(a, w)| w * a * a).sum();
+    let mut integral = 0.0;
+    for (node, w) in NODES.iter().zip(&WEIGHTS) {
+        integral += w * (x[1] * node + t).sin() * node * node;
+    }
+    let mut r = 0.0;
+    for (i, c) in COEFFS.iter().enumerate() {
+        r += c * x[i % x.len()];
+    }
+    for c in COEFFS {
+        r = r * 0.5 + c * t;
+    }
+    p + q + integral * r
+}
+
+fn constant_tables_o<D: Num>(x: &[D]) -> D {
+    let t = x[0];
+    let mut p = c::<D>(0.0);
+    for k in (0..4).rev() {
+        p = p * t + COEFFS[k];
+    }
+    let mut q = c::<D>(0.0);
+    for i in 0..x.len().min(4) {
+        q += x[i] * x[i] * COEFFS[i];
+    }
+    let mut integral = c::<D>(0.0);
+    for k in 0..3 {
+        integral += (x[1] * NODES[k] + t).sin() * (WEIGHTS[k] * NODES[k] * NODES[k]);
+    }
+    let mut r = c::<D>(0.0);
+    for i in 0..4 {
+        r += x[i % x.len()] * COEFFS[i];
+    }
+    for k in 0..4 {
+        r = r * 0.5 + t * COEFFS[k];
+    }
+    p + q + integral * r
+}
+
 proptest! {
     #![proptest_config(config())]
+
+    #[test]
+    fn const_and_static_arrays((x, v, s0) in slice_case(-1.0, 1.0, 2..6, 0), s in seed()) {
+        check_slice("constant_tables", (&x, &v, &s0, s), constant_tables, constant_tables_fwd, constant_tables_rev, constant_tables_o::<Dual64>);
+        check_hvp_of::<constant_tables_rev>(&x, &v, constant_tables_o);
+    }
 
     #[test]
     fn horner_as_a_reversed_fold(

@@ -2910,6 +2910,21 @@ impl Lowerer {
     /// `enumerate`, `copied`, `cloned`.
     fn parse_chain(&mut self, e: &Expr) -> Result<Option<Chain>> {
         let e = strip(e);
+        // A `const` or `static` array (`W`, `&W`, `W.iter()`): read by position, as a
+        // buffer without a derivative.
+        let item = match e {
+            Expr::Reference(r) => self.const_item(&r.expr),
+            Expr::MethodCall(m) if m.method == "iter" && m.args.is_empty() => {
+                self.const_item(&m.receiver)
+            }
+            e => self.const_item(e),
+        };
+        if let Some(p) = item {
+            return Ok(Some(Chain {
+                source: Source::Slice(p, false),
+                adapters: vec![],
+            }));
+        }
         match e {
             Expr::Range(_) => Ok(Some(Chain {
                 source: Source::Range(self.render(e)),
@@ -3018,7 +3033,9 @@ impl Lowerer {
                         }
                         let r = match name.as_str() {
                             "rev" => {
-                                let len = self.chain_len(&inner).expect("an indexed chain");
+                                let Some(len) = self.chain_len(&inner) else {
+                                    return Ok(None);
+                                };
                                 Reindex::Rev(self.bind_tokens(len, "len", m.span()))
                             }
                             "skip" => Reindex::Skip(self.bind_count(&m.args[0], "skip")),
@@ -3047,6 +3064,13 @@ impl Lowerer {
                                 let Some(other) = self.parse_chain(&m.args[0])? else {
                                     return unsupported(&m.args[0], "zipping with this iterator");
                                 };
+                                // Zipped chains are read by position.
+                                if self.chain_len(&other).is_none() {
+                                    return unsupported(
+                                        &m.args[0],
+                                        "zipping with a range or with a local holding constants (zip with the array or slice itself, or index it by the position from `enumerate`)",
+                                    );
+                                }
                                 if other.has_filter() {
                                     return unsupported(
                                         &m.args[0],
@@ -3076,6 +3100,19 @@ impl Lowerer {
             },
             _ => Ok(None),
         }
+    }
+
+    /// `W` naming a `const` or `static` item (a name that no local or parameter binds, in
+    /// upper case), as a place.
+    fn const_item(&self, e: &Expr) -> Option<Place> {
+        let Expr::Path(p) = strip(e) else {
+            return None;
+        };
+        let id = p.path.get_ident().filter(|_| p.qself.is_none())?;
+        let name = id.to_string();
+        let upper =
+            name.chars().all(|c| !c.is_lowercase()) && name.starts_with(char::is_alphabetic);
+        (upper && self.lookup(&name).is_none()).then(|| Place::local(id.clone()))
     }
 
     /// A chain over a buffer of constants (`ks`, `&idx`, `ks.iter()`), iterated as written.
@@ -3299,7 +3336,9 @@ impl Lowerer {
                 });
             }
             _ => {
-                let n = self.chain_len(&chain).expect("an indexed chain");
+                let Some(n) = self.chain_len(&chain) else {
+                    return unsupported_at(span, "iterating over this chain");
+                };
                 let k = self.fresh("k", span);
                 self.kinds.insert(k.to_string(), VarKind::Scalar);
                 let k2 = k.clone();
