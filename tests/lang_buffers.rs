@@ -881,6 +881,71 @@ fn array_copies_o<D: Num>(x: &[D]) -> D {
     s[0] * t0 + t1 * s[1] + s[2]
 }
 
+/// Rows assigned whole (`k[stage] = [..]`, the stages of a Runge-Kutta step;
+/// `m[i] = vec![..]` of a matrix of `Vec`s) and a `Vec` of arrays written out.
+#[autodiff_forward(rows_assigned_fwd, Dual, Dual)]
+#[autodiff_reverse(rows_assigned_rev, Duplicated, Active)]
+fn rows_assigned(x: &[f64]) -> f64 {
+    let (a, h) = (x[0], 0.1);
+    let mut y = [x[1], x[2]];
+    let mut k = [[0.0; 2]; 4];
+    for _ in 0..3 {
+        k[0] = [y[1], -a * y[0].sin()];
+        k[1] = [
+            y[1] + 0.5 * h * k[0][1],
+            -a * (y[0] + 0.5 * h * k[0][0]).sin(),
+        ];
+        k[2] = [
+            y[1] + 0.5 * h * k[1][1],
+            -a * (y[0] + 0.5 * h * k[1][0]).sin(),
+        ];
+        k[3] = [y[1] + h * k[2][1], -a * (y[0] + h * k[2][0]).sin()];
+        for j in 0..2 {
+            y[j] += h / 6.0 * (k[0][j] + 2.0 * k[1][j] + 2.0 * k[2][j] + k[3][j]);
+        }
+    }
+    let pts = vec![[y[0], y[1]], [x[1] * a, y[0]]];
+    let mut m = vec![vec![0.0; 2]; 2];
+    m[1] = vec![pts[0][1] * x[2], pts[1][0]];
+    m[0] = vec![m[1][1], m[1][0] + pts[0][0]];
+    m[0][0] * m[0][1] + m[1][0] + pts[1][1]
+}
+
+/// A row assigned a `vec!` of another length: the primal allows it, the companions,
+/// which write the row element by element, refuse it.
+#[autodiff_reverse(row_resized_rev, Duplicated, Active)]
+fn row_resized(x: &[f64]) -> f64 {
+    let mut m = vec![vec![0.0; 2]; 2];
+    m[0] = vec![x[0], x[1], x[2]];
+    m[0][2] * m[1][1]
+}
+
+#[test]
+#[should_panic(expected = "rows keep their length")]
+fn a_row_assigned_another_length_is_refused() {
+    let x = [1.0, 2.0, 3.0];
+    assert_eq!(row_resized(&x), 0.0);
+    row_resized_rev(&x, &mut [0.0; 3], 1.0);
+}
+
+fn rows_assigned_o<D: Num>(x: &[D]) -> D {
+    let (a, h) = (x[0], 0.1);
+    let mut y = [x[1], x[2]];
+    let f = |y0: D, y1: D| [y1, -a * y0.sin()];
+    for _ in 0..3 {
+        let k0 = f(y[0], y[1]);
+        let k1 = f(y[0] + k0[0] * (0.5 * h), y[1] + k0[1] * (0.5 * h));
+        let k2 = f(y[0] + k1[0] * (0.5 * h), y[1] + k1[1] * (0.5 * h));
+        let k3 = f(y[0] + k2[0] * h, y[1] + k2[1] * h);
+        for j in 0..2 {
+            y[j] += (k0[j] + k1[j] * 2.0 + k2[j] * 2.0 + k3[j]) * (h / 6.0);
+        }
+    }
+    let m1 = [y[1] * x[2], x[1] * a];
+    let m0 = [m1[1], m1[0] + y[0]];
+    m0[0] * m0[1] + m1[0] + y[0]
+}
+
 #[differentiable]
 fn norm(v: &[f64]) -> f64 {
     v.iter().map(|a| a * a).sum::<f64>().sqrt()
@@ -958,6 +1023,12 @@ proptest! {
             },
             deref_copy_o::<Dual64>,
         );
+    }
+
+    #[test]
+    fn rows_assigned_whole((x, v, s0) in slice_case(-1.0, 1.0, 3..4, 0), s in seed()) {
+        check_slice("rows_assigned", (&x, &v, &s0, s), rows_assigned, rows_assigned_fwd, rows_assigned_rev, rows_assigned_o::<Dual64>);
+        check_hvp_of::<rows_assigned_rev>(&x, &v, rows_assigned_o);
     }
 
     #[test]

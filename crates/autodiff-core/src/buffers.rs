@@ -236,6 +236,17 @@ pub fn window_size(n: usize) -> usize {
     n
 }
 
+/// Checks that `m[i] = vec![..]` keeps the length of the row it replaces, which the
+/// derivative code writes element by element.
+#[inline(always)]
+#[track_caller]
+pub fn same_row_length(row: usize, written: usize) {
+    assert!(
+        row == written,
+        "differentiated code assigns `vec![..]` of {written} values to a row of {row}: rows keep their length"
+    );
+}
+
 /// The slice length `min(a, b)`: the trip count of a `zip`.
 #[inline(always)]
 pub fn min_len(a: usize, b: usize) -> usize {

@@ -1223,10 +1223,16 @@ impl Lowerer {
         let Some((rows, is_vec)) = list(e) else {
             return Ok(None);
         };
+        // Rows of the same kind: `vec!`s in a `vec!`, arrays in an array or in a `vec!`.
         let mut cells: Vec<Vec<Expr>> = Vec::new();
+        let mut rows_vec = None;
         for r in &rows {
             match list(r) {
-                Some((items, v)) if v == is_vec && !items.is_empty() => cells.push(items),
+                Some((items, v))
+                    if (is_vec || !v) && *rows_vec.get_or_insert(v) == v && !items.is_empty() =>
+                {
+                    cells.push(items)
+                }
                 _ => return Ok(None),
             }
         }
@@ -1256,10 +1262,10 @@ impl Lowerer {
             return Ok(None);
         };
         let n = rows.len();
-        let init = if is_vec {
-            quote!(::std::vec![::std::vec![__ad::zero_like(&#first); #cols]; #n])
-        } else {
-            quote!([[__ad::zero_like(&#first); #cols]; #n])
+        let init = match (is_vec, rows_vec == Some(true)) {
+            (true, true) => quote!(::std::vec![::std::vec![__ad::zero_like(&#first); #cols]; #n]),
+            (true, false) => quote!(::std::vec![[__ad::zero_like(&#first); #cols]; #n]),
+            _ => quote!([[__ad::zero_like(&#first); #cols]; #n]),
         };
         self.emit(Stmt::Let {
             var: matrix.clone(),
@@ -1421,6 +1427,7 @@ impl Lowerer {
                 self.assign_destructured(&a.left, v, a.right.span())
             }
             Expr::Assign(a) if self.assign_struct(a)? => Ok(()),
+            Expr::Assign(a) if self.assign_row(a)? => Ok(()),
             Expr::Assign(a) => {
                 let place = self.lower_place(&a.left)?;
                 let v = self.lower_expr(&a.right)?;
@@ -1975,6 +1982,53 @@ impl Lowerer {
         for (m, val) in fields {
             let mut p = place.clone();
             p.proj.push(Proj::Field(m));
+            self.emit(Stmt::Assign {
+                place: p,
+                kind: AssignKind::Set,
+                val,
+            });
+        }
+        Ok(true)
+    }
+
+    /// `k[i] = [a, b];` (or `vec![a, b]`) of a row of a local matrix or a `&mut`
+    /// parameter: the elements are assigned one by one, after every value is read. A row
+    /// written `vec![..]` must keep its length (checked). Returns whether `a` was such an
+    /// assignment.
+    fn assign_row(&mut self, a: &syn::ExprAssign) -> Result<bool> {
+        let (items, is_vec) = match strip(&a.right) {
+            Expr::Array(arr) => (arr.elems.iter().cloned().collect::<Vec<_>>(), false),
+            Expr::Macro(m) if m.mac.path.is_ident("vec") => {
+                if m.mac.parse_body_with(parse_repeat).is_ok() {
+                    return Ok(false);
+                }
+                let items = m.mac.parse_body_with(
+                    syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated,
+                )?;
+                (items.into_iter().collect(), true)
+            }
+            _ => return Ok(false),
+        };
+        if !matches!(strip(&a.left), Expr::Index(_)) {
+            return Ok(false);
+        }
+        let place = self.lower_place(&a.left)?;
+        if place.is_whole() || !self.is_float_buffer(&place.base) {
+            return Ok(false);
+        }
+        let mut vals = Vec::with_capacity(items.len());
+        for it in &items {
+            let v = self.lower_expr(it)?;
+            vals.push(self.operand(v, it.span())?);
+        }
+        if is_vec {
+            let (row, n) = (place.primal(), items.len());
+            self.emit(Stmt::Inactive(quote_spanned!(a.span()=>
+                __ad::same_row_length(#row.len(), #n);)));
+        }
+        for (i, val) in vals.into_iter().enumerate() {
+            let mut p = place.clone();
+            push_index(&mut p, quote!(#i));
             self.emit(Stmt::Assign {
                 place: p,
                 kind: AssignKind::Set,
@@ -4453,6 +4507,8 @@ impl Lowerer {
             | ["__ad", "member_as"]
             // The size of `windows(n)`, checked.
             | ["__ad", "window_size"]
+            // The length of a row assigned `vec![..]`, checked.
+            | ["__ad", "same_row_length"]
             // A `filter`'s predicate on an element, a `max_by`'s comparison.
             | ["__ad", "holds"]
             | ["__ad", "compare"]
