@@ -883,6 +883,8 @@ fn array_copies_o<D: Num>(x: &[D]) -> D {
 
 /// Rows assigned whole (`k[stage] = [..]`, the stages of a Runge-Kutta step;
 /// `m[i] = vec![..]` of a matrix of `Vec`s) and a `Vec` of arrays written out.
+// `vec!` of arrays is part of the language under test.
+#[allow(clippy::useless_vec)]
 #[autodiff_forward(rows_assigned_fwd, Dual, Dual)]
 #[autodiff_reverse(rows_assigned_rev, Duplicated, Active)]
 fn rows_assigned(x: &[f64]) -> f64 {
