@@ -1084,7 +1084,7 @@ fn newton_sqrt_o<D: Num>(a: D) -> D {
 
 /// `(a, b) = (b, f(a, b))`: every value on the right is read before any place on the left
 /// is written, with scalars, elements of a local buffer, `_`, a nested tuple and a call
-/// returning a pair.
+/// returning a pair; and `std::mem::replace` of a scalar and of an element.
 #[autodiff_forward(recurrence_fwd, Dual, Dual)]
 #[autodiff_reverse(recurrence_rev, Duplicated, Active)]
 fn recurrence(x: &[f64]) -> f64 {
@@ -1102,7 +1102,9 @@ fn recurrence(x: &[f64]) -> f64 {
     let (mut s, mut c) = (0.0, 0.0);
     (s, c) = (a * b + s * c).sin_cos();
     (c, s) = (s, c * w[0]);
-    s + c
+    let old = std::mem::replace(&mut a, s * 2.0);
+    let w0 = std::mem::replace(&mut w[0], old);
+    s + c + a * w0 + w[0]
 }
 
 fn recurrence_o<D: Num>(x: &[D]) -> D {
@@ -1119,7 +1121,8 @@ fn recurrence_o<D: Num>(x: &[D]) -> D {
         }
     }
     let (s, c) = (a * b).sin_cos();
-    s + c * w[0]
+    let (c, s) = (s, c * w[0]);
+    s + c + s * 2.0 * w[0] + a
 }
 
 // ---------------------------------------------------------------- properties

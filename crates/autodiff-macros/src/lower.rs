@@ -4371,6 +4371,27 @@ impl Lowerer {
         // `std::mem::swap(&mut a, &mut b)` of two floats (locals or elements): three
         // assignments through a temporary.
         let names = path_names(path);
+        // `std::mem::replace(&mut a, v)` of a float: the old value, read before `v` is
+        // written.
+        if names.len() >= 2
+            && names[names.len() - 2..] == ["mem", "replace"]
+            && c.args.len() == 2
+            && let Expr::Reference(r) = strip(&c.args[0])
+            && r.mutability.is_some()
+        {
+            let (a, v) = (&r.expr, &c.args[1]);
+            let Ok(block) = syn::parse2::<syn::Block>(quote_spanned!(span=> {
+                let __ad_mem_old = #a;
+                #a = #v;
+                __ad_mem_old
+            })) else {
+                return unsupported(c, "`std::mem::replace` of these operands");
+            };
+            self.scopes.push(HashMap::new());
+            let r = self.lower_stmts(&block.stmts, Tail::Value);
+            self.scopes.pop();
+            return Ok(r?.unwrap_or(Val::Tuple(vec![])));
+        }
         if names.len() >= 2 && names[names.len() - 2..] == ["mem", "swap"] && c.args.len() == 2 {
             // `&mut a`, or a name holding a `&mut` (an element of `iter_mut()`): the place.
             let place = |e: &Expr| -> Option<Expr> {
