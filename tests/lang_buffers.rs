@@ -882,7 +882,8 @@ fn array_copies_o<D: Num>(x: &[D]) -> D {
 }
 
 /// Rows assigned whole (`k[stage] = [..]`, the stages of a Runge-Kutta step;
-/// `m[i] = vec![..]` of a matrix of `Vec`s) and a `Vec` of arrays written out.
+/// `m[i] = vec![..]` of a matrix of `Vec`s), a `Vec` of arrays written out, and copies
+/// of rows (`let prev = k[1];`, `let mut t = k[0];`) that later writes leave alone.
 // `vec!` of arrays is part of the language under test.
 #[allow(clippy::useless_vec)]
 #[autodiff_forward(rows_assigned_fwd, Dual, Dual)]
@@ -910,7 +911,11 @@ fn rows_assigned(x: &[f64]) -> f64 {
     let mut m = vec![vec![0.0; 2]; 2];
     m[1] = vec![pts[0][1] * x[2], pts[1][0]];
     m[0] = vec![m[1][1], m[1][0] + pts[0][0]];
-    m[0][0] * m[0][1] + m[1][0] + pts[1][1]
+    let prev = k[1];
+    k[1][0] = prev[1] * 2.0;
+    let mut t = k[0];
+    t[1] += prev[0];
+    m[0][0] * m[0][1] + m[1][0] + pts[1][1] + k[1][0] * t[1] + prev[0]
 }
 
 /// A row assigned a `vec!` of another length: the primal allows it, the companions,
@@ -934,9 +939,10 @@ fn rows_assigned_o<D: Num>(x: &[D]) -> D {
     let (a, h) = (x[0], 0.1);
     let mut y = [x[1], x[2]];
     let f = |y0: D, y1: D| [y1, -a * y0.sin()];
+    let (mut k0, mut k1) = ([c::<D>(0.0); 2], [c::<D>(0.0); 2]);
     for _ in 0..3 {
-        let k0 = f(y[0], y[1]);
-        let k1 = f(y[0] + k0[0] * (0.5 * h), y[1] + k0[1] * (0.5 * h));
+        k0 = f(y[0], y[1]);
+        k1 = f(y[0] + k0[0] * (0.5 * h), y[1] + k0[1] * (0.5 * h));
         let k2 = f(y[0] + k1[0] * (0.5 * h), y[1] + k1[1] * (0.5 * h));
         let k3 = f(y[0] + k2[0] * h, y[1] + k2[1] * h);
         for j in 0..2 {
@@ -945,7 +951,7 @@ fn rows_assigned_o<D: Num>(x: &[D]) -> D {
     }
     let m1 = [y[1] * x[2], x[1] * a];
     let m0 = [m1[1], m1[0] + y[0]];
-    m0[0] * m0[1] + m1[0] + y[0]
+    m0[0] * m0[1] + m1[0] + y[0] + k1[1] * 2.0 * (k0[1] + k1[0]) + k1[0]
 }
 
 #[differentiable]

@@ -151,8 +151,8 @@ pub struct Lowerer {
     /// call reads it: such a call goes through the protocol even with constant
     /// arguments, so that a custom rule on the callee fires.
     statement_call: bool,
-    /// In a companion's code, the names indexed twice (`hs[i][j]`): an element of one is
-    /// a row, which a saved copy copies as a buffer.
+    /// The names indexed twice (`hs[i][j]`): an element of one is a row, which a copy
+    /// (`let prev = s[i];`, a companion's saved copy) copies as a buffer.
     matrices: HashSet<String>,
 }
 
@@ -452,9 +452,7 @@ impl Lowerer {
         sig: &SigInfo,
     ) -> Result<(Body, HashMap<String, VarKind>)> {
         let has_return = contains_return(body);
-        if self.companion {
-            self.matrices = indexed_twice(&quote!(#body));
-        }
+        self.matrices = indexed_twice(&quote!(#body));
         // `use`, `const` and `static` items carry no derivative: each generated function
         // declares them first, wherever the user wrote them (an item is visible in its
         // whole block, and the reverse sweep of a nested block is a block of its own).
@@ -915,7 +913,11 @@ impl Lowerer {
             // `let old = s;` of a whole local array copies it (of a local `Vec`, moves it),
             // and `s` may be written after: `old` is a buffer of its own, not a name for
             // `s`. So is `let mut t = s;`.
-            Val::Place(p, _) if !self.binding_ref && self.is_written_buffer(&p) => {
+            Val::Place(p, _)
+                if !self.binding_ref
+                    && !self.companion
+                    && (self.is_written_buffer(&p) || self.is_row(&p)) =>
+            {
                 self.bind_copy(name, mutable, p);
                 Ok(())
             }
@@ -2400,7 +2402,7 @@ impl Lowerer {
         self.operand(v, span)
     }
 
-    /// Whether `p` is one index into a matrix of a companion's code (`hs[i]`): a row.
+    /// Whether `p` is one index into a matrix (`hs[i]`): a row.
     fn is_row(&self, p: &Place) -> bool {
         matches!(p.proj.as_slice(), [Proj::Index(_)])
             && self
@@ -4223,7 +4225,6 @@ impl Lowerer {
         }
     }
 
-    /// Whether `v` is a local buffer or a slice parameter (not a struct).
     /// Whether `p` is a whole local float buffer, which the function may write after
     /// copying it. (`let r = y;` of a `&mut` parameter moves the reference: `r` writes
     /// into `y`.)
@@ -4233,6 +4234,7 @@ impl Lowerer {
             && !self.struct_values.contains(&p.base.to_string())
     }
 
+    /// Whether `v` is a local buffer or a slice parameter (not a struct).
     fn is_float_buffer(&self, v: &Ident) -> bool {
         let name = v.to_string();
         match self.kinds.get(&name) {
