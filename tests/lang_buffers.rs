@@ -883,7 +883,8 @@ fn array_copies_o<D: Num>(x: &[D]) -> D {
 
 /// Rows assigned whole (`k[stage] = [..]`, the stages of a Runge-Kutta step;
 /// `m[i] = vec![..]` of a matrix of `Vec`s), a `Vec` of arrays written out, and copies
-/// of rows (`let prev = k[1];`, `let mut t = k[0];`) that later writes leave alone.
+/// of rows (`let prev = k[1];`, `let mut t = k[0];`, `m[1].clone()`) that later writes
+/// leave alone.
 // `vec!` of arrays is part of the language under test.
 #[allow(clippy::useless_vec)]
 #[autodiff_forward(rows_assigned_fwd, Dual, Dual)]
@@ -915,7 +916,9 @@ fn rows_assigned(x: &[f64]) -> f64 {
     k[1][0] = prev[1] * 2.0;
     let mut t = k[0];
     t[1] += prev[0];
-    m[0][0] * m[0][1] + m[1][0] + pts[1][1] + k[1][0] * t[1] + prev[0]
+    let r = m[1].clone();
+    m[1][0] = r[1] * 3.0;
+    m[0][0] * m[0][1] + m[1][0] + pts[1][1] + k[1][0] * t[1] + prev[0] + m[1][0] * r[0]
 }
 
 /// A row assigned a `vec!` of another length: the primal allows it, the companions,
@@ -951,7 +954,8 @@ fn rows_assigned_o<D: Num>(x: &[D]) -> D {
     }
     let m1 = [y[1] * x[2], x[1] * a];
     let m0 = [m1[1], m1[0] + y[0]];
-    m0[0] * m0[1] + m1[0] + y[0] + k1[1] * 2.0 * (k0[1] + k1[0]) + k1[0]
+    let m10 = m1[1] * 3.0;
+    m0[0] * m0[1] + m10 + y[0] + k1[1] * 2.0 * (k0[1] + k1[0]) + k1[0] + m10 * m1[0]
 }
 
 #[differentiable]

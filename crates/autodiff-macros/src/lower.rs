@@ -1397,8 +1397,11 @@ impl Lowerer {
                         )
                     }
                     Val::Place(p, _) if !is_scalar_place(&p, self) => Ok(Some(Op::CloneOf(p))),
-                    // `to_vec` copies a buffer, whatever the place looks like (a row).
-                    Val::Place(p, _) if m.method == "to_vec" => Ok(Some(Op::CloneOf(p))),
+                    // `to_vec` copies a buffer, whatever the place looks like (a row); so
+                    // does any copy of a row of a matrix.
+                    Val::Place(p, _) if m.method == "to_vec" || self.is_row(&p) => {
+                        Ok(Some(Op::CloneOf(p)))
+                    }
                     // A field of a struct (`m.h.to_vec()`, `m.h.clone()`): the field of a
                     // float is `Copy` and is not cloned in idiomatic code, so a copy is of
                     // a buffer.
