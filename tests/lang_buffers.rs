@@ -829,6 +829,51 @@ fn extended_o<D: Num>(x: &[D]) -> D {
     s
 }
 
+/// A vector reused across rounds: `clear`, refilled by `push`, `truncate`d and
+/// `resize`d with an active fill value.
+#[autodiff_forward(reused_vector_fwd, Dual, Dual)]
+#[autodiff_reverse(reused_vector_rev, Duplicated, Active)]
+fn reused_vector(x: &[f64]) -> f64 {
+    let mut buf = Vec::new();
+    let mut s = 0.0;
+    for r in 0..3 {
+        buf.clear();
+        for i in 0..x.len() {
+            buf.push(x[i] * (r as f64 + 1.0) + s * 0.1);
+        }
+        buf.truncate(x.len() - r.min(x.len() - 1));
+        buf.resize(x.len() + 1, x[0] * 0.5);
+        buf.truncate(x.len() + 3);
+        for i in 0..buf.len() {
+            s += buf[i] * buf[i];
+        }
+        s = s.sin();
+    }
+    buf.resize(1, 0.0);
+    s + buf[0] * buf.len() as f64
+}
+
+fn reused_vector_o<D: Num>(x: &[D]) -> D {
+    let n = x.len();
+    let mut s = c::<D>(0.0);
+    let mut first = c::<D>(0.0);
+    for r in 0..3usize {
+        let kept = n - r.min(n - 1);
+        let mut buf: Vec<D> = (0..kept)
+            .map(|i| x[i] * (r as f64 + 1.0) + s * 0.1)
+            .collect();
+        while buf.len() < n + 1 {
+            buf.push(x[0] * 0.5);
+        }
+        for b in &buf {
+            s += *b * *b;
+        }
+        s = s.sin();
+        first = buf[0];
+    }
+    s + first
+}
+
 /// Copies of local arrays (`let p = s;`, `let mut t = s;`, `let mut s = *x;`) are copies:
 /// writing `s` after leaves them as they were (explicit Euler steps of the Lorenz system,
 /// each reading the state before the step).
@@ -1041,6 +1086,12 @@ proptest! {
     fn rows_assigned_whole((x, v, s0) in slice_case(-1.0, 1.0, 3..4, 0), s in seed()) {
         check_slice("rows_assigned", (&x, &v, &s0, s), rows_assigned, rows_assigned_fwd, rows_assigned_rev, rows_assigned_o::<Dual64>);
         check_hvp_of::<rows_assigned_rev>(&x, &v, rows_assigned_o);
+    }
+
+    #[test]
+    fn vectors_cleared_truncated_and_resized((x, v, s0) in slice_case(-1.0, 1.0, 1..6, 0), s in seed()) {
+        check_slice("reused_vector", (&x, &v, &s0, s), reused_vector, reused_vector_fwd, reused_vector_rev, reused_vector_o::<Dual64>);
+        check_hvp_of::<reused_vector_rev>(&x, &v, reused_vector_o);
     }
 
     #[test]

@@ -1590,6 +1590,12 @@ impl Lowerer {
             {
                 self.lower_extend(m)
             }
+            "clear" | "truncate" | "resize"
+                if m.args.len() == usize::from(name != "clear") + usize::from(name == "resize")
+                    && self.is_local_buffer_expr(&m.receiver)? =>
+            {
+                self.lower_resize(m)
+            }
             "for_each" if m.args.len() == 1 => {
                 let Some(chain) = self.parse_chain(&m.receiver)? else {
                     return unsupported(m, "`for_each` on this iterator");
@@ -1690,6 +1696,60 @@ impl Lowerer {
                     #recv.push(__ad_ext_src[__ad_ext_k]);
                 }
             })
+        };
+        self.scopes.push(HashMap::new());
+        let r = self.lower_stmts(&block.stmts, Tail::Value);
+        self.scopes.pop();
+        r.map(|_| ())
+    }
+
+    /// Whether `e` names a whole local float buffer (a `Vec` built in the function).
+    fn is_local_buffer_expr(&mut self, e: &Expr) -> Result<bool> {
+        if self.companion {
+            return Ok(false);
+        }
+        Ok(match self.lower_expr(e)? {
+            Val::Place(p, _) => self.is_written_buffer(&p),
+            _ => false,
+        })
+    }
+
+    /// `v.clear()`, `v.truncate(n)` and `v.resize(n, value)` on a local vector: the kept
+    /// part is copied and assigned back (`h = out;` between vectors, whose reverse sweep
+    /// restores the old contents and length), and the added values are pushed.
+    fn lower_resize(&mut self, m: &syn::ExprMethodCall) -> Result<()> {
+        let (v, span) = (&m.receiver, m.span());
+        let shrink = |n: TokenStream| -> TokenStream {
+            quote_spanned!(span=> {
+                let __ad_kept = #v[..#n].to_vec();
+                #v = __ad_kept;
+            })
+        };
+        let block = match m.method.to_string().as_str() {
+            "clear" => shrink(quote!(0)),
+            "truncate" => {
+                let n = &m.args[0];
+                let kept = shrink(quote!(__ad_n));
+                quote_spanned!(span=> {
+                    let __ad_n: usize = #n;
+                    if __ad_n < #v.len() #kept
+                })
+            }
+            _ => {
+                let (n, value) = (&m.args[0], &m.args[1]);
+                let kept = shrink(quote!(__ad_n));
+                quote_spanned!(span=> {
+                    let __ad_n: usize = #n;
+                    let __ad_fill = #value;
+                    if __ad_n < #v.len() #kept
+                    while #v.len() < __ad_n {
+                        #v.push(__ad_fill);
+                    }
+                })
+            }
+        };
+        let Ok(block) = syn::parse2::<syn::Block>(block) else {
+            return unsupported(m, "this resizing of a vector");
         };
         self.scopes.push(HashMap::new());
         let r = self.lower_stmts(&block.stmts, Tail::Value);
