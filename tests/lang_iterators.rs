@@ -422,14 +422,17 @@ const COEFFS: [f64; 4] = [0.5, -1.0, 0.25, 2.0];
 static NODES: [f64; 3] = [-0.774_596_669_241_483_4, 0.0, 0.774_596_669_241_483_4];
 static WEIGHTS: [f64; 3] = [5.0 / 9.0, 8.0 / 9.0, 5.0 / 9.0];
 
-/// `const` and `static` arrays iterated, zipped, enumerated and folded in reverse (a
-/// polynomial by Horner's rule, Gauss-Legendre quadrature of `∫ sin(a t + b) t² dt`).
+/// `const` and `static` arrays (and a local copy of one) iterated, zipped, enumerated and
+/// folded in reverse (a polynomial by Horner's rule, Gauss-Legendre quadrature of
+/// `∫ sin(a t + b) t² dt`).
 #[autodiff_forward(constant_tables_fwd, Dual, Dual)]
 #[autodiff_reverse(constant_tables_rev, Duplicated, Active)]
 fn constant_tables(x: &[f64]) -> f64 {
     let t = x[0];
     let p = COEFFS.iter().rev().fold(0.0, |acc, &c| acc * t + c);
     let q: f64 = x.iter().zip(COEFFS.iter()).map(|(a, w)| w * a * a).sum();
+    let local = COEFFS;
+    let q = q + x.iter().zip(local.iter()).map(|(a, w)| w * a).sum::<f64>();
     let mut integral = 0.0;
     for (node, w) in NODES.iter().zip(&WEIGHTS) {
         integral += w * (x[1] * node + t).sin() * node * node;
@@ -452,7 +455,7 @@ fn constant_tables_o<D: Num>(x: &[D]) -> D {
     }
     let mut q = c::<D>(0.0);
     for i in 0..x.len().min(4) {
-        q += x[i] * x[i] * COEFFS[i];
+        q += x[i] * x[i] * COEFFS[i] + x[i] * COEFFS[i];
     }
     let mut integral = c::<D>(0.0);
     for k in 0..3 {

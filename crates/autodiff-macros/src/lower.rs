@@ -144,6 +144,9 @@ pub struct Lowerer {
     /// constants: elements of those buffers, and immutable locals bound to a constant
     /// expression (`let n = x.len() as i64;`).
     inert_params: HashSet<String>,
+    /// Locals holding a copy of a `const` or `static` item (`let w = W;`): iterated by
+    /// position, as the item is.
+    const_copies: HashSet<String>,
     /// Source names bound to buffers anywhere so far (a companion re-creates a buffer in
     /// its reverse sweep from the tape that kept it, under the same name).
     buffer_names: HashSet<String>,
@@ -246,6 +249,7 @@ impl Lowerer {
                 .filter(|p| p.shape == Shape::Other)
                 .map(|p| p.name.to_string())
                 .collect(),
+            const_copies: HashSet::new(),
             buffer_names: HashSet::new(),
             statement_call: false,
             matrices: HashSet::new(),
@@ -290,6 +294,7 @@ impl Lowerer {
             value_scrutinees: self.value_scrutinees.clone(),
             struct_scrutinees: self.struct_scrutinees.clone(),
             inert_params: self.inert_params.clone(),
+            const_copies: self.const_copies.clone(),
             buffer_names: self.buffer_names.clone(),
             statement_call: false,
             matrices: self.matrices.clone(),
@@ -823,7 +828,14 @@ impl Lowerer {
                 self.binding_ref = saved;
                 return r;
             }
-            return self.bind_let(name, mutable, val, e.span());
+            self.bind_let(name, mutable, val, e.span())?;
+            if !mutable
+                && self.const_item(e).is_some()
+                && let Some(Binding::Var(v)) = self.lookup(&name.to_string())
+            {
+                self.const_copies.insert(v.to_string());
+            }
+            return Ok(());
         }
         // `let [a, b] = [x, y];` binds each element to its value.
         if let (Pat::Slice(s), Expr::Array(a)) = (pat, e)
@@ -3222,13 +3234,18 @@ impl Lowerer {
     }
 
     /// `W` naming a `const` or `static` item (a name that no local or parameter binds, in
-    /// upper case), as a place.
+    /// upper case), or a local copy of one, as a place.
     fn const_item(&self, e: &Expr) -> Option<Place> {
         let Expr::Path(p) = strip(e) else {
             return None;
         };
         let id = p.path.get_ident().filter(|_| p.qself.is_none())?;
         let name = id.to_string();
+        if let Some(Binding::Var(v)) = self.lookup(&name)
+            && self.const_copies.contains(&v.to_string())
+        {
+            return Some(Place::local(v.clone()));
+        }
         let upper =
             name.chars().all(|c| !c.is_lowercase()) && name.starts_with(char::is_alphabetic);
         (upper && self.lookup(&name).is_none()).then(|| Place::local(id.clone()))
