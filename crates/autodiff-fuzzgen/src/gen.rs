@@ -224,6 +224,14 @@ pub const FEATURES: &[(&str, &str)] = &[
         "struct_value",
         "struct values built from scalars: `Pt { a, b }` read by member, method and reference; `let mut` ones updated and assigned again from a literal",
     ),
+    (
+        "swap_assign",
+        "destructuring assignment of mutable scalars: `(s1, s2) = (e, s1);`",
+    ),
+    (
+        "reshape",
+        "`truncate`, `clear` and `resize` of a local vector (back to its length, with a float fill)",
+    ),
 ];
 
 /// Constructs left out of the default (CI) batch because they currently trip the engine;
@@ -1711,7 +1719,7 @@ impl<'a> FnGen<'a> {
             .bufs
             .iter()
             .any(|b| b.local && b.borrowed == 0 && !b.growing && b.len != Len::Unknown);
-        let w: [u32; 28] = [
+        let w: [u32; 30] = [
             4,                                   // 0 let
             2,                                   // 1 let mut
             if muts.is_empty() { 0 } else { 3 }, // 2 assign
@@ -1807,6 +1815,16 @@ impl<'a> FnGen<'a> {
                 0
             }, // 26 reorder
             if self.on("struct_value") { 1 } else { 0 }, // 27 struct value
+            if muts.len() >= 2 && self.on("swap_assign") {
+                1
+            } else {
+                0
+            }, // 28 destructuring assignment
+            if has_local_n && self.on("reshape") {
+                1
+            } else {
+                0
+            }, // 29 reshape
         ];
         let d = 3;
         match self.rng.weighted(&w) {
@@ -1946,6 +1964,18 @@ impl<'a> FnGen<'a> {
             25 => self.labelled_block(),
             26 => self.reorder(),
             27 => self.struct_value(),
+            28 => {
+                let a = self.rng.pick(&muts).clone();
+                let others: Vec<String> = muts.iter().filter(|m| **m != a).cloned().collect();
+                let b = self.rng.pick(&others).clone();
+                let e = self.fexpr(2);
+                let k = self.damp();
+                self.line(
+                    &format!("({a}, {b}) = ({b} * {} + {}, {a});", k.p, e.p),
+                    &format!("({a}, {b}) = (tr({b} * {} + {}), {a});", k.o, e.o),
+                );
+            }
+            29 => self.reshape(),
             _ => {
                 let cands: Vec<String> = self
                     .scope
@@ -2321,6 +2351,28 @@ impl<'a> FnGen<'a> {
                 &format!("{b}.sort_by(|a, c| a.re().partial_cmp(&c.re()).unwrap());"),
             ),
         }
+    }
+
+    /// Shrinks a local vector and grows it back to its length with a float fill.
+    fn reshape(&mut self) {
+        let w = self.writable();
+        let (b, len) = self.rng.pick(&w).clone();
+        let full = match len {
+            Len::Fixed(k) => k.to_string(),
+            _ => "n".to_string(),
+        };
+        // The fill is read before the vector shrinks (it may read the vector).
+        let fill = self.name("t");
+        let e = self.fexpr(2);
+        self.let_line(&fill, &e);
+        if self.rng.chance(0.3) {
+            self.same_line(&format!("{b}.clear();"));
+        } else {
+            let i = self.index(len);
+            self.same_line(&format!("{b}.truncate({i});"));
+        }
+        self.same_line(&format!("{b}.resize({full}, {fill});"));
+        self.add_scalar(&fill, false);
     }
 
     fn new_vec(&mut self) {
