@@ -829,15 +829,19 @@ fn extended_o<D: Num>(x: &[D]) -> D {
     s
 }
 
-/// A vector reused across rounds: `clear`, refilled by `push`, `truncate`d and
-/// `resize`d with an active fill value.
+/// A vector reused across rounds: emptied by `clear` or `= Vec::new()`, refilled by
+/// `push`, `truncate`d and `resize`d with an active fill value.
 #[autodiff_forward(reused_vector_fwd, Dual, Dual)]
 #[autodiff_reverse(reused_vector_rev, Duplicated, Active)]
 fn reused_vector(x: &[f64]) -> f64 {
     let mut buf = Vec::new();
     let mut s = 0.0;
     for r in 0..3 {
-        buf.clear();
+        if r == 1 {
+            buf = Vec::new();
+        } else {
+            buf.clear();
+        }
         for i in 0..x.len() {
             buf.push(x[i] * (r as f64 + 1.0) + s * 0.1);
         }

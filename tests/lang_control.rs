@@ -1082,9 +1082,15 @@ fn newton_sqrt_o<D: Num>(a: D) -> D {
 
 // ---------------------------------------------------------------- destructuring assignment
 
+#[differentiable]
+fn rotated(a: f64, b: f64, t: f64) -> (f64, f64) {
+    (a * t.cos() - b * t.sin(), a * t.sin() + b * t.cos())
+}
+
 /// `(a, b) = (b, f(a, b))`: every value on the right is read before any place on the left
 /// is written, with scalars, elements of a local buffer, `_`, a nested tuple and a call
-/// returning a pair; and `std::mem::replace` of a scalar and of an element.
+/// returning a pair, a `#[differentiable]` helper returning a pair, an array written in
+/// place (`[a, b] = [b, a]`); and `std::mem::replace` of a scalar and of an element.
 #[autodiff_forward(recurrence_fwd, Dual, Dual)]
 #[autodiff_reverse(recurrence_rev, Duplicated, Active)]
 fn recurrence(x: &[f64]) -> f64 {
@@ -1104,7 +1110,9 @@ fn recurrence(x: &[f64]) -> f64 {
     (c, s) = (s, c * w[0]);
     let old = std::mem::replace(&mut a, s * 2.0);
     let w0 = std::mem::replace(&mut w[0], old);
-    s + c + a * w0 + w[0]
+    (a, b) = rotated(a, b, x.first().copied().unwrap_or(0.5));
+    [a, b] = [b * 0.5, a];
+    s + c + a * w0 + w[0] + b
 }
 
 fn recurrence_o<D: Num>(x: &[D]) -> D {
@@ -1122,7 +1130,10 @@ fn recurrence_o<D: Num>(x: &[D]) -> D {
     }
     let (s, c) = (a * b).sin_cos();
     let (c, s) = (s, c * w[0]);
-    s + c + s * 2.0 * w[0] + a
+    let (a2, w0) = (s * 2.0, w[0]);
+    let t = x.first().copied().unwrap_or(lang_common::c::<D>(0.5));
+    let (ra, rb) = (a2 * t.cos() - b * t.sin(), a2 * t.sin() + b * t.cos());
+    s + c + rb * 0.5 * w0 + a + ra
 }
 
 // ---------------------------------------------------------------- properties

@@ -1063,6 +1063,32 @@ impl Lowerer {
         r
     }
 
+    /// The `n` items of a tuple value: written in place, the result of a call (split by a
+    /// `let (..) = ..;` into temporaries), or a tuple field of a struct parameter (`m.ab`:
+    /// its fields, by position).
+    fn tuple_items(&mut self, val: Val, n: usize, span: Span) -> Vec<Val> {
+        let split = |l: &mut Self, op: Op| -> Vec<Val> {
+            let vars: Vec<Ident> = (0..n).map(|_| l.temp(span)).collect();
+            l.emit(Stmt::LetTuple {
+                vars: vars.clone(),
+                op,
+            });
+            vars.into_iter().map(|v| Val::Op(Operand::Var(v))).collect()
+        };
+        match val {
+            Val::Tuple(items) => items,
+            Val::Op(Operand::Var(v)) => split(self, Op::Use(Operand::Var(v))),
+            Val::Op(Operand::Lit(t)) => split(self, Op::Inactive(t)),
+            Val::Place(p, m) => (0..n)
+                .map(|i| {
+                    let mut field = p.clone();
+                    field.proj.push(Proj::Field(syn::Member::Unnamed(i.into())));
+                    Val::Place(field, m)
+                })
+                .collect(),
+        }
+    }
+
     /// Binds a pattern (of a `let`, a closure parameter or a `for`) to a value.
     fn bind_pat(&mut self, pat: &Pat, val: Val) -> Result<()> {
         match pat {
@@ -1087,36 +1113,7 @@ impl Lowerer {
                 self.bind_pat(&r.pat, v)
             }
             Pat::Tuple(t) => {
-                let items = match val {
-                    Val::Tuple(items) => items,
-                    Val::Op(Operand::Var(v)) => {
-                        let vars: Vec<Ident> =
-                            (0..t.elems.len()).map(|_| self.temp(v.span())).collect();
-                        self.emit(Stmt::LetTuple {
-                            vars: vars.clone(),
-                            op: Op::Use(Operand::Var(v)),
-                        });
-                        vars.into_iter().map(|v| Val::Op(Operand::Var(v))).collect()
-                    }
-                    Val::Op(Operand::Lit(t)) => {
-                        let vars: Vec<Ident> =
-                            (0..t_len(pat)).map(|_| self.temp(pat.span())).collect();
-                        self.emit(Stmt::LetTuple {
-                            vars: vars.clone(),
-                            op: Op::Inactive(t),
-                        });
-                        vars.into_iter().map(|v| Val::Op(Operand::Var(v))).collect()
-                    }
-                    // A tuple field of a struct parameter (`let (a, b) = m.ab;`): its
-                    // fields, by position.
-                    Val::Place(p, m) => (0..t.elems.len())
-                        .map(|i| {
-                            let mut field = p.clone();
-                            field.proj.push(Proj::Field(syn::Member::Unnamed(i.into())));
-                            Val::Place(field, m)
-                        })
-                        .collect(),
-                };
+                let items = self.tuple_items(val, t.elems.len(), pat.span());
                 if items.len() != t.elems.len() {
                     return Err(syn::Error::new(
                         pat.span(),
@@ -1439,12 +1436,26 @@ impl Lowerer {
     fn lower_expr_stmt(&mut self, e: &Expr) -> Result<()> {
         let e = strip(e);
         match e {
-            Expr::Assign(a) if matches!(strip(&a.left), Expr::Tuple(_)) => {
-                let v = self.lower_expr(&a.right)?;
+            Expr::Assign(a) if matches!(strip(&a.left), Expr::Tuple(_) | Expr::Array(_)) => {
+                // `[a, b] = [b, a];`: the array written on the right, element by element.
+                let v = match strip(&a.right) {
+                    Expr::Array(r) if matches!(strip(&a.left), Expr::Array(_)) => Val::Tuple(
+                        r.elems
+                            .iter()
+                            .map(|e| self.lower_expr(e))
+                            .collect::<Result<_>>()?,
+                    ),
+                    _ => self.lower_expr(&a.right)?,
+                };
                 self.assign_destructured(&a.left, v, a.right.span())
             }
             Expr::Assign(a) if self.assign_struct(a)? => Ok(()),
             Expr::Assign(a) if self.assign_row(a)? => Ok(()),
+            // `v = Vec::new();` of a local vector empties it, as `v.clear()` does.
+            Expr::Assign(a) if is_empty_vec(&a.right) && self.is_local_buffer_expr(&a.left)? => {
+                let left = &a.left;
+                self.lower_resize(&syn::parse_quote_spanned!(a.span()=> #left.clear()))
+            }
             Expr::Assign(a) => {
                 let place = self.lower_place(&a.left)?;
                 let v = self.lower_expr(&a.right)?;
@@ -2138,18 +2149,16 @@ impl Lowerer {
         span: Span,
         writes: &mut Vec<(Place, Operand)>,
     ) -> Result<()> {
-        match (strip(left), v) {
-            (Expr::Infer(_), _) => Ok(()),
-            (Expr::Tuple(t), Val::Tuple(items)) if t.elems.len() == items.len() => {
-                for (l, item) in t.elems.iter().zip(items) {
-                    self.read_destructured(l, item, span, writes)?;
-                }
-                Ok(())
+        let (elems, items) = match (strip(left), v) {
+            (Expr::Infer(_), _) => return Ok(()),
+            (Expr::Array(t), Val::Tuple(items)) => (&t.elems, items),
+            (Expr::Array(_), _) => {
+                return unsupported_at(
+                    span,
+                    "an array destructuring assignment from anything but an array written in place",
+                );
             }
-            (Expr::Tuple(_), _) => unsupported_at(
-                span,
-                "a destructuring assignment whose right side is not a tuple of as many values",
-            ),
+            (Expr::Tuple(t), v) => (&t.elems, self.tuple_items(v, t.elems.len(), span)),
             (l, v) => {
                 let place = self.lower_place(l)?;
                 if self.is_struct_value(&place)
@@ -2166,9 +2175,19 @@ impl Lowerer {
                 let o = self.operand(v, span)?;
                 let copy = self.let_op(Op::Use(o), span);
                 writes.push((place, copy));
-                Ok(())
+                return Ok(());
             }
+        };
+        if items.len() != elems.len() {
+            return unsupported_at(
+                span,
+                "a destructuring assignment whose right side does not have as many values",
+            );
         }
+        for (l, item) in elems.iter().zip(items) {
+            self.read_destructured(l, item, span, writes)?;
+        }
+        Ok(())
     }
 
     fn lower_place(&mut self, e: &Expr) -> Result<Place> {
@@ -4966,13 +4985,6 @@ fn is_panic_macro(m: &syn::Macro) -> bool {
         .is_some_and(|s| matches!(&*s.ident.to_string(), "panic" | "unreachable"))
 }
 
-fn t_len(p: &Pat) -> usize {
-    match p {
-        Pat::Tuple(t) => t.elems.len(),
-        _ => 1,
-    }
-}
-
 /// The names of a path's segments, without generic arguments.
 fn path_names(p: &syn::Path) -> Vec<String> {
     p.segments.iter().map(|s| s.ident.to_string()).collect()
@@ -5511,6 +5523,18 @@ fn is_buffer_literal(e: &Expr) -> bool {
     match strip(e) {
         Expr::Macro(m) => is_vec_macro(&m.mac) && m.mac.parse_body_with(parse_repeat).is_ok(),
         Expr::Repeat(_) => true,
+        _ => false,
+    }
+}
+
+/// `Vec::new()`, `Vec::with_capacity(n)` or `vec![]`.
+fn is_empty_vec(e: &Expr) -> bool {
+    match strip(e) {
+        Expr::Call(c) => {
+            matches!(&*c.func, Expr::Path(p) if path_names(&p.path).ends_with(&["Vec".into(), "new".into()])
+                || path_names(&p.path).ends_with(&["Vec".into(), "with_capacity".into()]))
+        }
+        Expr::Macro(m) => is_vec_macro(&m.mac) && m.mac.tokens.is_empty(),
         _ => false,
     }
 }
