@@ -1,4 +1,5 @@
-// A destructuring assignment of whole buffers is refused at the buffer.
+// A destructuring assignment of whole buffers is refused at the buffer, and one of an
+// array's elements from anything but an array written in place at the value.
 #![allow(unused_assignments)]
 use autodiff_core::prelude::*;
 
@@ -13,6 +14,14 @@ fn f(x: &[f64]) -> f64 {
         (t, _) = (t + u[i], 1.0);
     }
     t
+}
+
+#[autodiff_forward(g_jvp, Dual, Dual)]
+fn g(x: &[f64]) -> f64 {
+    let w = [x[0], x[1]];
+    let (mut p, mut q) = (0.0, 0.0);
+    [p, q] = w;
+    p * q
 }
 
 fn main() {}
