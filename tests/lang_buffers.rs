@@ -933,7 +933,7 @@ fn array_copies_o<D: Num>(x: &[D]) -> D {
 /// Rows assigned whole (`k[stage] = [..]`, the stages of a Runge-Kutta step;
 /// `m[i] = vec![..]` of a matrix of `Vec`s), a `Vec` of arrays written out, and copies
 /// of rows (`let prev = k[1];`, `let mut t = k[0];`, `m[1].clone()`) that later writes
-/// leave alone.
+/// leave alone, and rows assigned copies of rows (`k[3] = k[1];`, `m[0] = m[1].clone();`).
 // `vec!` of arrays is part of the language under test.
 #[allow(clippy::useless_vec)]
 #[autodiff_forward(rows_assigned_fwd, Dual, Dual)]
@@ -967,7 +967,10 @@ fn rows_assigned(x: &[f64]) -> f64 {
     t[1] += prev[0];
     let r = m[1].clone();
     m[1][0] = r[1] * 3.0;
+    k[3] = k[1];
+    m[0] = m[1].clone();
     m[0][0] * m[0][1] + m[1][0] + pts[1][1] + k[1][0] * t[1] + prev[0] + m[1][0] * r[0]
+        - k[3][0]
 }
 
 /// A row assigned a `vec!` of another length: the primal allows it, the companions,
@@ -1004,7 +1007,16 @@ fn rows_assigned_o<D: Num>(x: &[D]) -> D {
     let m1 = [y[1] * x[2], x[1] * a];
     let m0 = [m1[1], m1[0] + y[0]];
     let m10 = m1[1] * 3.0;
-    m0[0] * m0[1] + m10 + y[0] + k1[1] * 2.0 * (k0[1] + k1[0]) + k1[0] + m10 * m1[0]
+    m10 * m1[1] + m10 + y[0] + k1[1] * 2.0 * (k0[1] + k1[0]) + k1[0] + m10 * m1[0]
+        - k1[1] * 2.0
+}
+
+/// Rows of a `&mut [[f64; 2]]` parameter assigned whole.
+#[autodiff_forward(write_rows_fwd, Dual, Dual)]
+#[autodiff_reverse(write_rows_rev, Duplicated, Duplicated)]
+fn write_rows(x: &[f64], out: &mut [[f64; 2]]) {
+    out[0] = [x[0] * x[1], x[0]];
+    out[1] = [x[1].sin(), out[0][0] + x[1]];
 }
 
 #[differentiable]
@@ -1096,6 +1108,25 @@ proptest! {
     fn vectors_cleared_truncated_and_resized((x, v, s0) in slice_case(-1.0, 1.0, 1..6, 0), s in seed()) {
         check_slice("reused_vector", (&x, &v, &s0, s), reused_vector, reused_vector_fwd, reused_vector_rev, reused_vector_o::<Dual64>);
         check_hvp_of::<reused_vector_rev>(&x, &v, reused_vector_o);
+    }
+
+    #[test]
+    fn rows_of_a_parameter_assigned_whole(x in prop::collection::vec(-1.0..1.0f64, 2), v in prop::collection::vec(-1.0..1.0f64, 2), w in prop::collection::vec(-1.0..1.0f64, 4)) {
+        // out = [[x0 x1, x0], [sin x1, x0 x1 + x1]]: its Jacobian by rows of out.
+        let jac = [[x[1], x[0]], [1.0, 0.0], [0.0, x[1].cos()], [x[1], x[0] + 1.0]];
+        let (mut out, mut t) = ([[0.0; 2]; 2], [[0.0; 2]; 2]);
+        write_rows_fwd(&x, &v, &mut out, &mut t);
+        for r in 0..4 {
+            check("write_rows tangent", t[r / 2][r % 2], jac[r][0] * v[0] + jac[r][1] * v[1]);
+        }
+        check("write_rows value", out[1][1], x[0] * x[1] + x[1]);
+        let mut dx = [0.0; 2];
+        let mut dout = [[w[0], w[1]], [w[2], w[3]]];
+        write_rows_rev(&x, &mut dx, &mut out, &mut dout);
+        for i in 0..2 {
+            let want: f64 = (0..4).map(|r| jac[r][i] * w[r]).sum();
+            check("write_rows gradient", dx[i], want);
+        }
     }
 
     #[test]

@@ -236,15 +236,16 @@ pub fn window_size(n: usize) -> usize {
     n
 }
 
-/// Checks that `m[i] = vec![..]` keeps the length of the row it replaces, which the
-/// derivative code writes element by element.
+/// Checks that `m[i] = vec![..]` (or a copy of another row) keeps the length of the row
+/// it replaces, which the derivative code writes element by element; the length.
 #[inline(always)]
 #[track_caller]
-pub fn same_row_length(row: usize, written: usize) {
+pub fn same_row_length(row: usize, written: usize) -> usize {
     assert!(
         row == written,
-        "differentiated code assigns `vec![..]` of {written} values to a row of {row}: rows keep their length"
+        "differentiated code assigns {written} values to a row of {row}: rows keep their length"
     );
+    written
 }
 
 /// The slice length `min(a, b)`: the trip count of a `zip`.

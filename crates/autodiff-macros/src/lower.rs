@@ -2080,7 +2080,8 @@ impl Lowerer {
     }
 
     /// `k[i] = [a, b];` (or `vec![a, b]`) of a row of a local matrix or a `&mut`
-    /// parameter: the elements are assigned one by one, after every value is read. A row
+    /// parameter, or of an array member (`m.w = [a, b];`): the elements are assigned one
+    /// by one, after every value is read. A row
     /// written `vec![..]` must keep its length (checked). Returns whether `a` was such an
     /// assignment.
     fn assign_row(&mut self, a: &syn::ExprAssign) -> Result<bool> {
@@ -2095,13 +2096,19 @@ impl Lowerer {
                 )?;
                 (items.into_iter().collect(), true)
             }
-            _ => return Ok(false),
+            _ => return self.copy_row(a),
         };
-        if !matches!(strip(&a.left), Expr::Index(_)) {
+        if !matches!(strip(&a.left), Expr::Index(_) | Expr::Field(_)) {
             return Ok(false);
         }
         let place = self.lower_place(&a.left)?;
-        if place.is_whole() || !self.is_float_buffer(&place.base) {
+        // A row of a local matrix, of a slice of arrays, or a member of a struct parameter
+        // (`out[i]`, `m.w`).
+        let buffer_or_ref = matches!(
+            self.kinds.get(&place.base.to_string()),
+            Some(VarKind::Buffer | VarKind::Ref { .. })
+        );
+        if place.is_whole() || !buffer_or_ref {
             return Ok(false);
         }
         let mut vals = Vec::with_capacity(items.len());
@@ -2124,6 +2131,34 @@ impl Lowerer {
             });
         }
         Ok(true)
+    }
+
+    /// `k[i] = k[j];`, `m[i] = m[j].clone();` or `m[i] = v;` into a row of a local
+    /// matrix: the row on the right is copied first, then written element by element (of
+    /// the same length, checked). Returns whether `a` was such an assignment.
+    fn copy_row(&mut self, a: &syn::ExprAssign) -> Result<bool> {
+        let (left, right) = (&a.left, &a.right);
+        if self.companion || !matches!(strip(left), Expr::Index(_)) {
+            return Ok(false);
+        }
+        let Val::Place(place, _) = self.lower_expr(left)? else {
+            return Ok(false);
+        };
+        if !self.is_row(&place) {
+            return Ok(false);
+        }
+        let Ok(block) = syn::parse2::<syn::Block>(quote_spanned!(a.span()=> {
+            let __ad_row = #right;
+            for __ad_j in 0..__ad::same_row_length(#left.len(), __ad_row.len()) {
+                #left[__ad_j] = __ad_row[__ad_j];
+            }
+        })) else {
+            return Ok(false);
+        };
+        self.scopes.push(HashMap::new());
+        let r = self.lower_stmts(&block.stmts, Tail::Value);
+        self.scopes.pop();
+        r.map(|_| true)
     }
 
     /// `(a, b) = (b, a + b);`: every value on the right is read into a temporary before
