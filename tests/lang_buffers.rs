@@ -793,8 +793,8 @@ fn pushed_and_read_o<D: Num>(x: &[D]) -> D {
     s + v[v.len() - 1].sin()
 }
 
-/// A vector grown by `extend_from_slice` and `extend` (from slices, a local vector and
-/// iterator chains), then read in a recurrence.
+/// A vector grown by `extend_from_slice` and `extend` (from slices, a local vector, its
+/// copy, an array written in place and iterator chains), then read in a recurrence.
 #[autodiff_forward(extended_fwd, Dual, Dual)]
 #[autodiff_reverse(extended_rev, Duplicated, Active)]
 fn extended(x: &[f64]) -> f64 {
@@ -807,6 +807,8 @@ fn extended(x: &[f64]) -> f64 {
     v.extend(x.iter());
     v.extend(&w);
     v.extend(x.iter().copied().rev());
+    v.extend(w.clone());
+    v.extend([x[0] * 3.0, x[0].sin()]);
     let mut s = 0.0;
     for i in 0..v.len() {
         s = s * 0.9 + v[i] * v[i] * (i as f64 + 1.0);
@@ -822,6 +824,8 @@ fn extended_o<D: Num>(x: &[D]) -> D {
     v.extend(x.iter().copied());
     v.extend([x[0] * 2.0; 2]);
     v.extend(x.iter().copied().rev());
+    v.extend([x[0] * 2.0; 2]);
+    v.extend([x[0] * 3.0, x[0].sin()]);
     let mut s = c::<D>(0.0);
     for (i, e) in v.iter().enumerate() {
         s = s * 0.9 + *e * *e * (i as f64 + 1.0);
@@ -969,8 +973,7 @@ fn rows_assigned(x: &[f64]) -> f64 {
     m[1][0] = r[1] * 3.0;
     k[3] = k[1];
     m[0] = m[1].clone();
-    m[0][0] * m[0][1] + m[1][0] + pts[1][1] + k[1][0] * t[1] + prev[0] + m[1][0] * r[0]
-        - k[3][0]
+    m[0][0] * m[0][1] + m[1][0] + pts[1][1] + k[1][0] * t[1] + prev[0] + m[1][0] * r[0] - k[3][0]
 }
 
 /// A row assigned a `vec!` of another length: the primal allows it, the companions,
@@ -1007,8 +1010,7 @@ fn rows_assigned_o<D: Num>(x: &[D]) -> D {
     let m1 = [y[1] * x[2], x[1] * a];
     let m0 = [m1[1], m1[0] + y[0]];
     let m10 = m1[1] * 3.0;
-    m10 * m1[1] + m10 + y[0] + k1[1] * 2.0 * (k0[1] + k1[0]) + k1[0] + m10 * m1[0]
-        - k1[1] * 2.0
+    m10 * m1[1] + m10 + y[0] + k1[1] * 2.0 * (k0[1] + k1[0]) + k1[0] + m10 * m1[0] - k1[1] * 2.0
 }
 
 /// Rows of a `&mut [[f64; 2]]` parameter assigned whole.

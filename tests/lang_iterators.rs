@@ -444,6 +444,9 @@ fn constant_tables(x: &[f64]) -> f64 {
     for c in COEFFS {
         r = r * 0.5 + c * t;
     }
+    for (w, c) in COEFFS.windows(2).zip(COEFFS.chunks(2)) {
+        r += (w[1] - w[0]) * x[1] * c[0];
+    }
     p + q + integral * r
 }
 
@@ -467,6 +470,9 @@ fn constant_tables_o<D: Num>(x: &[D]) -> D {
     }
     for k in 0..4 {
         r = r * 0.5 + t * COEFFS[k];
+    }
+    for k in 0..2 {
+        r += x[1] * ((COEFFS[k + 1] - COEFFS[k]) * COEFFS[2 * k]);
     }
     p + q + integral * r
 }

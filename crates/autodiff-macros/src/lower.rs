@@ -1705,7 +1705,32 @@ impl Lowerer {
     /// `v.extend_from_slice(s)` and `v.extend(iter)` on a float buffer, as the `push`es
     /// that they amount to: the elements keep their derivatives.
     fn lower_extend(&mut self, m: &syn::ExprMethodCall) -> Result<()> {
-        let (recv, src, span) = (&m.receiver, &m.args[0], m.span());
+        let (recv, span) = (&m.receiver, m.span());
+        let src = match strip(&m.args[0]) {
+            // `extend([a, b])`: each value, pushed.
+            Expr::Array(a) => {
+                let items = a.elems.iter();
+                let block: syn::Block = syn::parse_quote_spanned!(span=> {
+                    #(#recv.push(#items);)*
+                });
+                self.scopes.push(HashMap::new());
+                let r = self.lower_stmts(&block.stmts, Tail::Value);
+                self.scopes.pop();
+                return r.map(|_| ());
+            }
+            // `extend(w.clone())`: the values of `w`, which a copy would hold.
+            Expr::MethodCall(c)
+                if c.args.is_empty()
+                    && matches!(
+                        c.method.to_string().as_str(),
+                        "clone" | "to_vec" | "to_owned"
+                    ) =>
+            {
+                let w = &c.receiver;
+                syn::parse_quote_spanned!(span=> #w.iter())
+            }
+            e => e.clone(),
+        };
         let block: syn::Block = if m.method == "extend" {
             syn::parse_quote_spanned!(span=> {
                 for __ad_ext_v in #src {
@@ -3158,7 +3183,7 @@ impl Lowerer {
                     "chunks" | "chunks_exact" | "chunks_mut" | "chunks_exact_mut"
                         if m.args.len() == 1 =>
                     {
-                        match self.lower_expr(&m.receiver)? {
+                        match self.chain_receiver(&m.receiver)? {
                             Val::Place(p, _) => {
                                 let k_var = self.bind_count(&m.args[0], "chunk");
                                 // The length, read before the loop: in the index of a
@@ -3182,7 +3207,7 @@ impl Lowerer {
                             adapters: vec![],
                         }))
                     }
-                    "windows" if m.args.len() == 1 => match self.lower_expr(&m.receiver)? {
+                    "windows" if m.args.len() == 1 => match self.chain_receiver(&m.receiver)? {
                         Val::Place(p, _) => {
                             // `windows(0)` panics, with `windows`' own message.
                             let size = &m.args[0];
@@ -3284,6 +3309,14 @@ impl Lowerer {
                 _ => Ok(None),
             },
             _ => Ok(None),
+        }
+    }
+
+    /// The buffer that `chunks` or `windows` reads: a place, or a `const` array.
+    fn chain_receiver(&mut self, e: &Expr) -> Result<Val> {
+        match self.const_item(e) {
+            Some(p) => Ok(Val::Place(p, false)),
+            None => self.lower_expr(e),
         }
     }
 
