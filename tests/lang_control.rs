@@ -1082,6 +1082,41 @@ fn newton_sqrt_o<D: Num>(a: D) -> D {
 
 // ---------------------------------------------------------------- destructuring assignment
 
+/// `let y;` assigned later, in each branch or in a loop's body.
+#[autodiff_forward(deferred_fwd, Dual, Dual)]
+#[autodiff_reverse(deferred_rev, Duplicated, Active)]
+fn deferred(x: &[f64]) -> f64 {
+    let y;
+    if x[0] > 0.0 {
+        y = x[0] * x[x.len() - 1];
+    } else {
+        y = x[0].sin();
+    }
+    let z: f64;
+    z = y * x[0];
+    let mut s = 0.0;
+    for v in x {
+        let t;
+        t = v * z;
+        s += t;
+    }
+    s + y
+}
+
+fn deferred_o<D: Num>(x: &[D]) -> D {
+    let y = if x[0].re() > 0.0 {
+        x[0] * x[x.len() - 1]
+    } else {
+        x[0].sin()
+    };
+    let z = y * x[0];
+    let mut s = c::<D>(0.0);
+    for v in x {
+        s += *v * z;
+    }
+    s + y
+}
+
 #[differentiable]
 fn rotated(a: f64, b: f64, t: f64) -> (f64, f64) {
     (a * t.cos() - b * t.sin(), a * t.sin() + b * t.cos())
@@ -1171,6 +1206,12 @@ proptest! {
     #[test]
     fn a_loop_value_as_the_function_value(a in float(-3.0, 3.0), v in dir(), s in seed()) {
         check1("halvings", (a, v, s), halvings, halvings_fwd, halvings_rev, halvings_o);
+    }
+
+    #[test]
+    fn deferred_initialisation((x, v, s0) in slice_case(-1.0, 1.0, 1..6, 0), s in seed()) {
+        check_slice("deferred", (&x, &v, &s0, s), deferred, deferred_fwd, deferred_rev, deferred_o::<Dual64>);
+        check_hvp_of::<deferred_rev>(&x, &v, deferred_o);
     }
 
     #[test]

@@ -750,7 +750,7 @@ impl Lowerer {
 
     fn lower_local(&mut self, l: &syn::Local) -> Result<()> {
         let Some(init) = &l.init else {
-            return unsupported(l, "a `let` without an initial value");
+            return self.declare_scalar(l);
         };
         if init.diverge.is_some() {
             // Lowered with the statements after it (see `lower_stmts`).
@@ -854,6 +854,33 @@ impl Lowerer {
         }
         let val = self.lower_expr_hint(e, hint.as_ref())?;
         self.bind_pat(pat, val)
+    }
+
+    /// `let y;` or `let y: f64;` (a float assigned later, in each branch): a mutable local
+    /// that starts as the type's default value, which no read sees.
+    fn declare_scalar(&mut self, l: &syn::Local) -> Result<()> {
+        let (pat, ty) = match &l.pat {
+            Pat::Type(pt) => (&*pt.pat, Some(&*pt.ty)),
+            p => (p, None),
+        };
+        let Pat::Ident(pi) = pat else {
+            return unsupported(l, "a `let` without an initial value, except of one float");
+        };
+        if ty.is_some_and(|t| !is_float_type(t, &self.floats)) {
+            return unsupported(l, "a `let` without an initial value, except of one float");
+        }
+        let init = match ty {
+            Some(t) => quote!(<#t as ::core::default::Default>::default()),
+            None => quote!(::core::default::Default::default()),
+        };
+        let v = self.new_var_unbound(&pi.ident, VarKind::Scalar);
+        self.emit(Stmt::Let {
+            var: v.clone(),
+            mutable: true,
+            op: Op::Inactive(init),
+        });
+        self.bind(&pi.ident, Binding::Var(v));
+        Ok(())
     }
 
     /// `let pat = scrutinee else { .. };`: the `else` block runs (and leaves) unless the
