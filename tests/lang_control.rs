@@ -1083,6 +1083,8 @@ fn newton_sqrt_o<D: Num>(a: D) -> D {
 // ---------------------------------------------------------------- destructuring assignment
 
 /// `let y;` assigned later, in each branch or in a loop's body.
+// Late initialisation is the construct under test.
+#[allow(clippy::needless_late_init)]
 #[autodiff_forward(deferred_fwd, Dual, Dual)]
 #[autodiff_reverse(deferred_rev, Duplicated, Active)]
 fn deferred(x: &[f64]) -> f64 {
