@@ -3,7 +3,8 @@
 //! fold), `windows(k)`, `skip(n)`, `take(n)`, `step_by(k)`, each also after and before
 //! `enumerate`, `zip` and `map`, `filter` on slices and ranges, the element found by
 //! `reduce`, `max_by`, `min_by`, `first` and `last`, a local buffer of buffers built
-//! with `vec![vec![0.0; m]; n]`, and `const` and `static` arrays iterated.
+//! with `vec![vec![0.0; m]; n]`, `const` and `static` arrays iterated, and iterators
+//! bound with `let` before they are consumed.
 
 // Index loops in the oracles mirror the constructs under test, and `map(|v| *v)` is one.
 #![allow(clippy::needless_range_loop, clippy::map_clone)]
@@ -418,6 +419,32 @@ fn tuple_folds_o<D: Num>(x: &[D]) -> D {
     s * q + a * b
 }
 
+/// Iterators bound with `let` and consumed later: by `sum`, by a `for` loop, and by more
+/// adapters and a `fold`.
+#[autodiff_forward(bound_iterators_fwd, Dual, Dual)]
+#[autodiff_reverse(bound_iterators_rev, Duplicated, Active)]
+fn bound_iterators(x: &[f64]) -> f64 {
+    let k = x[0] * 2.0;
+    let scaled = x.iter().map(|v| v * k);
+    let s: f64 = scaled.sum();
+    let pairs = x.iter().zip(x.iter().skip(1));
+    let mut t = 0.0;
+    for (a, b) in pairs {
+        t += a * b;
+    }
+    let values = x.iter().copied();
+    let m = values.map(|v| v.sin()).fold(0.0, |acc, v| acc + v * s);
+    s * t + m
+}
+
+fn bound_iterators_o<D: Num>(x: &[D]) -> D {
+    let k = x[0] * 2.0;
+    let s = x.iter().fold(c::<D>(0.0), |acc, v| acc + *v * k);
+    let t = x.windows(2).fold(c::<D>(0.0), |acc, w| acc + w[0] * w[1]);
+    let m = x.iter().fold(c::<D>(0.0), |acc, v| acc + v.sin() * s);
+    s * t + m
+}
+
 const COEFFS: [f64; 4] = [0.5, -1.0, 0.25, 2.0];
 static NODES: [f64; 3] = [-0.774_596_669_241_483_4, 0.0, 0.774_596_669_241_483_4];
 static WEIGHTS: [f64; 3] = [5.0 / 9.0, 8.0 / 9.0, 5.0 / 9.0];
@@ -479,6 +506,12 @@ fn constant_tables_o<D: Num>(x: &[D]) -> D {
 
 proptest! {
     #![proptest_config(config())]
+
+    #[test]
+    fn iterators_bound_before_they_are_consumed((x, v, s0) in slice_case(-1.0, 1.0, 1..6, 0), s in seed()) {
+        check_slice("bound_iterators", (&x, &v, &s0, s), bound_iterators, bound_iterators_fwd, bound_iterators_rev, bound_iterators_o::<Dual64>);
+        check_hvp_of::<bound_iterators_rev>(&x, &v, bound_iterators_o);
+    }
 
     #[test]
     fn const_and_static_arrays((x, v, s0) in slice_case(-1.0, 1.0, 2..6, 0), s in seed()) {

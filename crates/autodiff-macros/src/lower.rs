@@ -63,6 +63,10 @@ enum Binding {
     Alias(Place, bool),
     Closure(Rc<ClosureDef>),
     Tuple(Vec<Val>),
+    /// An iterator bound before it is consumed (`let it = x.iter().map(..);`): the chain
+    /// as written, read where it is consumed, with what its names meant where it was
+    /// bound (see [`Lowerer::names_meaning`]).
+    Iter(Rc<Expr>, Rc<Vec<String>>),
 }
 
 struct LoopCtl {
@@ -784,6 +788,11 @@ impl Lowerer {
                 self.bind(name, Binding::Closure(Rc::new(def)));
                 return Ok(());
             }
+            if !mutable && is_iterator_chain(e) && self.mentions_locals(e) {
+                let meaning = self.names_meaning(e);
+                self.bind(name, Binding::Iter(Rc::new(e.clone()), Rc::new(meaning)));
+                return Ok(());
+            }
             if let Some(matrix) = self.lower_matrix_literal(e)? {
                 self.bind(name, Binding::Var(matrix));
                 return Ok(());
@@ -1013,6 +1022,22 @@ impl Lowerer {
                 Ok(())
             }
         }
+    }
+
+    /// What each name in `e` is bound to here, in order (the local it names, or nothing).
+    fn names_meaning(&self, e: &Expr) -> Vec<String> {
+        let mut out = Vec::new();
+        walk_idents(&e.to_token_stream(), &mut |id| {
+            out.push(match self.lookup(&id.to_string()) {
+                Some(Binding::Var(v)) => v.to_string(),
+                Some(Binding::Alias(p, _)) => p.primal().to_string(),
+                Some(Binding::Tuple(items)) => format!("{items:?}"),
+                Some(Binding::Closure(c)) => format!("{:p}", Rc::as_ptr(c)),
+                Some(Binding::Iter(c, _)) => format!("{:p}", Rc::as_ptr(c)),
+                None => String::new(),
+            })
+        });
+        out
     }
 
     /// `let name = copy of p;` for a whole float buffer `p`.
@@ -3147,6 +3172,20 @@ impl Lowerer {
     /// `enumerate`, `copied`, `cloned`.
     fn parse_chain(&mut self, e: &Expr) -> Result<Option<Chain>> {
         let e = strip(e);
+        if let Expr::Path(p) = e
+            && let Some(id) = p.path.get_ident()
+            && let Some(Binding::Iter(chain, meaning)) = self.lookup(&id.to_string()).cloned()
+        {
+            // Read again here, its names must still mean what they meant where it was
+            // bound (its closures captured those).
+            if *meaning != self.names_meaning(&chain) {
+                return unsupported(
+                    e,
+                    "an iterator bound with `let` that reads a name bound again before it is consumed",
+                );
+            }
+            return self.parse_chain(&chain);
+        }
         // A `const` or `static` array (`W`, `&W`, `W.iter()`): read by position, as a
         // buffer without a derivative.
         let item = match e {
@@ -3945,6 +3984,7 @@ impl Lowerer {
                                 "a closure used as a value (call it, or pass it to `map`/`fold`)",
                             );
                         }
+                        Some(Binding::Iter(chain, _)) => return self.lower_expr(&chain),
                         None => {}
                     }
                 }
@@ -5188,6 +5228,9 @@ fn binding_tokens(b: &Binding, span: Span) -> TokenStream {
         Binding::Closure(_) => {
             quote_spanned!(span=> compile_error!("a differentiated closure cannot be used here"))
         }
+        Binding::Iter(..) => {
+            quote_spanned!(span=> compile_error!("an iterator bound with `let` cannot be used here"))
+        }
     }
 }
 
@@ -5620,6 +5663,20 @@ fn is_buffer_literal(e: &Expr) -> bool {
         Expr::Repeat(_) => true,
         _ => false,
     }
+}
+
+/// An iterator written as a chain of adapters (`x.iter().map(..)`), not yet consumed.
+/// (A `move` closure in it would keep copies of what it captures, which reading the chain
+/// again where it is consumed would not see.)
+fn is_iterator_chain(e: &Expr) -> bool {
+    let mut moves = false;
+    walk_idents(&e.to_token_stream(), &mut |id| moves |= id == "move");
+    !moves
+        && matches!(strip(e), Expr::MethodCall(m) if matches!(
+            m.method.to_string().as_str(),
+            "iter" | "map" | "zip" | "enumerate" | "chunks" | "chunks_exact" | "rev" | "step_by"
+                | "copied" | "cloned" | "windows" | "filter" | "skip" | "take"
+        ))
 }
 
 /// `Vec::new()`, `Vec::with_capacity(n)` or `vec![]`.
