@@ -788,7 +788,12 @@ impl Lowerer {
                 self.bind(name, Binding::Closure(Rc::new(def)));
                 return Ok(());
             }
-            if !mutable && is_iterator_chain(e) && self.mentions_locals(e) {
+            if !mutable
+                && !self.companion
+                && is_iterator_chain(e)
+                && !is_range_expr(e)
+                && self.mentions_locals(e)
+            {
                 let meaning = self.names_meaning(e);
                 self.bind(name, Binding::Iter(Rc::new(e.clone()), Rc::new(meaning)));
                 return Ok(());
