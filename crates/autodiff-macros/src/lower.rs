@@ -1759,6 +1759,14 @@ impl Lowerer {
         r.map(|_| ())
     }
 
+    /// Lowers a block written for a construct (its statements, in a scope of their own).
+    fn lower_scoped(&mut self, block: &syn::Block) -> Result<Option<Val>> {
+        self.scopes.push(HashMap::new());
+        let r = self.lower_stmts(&block.stmts, Tail::Value);
+        self.scopes.pop();
+        r
+    }
+
     /// `v.extend_from_slice(s)` and `v.extend(iter)` on a float buffer, as the `push`es
     /// that they amount to: the elements keep their derivatives.
     fn lower_extend(&mut self, m: &syn::ExprMethodCall) -> Result<()> {
@@ -1770,9 +1778,7 @@ impl Lowerer {
                 let block: syn::Block = syn::parse_quote_spanned!(span=> {
                     #(#recv.push(#items);)*
                 });
-                self.scopes.push(HashMap::new());
-                let r = self.lower_stmts(&block.stmts, Tail::Value);
-                self.scopes.pop();
+                let r = self.lower_scoped(&block);
                 return r.map(|_| ());
             }
             // `extend(w.clone())`: the values of `w`, which a copy would hold.
@@ -1802,9 +1808,7 @@ impl Lowerer {
                 }
             })
         };
-        self.scopes.push(HashMap::new());
-        let r = self.lower_stmts(&block.stmts, Tail::Value);
-        self.scopes.pop();
+        let r = self.lower_scoped(&block);
         r.map(|_| ())
     }
 
@@ -1856,9 +1860,7 @@ impl Lowerer {
         let Ok(block) = syn::parse2::<syn::Block>(block) else {
             return unsupported(m, "this resizing of a vector");
         };
-        self.scopes.push(HashMap::new());
-        let r = self.lower_stmts(&block.stmts, Tail::Value);
-        self.scopes.pop();
+        let r = self.lower_scoped(&block);
         r.map(|_| ())
     }
 
@@ -2163,9 +2165,8 @@ impl Lowerer {
 
     /// `k[i] = [a, b];` (or `vec![a, b]`) of a row of a local matrix or a `&mut`
     /// parameter, or of an array member (`m.w = [a, b];`): the elements are assigned one
-    /// by one, after every value is read. A row
-    /// written `vec![..]` must keep its length (checked). Returns whether `a` was such an
-    /// assignment.
+    /// by one, after every value is read. A row written `vec![..]` must keep its length
+    /// (checked). Returns whether `a` was such an assignment.
     fn assign_row(&mut self, a: &syn::ExprAssign) -> Result<bool> {
         let (items, is_vec) = match strip(&a.right) {
             Expr::Array(arr) => (arr.elems.iter().cloned().collect::<Vec<_>>(), false),
@@ -2237,9 +2238,7 @@ impl Lowerer {
         })) else {
             return Ok(false);
         };
-        self.scopes.push(HashMap::new());
-        let r = self.lower_stmts(&block.stmts, Tail::Value);
-        self.scopes.pop();
+        let r = self.lower_scoped(&block);
         r.map(|_| true)
     }
 
@@ -4628,9 +4627,7 @@ impl Lowerer {
             })) else {
                 return unsupported(c, "`std::mem::replace` of these operands");
             };
-            self.scopes.push(HashMap::new());
-            let r = self.lower_stmts(&block.stmts, Tail::Value);
-            self.scopes.pop();
+            let r = self.lower_scoped(&block);
             return Ok(r?.unwrap_or(Val::Tuple(vec![])));
         }
         if names.len() >= 2 && names[names.len() - 2..] == ["mem", "swap"] && c.args.len() == 2 {
@@ -4661,9 +4658,7 @@ impl Lowerer {
             })) else {
                 return unsupported(c, "`std::mem::swap` of these operands");
             };
-            self.scopes.push(HashMap::new());
-            let r = self.lower_stmts(&block.stmts, Tail::Value);
-            self.scopes.pop();
+            let r = self.lower_scoped(&block);
             r?;
             return Ok(Val::Tuple(vec![]));
         }
