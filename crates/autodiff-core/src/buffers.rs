@@ -236,6 +236,13 @@ pub fn window_size(n: usize) -> usize {
     n
 }
 
+/// A copy of `v` of its own type: `let p = s;` of a local array, or a row of a local
+/// matrix copied whole, stays on the stack in derivative code, as in the primal.
+#[inline(always)]
+pub fn copy_of<T: Clone>(v: &T) -> T {
+    v.clone()
+}
+
 /// Checks that `m[i] = vec![..]` (or a copy of another row) keeps the length of the row
 /// it replaces, which the derivative code writes element by element; the length.
 #[inline(always)]

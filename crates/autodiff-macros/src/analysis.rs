@@ -144,7 +144,7 @@ impl Analysis {
             Op::Bin(_, a, b) => self.operand_active(a) || self.operand_active(b),
             Op::Math(_, ops) | Op::ArrLit(ops, _) => ops.iter().any(|o| self.operand_active(o)),
             Op::StructLit(_, fields) => fields.iter().any(|(_, o)| self.operand_active(o)),
-            Op::Load(p) | Op::CloneOf(p) | Op::Pop(p) => self.place_active(p),
+            Op::Load(p) | Op::CloneOf(p, _) | Op::Pop(p) => self.place_active(p),
             Op::Call(c) => self.call_active(c),
             Op::Inactive(_) | Op::NewVec(_) => false,
         }
@@ -300,7 +300,7 @@ pub fn op_reads(op: &Op, out: &mut HashSet<String>) {
         }
         Op::Math(_, ops) | Op::ArrLit(ops, _) => ops.iter().for_each(|o| operand_reads(o, out)),
         Op::StructLit(_, fields) => fields.iter().for_each(|(_, o)| operand_reads(o, out)),
-        Op::Load(p) | Op::CloneOf(p) | Op::Pop(p) => place_reads(p, out),
+        Op::Load(p) | Op::CloneOf(p, _) | Op::Pop(p) => place_reads(p, out),
         Op::Call(c) => call_reads(c, out),
         Op::Inactive(t) | Op::NewVec(t) => tokens_into(t, out),
     }

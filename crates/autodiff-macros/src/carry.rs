@@ -553,7 +553,7 @@ fn walk_op(op: &Op, u: &mut Uses) {
         Op::Math(_, os) | Op::ArrLit(os, _) => os.iter().for_each(|o| u.operand(o)),
         Op::StructLit(_, fields) => fields.iter().for_each(|(_, o)| u.operand(o)),
         Op::Call(c) => walk_call(c, u),
-        Op::CloneOf(p) | Op::Pop(p) => u.place(p),
+        Op::CloneOf(p, _) | Op::Pop(p) => u.place(p),
         Op::Inactive(_) | Op::NewVec(_) => {}
     }
 }

@@ -57,12 +57,19 @@ pub fn primal_op(op: &Op) -> TokenStream {
                 quote!([#(#ops),*])
             }
         }
-        Op::CloneOf(p) => {
-            let p = p.primal();
-            quote!(<[_]>::to_vec(&#p[..]))
-        }
+        Op::CloneOf(p, kind) => copy_of(p.primal(), *kind),
         Op::StructLit(path, fields) => struct_lit(path, fields, |_, o| o.primal()),
         Op::Call(_) => unreachable!("calls are rendered with their arguments"),
+    }
+}
+
+/// A copy of the place `p` (rendered): a `Vec` of its elements, or a value of its own
+/// type through `__ad::copy_of`, which a companion differentiated again reads back as
+/// the same copy.
+fn copy_of(p: TokenStream, kind: CopyKind) -> TokenStream {
+    match kind {
+        CopyKind::ToVec => quote!(<[_]>::to_vec(&#p[..])),
+        CopyKind::SameType => quote!(__ad::copy_of(&#p)),
     }
 }
 
@@ -238,10 +245,7 @@ impl Forward<'_> {
             // tape of a companion differentiated again) starts empty, as its primal.
             Op::NewVec(t) if is_literal_buffer(t) => Some(quote!(__ad::zero_like(&#var))),
             Op::NewVec(t) => Some(t.clone()),
-            Op::CloneOf(p) => self.an.place_active(p).then(|| {
-                let t = p.tangent();
-                quote!(<[_]>::to_vec(&#t[..]))
-            }),
+            Op::CloneOf(p, kind) => self.an.place_active(p).then(|| copy_of(p.tangent(), *kind)),
             Op::Pop(p) => self.an.place_active(p).then(|| {
                 let t = p.tangent();
                 quote!(__ad::take(#t.pop()))

@@ -182,6 +182,16 @@ pub struct Call {
     pub effect_only: bool,
 }
 
+/// What an [`Op::CloneOf`] gives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CopyKind {
+    /// A `Vec` of the elements, whatever the place is (`x.to_vec()`, a copy of a slice).
+    ToVec,
+    /// A value of the place's own type (`let p = s;` of a local array, a row copied
+    /// whole): an array stays an array on the stack, where `to_vec` would allocate.
+    SameType,
+}
+
 /// The right-hand side of a `let`.
 #[derive(Clone, Debug)]
 pub enum Op {
@@ -204,8 +214,8 @@ pub enum Op {
     ArrLit(Vec<Operand>, bool),
     /// An empty vector (`Vec::new()`, `Vec::with_capacity(n)`): the tokens build it.
     NewVec(TokenStream),
-    /// An owned copy of a place (`x.to_vec()`, `x.clone()`).
-    CloneOf(Place),
+    /// An owned copy of a place (`x.to_vec()`, `x.clone()`, `let p = s;`).
+    CloneOf(Place, CopyKind),
     /// A struct built from scalars: `Point { x: a, y: b }`, or `Pair(a, b)` with unnamed
     /// members. Its shadow is the same struct built from the fields' shadows.
     StructLit(syn::Path, Vec<(syn::Member, Operand)>),

@@ -1048,7 +1048,8 @@ impl Lowerer {
     /// `let name = copy of p;` for a whole float buffer `p`.
     fn bind_copy(&mut self, name: &Ident, mutable: bool, p: Place) {
         let v = self.new_var_unbound(name, VarKind::Buffer);
-        self.emit_owned(&v, mutable, Op::CloneOf(p));
+        let kind = self.copy_kind(&p);
+        self.emit_owned(&v, mutable, Op::CloneOf(p, kind));
         self.bind(name, Binding::Var(v));
     }
 
@@ -1414,7 +1415,7 @@ impl Lowerer {
                         && p.path.segments.last().is_some_and(|s| s.ident == "to_vec")) =>
             {
                 let place = self.lower_place(strip_full_range(strip_ref(&c.args[0])))?;
-                Ok(Some(Op::CloneOf(place)))
+                Ok(Some(Op::CloneOf(place, CopyKind::ToVec)))
             }
             Expr::Call(c) => {
                 if let Expr::Path(p) = &*c.func {
@@ -1462,17 +1463,19 @@ impl Lowerer {
                             ),
                         )
                     }
-                    Val::Place(p, _) if !is_scalar_place(&p, self) => Ok(Some(Op::CloneOf(p))),
-                    // `to_vec` copies a buffer, whatever the place looks like (a row); so
-                    // does any copy of a row of a matrix.
-                    Val::Place(p, _) if m.method == "to_vec" || self.is_row(&p) => {
-                        Ok(Some(Op::CloneOf(p)))
+                    Val::Place(p, _) if m.method == "to_vec" => {
+                        Ok(Some(Op::CloneOf(p, CopyKind::ToVec)))
+                    }
+                    // A clone keeps the type; so does any copy of a row of a matrix.
+                    Val::Place(p, _) if !is_scalar_place(&p, self) || self.is_row(&p) => {
+                        let kind = self.copy_kind(&p);
+                        Ok(Some(Op::CloneOf(p, kind)))
                     }
                     // A field of a struct (`m.h.to_vec()`, `m.h.clone()`): the field of a
                     // float is `Copy` and is not cloned in idiomatic code, so a copy is of
                     // a buffer.
                     Val::Place(p, _) if matches!(p.proj.last(), Some(Proj::Field(_))) => {
-                        Ok(Some(Op::CloneOf(p)))
+                        Ok(Some(Op::CloneOf(p, CopyKind::ToVec)))
                     }
                     _ => Ok(None),
                 }
@@ -4312,10 +4315,11 @@ impl Lowerer {
                     Val::Place(p, _) if !is_scalar_place(&p, self) => {
                         let var = self.fresh("copy", span);
                         self.kinds.insert(var.to_string(), VarKind::Buffer);
+                        let kind = self.copy_kind(&p);
                         self.emit(Stmt::Let {
                             var: var.clone(),
                             mutable: false,
-                            op: Op::CloneOf(p),
+                            op: Op::CloneOf(p, kind),
                         });
                         Ok(Val::Place(Place::local(var), false))
                     }
@@ -4330,7 +4334,7 @@ impl Lowerer {
                     self.emit(Stmt::Let {
                         var: var.clone(),
                         mutable: false,
-                        op: Op::CloneOf(p),
+                        op: Op::CloneOf(p, CopyKind::ToVec),
                     });
                     return Ok(Val::Place(Place::local(var), false));
                 }
@@ -4470,6 +4474,21 @@ impl Lowerer {
         p.is_whole()
             && matches!(self.kinds.get(&p.base.to_string()), Some(VarKind::Buffer))
             && !self.struct_values.contains(&p.base.to_string())
+    }
+
+    /// How a copy of the buffer `p` is made: of the same type when `p` is (a row of) a
+    /// local buffer, whose shadows have its type; as a `Vec` otherwise (the shadow of a
+    /// parameter may be a slice where the parameter is an array).
+    fn copy_kind(&self, p: &Place) -> CopyKind {
+        let base = p.base.to_string();
+        if !self.companion
+            && matches!(self.kinds.get(&base), Some(VarKind::Buffer))
+            && !self.struct_values.contains(&base)
+        {
+            CopyKind::SameType
+        } else {
+            CopyKind::ToVec
+        }
     }
 
     /// Whether `v` is a local buffer or a slice parameter (not a struct).
@@ -4737,7 +4756,7 @@ impl Lowerer {
             && c.args.len() == 1
         {
             let place = self.lower_place(strip_full_range(strip_ref(&c.args[0])))?;
-            let v = self.let_op(Op::CloneOf(place), c.span());
+            let v = self.let_op(Op::CloneOf(place, CopyKind::ToVec), c.span());
             if let Operand::Var(var) = &v {
                 self.kinds.insert(var.to_string(), VarKind::Buffer);
             }
@@ -4747,6 +4766,15 @@ impl Lowerer {
         let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
         let span = c.span();
         match segs.as_slice() {
+            // A copy of a local buffer that keeps its type (see `CopyKind::SameType`).
+            ["__ad", "copy_of"] if self.companion && c.args.len() == 1 => {
+                let place = self.lower_place(strip_ref(&c.args[0]))?;
+                let v = self.let_op(Op::CloneOf(place, CopyKind::SameType), span);
+                if let Operand::Var(var) = &v {
+                    self.kinds.insert(var.to_string(), VarKind::Buffer);
+                }
+                Ok(Some(Val::Op(v)))
+            }
             // A sort's permutation: a buffer of indices (see `lower_permutation`).
             ["__ad", "sort_permutation"] => {
                 let toks = self.render(&Expr::Call(c.clone()));

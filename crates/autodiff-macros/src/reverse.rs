@@ -929,7 +929,7 @@ impl<'a> Reverse<'a> {
                 }
                 out
             }
-            Op::CloneOf(p) if self.an.place_active(p) => {
+            Op::CloneOf(p, _) if self.an.place_active(p) => {
                 let a = p.adjoint();
                 quote!(__ad::add_into(&mut #a[..], &#g[..]);)
             }

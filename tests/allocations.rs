@@ -1,0 +1,137 @@
+//! What derivative code allocates: copies of local arrays and of rows stay on the stack
+//! as in the primal, so a loop that copies its state every step allocates nothing per
+//! step. Counted by a global allocator, per thread (the tests of this file run on
+//! threads of their own).
+
+use autodiff_core::prelude::*;
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+struct Counting;
+
+thread_local! {
+    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+}
+
+// SAFETY: every call is passed on to `System`; the count is a thread-local `Cell`.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
+        // SAFETY: the caller's contract, passed on.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// How many allocations `f` makes on this thread.
+fn allocations(f: impl FnOnce()) -> usize {
+    let before = ALLOCATIONS.with(Cell::get);
+    f();
+    ALLOCATIONS.with(Cell::get) - before
+}
+
+/// Explicit Euler steps of a small system, the state copied whole every step.
+#[autodiff_forward(euler_fwd, Dual, Const, Dual)]
+#[autodiff_reverse(euler_rev, Active, Const, Active)]
+fn euler(k: f64, n: usize) -> f64 {
+    let mut s = [k, 0.5, 1.0];
+    for _ in 0..n {
+        let p = s;
+        s[0] = p[0] + 0.01 * (p[1] * p[2]).sin();
+        s[1] = p[1] - 0.01 * p[0] * k;
+        s[2] = p[2] + 0.01 * (p[0] - p[1]);
+    }
+    s[0] * s[1] + s[2]
+}
+
+/// A stage table whose rows are read back by copies of the previous row.
+#[allow(clippy::clone_on_copy)] // `.clone()` of a row is one of the copies under test
+#[autodiff_forward(stages_fwd, Dual, Const, Dual)]
+#[autodiff_reverse(stages_rev, Active, Const, Active)]
+fn stages(k: f64, n: usize) -> f64 {
+    let mut rows = [[0.0; 2]; 4];
+    rows[0] = [k, 1.0 - k];
+    let mut acc = 0.0;
+    for _ in 0..n {
+        for i in 1..4 {
+            let prev = rows[i - 1];
+            rows[i][0] = prev[0] * 0.9 + prev[1] * 0.1;
+            rows[i][1] = (prev[0] * 0.5).cos();
+        }
+        let last = rows[3].clone();
+        acc += last[0] - last[1];
+        rows[0] = [rows[3][1], rows[3][0]];
+    }
+    acc
+}
+
+/// Allocations of `run(n)` for a long run beyond those of a short one, after a warm-up
+/// (the tape's blocks are then cached by the thread).
+fn per_step_growth(run: impl Fn(usize)) -> usize {
+    run(400);
+    let short = allocations(|| run(40));
+    let long = allocations(|| run(400));
+    long.saturating_sub(short)
+}
+
+#[test]
+fn copies_of_local_arrays_do_not_allocate_per_step() {
+    let k = 0.7;
+    // The derivatives are those of num-dual elsewhere (`lang_buffers`); here a central
+    // difference only guards against a companion that does nothing.
+    let h = 1e-6;
+    let fd = (euler(k + h, 50) - euler(k - h, 50)) / (2.0 * h);
+    let (_, dk) = euler_fwd(k, 1.0, 50);
+    let (_, gk) = euler_rev(k, 50, 1.0);
+    assert!((dk - fd).abs() < 1e-6 * fd.abs().max(1.0), "{dk} vs {fd}");
+    assert!((gk - fd).abs() < 1e-6 * fd.abs().max(1.0), "{gk} vs {fd}");
+
+    let forward = per_step_growth(|n| {
+        std::hint::black_box(euler_fwd(k, 1.0, n));
+    });
+    let reverse = per_step_growth(|n| {
+        std::hint::black_box(euler_rev(k, n, 1.0));
+    });
+    // A copy made with `to_vec` allocates once per step for the value and once for its
+    // shadow: 720 more allocations for the 360 more steps.
+    assert!(
+        forward < 10,
+        "forward: {forward} more allocations for 360 more steps"
+    );
+    assert!(
+        reverse < 10,
+        "reverse: {reverse} more allocations for 360 more steps"
+    );
+}
+
+#[test]
+fn copies_of_rows_do_not_allocate_per_step() {
+    let k = 0.3;
+    let h = 1e-6;
+    let fd = (stages(k + h, 20) - stages(k - h, 20)) / (2.0 * h);
+    let (_, dk) = stages_fwd(k, 1.0, 20);
+    let (_, gk) = stages_rev(k, 20, 1.0);
+    assert!((dk - fd).abs() < 1e-6 * fd.abs().max(1.0), "{dk} vs {fd}");
+    assert!((gk - fd).abs() < 1e-6 * fd.abs().max(1.0), "{gk} vs {fd}");
+
+    let forward = per_step_growth(|n| {
+        std::hint::black_box(stages_fwd(k, 1.0, n));
+    });
+    let reverse = per_step_growth(|n| {
+        std::hint::black_box(stages_rev(k, n, 1.0));
+    });
+    assert!(
+        forward < 10,
+        "forward: {forward} more allocations for 360 more steps"
+    );
+    assert!(
+        reverse < 10,
+        "reverse: {reverse} more allocations for 360 more steps"
+    );
+}
