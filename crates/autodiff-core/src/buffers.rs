@@ -420,11 +420,11 @@ impl<T: Clone> Restore<T> for T {
 impl<T: Clone> Restore<SavedSlice<T>> for [T] {
     #[inline]
     fn restore(&mut self, saved: SavedSlice<T>) {
-        self.clone_from_slice(saved.as_slice());
+        clone_short(self, saved.as_slice());
     }
     #[inline]
     fn restore_from(&mut self, saved: &SavedSlice<T>) {
-        self.clone_from_slice(saved.as_slice());
+        clone_short(self, saved.as_slice());
     }
 }
 
@@ -448,12 +448,29 @@ impl<T: Clone> Restore<SavedSlice<T>> for Vec<T> {
     fn restore_from(&mut self, saved: &SavedSlice<T>) {
         let saved = saved.as_slice();
         if self.len() == saved.len() {
-            self.clone_from_slice(saved);
+            clone_short(self, saved);
         } else {
             self.clear();
             self.extend_from_slice(saved);
         }
     }
+}
+
+/// `dst.clone_from_slice(src)`. Saved buffers are often short (a point's coordinates, a
+/// row): up to [`SavedSlice::INLINE`] values the copy is written for each length, so that
+/// it compiles to a few moves instead of a call of `memcpy`, which costs more than such
+/// a copy.
+#[inline(always)]
+pub(crate) fn clone_short<T: Clone>(dst: &mut [T], src: &[T]) {
+    macro_rules! by_length {
+        ($($n:literal)*) => {
+            match src.len() {
+                $($n if dst.len() == $n => dst[..$n].clone_from_slice(&src[..$n]),)*
+                _ => dst.clone_from_slice(src),
+            }
+        };
+    }
+    by_length!(1 2 3 4 5 6 7 8);
 }
 
 /// Saves the contents of `v`.
@@ -497,15 +514,23 @@ impl<T: Clone> SavedSlice<T> {
             inline: [const { MaybeUninit::uninit() }; SavedSlice::<f64>::INLINE],
             heap: Vec::new(),
         };
-        if v.len() <= s.inline.len() {
-            for (slot, x) in s.inline.iter_mut().zip(v) {
-                slot.write(x.clone());
-                // Counted one by one, so that a panicking `clone` drops what was written.
-                s.len += 1;
-            }
-        } else {
-            s.heap = v.to_vec();
+        // Written for each short length, as `clone_short` copies.
+        macro_rules! by_length {
+            ($($n:literal)*) => {
+                match v.len() {
+                    $($n => {
+                        for (slot, x) in s.inline[..$n].iter_mut().zip(&v[..$n]) {
+                            slot.write(x.clone());
+                            // One by one, so that a panicking `clone` drops what was
+                            // written.
+                            s.len += 1;
+                        }
+                    })*
+                    _ => s.heap = v.to_vec(),
+                }
+            };
         }
+        by_length!(0 1 2 3 4 5 6 7 8);
         s
     }
 

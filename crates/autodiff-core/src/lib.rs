@@ -40,6 +40,7 @@ mod nested_rules;
 pub mod partials;
 mod protocol;
 mod real;
+mod saved_runs;
 mod tape;
 mod tape_memory;
 pub mod testing;
@@ -99,5 +100,6 @@ pub mod __private {
         StructShadowMut, Zero, slice_shadow, slice_tangent,
     };
     pub use crate::real::Real;
+    pub use crate::saved_runs::{SavedRun, SavedSlices};
     pub use crate::tape::{Slot, Stack, Tape, rev_prefix, take};
 }

@@ -250,6 +250,66 @@ impl<T> Tape<T> {
         self.class = class;
     }
 
+    /// Records copies of the values of `v` in one block, so that they can be read back as
+    /// one slice (see `saved_runs`).
+    #[inline]
+    pub(crate) fn push_run(&mut self, v: &[T])
+    where
+        T: Clone,
+    {
+        if self.cap - self.len < v.len() {
+            self.grow(v.len());
+        }
+        for x in v {
+            // SAFETY: `len < cap`: the room for all of `v` was made above.
+            unsafe { self.ptr.as_ptr().add(self.len).write(x.clone()) };
+            // One by one, so that a panicking `clone` leaves only written values counted.
+            self.len += 1;
+        }
+    }
+
+    /// Makes the last `n` values, recorded by one [`Tape::push_run`], readable by
+    /// [`Tape::top`] (the block before an emptied one becomes current).
+    ///
+    /// # Panics
+    /// Only on a bug of the generated code: fewer values recorded than read back.
+    #[inline]
+    pub(crate) fn prepare_run(&mut self, n: usize) {
+        if n > 0 && self.len == 0 {
+            self.step_back();
+        }
+        assert!(
+            self.len >= n,
+            "autodiff: a reverse sweep read saved values that were never recorded"
+        );
+    }
+
+    /// The last `n` values, in the current block (after [`Tape::prepare_run`]).
+    #[inline]
+    pub(crate) fn top(&self, n: usize) -> &[T] {
+        debug_assert!(n <= self.len);
+        // SAFETY: the last `n` of the current block's `len` values are initialised
+        // (`prepare_run` checked `n <= len`), and `ptr` is aligned even when dangling.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr().add(self.len - n), n) }
+    }
+
+    /// Drops the last `n` values of the current block (after [`Tape::prepare_run`]).
+    #[inline]
+    pub(crate) fn drop_top(&mut self, n: usize) {
+        debug_assert!(n <= self.len);
+        self.len -= n;
+        if needs_drop::<T>() {
+            // SAFETY: the `n` values after the new `len` are initialised and no longer
+            // counted, so they are dropped exactly once.
+            unsafe {
+                std::ptr::drop_in_place(std::ptr::slice_from_raw_parts_mut(
+                    self.ptr.as_ptr().add(self.len),
+                    n,
+                ))
+            };
+        }
+    }
+
     /// Makes the block before the current (empty) one current; false if there is none.
     #[cold]
     #[inline(never)]

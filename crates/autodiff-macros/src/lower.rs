@@ -1423,7 +1423,7 @@ impl Lowerer {
                     let tape = self.companion
                         && segs.len() == 3
                         && segs[0] == "__ad"
-                        && matches!(segs[1].as_str(), "Slot" | "Stack" | "Tape");
+                        && matches!(segs[1].as_str(), "Slot" | "Stack" | "Tape" | "SavedSlices");
                     let zero_buffer = self.companion
                         && segs.len() == 2
                         && segs[0] == "__ad"
@@ -1626,6 +1626,18 @@ impl Lowerer {
             "pop" if m.args.is_empty() && self.companion => {
                 let place = self.lower_place(&m.receiver)?;
                 self.let_op(Op::Pop(place), m.span());
+                Ok(())
+            }
+            // A companion saving a buffer in a store of copies (`__ad::SavedSlices`): a
+            // copy of it pushed, with its tangent's.
+            "save" if m.args.len() == 1 && self.companion => {
+                let place = self.lower_place(&m.receiver)?;
+                let src = self.lower_place(strip_full_range(strip_ref(&m.args[0])))?;
+                let copy = self.let_op(Op::CloneOf(src, CopyKind::ToVec), m.span());
+                if let Operand::Var(var) = &copy {
+                    self.kinds.insert(var.to_string(), VarKind::Buffer);
+                }
+                self.emit(Stmt::Push { place, val: copy });
                 Ok(())
             }
             "push" if m.args.len() == 1 => {

@@ -219,6 +219,20 @@ impl<'a> Reverse<'a> {
         (quote!(#t.push(#value);), quote!(__ad::take(#t.pop())))
     }
 
+    /// Records a copy of the slice `slice` in a loop, in a store that keeps the copies'
+    /// values flat (`SavedSlices`); returns the save and the expression that reads it back.
+    fn save_slice(&self, slice: TokenStream, level: Level) -> (TokenStream, TokenStream) {
+        debug_assert!(level.in_loop);
+        let t = self.fresh("tape");
+        if let Some(stores) = self.loop_stores.borrow_mut().last_mut() {
+            stores.push(t.clone());
+        }
+        self.tapes
+            .borrow_mut()
+            .push(quote!(let mut #t = __ad::SavedSlices::new();));
+        (quote!(#t.save(#slice);), quote!(__ad::take(#t.pop())))
+    }
+
     /// A value of the forward sweep that the reverse sweep reads at the same statement:
     /// a local at the top level, recorded elsewhere.
     fn keep(&self, name: &Ident, value: TokenStream, level: Level) -> (TokenStream, TokenStream) {
@@ -1084,7 +1098,11 @@ impl<'a> Reverse<'a> {
             return (quote!(), quote!());
         }
         let p = place.primal();
-        let (push, load) = self.record(quote!(<[_]>::to_vec(&#p[..])), level);
+        let (push, load) = if level.in_loop {
+            self.save_slice(quote!(&#p[..]), level)
+        } else {
+            self.record(quote!(<[_]>::to_vec(&#p[..])), level)
+        };
         (push, quote!(#p.copy_from_slice(&#load[..]);))
     }
 
@@ -1149,7 +1167,11 @@ impl<'a> Reverse<'a> {
                 } else {
                     self.refs.reference(p, p.primal(), false)
                 };
-                let (push, load) = self.record(quote!(__ad::snapshot(#r)), level);
+                let (push, load) = if p.is_whole() && self.is_buffer(&p.base) && level.in_loop {
+                    self.save_slice(r, level)
+                } else {
+                    self.record(quote!(__ad::snapshot(#r)), level)
+                };
                 record.extend(push);
                 let rm = self.refs.reference(p, p.primal(), true);
                 let snap = self.fresh("saved");
