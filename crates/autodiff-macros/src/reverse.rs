@@ -667,10 +667,16 @@ impl<'a> Reverse<'a> {
                 let ad = dst.adjoint();
                 if self.an.place_active(dst) && self.an.place_active(src) {
                     let asrc = src.adjoint();
-                    rev.extend(quote!(
-                        let __ad_g = <[_]>::to_vec(&#ad[..]);
-                        __ad::add_into(&mut #asrc[..], &__ad_g[..]);
-                    ));
+                    if dst.base == src.base {
+                        // Two parts of one buffer (rows of a matrix): the adjoint read is
+                        // copied first, since both cannot be borrowed at once.
+                        rev.extend(quote!(
+                            let __ad_g = <[_]>::to_vec(&#ad[..]);
+                            __ad::add_into(&mut #asrc[..], &__ad_g[..]);
+                        ));
+                    } else {
+                        rev.extend(quote!(__ad::add_into(&mut #asrc[..], &#ad[..]);));
+                    }
                 }
                 rev.extend(restore);
                 if self.an.place_active(dst) {
