@@ -514,23 +514,15 @@ impl<T: Clone> SavedSlice<T> {
             inline: [const { MaybeUninit::uninit() }; SavedSlice::<f64>::INLINE],
             heap: Vec::new(),
         };
-        // Written for each short length, as `clone_short` copies.
-        macro_rules! by_length {
-            ($($n:literal)*) => {
-                match v.len() {
-                    $($n => {
-                        for (slot, x) in s.inline[..$n].iter_mut().zip(&v[..$n]) {
-                            slot.write(x.clone());
-                            // One by one, so that a panicking `clone` drops what was
-                            // written.
-                            s.len += 1;
-                        }
-                    })*
-                    _ => s.heap = v.to_vec(),
-                }
-            };
+        if v.len() <= s.inline.len() {
+            for (slot, x) in s.inline.iter_mut().zip(v) {
+                slot.write(x.clone());
+                // Counted one by one, so that a panicking `clone` drops what was written.
+                s.len += 1;
+            }
+        } else {
+            s.heap = v.to_vec();
         }
-        by_length!(0 1 2 3 4 5 6 7 8);
         s
     }
 
