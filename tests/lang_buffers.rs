@@ -993,6 +993,41 @@ fn a_row_assigned_another_length_is_refused() {
     row_resized_rev(&x, &mut [0.0; 3], 1.0);
 }
 
+/// Matrix literals whose rows mix written-out values with a repeated constant.
+#[allow(clippy::useless_vec)]
+#[autodiff_forward(repeated_rows_fwd, Dual, Dual)]
+#[autodiff_reverse(repeated_rows_rev, Duplicated, Active)]
+fn repeated_rows(x: &[f64]) -> f64 {
+    let mut k = [[x[0], x[1]], [0.0; 2]];
+    k[1][0] = x[2] * k[0][0];
+    let m = vec![vec![1.5; 2], vec![x[1], x[2] * x[0]]];
+    k[1][0] * k[0][1] + k[1][1] + m[0][1] * m[1][1] - m[1][0] * m[0][0]
+}
+
+/// A mutable copy of a row of a matrix literal that the function indexes only once.
+#[autodiff_forward(row_of_literal_fwd, Dual, Dual)]
+#[autodiff_reverse(row_of_literal_rev, Duplicated, Active)]
+fn row_of_literal(x: &[f64]) -> f64 {
+    let k = [[x[0], x[1], x[2]], [x[2], x[0], x[1]]];
+    let mut acc = 0.0;
+    for i in 0..2 {
+        let mut t = k[(i + 1) % 2];
+        t[0] += x[0];
+        acc += t[0] * t[1];
+    }
+    acc
+}
+
+fn row_of_literal_o<D: Num>(x: &[D]) -> D {
+    // i = 0 copies row 1, i = 1 copies row 0.
+    (x[2] + x[0]) * x[0] + (x[0] + x[0]) * x[1]
+}
+
+fn repeated_rows_o<D: Num>(x: &[D]) -> D {
+    let k10 = x[2] * x[0];
+    k10 * x[1] + x[2] * x[0] * 1.5 - x[1] * 1.5
+}
+
 fn rows_assigned_o<D: Num>(x: &[D]) -> D {
     let (a, h) = (x[0], 0.1);
     let mut y = [x[1], x[2]];
@@ -1077,6 +1112,18 @@ proptest! {
     fn vectors_grown_by_extend((x, v, s0) in slice_case(-1.0, 1.0, 1..5, 0), s in seed()) {
         check_slice("extended", (&x, &v, &s0, s), extended, extended_fwd, extended_rev, extended_o::<Dual64>);
         check_hvp_of::<extended_rev>(&x, &v, extended_o);
+    }
+
+    #[test]
+    fn matrix_literals_with_repeated_rows((x, v, s0) in slice_case(-1.0, 1.0, 3..4, 0), s in seed()) {
+        check_slice("repeated_rows", (&x, &v, &s0, s), repeated_rows, repeated_rows_fwd, repeated_rows_rev, repeated_rows_o::<Dual64>);
+        check_hvp_of::<repeated_rows_rev>(&x, &v, repeated_rows_o);
+    }
+
+    #[test]
+    fn mutable_copies_of_rows_of_a_literal((x, v, s0) in slice_case(-1.0, 1.0, 3..4, 0), s in seed()) {
+        check_slice("row_of_literal", (&x, &v, &s0, s), row_of_literal, row_of_literal_fwd, row_of_literal_rev, row_of_literal_o::<Dual64>);
+        check_hvp_of::<row_of_literal_rev>(&x, &v, row_of_literal_o);
     }
 
     #[test]

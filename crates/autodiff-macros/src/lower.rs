@@ -161,6 +161,9 @@ pub struct Lowerer {
     /// The names indexed twice (`hs[i][j]`): an element of one is a row, which a copy
     /// (`let prev = s[i];`, a companion's saved copy) copies as a buffer.
     matrices: HashSet<String>,
+    /// The locals built as matrices (`[[a, b], [c, d]]`, `vec![vec![0.0; m]; n]`), whose
+    /// elements are rows even where the function indexes them once.
+    matrix_vars: HashSet<String>,
 }
 
 /// A parsed iterator source.
@@ -257,6 +260,7 @@ impl Lowerer {
             buffer_names: HashSet::new(),
             statement_call: false,
             matrices: HashSet::new(),
+            matrix_vars: HashSet::new(),
         }
     }
 
@@ -302,6 +306,7 @@ impl Lowerer {
             buffer_names: self.buffer_names.clone(),
             statement_call: false,
             matrices: self.matrices.clone(),
+            matrix_vars: self.matrix_vars.clone(),
         };
         sub.scopes.push(HashMap::new());
         let mut params = Vec::new();
@@ -799,11 +804,13 @@ impl Lowerer {
                 return Ok(());
             }
             if let Some(matrix) = self.lower_matrix_literal(e)? {
+                self.matrix_vars.insert(matrix.to_string());
                 self.bind(name, Binding::Var(matrix));
                 return Ok(());
             }
             if let Some(matrix) = self.lower_filled_matrix(e)? {
                 // The binding names the matrix built (as for `collect`).
+                self.matrix_vars.insert(matrix.to_string());
                 self.bind(name, Binding::Var(matrix));
                 return Ok(());
             }
@@ -1292,11 +1299,15 @@ impl Lowerer {
         let Some((rows, is_vec)) = list(e) else {
             return Ok(None);
         };
-        // Rows of the same kind: `vec!`s in a `vec!`, arrays in an array or in a `vec!`.
+        // Rows of the same kind: `vec!`s in a `vec!`, arrays in an array or in a `vec!`. A
+        // row of a constant repeated (`[0.0; 2]`) is that constant written out.
         let mut cells: Vec<Vec<Expr>> = Vec::new();
         let mut rows_vec = None;
         for r in &rows {
-            match list(r) {
+            let row = list(r).or_else(|| {
+                repeated_row(r).filter(|(items, _)| !items.iter().any(|c| self.mentions_locals(c)))
+            });
+            match row {
                 Some((items, v))
                     if (is_vec || !v) && *rows_vec.get_or_insert(v) == v && !items.is_empty() =>
                 {
@@ -2630,10 +2641,11 @@ impl Lowerer {
     /// Whether `p` is one index into a matrix (`hs[i]`): a row.
     fn is_row(&self, p: &Place) -> bool {
         matches!(p.proj.as_slice(), [Proj::Index(_)])
-            && self
-                .matrices
-                .iter()
-                .any(|m| matches!(self.lookup(m), Some(Binding::Var(v)) if *v == p.base))
+            && (self.matrix_vars.contains(&p.base.to_string())
+                || self
+                    .matrices
+                    .iter()
+                    .any(|m| matches!(self.lookup(m), Some(Binding::Var(v)) if *v == p.base)))
     }
 
     /// `Point { x: a, y: b }`: the struct as an operation (`Op::StructLit`), or `None` for
@@ -5568,6 +5580,26 @@ fn push_index(p: &mut Place, idx: TokenStream) {
         return;
     }
     p.proj.push(Proj::Index(idx));
+}
+
+/// The items of a row `[v; n]` or `vec![v; n]` with `n` an integer literal, written out,
+/// and whether it is a `vec!`.
+fn repeated_row(e: &Expr) -> Option<(Vec<Expr>, bool)> {
+    let count = |n: &Expr| match strip(n) {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(n),
+            ..
+        }) => n.base10_parse::<usize>().ok(),
+        _ => None,
+    };
+    match strip(e) {
+        Expr::Repeat(r) => Some((vec![(*r.expr).clone(); count(&r.len)?], false)),
+        Expr::Macro(m) if is_vec_macro(&m.mac) => {
+            let (v, n) = m.mac.parse_body_with(parse_repeat).ok()?;
+            Some((vec![v; count(&n)?], true))
+        }
+        _ => None,
+    }
 }
 
 /// `k + j` for the range `k..k + w` and the index `j`, integer literals with `j < w`.
