@@ -420,11 +420,11 @@ impl<T: Clone> Restore<T> for T {
 impl<T: Clone> Restore<SavedSlice<T>> for [T] {
     #[inline]
     fn restore(&mut self, saved: SavedSlice<T>) {
-        clone_short(self, saved.as_slice());
+        self.clone_from_slice(saved.as_slice());
     }
     #[inline]
     fn restore_from(&mut self, saved: &SavedSlice<T>) {
-        clone_short(self, saved.as_slice());
+        self.clone_from_slice(saved.as_slice());
     }
 }
 
@@ -446,31 +446,19 @@ impl<T: Clone> Restore<SavedSlice<T>> for Vec<T> {
     }
     #[inline]
     fn restore_from(&mut self, saved: &SavedSlice<T>) {
-        let saved = saved.as_slice();
-        if self.len() == saved.len() {
-            clone_short(self, saved);
-        } else {
-            self.clear();
-            self.extend_from_slice(saved);
-        }
+        restore_vec(self, saved.as_slice());
     }
 }
 
-/// `dst.clone_from_slice(src)`. Saved buffers are often short (a point's coordinates, a
-/// row): up to [`SavedSlice::INLINE`] values the copy is written for each length, so that
-/// it compiles to a few moves instead of a call of `memcpy`, which costs more than such
-/// a copy.
-#[inline(always)]
-pub(crate) fn clone_short<T: Clone>(dst: &mut [T], src: &[T]) {
-    macro_rules! by_length {
-        ($($n:literal)*) => {
-            match src.len() {
-                $($n if dst.len() == $n => dst[..$n].clone_from_slice(&src[..$n]),)*
-                _ => dst.clone_from_slice(src),
-            }
-        };
+/// Puts saved values back into a vector, with their length: a call may have resized it.
+#[inline]
+pub(crate) fn restore_vec<T: Clone>(v: &mut Vec<T>, saved: &[T]) {
+    if v.len() == saved.len() {
+        v.clone_from_slice(saved);
+    } else {
+        v.clear();
+        v.extend_from_slice(saved);
     }
-    by_length!(1 2 3 4 5 6 7 8);
 }
 
 /// Saves the contents of `v`.

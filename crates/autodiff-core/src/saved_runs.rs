@@ -7,7 +7,7 @@
 //! values of all the calls follow one another in one [`Tape`], with their lengths in
 //! another: a copy takes its values and one length, and never allocates of its own.
 
-use crate::buffers::{Restore, clone_short};
+use crate::buffers::{Restore, restore_vec};
 use crate::tape::Tape;
 use std::fmt;
 use std::ops::Deref;
@@ -113,38 +113,33 @@ impl<T: fmt::Debug> fmt::Debug for SavedRun<'_, T> {
 impl<T: Clone> Restore<SavedRun<'_, T>> for [T] {
     #[inline]
     fn restore(&mut self, saved: SavedRun<'_, T>) {
-        clone_short(self, &saved);
+        self.clone_from_slice(&saved);
     }
     #[inline]
     fn restore_from(&mut self, saved: &SavedRun<'_, T>) {
-        clone_short(self, saved);
+        self.clone_from_slice(saved);
     }
 }
 
 impl<T: Clone, const N: usize> Restore<SavedRun<'_, T>> for [T; N] {
     #[inline]
     fn restore(&mut self, saved: SavedRun<'_, T>) {
-        clone_short(self, &saved);
+        self[..].restore(saved);
     }
     #[inline]
     fn restore_from(&mut self, saved: &SavedRun<'_, T>) {
-        clone_short(self, saved);
+        self[..].restore_from(saved);
     }
 }
 
 impl<T: Clone> Restore<SavedRun<'_, T>> for Vec<T> {
     #[inline]
     fn restore(&mut self, saved: SavedRun<'_, T>) {
-        self.restore_from(&saved);
+        restore_vec(self, &saved);
     }
     #[inline]
     fn restore_from(&mut self, saved: &SavedRun<'_, T>) {
-        if self.len() == saved.len() {
-            clone_short(self, saved);
-        } else {
-            self.clear();
-            self.extend_from_slice(saved);
-        }
+        restore_vec(self, saved);
     }
 }
 

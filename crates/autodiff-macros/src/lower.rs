@@ -5582,21 +5582,25 @@ fn push_index(p: &mut Place, idx: TokenStream) {
     p.proj.push(Proj::Index(idx));
 }
 
-/// The items of a row `[v; n]` or `vec![v; n]` with `n` an integer literal, written out,
-/// and whether it is a `vec!`.
-fn repeated_row(e: &Expr) -> Option<(Vec<Expr>, bool)> {
-    let count = |n: &Expr| match strip(n) {
+/// The value of an integer literal (`3`, `3usize`).
+fn int_literal(e: &Expr) -> Option<usize> {
+    match strip(e) {
         Expr::Lit(syn::ExprLit {
             lit: syn::Lit::Int(n),
             ..
         }) => n.base10_parse::<usize>().ok(),
         _ => None,
-    };
+    }
+}
+
+/// The items of a row `[v; n]` or `vec![v; n]` with `n` an integer literal, written out,
+/// and whether it is a `vec!`.
+fn repeated_row(e: &Expr) -> Option<(Vec<Expr>, bool)> {
     match strip(e) {
-        Expr::Repeat(r) => Some((vec![(*r.expr).clone(); count(&r.len)?], false)),
+        Expr::Repeat(r) => Some((vec![(*r.expr).clone(); int_literal(&r.len)?], false)),
         Expr::Macro(m) if is_vec_macro(&m.mac) => {
             let (v, n) = m.mac.parse_body_with(parse_repeat).ok()?;
-            Some((vec![v; count(&n)?], true))
+            Some((vec![v; int_literal(&n)?], true))
         }
         _ => None,
     }
@@ -5604,14 +5608,7 @@ fn repeated_row(e: &Expr) -> Option<(Vec<Expr>, bool)> {
 
 /// `k + j` for the range `k..k + w` and the index `j`, integer literals with `j < w`.
 fn window_element(range: &TokenStream, idx: &TokenStream) -> Option<TokenStream> {
-    let int = |e: &Expr| match strip(e) {
-        Expr::Lit(syn::ExprLit {
-            lit: syn::Lit::Int(n),
-            ..
-        }) => n.base10_parse::<usize>().ok(),
-        _ => None,
-    };
-    let j = int(&syn::parse2(idx.clone()).ok()?)?;
+    let j = int_literal(&syn::parse2(idx.clone()).ok()?)?;
     let Expr::Range(r) = syn::parse2::<Expr>(range.clone()).ok()? else {
         return None;
     };
@@ -5626,7 +5623,7 @@ fn window_element(range: &TokenStream, idx: &TokenStream) -> Option<TokenStream>
         let l = &b.left;
         quote!(#l).to_string()
     };
-    let w = int(&b.right)?;
+    let w = int_literal(&b.right)?;
     (matches!(b.op, syn::BinOp::Add(_)) && same_start && j < w).then(|| quote!(#start + #j))
 }
 
