@@ -45,6 +45,44 @@ impl<T> Default for Slot<T> {
     }
 }
 
+/// A store for a float whose value the reverse sweep never reads (a term only added into
+/// a sum, say): it records nothing, and gives back zeros of the same type, which the
+/// sweep uses only to shape adjoints and in computations whose results it never reads.
+#[derive(Debug)]
+pub struct DeadStore<T>(PhantomData<fn(T) -> T>);
+
+impl<T> DeadStore<T> {
+    /// An empty store.
+    #[inline(always)]
+    pub fn new() -> Self {
+        DeadStore(PhantomData)
+    }
+
+    /// Records nothing.
+    #[inline(always)]
+    pub fn push(&mut self, v: T) {
+        drop(v);
+    }
+
+    /// Nothing to make room for.
+    #[inline(always)]
+    pub fn reserve(&mut self, _n: usize) {}
+}
+
+impl<T: num_traits::Zero> DeadStore<T> {
+    /// A zero in place of the value that was not recorded.
+    #[inline(always)]
+    pub fn pop(&mut self) -> Option<T> {
+        Some(T::zero())
+    }
+}
+
+impl<T> Default for DeadStore<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// A store for values recorded inside a loop: a LIFO stack whose first `N` values live
 /// in the store itself, the rest in a [`Tape`].
 ///

@@ -9,6 +9,9 @@
 //!   reverse sweep needs no tape.
 //! * **Writes**: which locals a statement may overwrite, to decide whether a `let` can be
 //!   recomputed in the reverse sweep instead of recorded.
+//! * **Dead values**: the scalar locals whose values no adjoint depends on (`sqnorm` of
+//!   `main = a - 0.5 * sqnorm`, a term only added into a sum). The reverse sweep still
+//!   names them (an adjoint's zero is made from its primal), but need not record them.
 
 use crate::ir::*;
 use crate::lower::walk_idents;
@@ -27,6 +30,9 @@ pub struct Analysis {
     /// members: the struct has no `ZeroLike`, so a zero shaped like it is built member by
     /// member.
     pub structs: HashMap<String, (syn::Path, Vec<syn::Member>)>,
+    /// The locals bound by `let` whose values the reverse sweep never reads: see
+    /// [`dead_values`].
+    pub dead: HashSet<String>,
 }
 
 pub fn analyse(body: &Body, active_params: &[String], frozen: &[String]) -> Analysis {
@@ -43,11 +49,13 @@ pub fn analyse(body: &Body, active_params: &[String], frozen: &[String]) -> Anal
     needed_block(&body.block, &mut needed);
     let mut structs = HashMap::new();
     struct_locals(&body.block, &mut structs);
+    let dead = dead_values(&body.block, &active);
     Analysis {
         active,
         needed,
         primal_only: false,
         structs,
+        dead,
     }
 }
 
@@ -170,6 +178,7 @@ fn viewing<R>(active: &mut HashSet<String>, f: impl FnOnce(&Analysis) -> R) -> R
         needed: HashSet::new(),
         primal_only: false,
         structs: HashMap::new(),
+        dead: HashSet::new(),
     };
     let r = f(&an);
     *active = an.active;
@@ -417,4 +426,158 @@ fn call_writes(c: &Call, out: &mut HashSet<String>) {
     if let Callee::Method(p, _) = &c.callee {
         out.insert(p.base.to_string());
     }
+}
+
+/// The locals bound by `let` in `b` whose values the reverse sweep never reads.
+///
+/// The reverse sweep reads a primal value for three reasons: an adjoint formula uses it
+/// (`x̄ += ȳ·b` for `y = a·b`), a statement evaluated again in the reverse uses it (an index,
+/// a condition, a loop's range, a call's arguments), or a local it reads is computed again
+/// from it. Everything but the plainest operations counts as reading all its inputs and
+/// its result; only sums, differences, negations, loads and products (whose formula reads
+/// the other factor alone) read less. A local outside the closure of these reads is dead
+/// in the reverse: a record of it can be left out, and the sweep can name a zero instead,
+/// since whatever it computes from it is itself never read.
+pub fn dead_values(b: &[Stmt], active: &HashSet<String>) -> HashSet<String> {
+    let mut defined = HashSet::new();
+    let mut read = HashSet::new();
+    let mut from: HashMap<String, HashSet<String>> = HashMap::new();
+    reverse_reads_block(b, active, &mut defined, &mut read, &mut from);
+    let mut work: Vec<String> = read.iter().cloned().collect();
+    while let Some(v) = work.pop() {
+        for d in from.remove(&v).unwrap_or_default() {
+            if read.insert(d.clone()) {
+                work.push(d);
+            }
+        }
+    }
+    defined.retain(|v| !read.contains(v));
+    defined
+}
+
+/// Walks `b` for [`dead_values`]: `read` gets what the reverse reads in any case, `from`
+/// what it reads when it needs a local's value (the inputs it is computed from, and for
+/// `v = x` the local `v` that holds `x`'s value afterwards).
+fn reverse_reads_block(
+    b: &[Stmt],
+    active: &HashSet<String>,
+    defined: &mut HashSet<String>,
+    read: &mut HashSet<String>,
+    from: &mut HashMap<String, HashSet<String>>,
+) {
+    let is_active = |o: &Operand| o.var().is_some_and(|v| active.contains(&v.to_string()));
+    for s in b {
+        match s {
+            Stmt::Let { var, op, .. } => {
+                let name = var.to_string();
+                let mut inputs = HashSet::new();
+                op_reads(op, &mut inputs);
+                let formula = match op {
+                    Op::Use(o) | Op::Neg(o) => Some(literal_reads(o)),
+                    Op::Bin(BinOp::Add | BinOp::Sub, x, y) => {
+                        let mut r = literal_reads(x);
+                        r.extend(literal_reads(y));
+                        Some(r)
+                    }
+                    Op::Bin(BinOp::Mul, x, y) => {
+                        let mut r = literal_reads(x);
+                        r.extend(literal_reads(y));
+                        if is_active(x) {
+                            operand_reads(y, &mut r);
+                        }
+                        if is_active(y) {
+                            operand_reads(x, &mut r);
+                        }
+                        Some(r)
+                    }
+                    Op::Load(p) => {
+                        let mut r = HashSet::new();
+                        index_reads(p, &mut r);
+                        Some(r)
+                    }
+                    // A constant (`let mut s = 0.0;`): no formula at all.
+                    Op::Inactive(_) => Some(HashSet::new()),
+                    _ => None,
+                };
+                match formula {
+                    Some(r) => {
+                        read.extend(r);
+                        from.entry(name.clone()).or_default().extend(inputs);
+                        defined.insert(name);
+                    }
+                    None => {
+                        read.extend(inputs);
+                        read.insert(name);
+                    }
+                }
+            }
+            Stmt::Assign { place, kind, val } => {
+                index_reads(place, read);
+                match kind {
+                    AssignKind::Mul | AssignKind::Div => {
+                        operand_reads(val, read);
+                        read.insert(place.base.to_string());
+                    }
+                    AssignKind::Set | AssignKind::Add | AssignKind::Sub => {
+                        if let Operand::Var(v) = val {
+                            from.entry(v.to_string())
+                                .or_default()
+                                .insert(place.base.to_string());
+                        } else {
+                            operand_reads(val, read);
+                        }
+                    }
+                }
+            }
+            Stmt::If {
+                cond,
+                then,
+                els,
+                outs,
+                then_vals,
+                else_vals,
+            } => {
+                tokens_into(cond, read);
+                read.extend(outs.iter().map(|v| v.to_string()));
+                then_vals
+                    .iter()
+                    .chain(else_vals)
+                    .for_each(|o| operand_reads(o, read));
+                reverse_reads_block(then, active, defined, read, from);
+                reverse_reads_block(els, active, defined, read, from);
+            }
+            Stmt::For {
+                iter, body, exit, ..
+            } => {
+                tokens_into(iter, read);
+                if let Some(e) = exit {
+                    tokens_into(e, read);
+                }
+                reverse_reads_block(body, active, defined, read, from);
+            }
+            Stmt::Loop { body, exit } => {
+                tokens_into(exit, read);
+                reverse_reads_block(body, active, defined, read, from);
+            }
+            Stmt::LetTuple { vars, .. } => {
+                needed_block(std::slice::from_ref(s), read);
+                read.extend(vars.iter().map(|v| v.to_string()));
+            }
+            Stmt::Push { .. }
+            | Stmt::Fill { .. }
+            | Stmt::CopyFrom { .. }
+            | Stmt::Call(_)
+            | Stmt::Inactive(_) => needed_block(std::slice::from_ref(s), read),
+        }
+    }
+}
+
+/// The locals named by an operand's tokens when it is a literal expression (`(n as f64)`):
+/// evaluated again wherever the operand is.
+fn literal_reads(o: &Operand) -> HashSet<String> {
+    let mut r = HashSet::new();
+    if let Operand::Lit(t) = o {
+        tokens_into(t, &mut r);
+    }
+    r
 }

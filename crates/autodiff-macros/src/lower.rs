@@ -1434,7 +1434,10 @@ impl Lowerer {
                     let tape = self.companion
                         && segs.len() == 3
                         && segs[0] == "__ad"
-                        && matches!(segs[1].as_str(), "Slot" | "Stack" | "Tape" | "SavedSlices");
+                        && matches!(
+                            segs[1].as_str(),
+                            "Slot" | "Stack" | "Tape" | "SavedSlices" | "DeadStore"
+                        );
                     let zero_buffer = self.companion
                         && segs.len() == 2
                         && segs[0] == "__ad"

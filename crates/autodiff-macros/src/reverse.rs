@@ -281,9 +281,25 @@ impl<'a> Reverse<'a> {
             .insert(key.to_string(), t.clone())
             .is_none();
         if fresh {
-            self.new_store(&t, level);
+            if self.is_dead_scalar(key) {
+                self.tapes
+                    .borrow_mut()
+                    .push(quote!(let mut #t = __ad::DeadStore::new();));
+            } else {
+                self.new_store(&t, level);
+            }
         }
         quote!(#t.push(#value);)
+    }
+
+    /// Whether `key` names a float local whose value the reverse sweep never reads (see
+    /// [`crate::analysis::dead_values`]): its store records nothing and gives back zeros.
+    fn is_dead_scalar(&self, key: &str) -> bool {
+        self.an.dead.contains(key)
+            && self.kinds.get(key) == Some(&VarKind::Scalar)
+            && !self.an.structs.contains_key(key)
+            && !self.maybe_tuples.borrow().contains(key)
+            && self.an.active.contains(key)
     }
 
     /// Whether `var` was kept by [`Self::keep_local`].
