@@ -7,7 +7,9 @@
 //! updated element, a read between the overwrite and the update, a counter stepped by
 //! more than one, and a value at a counter's index used after the counter moves. Also
 //! running extremes (`m = m.max(..)`), whose steps the reverse reads back from the
-//! variable they were assigned to instead of recording them.
+//! variable they were assigned to instead of recording them; floats that no adjoint
+//! reads, which the reverse leaves unrecorded; and scratch buffers that the reverse fills
+//! again instead of recording, beside ones it must record.
 
 // Index loops are the construct under test.
 #![allow(clippy::needless_range_loop)]
@@ -226,6 +228,154 @@ fn running_o<N: Num>(x: &[N]) -> N {
     m * y + p * q
 }
 
+/// Floats whose values no adjoint reads, beside floats read only through others. Dead:
+/// a norm scaled by a constant and subtracted (`sq`), the term it gives (only stored),
+/// a term only added into the sum (`lin`). Read: a product's factors, a copy of a value
+/// that a later product reads (`q = p`, so `p` too), an accumulator under a square root
+/// (through the sum it feeds), a divisor, a value compared by a branch (`c`). The reverse
+/// sweep leaves the dead ones unrecorded; a wrong call either way shows in the gradient
+/// and the H·v.
+#[autodiff_forward(dead_terms_fwd, Dual, Dual)]
+#[autodiff_reverse(dead_terms_rev, Duplicated, Active)]
+fn dead_terms(x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut main = vec![0.0; n];
+    let mut total = 0.0;
+    for r in 0..n {
+        let mut sq = 0.0;
+        for j in 0..n {
+            let t = x[j] - x[r];
+            sq += t * t;
+        }
+        let term = 1.5 - 0.5 * sq;
+        main[r] = term;
+        let p = x[r] * 2.0;
+        let q = p;
+        total += q * x[r];
+        let lin = x[r] * 3.0 - 1.0;
+        total += lin;
+        let d = x[r] + 2.0;
+        total += 1.0 / (d * d + 1.0);
+        let mut acc = 0.0;
+        for j in 0..=r {
+            acc += x[j] * x[j];
+        }
+        total += (acc + 1.0).sqrt();
+        let c = x[r] - 0.25;
+        if c > 0.0 {
+            total += c * c;
+        } else {
+            total -= c;
+        }
+    }
+    let mut m = main[0];
+    for r in 1..n {
+        m = m.max(main[r]);
+    }
+    let mut e = 0.0;
+    for r in 0..n {
+        e += (main[r] - m).exp();
+    }
+    total + e.ln() + m
+}
+
+fn dead_terms_o<N: Num>(x: &[N]) -> N {
+    let n = x.len();
+    let mut main = Vec::with_capacity(n);
+    let mut total = c::<N>(0.0);
+    for r in 0..n {
+        let sq = (0..n).fold(c::<N>(0.0), |a, j| a + (x[j] - x[r]) * (x[j] - x[r]));
+        main.push(-sq * 0.5 + 1.5);
+        total += x[r] * 2.0 * x[r] + x[r] * 3.0 - 1.0;
+        let d = x[r] + 2.0;
+        total += (d * d + 1.0).recip();
+        let acc = (0..=r).fold(c::<N>(0.0), |a, j| a + x[j] * x[j]);
+        total += (acc + 1.0).sqrt();
+        let cr = x[r] - 0.25;
+        total += if cr.re() > 0.0 { cr * cr } else { -cr };
+    }
+    let m = main[1..]
+        .iter()
+        .fold(main[0], |m, &v| if v.re() > m.re() { v } else { m });
+    let e = main.iter().fold(c::<N>(0.0), |a, &v| a + (v - m).exp());
+    total + e.ln() + m
+}
+
+/// Scratch buffers filled at the top of each iteration. `a` is filled from the inputs
+/// alone and read only after: the reverse sweep fills it again instead of recording it.
+/// Each of the others is filled in the same place but needs its records for one reason:
+/// `b` is filled from a running sum, `g` is read before its filling loop (the previous
+/// iteration's values), `e` is also read before the loop over rows (its initial values),
+/// and `f` has two filling loops with a read between them.
+#[allow(clippy::useless_vec)] // local `Vec`s are the buffers under test
+#[autodiff_forward(refilled_fwd, Dual, Dual)]
+#[autodiff_reverse(refilled_rev, Duplicated, Active)]
+fn refilled(x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut a = vec![0.0; 2];
+    let mut b = vec![0.0; 2];
+    let mut g = vec![0.5; 2];
+    let mut e = vec![0.3; 2];
+    let mut f = vec![0.0; 2];
+    let mut run = 0.1;
+    let mut total = e[1] * x[0];
+    for r in 0..n {
+        let s = r + 1;
+        let w = x[r] * 0.5;
+        let g01 = g[0] * g[1];
+        for j in 0..2 {
+            a[j] = (x[(r + j) % n] - x[(s + j) % n]).sin() * w;
+        }
+        for j in 0..2 {
+            b[j] = run * x[(r + j) % n];
+        }
+        for j in 0..2 {
+            e[j] = x[(s + j) % n] * 1.5;
+        }
+        for j in 0..2 {
+            f[j] = x[r] + 0.25;
+        }
+        let f01 = f[0] * f[1];
+        for j in 0..2 {
+            f[j] = x[(s + j) % n] * 2.0;
+        }
+        for j in 0..2 {
+            g[j] = x[(r + j) % n].cos();
+        }
+        total += g01 + a[0] * a[1] * b[0] + b[1].tanh() + g[0] * e[1] + f01 * f[0] * f[1];
+        run += x[r] * x[r];
+    }
+    total + e[0] * e[1]
+}
+
+fn refilled_o<N: Num>(x: &[N]) -> N {
+    let n = x.len();
+    let mut g = [c::<N>(0.5); 2];
+    let mut e = [c::<N>(0.3); 2];
+    let mut run = c::<N>(0.1);
+    let mut total = e[1] * x[0];
+    for r in 0..n {
+        let s = r + 1;
+        let w = x[r] * 0.5;
+        let g01 = g[0] * g[1];
+        let a: Vec<N> = (0..2)
+            .map(|j| (x[(r + j) % n] - x[(s + j) % n]).sin() * w)
+            .collect();
+        let b: Vec<N> = (0..2).map(|j| run * x[(r + j) % n]).collect();
+        for j in 0..2 {
+            e[j] = x[(s + j) % n] * 1.5;
+        }
+        let f01 = (x[r] + 0.25) * (x[r] + 0.25);
+        let f: Vec<N> = (0..2).map(|j| x[(s + j) % n] * 2.0).collect();
+        for j in 0..2 {
+            g[j] = x[(r + j) % n].cos();
+        }
+        total += g01 + a[0] * a[1] * b[0] + b[1].tanh() + g[0] * e[1] + f01 * f[0] * f[1];
+        run += x[r] * x[r];
+    }
+    total + e[0] * e[1]
+}
+
 fn case(
     points: std::ops::Range<usize>,
 ) -> impl Strategy<Value = (Vec<f64>, Vec<f64>, Vec<f64>, f64)> {
@@ -256,5 +406,17 @@ proptest! {
     #[test]
     fn value_at_a_counter_used_after_it_moves(((x, v, s0), seed) in (slice_case(-1.0, 1.0, 1..9, 0), seed())) {
         check_slice("counter", (&x, &v, &s0, seed), counter, counter_fwd, counter_rev, counter_o);
+    }
+
+    #[test]
+    fn floats_no_adjoint_reads_beside_floats_read_through_others(((x, v, s0), seed) in (slice_case(-1.0, 1.0, 1..7, 0), seed())) {
+        check_slice("dead_terms", (&x, &v, &s0, seed), dead_terms, dead_terms_fwd, dead_terms_rev, dead_terms_o);
+        check_hvp_of::<dead_terms_rev>(&x, &v, dead_terms_o);
+    }
+
+    #[test]
+    fn scratch_buffers_filled_again_and_recorded(((x, v, s0), seed) in (slice_case(-1.0, 1.0, 1..7, 0), seed())) {
+        check_slice("refilled", (&x, &v, &s0, seed), refilled, refilled_fwd, refilled_rev, refilled_o);
+        check_hvp_of::<refilled_rev>(&x, &v, refilled_o);
     }
 }

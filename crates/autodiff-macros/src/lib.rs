@@ -18,6 +18,7 @@ mod kept_state;
 mod lower;
 mod nested;
 mod nested_calls;
+mod replay;
 mod reverse;
 mod rule_nesting;
 mod rules;

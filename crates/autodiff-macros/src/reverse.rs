@@ -50,6 +50,9 @@ pub struct Reverse<'a> {
     /// Locals that may hold a tuple: results of calls, and what is bound from them. Their
     /// adjoints are added with `__ad::add_to`, since tuples have no `+=`.
     maybe_tuples: RefCell<HashSet<String>>,
+    /// Local buffers that the reverse sweep fills again instead of restoring (see
+    /// [`crate::replay`]).
+    replayed: RefCell<HashSet<String>>,
     /// The sweeps become a closure that owns what the forward sweep recorded (see
     /// [`crate::kept_state`]). Calls then drop the augmented call's state and augment
     /// again in the reverse sweep, right before their pullback, so that the closure holds
@@ -92,6 +95,7 @@ impl<'a> Reverse<'a> {
             late_vars: RefCell::new(HashSet::new()),
             loops: RefCell::new(Vec::new()),
             maybe_tuples: RefCell::new(HashSet::new()),
+            replayed: RefCell::new(HashSet::new()),
             kept_state: false,
         }
     }
@@ -169,6 +173,7 @@ impl<'a> Reverse<'a> {
 
     pub fn sweeps(&self, body: &Block) -> Sweeps {
         collect_maybe_tuples(body, &mut self.maybe_tuples.borrow_mut());
+        *self.replayed.borrow_mut() = crate::replay::replayed_buffers(body, self.kinds);
         let level = Level {
             top: true,
             in_loop: false,
@@ -381,7 +386,16 @@ impl<'a> Reverse<'a> {
             }
         }
         // The block's frame is still there: the prologue asks which locals are late.
-        let prologue = self.prologue(b);
+        // Buffers filled again come first: the prologue may compute locals from them.
+        let mut prologue = TokenStream::new();
+        for s in b {
+            if let Some(buf) = crate::replay::filled_buffer(s)
+                && self.replayed.borrow().contains(&buf.to_string())
+            {
+                prologue.extend(crate::replay::replay(b, buf));
+            }
+        }
+        prologue.extend(self.prologue(b));
         let adjoints = self.adjoint_decls(b);
         self.frames.borrow_mut().pop();
         (fwd, quote!({ #prologue #adjoints #seeds #rev }))
@@ -1064,6 +1078,7 @@ impl<'a> Reverse<'a> {
         let p = place.primal();
         let v = val.primal();
         let need = match self.record_need(&place.base) {
+            _ if self.replayed.borrow().contains(&place.base.to_string()) => Need::No,
             Need::NextIteration(f) if self.covered_by_earlier_overwrite(place, f) => Need::No,
             need => need,
         };
