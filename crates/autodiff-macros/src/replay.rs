@@ -95,15 +95,9 @@ pub fn filled_buffer(s: &Stmt) -> Option<&Ident> {
     (element && lets.iter().all(is_pure_let)).then_some(&place.base)
 }
 
-/// The code that fills `buf` again: the `let`s of its loop body `b` that its filling loop
-/// reads, then the loop, in a block of their own.
-pub fn replay(b: &Block, buf: &Ident) -> TokenStream {
-    let Some(k) = b
-        .iter()
-        .position(|s| filled_buffer(s).is_some_and(|t| t == buf))
-    else {
-        return quote!();
-    };
+/// The code that fills a buffer again: the `let`s of its loop body `b` that its filling
+/// loop `b[k]` reads, then the loop, in a block of their own.
+pub fn replay(b: &Block, k: usize) -> TokenStream {
     let Stmt::For {
         pat, iter, body, ..
     } = &b[k]
@@ -194,23 +188,15 @@ fn plain_tokens(t: &TokenStream) -> bool {
     true
 }
 
-/// The locals that `s` declares (its `let`s, a loop's variable), nested ones included.
+/// The locals that a `let` or a filling loop declares (the loop's variable and `let`s).
 fn defs(s: &Stmt, out: &mut HashSet<String>) {
     match s {
         Stmt::Let { var, .. } => {
             out.insert(var.to_string());
         }
-        Stmt::LetTuple { vars, .. } => out.extend(vars.iter().map(|v| v.to_string())),
         Stmt::For { pat, body, .. } => {
             out.insert(pat.to_string());
             body.iter().for_each(|s| defs(s, out));
-        }
-        Stmt::Loop { body, .. } => body.iter().for_each(|s| defs(s, out)),
-        Stmt::If {
-            then, els, outs, ..
-        } => {
-            out.extend(outs.iter().map(|v| v.to_string()));
-            then.iter().chain(els).for_each(|s| defs(s, out));
         }
         _ => {}
     }
@@ -247,65 +233,40 @@ fn count(b: &[Stmt], name: &str, what: Count) -> usize {
         crate::lower::walk_idents(t, &mut |id| hit |= id == name);
         hit
     };
-    let own = |s: &Stmt| -> usize {
-        let hit = match what {
-            Count::Reads => stmt_reads(s).contains(name),
-            Count::Writes => {
-                let mut w = HashSet::new();
-                stmt_writes(s, &mut w);
-                w.contains(name)
-            }
-        };
-        usize::from(hit)
+    let operand_mentions = |o: &Operand| match o {
+        Operand::Var(v) => v == name,
+        Operand::Lit(t) => mentions(t),
     };
+    // What a branch or a loop reads itself; neither writes anything but in its blocks.
+    let head = |reads: bool| usize::from(what == Count::Reads && reads);
     b.iter()
         .map(|s| match s {
             Stmt::If {
                 cond,
                 then,
                 els,
-                outs,
                 then_vals,
                 else_vals,
+                ..
             } => {
-                let head = Stmt::If {
-                    cond: cond.clone(),
-                    then: Vec::new(),
-                    els: Vec::new(),
-                    outs: outs.clone(),
-                    then_vals: then_vals.clone(),
-                    else_vals: else_vals.clone(),
-                };
-                let cond_reads = what == Count::Reads && mentions(cond);
-                usize::from(cond_reads)
-                    + own(&head)
-                    + count(then, name, what)
-                    + count(els, name, what)
+                let vals = then_vals.iter().chain(else_vals).any(operand_mentions);
+                head(mentions(cond) || vals) + count(then, name, what) + count(els, name, what)
             }
             Stmt::For {
-                pat,
-                iter,
-                exit,
-                body,
+                iter, exit, body, ..
             } => {
-                let head = Stmt::For {
-                    pat: pat.clone(),
-                    iter: iter.clone(),
-                    exit: exit.clone(),
-                    body: Vec::new(),
-                };
-                let exit_reads = what == Count::Reads && exit.as_ref().is_some_and(mentions);
-                usize::from(exit_reads) + own(&head) + count(body, name, what)
+                head(mentions(iter) || exit.as_ref().is_some_and(mentions))
+                    + count(body, name, what)
             }
-            Stmt::Loop { exit, body } => {
-                let head = Stmt::Loop {
-                    exit: exit.clone(),
-                    body: Vec::new(),
-                };
-                let exit_reads = what == Count::Reads && mentions(exit);
-                usize::from(exit_reads) + own(&head) + count(body, name, what)
-            }
-            s => own(s),
+            Stmt::Loop { exit, body } => head(mentions(exit)) + count(body, name, what),
+            s => usize::from(match what {
+                Count::Reads => stmt_reads(s).contains(name),
+                Count::Writes => {
+                    let mut w = HashSet::new();
+                    stmt_writes(s, &mut w);
+                    w.contains(name)
+                }
+            }),
         })
         .sum()
 }

@@ -388,11 +388,11 @@ impl<'a> Reverse<'a> {
         // The block's frame is still there: the prologue asks which locals are late.
         // Buffers filled again come first: the prologue may compute locals from them.
         let mut prologue = TokenStream::new();
-        for s in b {
+        for (k, s) in b.iter().enumerate() {
             if let Some(buf) = crate::replay::filled_buffer(s)
                 && self.replayed.borrow().contains(&buf.to_string())
             {
-                prologue.extend(crate::replay::replay(b, buf));
+                prologue.extend(crate::replay::replay(b, k));
             }
         }
         prologue.extend(self.prologue(b));
