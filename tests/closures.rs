@@ -188,6 +188,41 @@ fn captured_buffers_o<D: Num>(x: &[D]) -> D {
     s + x.iter().fold(c::<D>(0.0), |acc, v| acc + *v * *v) * w[0] * 0.5
 }
 
+/// Closures that name an element of a local `Vec`, reached through the loop's iterator,
+/// in a condition: the condition is where they capture the buffer.
+#[autodiff_forward(element_in_condition_fwd, Dual, Dual)]
+#[autodiff_reverse(element_in_condition_rev, Duplicated, Active)]
+fn element_in_condition(x: &[f64]) -> f64 {
+    let b: Vec<f64> = x.iter().map(|v| v.sin()).collect();
+    let mut acc = 0.0;
+    for v in b.iter() {
+        acc += trapezoid(
+            |q: f64| if *v > 0.0 { q * x[0] } else { q * q * x[1] },
+            0.0,
+            1.0,
+            3,
+        );
+        acc += trapezoid(|q: f64| if *v < 0.5 { q * *v } else { q + *v }, 0.5, 1.0, 2);
+    }
+    acc
+}
+
+fn element_in_condition_o<D: Num>(x: &[D]) -> D {
+    let b: Vec<D> = x.iter().map(|v| v.sin()).collect();
+    let mut acc = c::<D>(0.0);
+    for v in b.iter() {
+        let v = *v;
+        acc += trapezoid_o(
+            |q: D| if v.re() > 0.0 { q * x[0] } else { q * q * x[1] },
+            0.0,
+            1.0,
+            3,
+        );
+        acc += trapezoid_o(|q: D| if v.re() < 0.5 { q * v } else { q + v }, 0.5, 1.0, 2);
+    }
+    acc
+}
+
 /// A closure capturing the rows of a matrix (`&[Vec<f64>]`).
 #[autodiff_reverse(rows_area_rev, Duplicated, Active)]
 fn rows_area(m: &[Vec<f64>]) -> f64 {
@@ -230,6 +265,14 @@ proptest! {
             loop_local_capture_fwd,
             loop_local_capture_rev,
             loop_local_capture_o::<Dual64>,
+        );
+        check_slice(
+            "element_in_condition",
+            (&x, &v, &s0, s),
+            element_in_condition,
+            element_in_condition_fwd,
+            element_in_condition_rev,
+            element_in_condition_o::<Dual64>,
         );
     }
 }

@@ -376,6 +376,76 @@ fn refilled_o<N: Num>(x: &[N]) -> N {
     total + e[0] * e[1]
 }
 
+/// A scratch buffer whose filling loop covers more of it in each iteration: the entries
+/// not yet filled keep their initial values, which the reverse sweep must see too.
+#[allow(clippy::useless_vec)] // a local `Vec` is the buffer under test
+#[autodiff_forward(growing_fill_fwd, Dual, Dual)]
+#[autodiff_reverse(growing_fill_rev, Duplicated, Active)]
+fn growing_fill(x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut buf = vec![0.25; n];
+    let mut total = 0.0;
+    for r in 0..n {
+        for j in 0..r {
+            buf[j] = x[j] * x[j];
+        }
+        for j in 0..n {
+            total += buf[j] * x[r];
+        }
+    }
+    total
+}
+
+fn growing_fill_o<N: Num>(x: &[N]) -> N {
+    let n = x.len();
+    let mut total = c::<N>(0.0);
+    for r in 0..n {
+        for j in 0..n {
+            let b = if j < r { x[j] * x[j] } else { c::<N>(0.25) };
+            total += b * x[r];
+        }
+    }
+    total
+}
+
+/// A scratch buffer filled in an inner loop, filled again by the reverse sweep, from a
+/// float of the outer loop's body that is only added and is computed from a running sum:
+/// the fill computed again must see the value of its own iteration.
+#[allow(clippy::useless_vec)] // a local `Vec` is the buffer under test
+#[autodiff_forward(outer_fill_fwd, Dual, Dual)]
+#[autodiff_reverse(outer_fill_rev, Duplicated, Active)]
+fn outer_fill(x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut buf = vec![0.0; 2];
+    let mut total = 0.0;
+    let mut run = 0.5;
+    for r in 0..n {
+        let w = x[r] + run;
+        for q in 0..2 {
+            for j in 0..2 {
+                buf[j] = x[(q + j) % n] + w;
+            }
+            total += buf[0] * buf[1];
+        }
+        run += x[r] * x[r];
+    }
+    total
+}
+
+fn outer_fill_o<N: Num>(x: &[N]) -> N {
+    let n = x.len();
+    let mut total = c::<N>(0.0);
+    let mut run = c::<N>(0.5);
+    for r in 0..n {
+        let w = x[r] + run;
+        for q in 0..2 {
+            total += (x[q % n] + w) * (x[(q + 1) % n] + w);
+        }
+        run += x[r] * x[r];
+    }
+    total
+}
+
 fn case(
     points: std::ops::Range<usize>,
 ) -> impl Strategy<Value = (Vec<f64>, Vec<f64>, Vec<f64>, f64)> {
@@ -418,5 +488,17 @@ proptest! {
     fn scratch_buffers_filled_again_and_recorded(((x, v, s0), seed) in (slice_case(-1.0, 1.0, 1..7, 0), seed())) {
         check_slice("refilled", (&x, &v, &s0, seed), refilled, refilled_fwd, refilled_rev, refilled_o);
         check_hvp_of::<refilled_rev>(&x, &v, refilled_o);
+    }
+
+    #[test]
+    fn scratch_buffer_filled_further_each_iteration(((x, v, s0), seed) in (slice_case(-1.0, 1.0, 1..7, 0), seed())) {
+        check_slice("growing_fill", (&x, &v, &s0, seed), growing_fill, growing_fill_fwd, growing_fill_rev, growing_fill_o);
+        check_hvp_of::<growing_fill_rev>(&x, &v, growing_fill_o);
+    }
+
+    #[test]
+    fn scratch_buffer_filled_from_the_outer_loop(((x, v, s0), seed) in (slice_case(-1.0, 1.0, 1..7, 0), seed())) {
+        check_slice("outer_fill", (&x, &v, &s0, seed), outer_fill, outer_fill_fwd, outer_fill_rev, outer_fill_o);
+        check_hvp_of::<outer_fill_rev>(&x, &v, outer_fill_o);
     }
 }

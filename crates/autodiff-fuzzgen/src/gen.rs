@@ -232,6 +232,10 @@ pub const FEATURES: &[(&str, &str)] = &[
         "reshape",
         "`truncate`, `clear` and `resize` of a local vector (back to its length, with a float fill)",
     ),
+    (
+        "scratch",
+        "a local vector filled at the top of a `for` body by `for j in 0..e { b[j] = .. }`, `e` its length or a smaller loop variable",
+    ),
 ];
 
 /// Constructs left out of the default (CI) batch because they currently trip the engine;
@@ -2172,12 +2176,74 @@ impl<'a> FnGen<'a> {
             ranges.push((format!("{j}..n"), true));
         }
         let (r, lt) = self.rng.pick(&ranges).clone();
+        let scratch = (self.on("scratch") && self.rng.chance(0.4)).then(|| self.name("b"));
+        if let Some(b) = &scratch {
+            self.line(
+                &format!("let mut {b} = vec![0.0_f64; n];"),
+                &format!("let mut {b} = vec![D::from(0.0); n];"),
+            );
+        }
         self.open(&format!("for {i} in {r} {{"), &format!("for {i} in {r} {{"));
         let m = self.mark();
         self.add_int(&i, lt);
+        if let Some(b) = scratch {
+            self.scratch_fill(b, &i);
+        }
         self.loop_body(4);
         self.end_block(m);
         self.close("}");
+    }
+
+    /// `for j in 0..e { b[j] = .. }` at the top of a loop body, on a local vector `b` of
+    /// length `n` declared just before the loop: `e` is `n` (every element, in every
+    /// iteration) or a loop variable below `n` (a part that may change from one iteration
+    /// to the next). The body reads `b` and does not write it, so that it is a scratch
+    /// buffer of the loop. The value is often one of the parameters alone (`i` is the
+    /// loop's variable), so that the reverse sweep can compute it again.
+    fn scratch_fill(&mut self, b: String, i: &str) {
+        let mut ends = vec!["n".to_string(), "n".to_string()];
+        ends.extend(self.lt_n_ints());
+        let end = self.rng.pick(&ends).clone();
+        let j = self.name("j");
+        let head = format!("for {j} in 0..{end} {{");
+        self.open(&head, &head);
+        let m = self.mark();
+        self.add_int(&j, true);
+        let params: Vec<String> = self
+            .scope
+            .bufs
+            .iter()
+            .filter(|b| !b.local && b.len == Len::N)
+            .map(|b| b.name.clone())
+            .collect();
+        let e = if !params.is_empty() && self.rng.chance(0.6) {
+            let (s, t) = (
+                self.rng.pick(&params).clone(),
+                self.rng.pick(&params).clone(),
+            );
+            let e = format!("({s}[{j}] - {t}[{i} % n] * 0.5).sin()");
+            E {
+                p: e.clone(),
+                o: e,
+                lit: false,
+            }
+        } else {
+            self.fexpr(2)
+        };
+        self.line(
+            &format!("{b}[{j}] = {};", e.p),
+            &format!("{b}[{j}] = tr({});", e.o),
+        );
+        self.end_block(m);
+        self.close("}");
+        self.scope.bufs.push(Buf {
+            name: b,
+            len: Len::N,
+            local: true,
+            borrowed: 1,
+            growing: false,
+            used: false,
+        });
     }
 
     fn for_iter(&mut self) {

@@ -331,8 +331,6 @@ fn call_reads(c: &Call, out: &mut HashSet<String>) {
     }
 }
 
-/// The locals that a statement (and everything nested in it) reads in a way its reverse
-/// sweep may depend on.
 /// The locals that the statements of `b` read (nested blocks included).
 pub fn block_reads(b: &[Stmt]) -> HashSet<String> {
     let mut out = HashSet::new();
@@ -340,6 +338,38 @@ pub fn block_reads(b: &[Stmt]) -> HashSet<String> {
     out
 }
 
+/// The names that the conditions of `b` mention: those of its branches, the exits of its
+/// loops and its statements without derivatives (nested blocks included). [`stmt_reads`]
+/// leaves them out, because the reverse sweep does not evaluate them again, but they are
+/// evaluated where they are written.
+pub fn condition_mentions(b: &[Stmt], out: &mut HashSet<String>) {
+    for s in b {
+        match s {
+            Stmt::If {
+                cond, then, els, ..
+            } => {
+                tokens_into(cond, out);
+                condition_mentions(then, out);
+                condition_mentions(els, out);
+            }
+            Stmt::For { exit, body, .. } => {
+                if let Some(e) = exit {
+                    tokens_into(e, out);
+                }
+                condition_mentions(body, out);
+            }
+            Stmt::Loop { exit, body } => {
+                tokens_into(exit, out);
+                condition_mentions(body, out);
+            }
+            Stmt::Inactive(t) => tokens_into(t, out),
+            _ => {}
+        }
+    }
+}
+
+/// The locals that a statement (and everything nested in it) reads in a way its reverse
+/// sweep may depend on.
 pub fn stmt_reads(s: &Stmt) -> HashSet<String> {
     let mut out = HashSet::new();
     needed_block(std::slice::from_ref(s), &mut out);

@@ -348,6 +348,7 @@ impl Lowerer {
             reads.extend(crate::analysis::stmt_reads(s));
             crate::analysis::stmt_writes(s, &mut writes);
         }
+        crate::analysis::condition_mentions(&body.block, &mut reads);
         for o in &body.ret {
             if let Operand::Var(v) = o {
                 reads.insert(v.to_string());

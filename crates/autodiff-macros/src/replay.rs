@@ -21,8 +21,12 @@ use std::collections::{HashMap, HashSet};
 /// The local buffers of `body` whose filling loop the reverse sweep runs again instead of
 /// restoring their old values. Each is filled by a `for` loop `S` that is a statement of
 /// a loop body `B`, such that:
-/// - the buffer is a local declared outside `B`, and `S` is the only statement of the
-///   function that writes it;
+/// - the buffer is a local declared outside `B` as `vec![v; e]` or `[v; e]`, and `S` is
+///   the only statement of the function that writes it;
+/// - `S` is `for j in 0..e { .. buf[j] = .. }` with the same `e`: every element is
+///   overwritten in every iteration, so none keeps a value from another iteration
+///   (which the reverse sweep, running the iterations the other way round, would not
+///   see);
 /// - every statement that reads it is in `B`, after `S`;
 /// - `S` holds only `let`s of arithmetic and loads and, last, the buffer's assignment,
 ///   and leaves only at the end of its range;
@@ -34,6 +38,7 @@ use std::collections::{HashMap, HashSet};
 pub fn replayed_buffers(body: &Block, kinds: &HashMap<String, VarKind>) -> HashSet<String> {
     let mut writes = HashSet::new();
     body.iter().for_each(|s| stmt_writes(s, &mut writes));
+    let lengths = declared_lengths(body);
     let mut out = HashSet::new();
     each_loop_body(body, &mut |b| {
         for (k, s) in b.iter().enumerate() {
@@ -46,6 +51,7 @@ pub fn replayed_buffers(body: &Block, kinds: &HashMap<String, VarKind>) -> HashS
                 .any(|s| matches!(s, Stmt::Let { var, .. } if *var == name));
             if kinds.get(&name) != Some(&VarKind::Buffer)
                 || declared_in_b
+                || !overwrites_whole(s, lengths.get(&name))
                 || !b[..k]
                     .iter()
                     .all(|s| is_pure_let(s) || filled_buffer(s).is_some())
@@ -93,6 +99,34 @@ pub fn filled_buffer(s: &Stmt) -> Option<&Ident> {
     };
     let element = matches!(place.proj.as_slice(), [Proj::Index(_)]);
     (element && lets.iter().all(is_pure_let)).then_some(&place.base)
+}
+
+/// Whether the filling loop `s` writes every element of its buffer, whose declared length
+/// is `len`: its range is `0..len` (the same expression, which the check that the loop
+/// reads nothing the function writes keeps at the same value) and it assigns the element
+/// at its variable.
+fn overwrites_whole(s: &Stmt, len: Option<&String>) -> bool {
+    crate::reverse::overwrite_loop(s).is_some_and(|(_, end)| len == Some(&end))
+}
+
+/// The length of each local buffer declared `vec![v; n]` or `[v; n]` in `b`, as the text
+/// of `n` written the way a loop's range end is (see [`crate::reverse::overwrite_loop`]).
+fn declared_lengths(b: &Block) -> HashMap<String, String> {
+    let mut out = HashMap::new();
+    each_block(b, &mut |b| {
+        for s in b {
+            if let Stmt::Let {
+                var,
+                op: Op::VecRepeat(_, n) | Op::ArrRepeat(_, n),
+                ..
+            } = s
+                && let Ok(e) = syn::parse2::<syn::Expr>(n.clone())
+            {
+                out.insert(var.to_string(), quote!(#e).to_string());
+            }
+        }
+    });
+    out
 }
 
 /// The code that fills a buffer again: the `let`s of its loop body `b` that its filling
@@ -199,6 +233,21 @@ fn defs(s: &Stmt, out: &mut HashSet<String>) {
             body.iter().for_each(|s| defs(s, out));
         }
         _ => {}
+    }
+}
+
+/// Calls `f` on `b` and on every block nested in it.
+fn each_block(b: &Block, f: &mut impl FnMut(&Block)) {
+    f(b);
+    for s in b {
+        match s {
+            Stmt::For { body, .. } | Stmt::Loop { body, .. } => each_block(body, f),
+            Stmt::If { then, els, .. } => {
+                each_block(then, f);
+                each_block(els, f);
+            }
+            _ => {}
+        }
     }
 }
 

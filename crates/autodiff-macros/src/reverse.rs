@@ -173,7 +173,11 @@ impl<'a> Reverse<'a> {
 
     pub fn sweeps(&self, body: &Block) -> Sweeps {
         collect_maybe_tuples(body, &mut self.maybe_tuples.borrow_mut());
-        *self.replayed.borrow_mut() = crate::replay::replayed_buffers(body, self.kinds);
+        // A buffer that the reverse sweep never reads needs neither records nor a refill.
+        *self.replayed.borrow_mut() = crate::replay::replayed_buffers(body, self.kinds)
+            .into_iter()
+            .filter(|b| self.an.needed.contains(b))
+            .collect();
         let level = Level {
             top: true,
             in_loop: false,
@@ -1324,7 +1328,7 @@ impl LoopInfo {
 
 /// `for j in 0..e { .. buf[j] = .. }` (the assignment directly in the body, to the loop
 /// variable or a copy of it): `buf` and `e`.
-fn overwrite_loop(s: &Stmt) -> Option<(String, String)> {
+pub fn overwrite_loop(s: &Stmt) -> Option<(String, String)> {
     let Stmt::For {
         pat,
         iter,
