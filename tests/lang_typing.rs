@@ -280,8 +280,50 @@ fn constant_locals_o<D: Num>(x: &[D]) -> D {
     s
 }
 
+/// Constant buffers whose float type only the written type of their binding gives
+/// (`vec![0.5; 3]`, an array of literals, `Vec::new()` filled with a literal): methods
+/// called on their elements need it.
+#[autodiff_forward(typed_buffers_fwd, Dual, Dual)]
+#[autodiff_reverse(typed_buffers_rev, Duplicated, Active)]
+fn typed_buffers(x: &[f64]) -> f64 {
+    let b: Vec<f64> = vec![0.5; 3];
+    let a: [f64; 2] = [0.25, -1.5];
+    let h: Vec<f32> = vec![0.5, 1.5];
+    let mut v: Vec<f64> = Vec::new();
+    let mut w: Vec<f64> = Vec::with_capacity(2);
+    v.push(0.75);
+    w.push(1.25);
+    w.push(x[0] * x[0]);
+    x[0] * b[1].sin()
+        + a[1].abs() * x[0].cos()
+        + h[1].sqrt() as f64 * x[0]
+        + v[0].cos() * x[x.len() - 1]
+        + w[0].exp() * w[1]
+}
+
+fn typed_buffers_o<D: Num>(x: &[D]) -> D {
+    let last = x[x.len() - 1];
+    x[0] * 0.5f64.sin()
+        + x[0].cos() * 1.5
+        + x[0] * (1.5f32.sqrt() as f64)
+        + last * 0.75f64.cos()
+        + x[0] * x[0] * 1.25f64.exp()
+}
+
 proptest! {
     #![proptest_config(config())]
+
+    #[test]
+    fn buffers_typed_by_their_binding((x, v, s0) in slice_case(-1.0, 1.0, 1..5, 0), s in seed()) {
+        check_slice(
+            "typed_buffers",
+            (&x, &v, &s0, s),
+            typed_buffers,
+            typed_buffers_fwd,
+            typed_buffers_rev,
+            typed_buffers_o::<Dual64>,
+        );
+    }
 
     #[test]
     fn locals_holding_integers((x, v, s0) in slice_case(-1.0, 1.0, 1..6, 0), s in seed()) {

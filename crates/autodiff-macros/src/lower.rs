@@ -816,6 +816,10 @@ impl Lowerer {
                 return Ok(());
             }
             if let Some(op) = self.buffer_init(e, mutable)? {
+                let op = match &hint {
+                    Some(ty) => typed_elements(op, ty),
+                    None => op,
+                };
                 if let Op::Use(Operand::Var(collected)) = op {
                     // `collect` built the buffer already: the binding names it.
                     self.bind(name, Binding::Var(collected));
@@ -5242,6 +5246,39 @@ fn typed_constant(v: Val, ty: &syn::Type) -> Val {
     match v {
         Val::Op(Operand::Lit(t)) => Val::Op(Operand::Lit(quote!({ let __ad_v: #ty = #t; __ad_v }))),
         v => v,
+    }
+}
+
+/// The elements of a buffer of `f32` or `f64` bound to a typed pattern keep that type
+/// (`let b: Vec<f64> = vec![0.5; 3];`, `let v: Vec<f64> = Vec::new();`), so that methods
+/// called on them are not ambiguous.
+fn typed_elements(op: Op, ty: &syn::Type) -> Op {
+    let Some(elem) = crate::signature::float_elem(ty, &HashSet::new()) else {
+        return op;
+    };
+    let typed = |o: Operand| match o {
+        Operand::Lit(t) => Operand::Lit(quote!(((#t) as #elem))),
+        o => o,
+    };
+    match op {
+        Op::VecRepeat(o, n) => Op::VecRepeat(typed(o), n),
+        Op::ArrRepeat(o, n) => Op::ArrRepeat(typed(o), n),
+        Op::ArrLit(ops, is_vec) => Op::ArrLit(ops.into_iter().map(typed).collect(), is_vec),
+        Op::NewVec(t) => match syn::parse2::<syn::ExprCall>(t.clone()) {
+            // `Vec::new()` and `Vec::with_capacity(n)`: `Vec::<f64>::new()`.
+            Ok(mut call) => match &mut *call.func {
+                Expr::Path(p)
+                    if p.path.segments.len() == 2 && p.path.segments[0].ident == "Vec" =>
+                {
+                    p.path.segments[0].arguments =
+                        syn::PathArguments::AngleBracketed(syn::parse_quote!(::<#elem>));
+                    Op::NewVec(quote!(#call))
+                }
+                _ => Op::NewVec(t),
+            },
+            Err(_) => Op::NewVec(t),
+        },
+        op => op,
     }
 }
 
