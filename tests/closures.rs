@@ -223,6 +223,38 @@ fn element_in_condition_o<D: Num>(x: &[D]) -> D {
     acc
 }
 
+/// A local closure called where an expression is kept as written, in a condition and
+/// inside `no_grad`: there it is the closure itself, with its captures.
+#[autodiff_forward(closure_in_condition_fwd, Dual, Dual)]
+#[autodiff_reverse(closure_in_condition_rev, Duplicated, Active)]
+fn closure_in_condition(x: &[f64]) -> f64 {
+    let k = x[1] * 0.5;
+    let g = |q: f64| q * 2.0 + k;
+    let mut s = 0.0;
+    for v in x.iter() {
+        if g(*v) > 0.5 {
+            s += v * k;
+        } else {
+            s -= g(*v).sin();
+        }
+    }
+    s + x[0] * no_grad(g(x[0]))
+}
+
+fn closure_in_condition_o<D: Num>(x: &[D]) -> D {
+    let k = x[1] * 0.5;
+    let g = |q: D| q * 2.0 + k;
+    let mut s = c::<D>(0.0);
+    for v in x.iter() {
+        if g(*v).re() > 0.5 {
+            s += *v * k;
+        } else {
+            s -= g(*v).sin();
+        }
+    }
+    s + x[0] * c::<D>(g(x[0]).re())
+}
+
 /// A closure capturing the rows of a matrix (`&[Vec<f64>]`).
 #[autodiff_reverse(rows_area_rev, Duplicated, Active)]
 fn rows_area(m: &[Vec<f64>]) -> f64 {
@@ -273,6 +305,18 @@ proptest! {
             element_in_condition_fwd,
             element_in_condition_rev,
             element_in_condition_o::<Dual64>,
+        );
+    }
+
+    #[test]
+    fn closures_called_in_conditions_and_no_grad((x, v, s0) in slice_case(-1.0, 1.0, 2..6, 0), s in seed()) {
+        check_slice(
+            "closure_in_condition",
+            (&x, &v, &s0, s),
+            closure_in_condition,
+            closure_in_condition_fwd,
+            closure_in_condition_rev,
+            closure_in_condition_o::<Dual64>,
         );
     }
 }

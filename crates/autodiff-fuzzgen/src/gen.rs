@@ -240,7 +240,7 @@ pub const FEATURES: &[(&str, &str)] = &[
 
 /// Constructs left out of the default (CI) batch because they currently trip the engine;
 /// each is described in TESTING.md. `AUTODIFF_FUZZ_FEATURES=all` puts them back.
-pub const EXCLUDED: &[&str] = &["closure_in_cond"];
+pub const EXCLUDED: &[&str] = &[];
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Features {

@@ -5100,7 +5100,7 @@ impl Lowerer {
     fn render(&self, e: &Expr) -> TokenStream {
         let mut e = e.clone();
         let mut r = Renamer {
-            l: self,
+            scopes: &self.scopes,
             shadowed: vec![],
         };
         r.visit_expr_mut(&mut e);
@@ -5114,24 +5114,33 @@ impl Lowerer {
     }
 
     fn rename_tokens(&self, ts: &TokenStream) -> TokenStream {
-        let mut out = TokenStream::new();
-        for tt in ts.clone() {
-            match tt {
-                TokenTree::Ident(id) => match self.lookup(&id.to_string()) {
-                    Some(b) => out.extend(binding_tokens(b, id.span())),
-                    None => out.extend(std::iter::once(TokenTree::Ident(id))),
-                },
-                TokenTree::Group(g) => {
-                    let inner = self.rename_tokens(&g.stream());
-                    let mut ng = proc_macro2::Group::new(g.delimiter(), inner);
-                    ng.set_span(g.span());
-                    out.extend(std::iter::once(TokenTree::Group(ng)));
-                }
-                other => out.extend(std::iter::once(other)),
-            }
-        }
-        out
+        rename_tokens_in(&self.scopes, ts)
     }
+}
+
+/// `ts` with the locals that `scopes` bind renamed.
+fn rename_tokens_in(scopes: &[HashMap<String, Binding>], ts: &TokenStream) -> TokenStream {
+    let mut out = TokenStream::new();
+    for tt in ts.clone() {
+        match tt {
+            TokenTree::Ident(id) => match lookup_in(scopes, &id.to_string()) {
+                Some(b) => out.extend(binding_tokens(b, id.span())),
+                None => out.extend(std::iter::once(TokenTree::Ident(id))),
+            },
+            TokenTree::Group(g) => {
+                let inner = rename_tokens_in(scopes, &g.stream());
+                let mut ng = proc_macro2::Group::new(g.delimiter(), inner);
+                ng.set_span(g.span());
+                out.extend(std::iter::once(TokenTree::Group(ng)));
+            }
+            other => out.extend(std::iter::once(other)),
+        }
+    }
+    out
+}
+
+fn lookup_in<'a>(scopes: &'a [HashMap<String, Binding>], name: &str) -> Option<&'a Binding> {
+    scopes.iter().rev().find_map(|s| s.get(name))
 }
 
 enum Branch {
@@ -5318,9 +5327,7 @@ fn binding_tokens(b: &Binding, span: Span) -> TokenStream {
             let items: Vec<TokenStream> = items.iter().map(val_tokens).collect();
             quote_spanned!(span=> (#(#items,)*))
         }
-        Binding::Closure(_) => {
-            quote_spanned!(span=> compile_error!("a differentiated closure cannot be used here"))
-        }
+        Binding::Closure(def) => closure_tokens(def, span),
         Binding::Iter(..) => {
             quote_spanned!(span=> compile_error!("an iterator bound with `let` cannot be used here"))
         }
@@ -5341,9 +5348,28 @@ fn val_tokens(v: &Val) -> TokenStream {
     }
 }
 
+/// A local closure named where an expression is kept as written (a condition, the
+/// argument of `no_grad`): the closure itself, its captures renamed as where it was
+/// defined. It computes values only, so it needs none of the derivative code that its
+/// calls elsewhere are inlined with.
+fn closure_tokens(def: &ClosureDef, span: Span) -> TokenStream {
+    let mut params = HashSet::new();
+    for p in &def.params {
+        collect_pat_idents(p, &mut params);
+    }
+    let mut body = def.body.clone();
+    let mut r = Renamer {
+        scopes: &def.scopes,
+        shadowed: vec![params],
+    };
+    r.visit_expr_mut(&mut body);
+    let params = &def.params;
+    quote_spanned!(span=> (|#(#params),*| #body))
+}
+
 /// Renames locals inside an expression that is kept as written.
 struct Renamer<'a> {
-    l: &'a Lowerer,
+    scopes: &'a [HashMap<String, Binding>],
     shadowed: Vec<HashSet<String>>,
 }
 
@@ -5356,7 +5382,7 @@ impl VisitMut for Renamer<'_> {
                     if self.shadowed.iter().any(|s| s.contains(&name)) {
                         return;
                     }
-                    if let Some(b) = self.l.lookup(&name) {
+                    if let Some(b) = lookup_in(self.scopes, &name) {
                         let toks = binding_tokens(b, id.span());
                         *e = syn::parse2(toks).unwrap_or_else(|_| e.clone());
                     }
@@ -5372,7 +5398,7 @@ impl VisitMut for Renamer<'_> {
                 self.shadowed.pop();
             }
             Expr::Macro(m) => {
-                m.mac.tokens = self.l.rename_tokens(&m.mac.tokens);
+                m.mac.tokens = rename_tokens_in(self.scopes, &m.mac.tokens);
             }
             _ => syn::visit_mut::visit_expr_mut(self, e),
         }
