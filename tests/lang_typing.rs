@@ -281,8 +281,8 @@ fn constant_locals_o<D: Num>(x: &[D]) -> D {
 }
 
 /// Constant buffers whose float type only the written type of their binding gives
-/// (`vec![0.5; 3]`, an array of literals, `Vec::new()` filled with a literal): methods
-/// called on their elements need it.
+/// (`vec![0.5; 3]`, an array of literals, `Vec::new()` filled with a literal, matrices of
+/// a literal): methods called on their elements need it.
 #[autodiff_forward(typed_buffers_fwd, Dual, Dual)]
 #[autodiff_reverse(typed_buffers_rev, Duplicated, Active)]
 fn typed_buffers(x: &[f64]) -> f64 {
@@ -291,6 +291,8 @@ fn typed_buffers(x: &[f64]) -> f64 {
     let h: Vec<f32> = vec![0.5, 1.5];
     let mut v: Vec<f64> = Vec::new();
     let mut w: Vec<f64> = Vec::with_capacity(2);
+    let m: Vec<Vec<f64>> = vec![vec![0.5; 2]; 2];
+    let q: [[f64; 2]; 2] = [[0.25; 2]; 2];
     v.push(0.75);
     w.push(1.25);
     w.push(x[0] * x[0]);
@@ -299,6 +301,8 @@ fn typed_buffers(x: &[f64]) -> f64 {
         + h[1].sqrt() as f64 * x[0]
         + v[0].cos() * x[x.len() - 1]
         + w[0].exp() * w[1]
+        + m[1][0].tan() * x[0]
+        + q[0][1].exp() * x[x.len() - 1]
 }
 
 fn typed_buffers_o<D: Num>(x: &[D]) -> D {
@@ -308,6 +312,8 @@ fn typed_buffers_o<D: Num>(x: &[D]) -> D {
         + x[0] * (1.5f32.sqrt() as f64)
         + last * 0.75f64.cos()
         + x[0] * x[0] * 1.25f64.exp()
+        + x[0] * 0.5f64.tan()
+        + last * 0.25f64.exp()
 }
 
 proptest! {

@@ -5259,9 +5259,16 @@ fn typed_constant(v: Val, ty: &syn::Type) -> Val {
 }
 
 /// The elements of a buffer of `f32` or `f64` bound to a typed pattern keep that type
-/// (`let b: Vec<f64> = vec![0.5; 3];`, `let v: Vec<f64> = Vec::new();`), so that methods
-/// called on them are not ambiguous.
+/// (`let b: Vec<f64> = vec![0.5; 3];`, `let v: Vec<f64> = Vec::new();`,
+/// `let m: Vec<Vec<f64>> = vec![vec![0.5; 2]; 2];`), so that methods called on them are
+/// not ambiguous.
 fn typed_elements(op: Op, ty: &syn::Type) -> Op {
+    if let (Op::NewVec(t), Some(elem)) = (&op, innermost_float(ty))
+        && let Ok(mut e) = syn::parse2::<Expr>(t.clone())
+        && type_constant_fill(&mut e, &elem)
+    {
+        return Op::NewVec(quote!(#e));
+    }
     let Some(elem) = crate::signature::float_elem(ty, &HashSet::new()) else {
         return op;
     };
@@ -5288,6 +5295,49 @@ fn typed_elements(op: Op, ty: &syn::Type) -> Op {
             Err(_) => Op::NewVec(t),
         },
         op => op,
+    }
+}
+
+/// `f32` or `f64` under any number of `Vec<..>` and `[..; N]`.
+fn innermost_float(ty: &syn::Type) -> Option<syn::Type> {
+    let floats = HashSet::new();
+    match ty {
+        t if crate::signature::is_float_type(t, &floats) => Some(t.clone()),
+        syn::Type::Array(a) => innermost_float(&a.elem),
+        syn::Type::Paren(p) => innermost_float(&p.elem),
+        syn::Type::Path(tp) => crate::signature::vec_elem(&tp.path).and_then(innermost_float),
+        _ => None,
+    }
+}
+
+/// Casts the fill of a matrix of a constant (`vec![vec![0.5; m]; n]`, `[[0.25; 2]; 2]`)
+/// to `elem`; false when `e` is not such a matrix.
+fn type_constant_fill(e: &mut Expr, elem: &syn::Type) -> bool {
+    match e {
+        Expr::Repeat(r) => match &mut *r.expr {
+            inner @ (Expr::Repeat(_) | Expr::Macro(_)) => type_constant_fill(inner, elem),
+            fill => {
+                *fill = syn::parse_quote!((#fill) as #elem);
+                true
+            }
+        },
+        Expr::Macro(m) if is_vec_macro(&m.mac) => {
+            let Ok((mut inner, n)) = m.mac.parse_body_with(parse_repeat) else {
+                return false;
+            };
+            let typed = match &mut inner {
+                row @ (Expr::Repeat(_) | Expr::Macro(_)) => type_constant_fill(row, elem),
+                fill => {
+                    *fill = syn::parse_quote!((#fill) as #elem);
+                    true
+                }
+            };
+            if typed {
+                m.mac.tokens = quote!(#inner; #n);
+            }
+            typed
+        }
+        _ => false,
     }
 }
 

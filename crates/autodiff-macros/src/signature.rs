@@ -310,7 +310,7 @@ fn is_inert(ty: &Type) -> bool {
 }
 
 /// The element type of `Vec<T>` (`std::vec::Vec<T>` and the like).
-fn vec_elem(path: &syn::Path) -> Option<&Type> {
+pub fn vec_elem(path: &syn::Path) -> Option<&Type> {
     let last = path.segments.last()?;
     match &last.arguments {
         syn::PathArguments::AngleBracketed(a) if last.ident == "Vec" && a.args.len() == 1 => {
