@@ -415,7 +415,7 @@ impl Lowerer {
     }
 
     fn lookup(&self, name: &str) -> Option<&Binding> {
-        self.scopes.iter().rev().find_map(|s| s.get(name))
+        lookup_in(&self.scopes, name)
     }
 
     fn bind(&mut self, name: &Ident, b: Binding) {
@@ -5263,11 +5263,8 @@ fn typed_constant(v: Val, ty: &syn::Type) -> Val {
 /// `let m: Vec<Vec<f64>> = vec![vec![0.5; 2]; 2];`), so that methods called on them are
 /// not ambiguous.
 fn typed_elements(op: Op, ty: &syn::Type) -> Op {
-    if let (Op::NewVec(t), Some(elem)) = (&op, innermost_float(ty))
-        && let Ok(mut e) = syn::parse2::<Expr>(t.clone())
-        && type_constant_fill(&mut e, &elem)
-    {
-        return Op::NewVec(quote!(#e));
+    if let Op::NewVec(t) = op {
+        return Op::NewVec(typed_new_vec(t, ty));
     }
     let Some(elem) = crate::signature::float_elem(ty, &HashSet::new()) else {
         return op;
@@ -5280,22 +5277,33 @@ fn typed_elements(op: Op, ty: &syn::Type) -> Op {
         Op::VecRepeat(o, n) => Op::VecRepeat(typed(o), n),
         Op::ArrRepeat(o, n) => Op::ArrRepeat(typed(o), n),
         Op::ArrLit(ops, is_vec) => Op::ArrLit(ops.into_iter().map(typed).collect(), is_vec),
-        Op::NewVec(t) => match syn::parse2::<syn::ExprCall>(t.clone()) {
-            // `Vec::new()` and `Vec::with_capacity(n)`: `Vec::<f64>::new()`.
-            Ok(mut call) => match &mut *call.func {
-                Expr::Path(p)
-                    if p.path.segments.len() == 2 && p.path.segments[0].ident == "Vec" =>
-                {
-                    p.path.segments[0].arguments =
-                        syn::PathArguments::AngleBracketed(syn::parse_quote!(::<#elem>));
-                    Op::NewVec(quote!(#call))
-                }
-                _ => Op::NewVec(t),
-            },
-            Err(_) => Op::NewVec(t),
-        },
         op => op,
     }
+}
+
+/// `Vec::new()` or `Vec::with_capacity(n)` as `Vec::<f64>::new()`, and a matrix of a
+/// constant with its fill cast, for a binding whose type `ty` has `f32` or `f64` inside.
+fn typed_new_vec(t: TokenStream, ty: &syn::Type) -> TokenStream {
+    let Ok(mut e) = syn::parse2::<Expr>(t.clone()) else {
+        return t;
+    };
+    let typed = match &mut e {
+        Expr::Call(c) => match (
+            &mut *c.func,
+            crate::signature::float_elem(ty, &HashSet::new()),
+        ) {
+            (Expr::Path(p), Some(elem))
+                if p.path.segments.len() == 2 && p.path.segments[0].ident == "Vec" =>
+            {
+                p.path.segments[0].arguments =
+                    syn::PathArguments::AngleBracketed(syn::parse_quote!(::<#elem>));
+                true
+            }
+            _ => false,
+        },
+        e => innermost_float(ty).is_some_and(|elem| type_constant_fill(e, &elem)),
+    };
+    if typed { quote!(#e) } else { t }
 }
 
 /// `f32` or `f64` under any number of `Vec<..>` and `[..; N]`.
@@ -5313,25 +5321,21 @@ fn innermost_float(ty: &syn::Type) -> Option<syn::Type> {
 /// Casts the fill of a matrix of a constant (`vec![vec![0.5; m]; n]`, `[[0.25; 2]; 2]`)
 /// to `elem`; false when `e` is not such a matrix.
 fn type_constant_fill(e: &mut Expr, elem: &syn::Type) -> bool {
+    // The fill of one level: another level, or the constant to cast.
+    let fill = |f: &mut Expr| match f {
+        Expr::Repeat(_) | Expr::Macro(_) | Expr::Array(_) => type_constant_fill(f, elem),
+        f => {
+            *f = syn::parse_quote!((#f) as #elem);
+            true
+        }
+    };
     match e {
-        Expr::Repeat(r) => match &mut *r.expr {
-            inner @ (Expr::Repeat(_) | Expr::Macro(_)) => type_constant_fill(inner, elem),
-            fill => {
-                *fill = syn::parse_quote!((#fill) as #elem);
-                true
-            }
-        },
+        Expr::Repeat(r) => fill(&mut r.expr),
         Expr::Macro(m) if is_vec_macro(&m.mac) => {
             let Ok((mut inner, n)) = m.mac.parse_body_with(parse_repeat) else {
                 return false;
             };
-            let typed = match &mut inner {
-                row @ (Expr::Repeat(_) | Expr::Macro(_)) => type_constant_fill(row, elem),
-                fill => {
-                    *fill = syn::parse_quote!((#fill) as #elem);
-                    true
-                }
-            };
+            let typed = fill(&mut inner);
             if typed {
                 m.mac.tokens = quote!(#inner; #n);
             }

@@ -253,19 +253,13 @@ fn each_block(b: &Block, f: &mut impl FnMut(&Block)) {
 
 /// Calls `f` on the body of every loop in `b`, nested ones included.
 fn each_loop_body(b: &Block, f: &mut impl FnMut(&Block)) {
-    for s in b {
-        match s {
-            Stmt::For { body, .. } | Stmt::Loop { body, .. } => {
+    each_block(b, &mut |blk| {
+        for s in blk {
+            if let Stmt::For { body, .. } | Stmt::Loop { body, .. } = s {
                 f(body);
-                each_loop_body(body, f);
             }
-            Stmt::If { then, els, .. } => {
-                each_loop_body(then, f);
-                each_loop_body(els, f);
-            }
-            _ => {}
         }
-    }
+    });
 }
 
 #[derive(Clone, Copy, PartialEq)]
