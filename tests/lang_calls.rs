@@ -944,3 +944,18 @@ fn dot_companion() {
     assert_eq!(bx, [2.0, -1.0, 5.0]);
     assert_eq!(by, [2.0, 4.0, 6.0]);
 }
+
+/// A library's function whose H·v cannot be built (`src/library_items.rs`): the library
+/// compiles, and its gradient is right. `f = Σ_{i<3} (x₀ + i/4)·x₁`, so
+/// `∂f/∂x₀ = 3x₁` and `∂f/∂x₁ = 3x₀ + 0.75`.
+#[test]
+fn library_gradient_without_hvp() {
+    use autodiff_rs::library_items::{d_weighted_sum, weighted_sum};
+    let x = [0.7, -1.3];
+    let mut bx = [0.0, 1.0];
+    let f = d_weighted_sum(&x, &mut bx, 2.0);
+    assert_eq!(f, weighted_sum(&x));
+    assert!((f - (3.0 * 0.7 + 0.75) * -1.3).abs() < 1e-12);
+    assert!((bx[0] - 2.0 * 3.0 * -1.3).abs() < 1e-12);
+    assert!((bx[1] - (1.0 + 2.0 * (3.0 * 0.7 + 0.75))).abs() < 1e-12);
+}

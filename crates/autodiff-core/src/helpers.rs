@@ -65,6 +65,40 @@ pub trait ObjectiveHvp: Objective {
     ) -> Self::Float;
 }
 
+/// What a reverse companion implements so that it is an [`ObjectiveHvp`]: the same
+/// method, generic over the mode marker that the generated protocol threads through.
+///
+/// A generic method is compiled only where it is called, so a library whose functions
+/// cannot be differentiated twice (a callee taking a closure, say) still compiles; the
+/// error that says why appears where a Hessian-vector product is asked for.
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no Hessian-vector product",
+    note = "Hessian-vector products need the reverse companion of a `fn(&[f64]) -> f64` or `fn(&[f32]) -> f32` (`#[autodiff_reverse(df, Duplicated, Active)]`) and autodiff-core's `nested` feature (on by default)"
+)]
+pub trait HvpCompanion: Objective {
+    /// [`ObjectiveHvp::value_gradient_hvp`], with the protocol's mode marker.
+    fn value_gradient_hvp_marked<M: Copy>(
+        x: &[Self::Float],
+        v: &[Self::Float],
+        grad: &mut [Self::Float],
+        hv: &mut [Self::Float],
+        mark: M,
+    ) -> Self::Float;
+}
+
+impl<F: HvpCompanion> ObjectiveHvp for F {
+    #[inline]
+    fn value_gradient_hvp(
+        x: &[Self::Float],
+        v: &[Self::Float],
+        grad: &mut [Self::Float],
+        hv: &mut [Self::Float],
+    ) -> Self::Float {
+        F::value_gradient_hvp_marked(x, v, grad, hv, ())
+    }
+}
+
 /// A function `fn(&[T], &mut [T])`, through its forward companion
 /// `#[autodiff_forward(f_jvp, Dual, Dual)]`, which implements this trait.
 pub trait ForwardJacobian {

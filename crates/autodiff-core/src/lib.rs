@@ -90,6 +90,7 @@ pub mod __private {
     pub use crate::difffn::{
         BufferCell, CapturedBuffer, DiffFn, ForwardFn, ReverseFn, cell_add, cell_take,
     };
+    pub use crate::helpers::HvpCompanion;
     pub use crate::nested_rules::{
         MissingNestedRule, NestedRuleFound, NestedRuleMissing, PullbackMarker, RuleProbe,
         offer_nested_rule, request_nested_rule,

@@ -207,14 +207,17 @@ pub fn helper_impl(sig: &SigInfo, generics: &syn::Generics, spec: &Spec) -> Toke
         }
         return quote! {
             #objective
-            impl ::autodiff_core::ObjectiveHvp for #name {
-                fn value_gradient_hvp(
+            // Generic over the mode marker, so that only a caller asking for H·v
+            // instantiates the nested code (and meets its error, if it has one).
+            impl ::autodiff_core::__private::HvpCompanion for #name {
+                fn value_gradient_hvp_marked<M: ::core::marker::Copy>(
                     x: &[#t],
                     v: &[#t],
                     grad: &mut [#t],
                     hv: &mut [#t],
+                    mark: M,
                 ) -> #t {
-                    #name::__ad_fwd(x, v, grad, hv, 1.0, 0.0, ()).0
+                    #name::__ad_fwd(x, v, grad, hv, 1.0, 0.0, mark).0
                 }
             }
         };
