@@ -5030,6 +5030,18 @@ impl Lowerer {
                     ),
                 )
             }
+            // The cells through which a differentiated closure passed to a call hands
+            // back the adjoints of its captures.
+            [first, ..]
+                if first.starts_with("__ad")
+                    && segs.iter().any(|s| s.ends_with("Cell") || s.starts_with("cell_")) =>
+            {
+                unsupported(
+                    c,
+                    "nested differentiation of a closure passed to a function (forward over \
+                     reverse of a companion whose function passes a closure to a call)",
+                )
+            }
             [first, ..] if first.starts_with("__ad") => {
                 unsupported(c, "differentiating this part of a derivative companion again")
             }
