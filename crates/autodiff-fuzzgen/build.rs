@@ -1,4 +1,5 @@
-//! Writes the batch of random functions that `tests/differential.rs` includes, from
+//! Writes the batch of random functions that `tests/differential.rs` includes (and its
+//! `f32` twin), from
 //! `AUTODIFF_FUZZ_SEED`, `AUTODIFF_FUZZ_COUNT`, `AUTODIFF_FUZZ_FEATURES` and
 //! `AUTODIFF_FUZZ_SKIP` (CI defaults when unset).
 
@@ -25,4 +26,5 @@ fn main() {
     let batch = generator::generate(&cfg);
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("batch.rs");
     std::fs::write(&out, &batch.text).unwrap();
+    std::fs::write(out.with_file_name("batch_f32.rs"), &batch.text_f32).unwrap();
 }

@@ -331,6 +331,9 @@ pub const SHADOW_INIT: f64 = 0.5;
 /// function lies in it.
 pub struct Batch {
     pub text: String,
+    /// The same functions, helpers and wrappers in `f32`, without the oracles (see
+    /// [`in_f32`]): the test checks them against the `f64` batch.
+    pub text_f32: String,
     /// `(name, first line, last line)`, 1-based, of every function (plain and oracle).
     pub spans: Vec<(String, usize, usize)>,
 }
@@ -3334,9 +3337,11 @@ pub fn generate(cfg: &Config) -> Batch {
         let end = text.lines().count();
         spans.push((name.to_string(), start, end));
     };
+    let mut text_f32 = String::new();
     for j in 0..HELPERS {
         let h = helper(cfg.seed, j, &cfg.features);
         push(&mut text, &h.name, &format!("{}\n{}\n", h.plain, h.oracle));
+        let _ = writeln!(text_f32, "{}", in_f32(&h.plain));
     }
     let mut cases = String::new();
     let mut names = Vec::new();
@@ -3351,6 +3356,7 @@ pub fn generate(cfg: &Config) -> Batch {
             &f.name,
             &format!("{}\n{}{}\n", f.plain, f.checks, f.oracle),
         );
+        let _ = writeln!(text_f32, "{}\n{}", in_f32(&f.plain), in_f32(&f.checks));
         cases.push_str(&f.harness);
         names.push(f.name);
     }
@@ -3365,7 +3371,41 @@ pub fn generate(cfg: &Config) -> Batch {
     }
     let _ = writeln!(text, "\npub static CASES: &[Case] = &[\n{entries}];");
     let _ = names;
-    Batch { text, spans }
+    // The wrappers without their oracles, and the table without its oracle column.
+    let mut in_oracle = false;
+    for line in cases.lines() {
+        if line.starts_with("fn ") && line.contains("_oracle(") {
+            in_oracle = true;
+        } else if in_oracle {
+            in_oracle = line != "}";
+        } else if !line.starts_with("// CASE") && !line.starts_with("Case {") {
+            let _ = writeln!(text_f32, "{}", in_f32(line));
+        }
+    }
+    let entries_f32: String = entries
+        .lines()
+        .map(|l| {
+            let (head, tail) = l.split_once(" oracle: ").unwrap_or((l, ""));
+            let tail = tail.split_once(", ").map_or("", |t| t.1);
+            format!("{head} {tail}\n")
+        })
+        .collect();
+    let _ = writeln!(
+        text_f32,
+        "\npub static CASES: &[Case] = &[\n{entries_f32}];"
+    );
+    Batch {
+        text,
+        text_f32,
+        spans,
+    }
+}
+
+/// Generated code in `f32`: every `f64` written as `f32` (types, `as` casts,
+/// `f64::sin(e)`, `sum::<f64>()`, `std::f64::consts`). Literals take the type of their
+/// context, so the code means the same in the narrower type.
+pub fn in_f32(code: &str) -> String {
+    code.replace("f64", "f32")
 }
 
 /// Reads `AUTODIFF_FUZZ_SEED`, `AUTODIFF_FUZZ_COUNT`, `AUTODIFF_FUZZ_FEATURES` and

@@ -7,7 +7,8 @@
 //!   `TOL` relative);
 //! - itself: `⟨∇f, v⟩ = J·v` between its reverse and forward companions;
 //! - central finite differences (Richardson-extrapolated) of the primal, against the oracle's
-//!   directional derivative (`FD_TOL`), a second opinion on the oracle.
+//!   directional derivative (`FD_TOL`), a second opinion on the oracle;
+//! - the same batch written in `f32`: its companions against the `f64` ones (`F32_TOL`).
 //!
 //! The batch size and seed come from `AUTODIFF_FUZZ_COUNT` / `AUTODIFF_FUZZ_SEED` at build
 //! time (CI: 300 functions, a fixed seed); `AUTODIFF_FUZZ_POINTS` sets the points per
@@ -339,6 +340,66 @@ pub fn hof_sum_o<D: Num>(f: impl Fn(D) -> D, a: D, n: usize) -> D {
 mod batch {
     use super::*;
     include!(concat!(env!("OUT_DIR"), "/batch.rs"));
+}
+
+/// The batch in `f32` (`autodiff_fuzzgen::in_f32`), without oracles: checked against the
+/// `f64` batch by [`f32_companions_match_f64_companions`].
+#[allow(
+    clippy::all,
+    unused,
+    unused_mut,
+    unused_variables,
+    unused_assignments,
+    unreachable_code,
+    non_camel_case_types
+)]
+mod batch_f32 {
+    use autodiff_core::prelude::*;
+
+    /// [`super::Case`] in `f32`, without the oracle.
+    pub struct Case {
+        pub name: &'static str,
+        pub index: usize,
+        pub slices: usize,
+        pub scalars: usize,
+        pub fwd_mask: &'static [bool],
+        pub rev_mask: &'static [bool],
+        pub primal: fn(&[f32], usize, usize) -> f32,
+        pub fwd: Option<fn(&[f32], &[f32], usize, usize) -> (Option<f32>, f32)>,
+        pub rev: Option<fn(&[f32], &mut [f32], f32, usize, usize) -> Option<f32>>,
+        pub hvp: Option<fn(&[f32], &[f32], &mut [f32], usize, usize)>,
+    }
+
+    /// [`super::hof_sum`] in `f32`.
+    #[differentiable]
+    pub fn hof_sum<F: Fn(f32) -> f32>(f: F, a: f32, n: usize) -> f32 {
+        let mut s = 0.0;
+        for i in 0..n {
+            s += f(a + i as f32 * 0.25);
+        }
+        s
+    }
+
+    /// [`super::Pt`] in `f32`.
+    pub struct Pt {
+        pub a: f32,
+        pub b: f32,
+    }
+
+    impl Pt {
+        #[differentiable]
+        pub fn dot(&self, o: &Pt) -> f32 {
+            self.a * o.a + self.b * o.b
+        }
+    }
+
+    /// [`super::pt_cross`] in `f32`.
+    #[differentiable]
+    pub fn pt_cross(p: &Pt, q: &Pt) -> f32 {
+        p.a * q.b - p.b * q.a
+    }
+
+    include!(concat!(env!("OUT_DIR"), "/batch_f32.rs"));
 }
 
 // ------------------------------------------------------------------ checks
@@ -785,4 +846,99 @@ fn checks_catch_wrong_derivatives() {
             "a wrong {what} passed"
         );
     }
+}
+
+// ------------------------------------------------------------------ f32
+
+/// How far an `f32` derivative may be from the `f64` one, relative to the largest
+/// component (and 1): rounding in `f32`, amplified by the function, reaches a few 1e-3
+/// (TESTING.md); a wrong rule, a dropped term or a wrong sign is off by far more.
+const F32_TOL: f64 = 1e-2;
+
+/// The same batch in `f32` against the `f64` batch, at inputs that both represent: the
+/// values, tangents, gradients and H·v of the `f32` companions must be those of the `f64`
+/// ones, to `f32` precision. Points where the `f32` value already differs (a branch taken
+/// the other way on a rounded value, or a steep function) say nothing and are skipped.
+#[test]
+fn f32_companions_match_f64_companions() {
+    let (mut checked, mut skipped) = (0, 0);
+    let mut failures = Vec::new();
+    for (c, c32) in batch::CASES.iter().zip(batch_f32::CASES) {
+        assert_eq!(c.name, c32.name);
+        let mut rng = Rng::stream(batch::SEED ^ 0xF32, c.index as u64);
+        for _ in 0..3 {
+            let n = rng.range(2, 5);
+            let m = rng.range(1, 3);
+            let len = c.slices * n + c.scalars;
+            let z: Vec<f32> = (0..len).map(|_| rng.uniform(-1.5, 1.5) as f32).collect();
+            let v: Vec<f32> = (0..len).map(|_| rng.uniform(-1.0, 1.0) as f32).collect();
+            let (z64, v64) = (widen(&z), widen(&v));
+            let p = (c.primal)(&z64, n, m);
+            let p32 = f64::from((c32.primal)(&z, n, m));
+            if !within(p.abs(), 1e4) || (p - p32).abs() > 1e-4 * (1.0 + p.abs()) {
+                skipped += 1;
+                continue;
+            }
+            checked += 1;
+            let mut errs = Vec::new();
+            let mut cmp = |what: &str, want: &[f64], got: &[f32]| {
+                let scale = want.iter().fold(1.0_f64, |s, w| s.max(w.abs()));
+                for (i, (w, g)) in want.iter().zip(got).enumerate() {
+                    let g = f64::from(*g);
+                    let err = (w - g).abs();
+                    if err.is_nan() || err > F32_TOL * scale {
+                        errs.push(format!("{what}[{i}]: f32 {g:e}, f64 {w:e}"));
+                    }
+                }
+            };
+            if let (Some(f), Some(f32)) = (c.fwd, c32.fwd) {
+                let (_, t) = f(&z64, &v64, n, m);
+                let (_, t32) = f32(&z, &v, n, m);
+                cmp("tangent", &[t], &[t32]);
+            }
+            if let (Some(r), Some(r32)) = (c.rev, c32.rev) {
+                let mut g = vec![0.0; len];
+                let mut g32 = vec![0.0_f32; len];
+                r(&z64, &mut g, 1.25, n, m);
+                r32(&z, &mut g32, 1.25, n, m);
+                cmp("gradient", &g, &g32);
+            }
+            if let (Some(h), Some(h32)) = (c.hvp, c32.hvp) {
+                let mut hv = vec![0.0; len];
+                let mut hv32 = vec![0.0_f32; len];
+                h(&z64, &v64, &mut hv, n, m);
+                h32(&z, &v, &mut hv32, n, m);
+                cmp("H·v", &hv, &hv32);
+            }
+            if !errs.is_empty() {
+                failures.push(format!(
+                    "{} (show it with `cargo run -p autodiff-fuzzgen -- show --seed {} --index {}`) \
+                     at n = {n}, m = {m}, z = {z:?}: {}",
+                    c.name,
+                    batch::SEED,
+                    c.index,
+                    errs.join("; ")
+                ));
+                break;
+            }
+        }
+    }
+    println!("f32: {checked} points checked against f64, {skipped} skipped");
+    for f in &failures {
+        println!("FAIL {f}");
+    }
+    assert!(
+        failures.is_empty(),
+        "{} functions differ in f32",
+        failures.len()
+    );
+    assert!(
+        skipped * 5 <= checked,
+        "{skipped} of {} points skipped",
+        checked + skipped
+    );
+}
+
+fn widen(x: &[f32]) -> Vec<f64> {
+    x.iter().map(|v| f64::from(*v)).collect()
 }
