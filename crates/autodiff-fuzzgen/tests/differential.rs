@@ -861,7 +861,7 @@ const F32_TOL: f64 = 1e-2;
 /// the other way on a rounded value, or a steep function) say nothing and are skipped.
 #[test]
 fn f32_companions_match_f64_companions() {
-    let (mut checked, mut skipped) = (0, 0);
+    let (mut checked, mut skipped, mut steep) = (0, 0, 0);
     let mut failures = Vec::new();
     for (c, c32) in batch::CASES.iter().zip(batch_f32::CASES) {
         assert_eq!(c.name, c32.name);
@@ -879,9 +879,67 @@ fn f32_companions_match_f64_companions() {
                 skipped += 1;
                 continue;
             }
+            // The derivatives in f64, and again at inputs moved by a rounding of f32: a
+            // derivative that moves by more than a part of the tolerance there is too
+            // steep for f32 to match (its Hessian amplifies the inputs' rounding).
+            let derivs = |z64: &[f64]| {
+                let mut out: Vec<(&str, Vec<f64>)> = Vec::new();
+                if let Some(f) = c.fwd {
+                    out.push(("tangent", vec![f(z64, &v64, n, m).1]));
+                }
+                if let Some(r) = c.rev {
+                    let mut g = vec![0.0; len];
+                    r(z64, &mut g, 1.25, n, m);
+                    out.push(("gradient", g));
+                }
+                if let Some(h) = c.hvp {
+                    let mut hv = vec![0.0; len];
+                    h(z64, &v64, &mut hv, n, m);
+                    out.push(("H·v", hv));
+                }
+                out
+            };
+            let want = derivs(&z64);
+            let moved: Vec<f64> = z64
+                .iter()
+                .enumerate()
+                .map(|(i, x)| {
+                    x * (1.0 + f64::from(f32::EPSILON) * if i % 2 == 0 { 1.0 } else { -1.0 })
+                })
+                .collect();
+            let steady = want.iter().zip(derivs(&moved)).all(|((_, a), (_, b))| {
+                let scale = a.iter().fold(1.0_f64, |s, w| s.max(w.abs()));
+                a.iter()
+                    .zip(&b)
+                    .all(|(a, b)| (a - b).abs() <= F32_TOL / 4.0 * scale)
+            });
+            if !steady {
+                steep += 1;
+                continue;
+            }
             checked += 1;
+            let mut got: Vec<Vec<f32>> = Vec::new();
+            if let Some(f32) = c32.fwd {
+                got.push(vec![f32(&z, &v, n, m).1]);
+            }
+            if let Some(r32) = c32.rev {
+                let mut g = vec![0.0_f32; len];
+                r32(&z, &mut g, 1.25, n, m);
+                got.push(g);
+            }
+            if let Some(h32) = c32.hvp {
+                let mut hv = vec![0.0_f32; len];
+                h32(&z, &v, &mut hv, n, m);
+                got.push(hv);
+            }
+            assert_eq!(
+                want.len(),
+                got.len(),
+                "{}: the f32 twin has other companions",
+                c.name
+            );
             let mut errs = Vec::new();
-            let mut cmp = |what: &str, want: &[f64], got: &[f32]| {
+            for ((what, want), got) in want.iter().zip(&got) {
                 let scale = want.iter().fold(1.0_f64, |s, w| s.max(w.abs()));
                 for (i, (w, g)) in want.iter().zip(got).enumerate() {
                     let g = f64::from(*g);
@@ -890,25 +948,6 @@ fn f32_companions_match_f64_companions() {
                         errs.push(format!("{what}[{i}]: f32 {g:e}, f64 {w:e}"));
                     }
                 }
-            };
-            if let (Some(f), Some(f32)) = (c.fwd, c32.fwd) {
-                let (_, t) = f(&z64, &v64, n, m);
-                let (_, t32) = f32(&z, &v, n, m);
-                cmp("tangent", &[t], &[t32]);
-            }
-            if let (Some(r), Some(r32)) = (c.rev, c32.rev) {
-                let mut g = vec![0.0; len];
-                let mut g32 = vec![0.0_f32; len];
-                r(&z64, &mut g, 1.25, n, m);
-                r32(&z, &mut g32, 1.25, n, m);
-                cmp("gradient", &g, &g32);
-            }
-            if let (Some(h), Some(h32)) = (c.hvp, c32.hvp) {
-                let mut hv = vec![0.0; len];
-                let mut hv32 = vec![0.0_f32; len];
-                h(&z64, &v64, &mut hv, n, m);
-                h32(&z, &v, &mut hv32, n, m);
-                cmp("H·v", &hv, &hv32);
             }
             if !errs.is_empty() {
                 failures.push(format!(
@@ -923,7 +962,10 @@ fn f32_companions_match_f64_companions() {
             }
         }
     }
-    println!("f32: {checked} points checked against f64, {skipped} skipped");
+    println!(
+        "f32: {checked} points checked against f64, {skipped} skipped (value off in f32), \
+         {steep} skipped (derivatives too steep for f32)"
+    );
     for f in &failures {
         println!("FAIL {f}");
     }
@@ -933,9 +975,10 @@ fn f32_companions_match_f64_companions() {
         failures.len()
     );
     assert!(
-        skipped * 5 <= checked,
-        "{skipped} of {} points skipped",
-        checked + skipped
+        (skipped + steep) * 5 <= checked,
+        "{} of {} points skipped",
+        skipped + steep,
+        checked + skipped + steep
     );
 }
 
