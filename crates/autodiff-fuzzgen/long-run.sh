@@ -39,18 +39,24 @@ for ((b = 0; b < batches; b++)); do
         fi
         # Did not compile: skip the functions the errors point at.
         lines=$(grep -oE 'out/batch\.rs:[0-9]+' "$log" | cut -d: -f2 | sort -un)
-        if [ -z "$lines" ]; then
-            if grep -q 'out/batch_f32\.rs:' "$log"; then
-                # Only the f32 twin fails: its functions are not mapped back; read the log.
-                echo "seed $seed: the f32 batch does not compile, see $log"
-            else
-                echo "seed $seed: build failed, see $log"
-            fi
+        # Errors in the f32 twin: the function around the line, read from the file itself.
+        f32_names=$(grep -oE '[^ ]*/out/batch_f32\.rs:[0-9]+' "$log" | sort -u | while IFS=: read -r file l; do
+            # At an attribute, the function is the one below it.
+            awk -v L="$l" '
+                NR == L && /^#\[/ { below = 1 }
+                /^pub fn fz[0-9]+\(/ && (NR <= L || below) { split($3, a, "("); name = a[1]; if (NR > L) exit }
+                END { print name }' "$file"
+        done)
+        if [ -z "$lines" ] && [ -z "$f32_names" ]; then
+            echo "seed $seed: build failed, see $log"
             break
         fi
         new=""
         for l in $lines; do
             f=$(AUTODIFF_FUZZ_SKIP=$skip "$GEN" locate --seed "$seed" --count "$count" --line "$l" 2>/dev/null | cut -d' ' -f1)
+            case ",$skip,$new," in *",$f,"*) ;; *) [ -n "$f" ] && new="$new,$f" ;; esac
+        done
+        for f in $f32_names; do
             case ",$skip,$new," in *",$f,"*) ;; *) [ -n "$f" ] && new="$new,$f" ;; esac
         done
         new=${new#,}

@@ -948,11 +948,14 @@ impl<'a> FnGen<'a> {
                 let c = self.cond(depth.min(2));
                 let a = self.fexpr_with(depth - 1, true);
                 let b = self.fexpr_with(depth - 1, true);
-                E {
+                let e = E {
                     p: format!("(if {} {{ {} }} else {{ {} }})", c.0, a.p, b.p),
                     o: format!("(if {} {{ {} }} else {{ {} }})", c.1, a.o, b.o),
                     lit: a.lit && b.lit,
-                }
+                };
+                // Literals in both branches have no type of their own, which a method
+                // called on the value needs (E0689).
+                if lit { e } else { typed(e) }
             }
             9 => {
                 let a = self.fexpr_with(depth - 1, false);
