@@ -2791,8 +2791,14 @@ pub struct FnOut {
     pub plain: String,
     /// Differentiated functions the checks need besides `plain` (the H·v wrapper).
     pub checks: String,
+    /// The oracle, and for a generated function its wrapper over flattened inputs.
     pub oracle: String,
+    /// The test's wrappers over flattened inputs, in `f64` (`in_f32` writes them in `f32`).
     pub harness: String,
+    /// The function's entry of the test's table, with its oracle, and without (the `f32`
+    /// twin has none).
+    pub case: String,
+    pub case_f32: String,
     pub helpers: BTreeSet<usize>,
 }
 
@@ -2895,6 +2901,8 @@ pub fn helper(seed: u64, j: usize, f: &Features) -> FnOut {
         checks: String::new(),
         oracle,
         harness: String::new(),
+        case: String::new(),
+        case_f32: String::new(),
         helpers,
     }
 }
@@ -3057,13 +3065,14 @@ pub fn function(seed: u64, k: usize, f: &Features) -> FnOut {
     );
     split(&mut h, "z", "");
     let _ = writeln!(h, "    {name}({})\n}}", ap.join(", "));
-    // oracle
+    // oracle, with the oracle function
+    let mut oracle = oracle;
     let _ = writeln!(
-        h,
+        oracle,
         "fn {name}_oracle(z: &[Dual64], n: usize, {m_arg}: usize) -> Dual64 {{"
     );
-    split(&mut h, "z", "");
-    let _ = writeln!(h, "    {name}_o({})\n}}", ap.join(", "));
+    split(&mut oracle, "z", "");
+    let _ = writeln!(oracle, "    {name}_o({})\n}}", ap.join(", "));
     // forward
     if has_fwd {
         let _ = writeln!(
@@ -3270,30 +3279,32 @@ pub fn {name}_gw({}) {{
         }
         m.join(", ")
     };
-    let _ = writeln!(
-        h,
-        "// CASE {name}\nCase {{ name: \"{name}\", index: {k}, slices: {nslices}, scalars: {nscalars}, \
-         fwd_mask: &[{}], rev_mask: &[{}], primal: {name}_primal, oracle: {name}_oracle, \
-         fwd: {}, rev: {}, hvp: {} }},",
-        mask(&fwd),
-        mask(&rev),
-        if has_fwd {
-            format!("Some({name}_fwd_w)")
-        } else {
-            "None".into()
-        },
-        if has_rev {
-            format!("Some({name}_rev_w)")
-        } else {
-            "None".into()
-        },
-        if check_hvp {
-            format!("Some({name}_hvp_w)")
-        } else {
-            "None".into()
-        },
-    );
+    let case = |oracle: &str| {
+        format!(
+            "    Case {{ name: \"{name}\", index: {k}, slices: {nslices}, scalars: {nscalars}, \
+             fwd_mask: &[{}], rev_mask: &[{}], primal: {name}_primal, oracle: {oracle}, \
+             fwd: {}, rev: {}, hvp: {} }},\n",
+            mask(&fwd),
+            mask(&rev),
+            if has_fwd {
+                format!("Some({name}_fwd_w)")
+            } else {
+                "None".into()
+            },
+            if has_rev {
+                format!("Some({name}_rev_w)")
+            } else {
+                "None".into()
+            },
+            if check_hvp {
+                format!("Some({name}_hvp_w)")
+            } else {
+                "None".into()
+            },
+        )
+    };
     let helpers = std::mem::take(&mut g.called);
+    let (case, case_f32) = (case(&format!("Some({name}_oracle)")), case("None"));
     FnOut {
         name,
         plain,
@@ -3304,6 +3315,8 @@ pub fn {name}_gw({}) {{
         },
         oracle,
         harness: h,
+        case,
+        case_f32,
         helpers,
     }
 }
@@ -3346,8 +3359,7 @@ pub fn generate(cfg: &Config) -> Batch {
         push(&mut text, &h.name, &format!("{}\n{}\n", h.plain, h.oracle));
         let _ = writeln!(text_f32, "{}", in_f32(&h.plain));
     }
-    let mut cases = String::new();
-    let mut names = Vec::new();
+    let (mut cases, mut entries, mut entries_f32) = (String::new(), String::new(), String::new());
     for k in 0..cfg.count {
         let name = format!("fz{k}");
         if cfg.skip.contains(&name) {
@@ -3361,41 +3373,15 @@ pub fn generate(cfg: &Config) -> Batch {
         );
         let _ = writeln!(text_f32, "{}\n{}", in_f32(&f.plain), in_f32(&f.checks));
         cases.push_str(&f.harness);
-        names.push(f.name);
+        entries.push_str(&f.case);
+        entries_f32.push_str(&f.case_f32);
     }
-    // The wrappers and the table: wrappers first, the entries collected into `CASES`.
-    let mut entries = String::new();
-    for line in cases.lines() {
-        if line.starts_with("Case {") {
-            let _ = writeln!(entries, "    {line}");
-        } else if !line.starts_with("// CASE") {
-            let _ = writeln!(text, "{line}");
-        }
-    }
-    let _ = writeln!(text, "\npub static CASES: &[Case] = &[\n{entries}];");
-    let _ = names;
-    // The wrappers without their oracles, and the table without its oracle column.
-    let mut in_oracle = false;
-    for line in cases.lines() {
-        if line.starts_with("fn ") && line.contains("_oracle(") {
-            in_oracle = true;
-        } else if in_oracle {
-            in_oracle = line != "}";
-        } else if !line.starts_with("// CASE") && !line.starts_with("Case {") {
-            let _ = writeln!(text_f32, "{}", in_f32(line));
-        }
-    }
-    let entries_f32: String = entries
-        .lines()
-        .map(|l| {
-            let (head, tail) = l.split_once(" oracle: ").unwrap_or((l, ""));
-            let tail = tail.split_once(", ").map_or("", |t| t.1);
-            format!("{head} {tail}\n")
-        })
-        .collect();
+    // The wrappers, then the table.
+    let _ = writeln!(text, "{cases}\npub static CASES: &[Case] = &[\n{entries}];");
     let _ = writeln!(
         text_f32,
-        "\npub static CASES: &[Case] = &[\n{entries_f32}];"
+        "{}\npub static CASES: &[Case] = &[\n{entries_f32}];",
+        in_f32(&cases)
     );
     Batch {
         text,

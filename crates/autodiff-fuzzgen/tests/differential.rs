@@ -241,16 +241,18 @@ pub fn orad<D: Num>(a: D) -> D {
 // ------------------------------------------------------------------ the batch
 
 /// `(z, dz, n, m) -> (primal, tangent)`.
-pub type FwdFn = fn(&[f64], &[f64], usize, usize) -> (Option<f64>, f64);
+pub type FwdFn<T> = fn(&[T], &[T], usize, usize) -> (Option<T>, T);
 /// `(z, shadow, seed, n, m) -> primal`.
-pub type RevFn = fn(&[f64], &mut [f64], f64, usize, usize) -> Option<f64>;
+pub type RevFn<T> = fn(&[T], &mut [T], T, usize, usize) -> Option<T>;
 /// `(z, v, hv, n, m)`: `H·v` into `hv` (forward over reverse), laid out as the gradient.
-pub type HvpFn = fn(&[f64], &[f64], &mut [f64], usize, usize);
+pub type HvpFn<T> = fn(&[T], &[T], &mut [T], usize, usize);
+/// `(z, n, m) -> f` in num-dual numbers.
+pub type OracleFn = fn(&[Dual64], usize, usize) -> Dual64;
 
 /// One generated function, through wrappers over its flattened inputs `z`: the elements of
 /// its slice parameters (each of length `n`), then its scalar parameters. `m` is the value
-/// of its `usize` parameter, if it has one.
-pub struct Case {
+/// of its `usize` parameter, if it has one. `T` is `f64`, or `f32` in the batch's twin.
+pub struct Case<T: 'static = f64> {
     pub name: &'static str,
     pub index: usize,
     pub slices: usize,
@@ -259,48 +261,57 @@ pub struct Case {
     pub fwd_mask: &'static [bool],
     /// Per slice then per scalar parameter: `Duplicated`/`Active` in the reverse companion.
     pub rev_mask: &'static [bool],
-    pub primal: fn(&[f64], usize, usize) -> f64,
-    pub oracle: fn(&[Dual64], usize, usize) -> Dual64,
+    pub primal: fn(&[T], usize, usize) -> T,
+    /// The oracle (none in the `f32` twin).
+    pub oracle: Option<OracleFn>,
     /// `(primal unless DualOnly, tangent)` along `dz` (its components for `Const`
     /// parameters are not passed).
-    pub fwd: Option<FwdFn>,
+    pub fwd: Option<FwdFn<T>>,
     /// Adds the gradient times `seed` into `g` (shadows of slices, adjoints of scalars);
     /// returns the primal unless ActiveOnly.
-    pub rev: Option<RevFn>,
+    pub rev: Option<RevFn<T>>,
     /// The Hessian-vector product of the reverse companion's inputs (`Duplicated` and
     /// `Active` parameters) along `v` over all float inputs.
-    pub hvp: Option<HvpFn>,
+    pub hvp: Option<HvpFn<T>>,
 }
 
-/// The higher-order function of the `hof` construct: `Σ_{i<n} f(a + i/4)`, differentiated
-/// through its closure argument.
-#[differentiable]
-pub fn hof_sum<F: Fn(f64) -> f64>(f: F, a: f64, n: usize) -> f64 {
-    let mut s = 0.0;
-    for i in 0..n {
-        s += f(a + i as f64 * 0.25);
-    }
-    s
+/// The functions and the struct that generated code calls besides its helpers, in the
+/// float type `$f` (`f64` for the batch, `f32` for its twin).
+macro_rules! called_by_batches {
+    ($f:ident) => {
+        /// The higher-order function of the `hof` construct: `Σ_{i<n} f(a + i/4)`,
+        /// differentiated through its closure argument.
+        #[differentiable]
+        pub fn hof_sum<F: Fn($f) -> $f>(f: F, a: $f, n: usize) -> $f {
+            let mut s = 0.0;
+            for i in 0..n {
+                s += f(a + i as $f * 0.25);
+            }
+            s
+        }
+
+        /// The struct of the `struct_value` construct: neither `Clone` nor `Copy`, which
+        /// struct values built in differentiated code do not need.
+        pub struct Pt {
+            pub a: $f,
+            pub b: $f,
+        }
+
+        impl Pt {
+            #[differentiable]
+            pub fn dot(&self, o: &Pt) -> $f {
+                self.a * o.a + self.b * o.b
+            }
+        }
+
+        #[differentiable]
+        pub fn pt_cross(p: &Pt, q: &Pt) -> $f {
+            p.a * q.b - p.b * q.a
+        }
+    };
 }
 
-/// The struct of the `struct_value` construct: neither `Clone` nor `Copy`, which struct
-/// values built in differentiated code do not need.
-pub struct Pt {
-    pub a: f64,
-    pub b: f64,
-}
-
-impl Pt {
-    #[differentiable]
-    pub fn dot(&self, o: &Pt) -> f64 {
-        self.a * o.a + self.b * o.b
-    }
-}
-
-#[differentiable]
-pub fn pt_cross(p: &Pt, q: &Pt) -> f64 {
-    p.a * q.b - p.b * q.a
-}
+called_by_batches!(f64);
 
 /// The oracle of [`Pt`].
 pub struct OPt<D> {
@@ -356,48 +367,9 @@ mod batch {
 mod batch_f32 {
     use autodiff_core::prelude::*;
 
-    /// [`super::Case`] in `f32`, without the oracle.
-    pub struct Case {
-        pub name: &'static str,
-        pub index: usize,
-        pub slices: usize,
-        pub scalars: usize,
-        pub fwd_mask: &'static [bool],
-        pub rev_mask: &'static [bool],
-        pub primal: fn(&[f32], usize, usize) -> f32,
-        pub fwd: Option<fn(&[f32], &[f32], usize, usize) -> (Option<f32>, f32)>,
-        pub rev: Option<fn(&[f32], &mut [f32], f32, usize, usize) -> Option<f32>>,
-        pub hvp: Option<fn(&[f32], &[f32], &mut [f32], usize, usize)>,
-    }
+    pub type Case = super::Case<f32>;
 
-    /// [`super::hof_sum`] in `f32`.
-    #[differentiable]
-    pub fn hof_sum<F: Fn(f32) -> f32>(f: F, a: f32, n: usize) -> f32 {
-        let mut s = 0.0;
-        for i in 0..n {
-            s += f(a + i as f32 * 0.25);
-        }
-        s
-    }
-
-    /// [`super::Pt`] in `f32`.
-    pub struct Pt {
-        pub a: f32,
-        pub b: f32,
-    }
-
-    impl Pt {
-        #[differentiable]
-        pub fn dot(&self, o: &Pt) -> f32 {
-            self.a * o.a + self.b * o.b
-        }
-    }
-
-    /// [`super::pt_cross`] in `f32`.
-    #[differentiable]
-    pub fn pt_cross(p: &Pt, q: &Pt) -> f32 {
-        p.a * q.b - p.b * q.a
-    }
+    called_by_batches!(f32);
 
     include!(concat!(env!("OUT_DIR"), "/batch_f32.rs"));
 }
@@ -474,6 +446,7 @@ fn check_point(case: &Case, rng: &mut Rng, stats: &mut Stats) -> Result<(), Stri
     };
     let fmask: Vec<bool> = (0..len).map(|i| case.fwd_mask[param(i)]).collect();
     let rmask: Vec<bool> = (0..len).map(|i| case.rev_mask[param(i)]).collect();
+    let oracle = case.oracle.ok_or("a case without an oracle")?;
     // The oracle along a direction: its value and the largest tangent of its locals.
     let along = |dir: &[f64]| -> (Dual64, f64) {
         let zd: Vec<Dual64> = z
@@ -482,7 +455,7 @@ fn check_point(case: &Case, rng: &mut Rng, stats: &mut Stats) -> Result<(), Stri
             .map(|(a, b)| Dual64::new(*a, *b))
             .collect();
         LARGEST_TANGENT.with(|c| c.set(0.0));
-        let r = (case.oracle)(&zd, n, m);
+        let r = oracle(&zd, n, m);
         (r, LARGEST_TANGENT.with(|c| c.get()))
     };
 
@@ -786,7 +759,7 @@ fn checks_catch_wrong_derivatives() {
         fwd_mask: &[true],
         rev_mask: &[true],
         primal: sq_primal,
-        oracle: sq_oracle,
+        oracle: Some(sq_oracle),
         fwd: Some(sq_fwd),
         rev: Some(sq_rev),
         hvp: Some(sq_hvp),
@@ -812,7 +785,7 @@ fn checks_catch_wrong_derivatives() {
         (
             "oracle",
             Case {
-                oracle: wrong_oracle,
+                oracle: Some(wrong_oracle),
                 ..good
             },
         ),
@@ -833,7 +806,7 @@ fn checks_catch_wrong_derivatives() {
         (
             "oracle derivative (finite differences)",
             Case {
-                oracle: wrong_tangent_oracle,
+                oracle: Some(wrong_tangent_oracle),
                 fwd: None,
                 rev: None,
                 ..good
@@ -882,24 +855,7 @@ fn f32_companions_match_f64_companions() {
             // The derivatives in f64, and again at inputs moved by a rounding of f32: a
             // derivative that moves by more than a part of the tolerance there is too
             // steep for f32 to match (its Hessian amplifies the inputs' rounding).
-            let derivs = |z64: &[f64]| {
-                let mut out: Vec<(&str, Vec<f64>)> = Vec::new();
-                if let Some(f) = c.fwd {
-                    out.push(("tangent", vec![f(z64, &v64, n, m).1]));
-                }
-                if let Some(r) = c.rev {
-                    let mut g = vec![0.0; len];
-                    r(z64, &mut g, 1.25, n, m);
-                    out.push(("gradient", g));
-                }
-                if let Some(h) = c.hvp {
-                    let mut hv = vec![0.0; len];
-                    h(z64, &v64, &mut hv, n, m);
-                    out.push(("H·v", hv));
-                }
-                out
-            };
-            let want = derivs(&z64);
+            let want = derivatives(c, &z64, &v64, n, m);
             let moved: Vec<f64> = z64
                 .iter()
                 .enumerate()
@@ -907,31 +863,21 @@ fn f32_companions_match_f64_companions() {
                     x * (1.0 + f64::from(f32::EPSILON) * if i % 2 == 0 { 1.0 } else { -1.0 })
                 })
                 .collect();
-            let steady = want.iter().zip(derivs(&moved)).all(|((_, a), (_, b))| {
-                let scale = a.iter().fold(1.0_f64, |s, w| s.max(w.abs()));
-                a.iter()
-                    .zip(&b)
-                    .all(|(a, b)| (a - b).abs() <= F32_TOL / 4.0 * scale)
-            });
+            let steady =
+                want.iter()
+                    .zip(derivatives(c, &moved, &v64, n, m))
+                    .all(|((_, a), (_, b))| {
+                        let scale = a.iter().fold(1.0_f64, |s, w| s.max(w.abs()));
+                        a.iter()
+                            .zip(&b)
+                            .all(|(a, b)| (a - b).abs() <= F32_TOL / 4.0 * scale)
+                    });
             if !steady {
                 steep += 1;
                 continue;
             }
             checked += 1;
-            let mut got: Vec<Vec<f32>> = Vec::new();
-            if let Some(f32) = c32.fwd {
-                got.push(vec![f32(&z, &v, n, m).1]);
-            }
-            if let Some(r32) = c32.rev {
-                let mut g = vec![0.0_f32; len];
-                r32(&z, &mut g, 1.25, n, m);
-                got.push(g);
-            }
-            if let Some(h32) = c32.hvp {
-                let mut hv = vec![0.0_f32; len];
-                h32(&z, &v, &mut hv, n, m);
-                got.push(hv);
-            }
+            let got = derivatives(c32, &z, &v, n, m);
             assert_eq!(
                 want.len(),
                 got.len(),
@@ -939,7 +885,7 @@ fn f32_companions_match_f64_companions() {
                 c.name
             );
             let mut errs = Vec::new();
-            for ((what, want), got) in want.iter().zip(&got) {
+            for ((what, want), (_, got)) in want.iter().zip(&got) {
                 let scale = want.iter().fold(1.0_f64, |s, w| s.max(w.abs()));
                 for (i, (w, g)) in want.iter().zip(got).enumerate() {
                     let g = f64::from(*g);
@@ -980,6 +926,29 @@ fn f32_companions_match_f64_companions() {
         skipped + steep,
         checked + skipped + steep
     );
+}
+
+/// The tangent along `v`, the gradient (seed 1.25) and `H·v` at `z`, of those the case has.
+fn derivatives<T>(c: &Case<T>, z: &[T], v: &[T], n: usize, m: usize) -> Vec<(&'static str, Vec<T>)>
+where
+    T: Copy + Default + From<f32>,
+{
+    let len = z.len();
+    let mut out = Vec::new();
+    if let Some(f) = c.fwd {
+        out.push(("tangent", vec![f(z, v, n, m).1]));
+    }
+    if let Some(r) = c.rev {
+        let mut g = vec![T::default(); len];
+        r(z, &mut g, T::from(1.25), n, m);
+        out.push(("gradient", g));
+    }
+    if let Some(h) = c.hvp {
+        let mut hv = vec![T::default(); len];
+        h(z, v, &mut hv, n, m);
+        out.push(("H·v", hv));
+    }
+    out
 }
 
 fn widen(x: &[f32]) -> Vec<f64> {
