@@ -143,8 +143,13 @@ proptest! {
     #[test]
     fn sort_swap_and_reverse_on_local_buffers((x, v, s0, seed) in slice_seed_case(-2.0, 2.0, 1..9)) {
         check_slice("ordered", (&x, &v, &s0, seed), ordered, ordered_fwd, ordered_rev, ordered_o);
+        // Differences of the gradient jump where two inputs lie within their step of each
+        // other (the sort's order flips there), so only points with the inputs apart.
+        let apart = x.iter().enumerate().all(|(i, a)| x[i + 1..].iter().all(|b| (a - b).abs() > 1e-4));
         let hv = autodiff_core::hvp::<ordered_rev>(&x, &v);
-        assert_all_close("ordered H·v", &hv, &fd_hvp(grad_of(ordered_rev), &x, &v), 1e-6);
+        if apart {
+            assert_all_close("ordered H·v", &hv, &fd_hvp(grad_of(ordered_rev), &x, &v), 1e-6);
+        }
     }
 
     #[test]
