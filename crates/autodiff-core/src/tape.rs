@@ -84,17 +84,118 @@ impl<T> Default for DeadStore<T> {
 }
 
 /// A store for values recorded inside a loop: a LIFO stack whose first `N` values live
-/// in the store itself, the rest in a [`Tape`].
+/// in the store itself, the rest in a [`Tape`] held by `S` (the tape itself, or for a
+/// stack kept in a callee's state a [`SpillTape`]).
 ///
 /// A short loop in a function called once per iteration of a longer one (a `logsumexp`
 /// over a few components, per data point) would otherwise take memory for its values on
 /// every call, which costs more than the values it records.
-pub struct Stack<T, const N: usize = 16> {
+pub struct Stack<T, const N: usize = 16, S: Spill<T> = Tape<T>> {
     inline: [MaybeUninit<T>; N],
-    /// How many of `inline` hold a value (all of them whenever `spill` is not empty).
+    /// How many of `inline` hold a value (all of them whenever the spill is not empty).
     len: usize,
-    spill: Tape<T>,
+    spill: S,
+    _values: PhantomData<T>,
 }
+
+/// Where a [`Stack`] keeps its values beyond the inline ones.
+pub trait Spill<T>: Default {
+    /// The tape, made on first use.
+    fn tape(&mut self) -> &mut Tape<T>;
+    /// The tape, if there is one.
+    fn tape_if_made(&mut self) -> Option<&mut Tape<T>>;
+}
+
+impl<T> Spill<T> for Tape<T> {
+    #[inline(always)]
+    fn tape(&mut self) -> &mut Tape<T> {
+        self
+    }
+
+    #[inline(always)]
+    fn tape_if_made(&mut self) -> Option<&mut Tape<T>> {
+        Some(self)
+    }
+}
+
+/// The spill of a [`Stack`] that a callee's kept state holds: one pointer to a [`Tape`]
+/// kept in a block of the per-thread cache, made on the first spill.
+///
+/// The state is moved to the caller's store on every call, so each byte of it is copied
+/// twice per call; a tape in place would add 56 bytes to every stack of it, spilled or
+/// not. A spilling state (a `logsumexp` over more components than the stack holds inline)
+/// takes the block from the cache, not from the global heap.
+pub struct SpillTape<T>(Option<NonNull<Tape<T>>>);
+
+impl<T> SpillTape<T> {
+    /// Size class of the block that holds the tape (the smallest one).
+    const CLASS: usize = 0;
+    const FITS: () = assert!(size_of::<Tape<T>>() <= crate::tape_memory::MIN_BLOCK);
+
+    #[cold]
+    #[inline(never)]
+    fn make(&mut self) -> NonNull<Tape<T>> {
+        #[allow(clippy::let_unit_value)]
+        let () = Self::FITS;
+        let block = acquire(Self::CLASS).cast::<Tape<T>>();
+        // SAFETY: the block is at least `MIN_BLOCK` bytes, aligned to `BLOCK_ALIGN`, and
+        // holds a `Tape<T>` (checked above; a tape's alignment is a pointer's).
+        unsafe { block.as_ptr().write(Tape::new()) };
+        self.0 = Some(block);
+        block
+    }
+}
+
+impl<T> Default for SpillTape<T> {
+    #[inline(always)]
+    fn default() -> Self {
+        SpillTape(None)
+    }
+}
+
+impl<T> Spill<T> for SpillTape<T> {
+    #[inline(always)]
+    fn tape(&mut self) -> &mut Tape<T> {
+        let mut tape = match self.0 {
+            Some(tape) => tape,
+            None => self.make(),
+        };
+        // SAFETY: written in `make`, dropped only in `drop`, borrowed through `self`.
+        unsafe { tape.as_mut() }
+    }
+
+    #[inline(always)]
+    fn tape_if_made(&mut self) -> Option<&mut Tape<T>> {
+        // SAFETY: as in `tape`.
+        self.0.map(|mut tape| unsafe { tape.as_mut() })
+    }
+}
+
+impl<T> fmt::Debug for SpillTape<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            // SAFETY: written in `make`, dropped only in `drop`.
+            Some(tape) => unsafe { tape.as_ref() }.fmt(f),
+            None => f.write_str("Tape(none)"),
+        }
+    }
+}
+
+impl<T> Drop for SpillTape<T> {
+    fn drop(&mut self) {
+        if let Some(tape) = self.0 {
+            // SAFETY: the tape was written in `make` and is dropped here once; its block
+            // came from `acquire(CLASS)`.
+            unsafe { tape.as_ptr().drop_in_place() };
+            release(tape.cast(), Self::CLASS);
+        }
+    }
+}
+
+// SAFETY: a spill tape owns its tape, like a `Box<Tape<T>>`.
+unsafe impl<T: Send> Send for SpillTape<T> {}
+// SAFETY: a shared spill tape gives no access to its values.
+unsafe impl<T: Sync> Sync for SpillTape<T> {}
 
 impl<T> Stack<T> {
     /// An empty stack that holds 16 values before it allocates.
@@ -104,14 +205,15 @@ impl<T> Stack<T> {
     }
 }
 
-impl<T, const N: usize> Stack<T, N> {
+impl<T, const N: usize, S: Spill<T>> Stack<T, N, S> {
     /// An empty stack that holds `N` values before it allocates.
     #[inline(always)]
     pub fn with_inline() -> Self {
         Stack {
             inline: [const { MaybeUninit::uninit() }; N],
             len: 0,
-            spill: Tape::new(),
+            spill: S::default(),
+            _values: PhantomData,
         }
     }
 
@@ -122,7 +224,7 @@ impl<T, const N: usize> Stack<T, N> {
             self.inline[self.len].write(v);
             self.len += 1;
         } else {
-            self.spill.push(v);
+            self.spill.tape().push(v);
         }
     }
 
@@ -130,7 +232,8 @@ impl<T, const N: usize> Stack<T, N> {
     #[inline(always)]
     pub fn pop(&mut self) -> Option<T> {
         if self.len == N
-            && let Some(v) = self.spill.pop()
+            && let Some(spill) = self.spill.tape_if_made()
+            && let Some(v) = spill.pop()
         {
             return Some(v);
         }
@@ -147,12 +250,12 @@ impl<T, const N: usize> Stack<T, N> {
     pub fn reserve(&mut self, n: usize) {
         let room = N - self.len;
         if n > room {
-            self.spill.reserve(n - room);
+            self.spill.tape().reserve(n - room);
         }
     }
 }
 
-impl<T, const N: usize> Drop for Stack<T, N> {
+impl<T, const N: usize, S: Spill<T>> Drop for Stack<T, N, S> {
     fn drop(&mut self) {
         if needs_drop::<T>() {
             for slot in &mut self.inline[..self.len] {
@@ -163,13 +266,13 @@ impl<T, const N: usize> Drop for Stack<T, N> {
     }
 }
 
-impl<T, const N: usize> Default for Stack<T, N> {
+impl<T, const N: usize, S: Spill<T>> Default for Stack<T, N, S> {
     fn default() -> Self {
         Self::with_inline()
     }
 }
 
-impl<T, const N: usize> fmt::Debug for Stack<T, N> {
+impl<T, const N: usize, S: Spill<T> + fmt::Debug> fmt::Debug for Stack<T, N, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Stack")
             .field("inline", &self.len)
@@ -414,7 +517,7 @@ pub fn rev_prefix<I: Iterator>(iter: I, n: usize) -> impl Iterator<Item = I::Ite
 
 #[cfg(test)]
 mod tests {
-    use super::{Stack, Tape};
+    use super::{Spill, SpillTape, Stack, Tape};
     use crate::tape_memory::{cached_tape_bytes, release_tape_memory};
     use std::rc::Rc;
 
@@ -445,21 +548,26 @@ mod tests {
         assert_eq!(t.pop(), None);
     }
 
-    /// Values still on a dropped stack, inline or spilled, are dropped once.
+    /// Values still on a dropped stack, inline or spilled, are dropped once, whether its
+    /// spill is a tape in place or one behind a pointer.
     #[test]
     fn stack_drops_what_it_holds() {
-        let rc = Rc::new(());
-        {
-            let mut s = Stack::<_, 4>::with_inline();
-            for _ in 0..10 {
-                s.push(rc.clone());
+        fn check<S: Spill<Rc<()>>>() {
+            let rc = Rc::new(());
+            {
+                let mut s = Stack::<_, 4, S>::with_inline();
+                for _ in 0..10 {
+                    s.push(rc.clone());
+                }
+                for _ in 0..5 {
+                    drop(s.pop());
+                }
+                assert_eq!(Rc::strong_count(&rc), 6);
             }
-            for _ in 0..7 {
-                drop(s.pop());
-            }
-            assert_eq!(Rc::strong_count(&rc), 4);
+            assert_eq!(Rc::strong_count(&rc), 1);
         }
-        assert_eq!(Rc::strong_count(&rc), 1);
+        check::<Tape<Rc<()>>>();
+        check::<SpillTape<Rc<()>>>();
     }
 
     /// Values still on a dropped tape are dropped once; values popped are not dropped twice.
@@ -512,7 +620,12 @@ mod tests {
     /// pushes and pops interleaved as nested loops do.
     #[test]
     fn stack_is_lifo_across_its_inline_part() {
-        let mut s = Stack::new();
+        stack_is_lifo::<Tape<i32>>();
+        stack_is_lifo::<SpillTape<i32>>();
+    }
+
+    fn stack_is_lifo<S: Spill<i32>>() {
+        let mut s = Stack::<i32, 16, S>::with_inline();
         let mut model = Vec::new();
         s.reserve(3);
         for round in 0..4 {

@@ -213,8 +213,9 @@ impl<'a> Reverse<'a> {
         } else if depth <= 1 && !self.kept_state {
             quote!(let mut #name = __ad::Stack::new();)
         } else if depth <= 1 {
-            // Fewer values inline: the closure that owns the store is moved to its caller.
-            quote!(let mut #name = __ad::Stack::<_, 8>::with_inline();)
+            // Fewer values inline, and the spill behind a pointer: the closure that owns
+            // the store is moved to its caller.
+            quote!(let mut #name = __ad::Stack::<_, 8, __ad::SpillTape<_>>::with_inline();)
         } else {
             quote!(let mut #name = __ad::Tape::new();)
         };
