@@ -605,8 +605,9 @@ proptest! {
 
     #[test]
     fn hessian_vector_products_through_the_adapters((x, v, _s0, _seed) in case(2)) {
-        let hv = autodiff_core::hvp::<moved_rev>(&x, &v);
-        assert_all_close("moved H·v", &hv, &fd_hvp(grad_of(moved_rev), &x, &v), 1e-6);
+        // Against the oracles where there are: differences of the gradient jump where
+        // values lie within their step of a `max`, a filter's threshold or each other.
+        check_hvp_of::<moved_rev>(&x, &v, moved_o);
         let hv = autodiff_core::hvp::<wide_windows_rev>(&x, &v);
         assert_all_close("wide_windows H·v", &hv, &fd_hvp(grad_of(wide_windows_rev), &x, &v), 1e-6);
         let hv = autodiff_core::hvp::<rosen_windows_rev>(&x, &v);
@@ -616,11 +617,8 @@ proptest! {
             &fd_hvp(grad_of(rosen_windows_rev), &x, &v),
             1e-6,
         );
-        let hv = autodiff_core::hvp::<extremes_rev>(&x, &v);
-        assert_all_close("extremes H·v", &hv, &fd_hvp(grad_of(extremes_rev), &x, &v), 1e-6);
-        let hv = autodiff_core::hvp::<filtered_rev>(&x, &v);
-        assert_all_close("filtered H·v", &hv, &fd_hvp(grad_of(filtered_rev), &x, &v), 1e-6);
-        let hv = autodiff_core::hvp::<matrix_rev>(&x, &v);
-        assert_all_close("matrix H·v", &hv, &fd_hvp(grad_of(matrix_rev), &x, &v), 1e-6);
+        check_hvp_of::<extremes_rev>(&x, &v, extremes_o);
+        check_hvp_of::<filtered_rev>(&x, &v, filtered_o);
+        check_hvp_of::<matrix_rev>(&x, &v, matrix_o);
     }
 }

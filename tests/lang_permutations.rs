@@ -7,11 +7,9 @@
 #![allow(clippy::needless_range_loop)]
 
 mod lang_common;
-mod nested_common;
 
 use autodiff_core::prelude::*;
 use lang_common::*;
-use nested_common::{assert_all_close, fd_hvp, grad_of};
 use proptest::prelude::*;
 
 /// A weighted sum of the sorted values (an L-statistic: the median's smooth cousin),
@@ -143,13 +141,10 @@ proptest! {
     #[test]
     fn sort_swap_and_reverse_on_local_buffers((x, v, s0, seed) in slice_seed_case(-2.0, 2.0, 1..9)) {
         check_slice("ordered", (&x, &v, &s0, seed), ordered, ordered_fwd, ordered_rev, ordered_o);
-        // Differences of the gradient jump where two inputs lie within their step of each
-        // other (the sort's order flips there), so only points with the inputs apart.
-        let apart = x.iter().enumerate().all(|(i, a)| x[i + 1..].iter().all(|b| (a - b).abs() > 1e-4));
-        let hv = autodiff_core::hvp::<ordered_rev>(&x, &v);
-        if apart {
-            assert_all_close("ordered H·v", &hv, &fd_hvp(grad_of(ordered_rev), &x, &v), 1e-6);
-        }
+        // H·v against the oracle's second-order duals, not differences of the gradient:
+        // those jump wherever two values lie within their step of each other (the sort's
+        // order flips there), which random inputs hit now and then.
+        check_hvp_of::<ordered_rev>(&x, &v, ordered_o);
     }
 
     #[test]
@@ -160,8 +155,7 @@ proptest! {
     #[test]
     fn a_sort_inside_a_loop((x, v, s0, seed) in slice_seed_case(-2.0, 2.0, 1..9)) {
         check_slice("resorted", (&x, &v, &s0, seed), resorted, resorted_fwd, resorted_rev, resorted_o);
-        let hv = autodiff_core::hvp::<resorted_rev>(&x, &v);
-        assert_all_close("resorted H·v", &hv, &fd_hvp(grad_of(resorted_rev), &x, &v), 1e-6);
+        check_hvp_of::<resorted_rev>(&x, &v, resorted_o);
     }
 
     #[test]
