@@ -102,5 +102,5 @@ pub mod __private {
     };
     pub use crate::real::Real;
     pub use crate::saved_runs::{SavedRun, SavedSlices};
-    pub use crate::tape::{DeadStore, Slot, Spill, SpillTape, Stack, Tape, rev_prefix, take};
+    pub use crate::tape::{DeadStore, Slot, Spill, Stack, Tape, ThinTape, rev_prefix, take};
 }

@@ -84,8 +84,8 @@ impl<T> Default for DeadStore<T> {
 }
 
 /// A store for values recorded inside a loop: a LIFO stack whose first `N` values live
-/// in the store itself, the rest in a [`Tape`] held by `S` (the tape itself, or for a
-/// stack kept in a callee's state a [`SpillTape`]).
+/// in the store itself, the rest in `S`: a [`Tape`], or in a stack that a callee's kept
+/// state holds, a [`ThinTape`].
 ///
 /// A short loop in a function called once per iteration of a longer one (a `logsumexp`
 /// over a few components, per data point) would otherwise take memory for its values on
@@ -98,104 +98,221 @@ pub struct Stack<T, const N: usize = 16, S: Spill<T> = Tape<T>> {
     _values: PhantomData<T>,
 }
 
-/// Where a [`Stack`] keeps its values beyond the inline ones.
+/// Where a [`Stack`] keeps its values beyond the inline ones: a LIFO store.
 pub trait Spill<T>: Default {
-    /// The tape, made on first use.
-    fn tape(&mut self) -> &mut Tape<T>;
-    /// The tape, if there is one.
-    fn tape_if_made(&mut self) -> Option<&mut Tape<T>>;
+    /// Records `v`.
+    fn push(&mut self, v: T);
+    /// Takes the last recorded value back.
+    fn pop(&mut self) -> Option<T>;
+    /// Makes room for `n` more values.
+    fn reserve(&mut self, n: usize);
 }
 
 impl<T> Spill<T> for Tape<T> {
     #[inline(always)]
-    fn tape(&mut self) -> &mut Tape<T> {
-        self
+    fn push(&mut self, v: T) {
+        Tape::push(self, v)
     }
 
     #[inline(always)]
-    fn tape_if_made(&mut self) -> Option<&mut Tape<T>> {
-        Some(self)
+    fn pop(&mut self) -> Option<T> {
+        Tape::pop(self)
+    }
+
+    #[inline(always)]
+    fn reserve(&mut self, n: usize) {
+        Tape::reserve(self, n)
     }
 }
 
-/// The spill of a [`Stack`] that a callee's kept state holds: one pointer to a [`Tape`]
-/// kept in a block of the per-thread cache, made on the first spill.
+/// The spill of a [`Stack`] that a callee's kept state holds: a LIFO store behind one
+/// pointer, whose blocks (from the per-thread cache, like a [`Tape`]'s) each begin with
+/// their own length, capacity and link to the block before.
 ///
-/// The state is moved to the caller's store on every call, so each byte of it is copied
-/// twice per call; a tape in place would add 56 bytes to every stack of it, spilled or
-/// not. A spilling state (a `logsumexp` over more components than the stack holds inline)
-/// takes the block from the cache, not from the global heap.
-pub struct SpillTape<T>(Option<NonNull<Tape<T>>>);
+/// The state is moved to the caller's store and out again on every call, so each of its
+/// bytes is copied on every call; a [`Tape`] in place would add 56 bytes to every stack of
+/// it, spilled or not (a `logsumexp` over 5 components never spills).
+pub struct ThinTape<T> {
+    /// The block being filled, if any.
+    top: Option<NonNull<ThinHeader>>,
+    _owns: PhantomData<T>,
+}
 
-impl<T> SpillTape<T> {
-    /// Size class of the block that holds the tape (the smallest one).
-    const CLASS: usize = 0;
-    const FITS: () = assert!(size_of::<Tape<T>>() <= crate::tape_memory::MIN_BLOCK);
+/// The start of a block of a [`ThinTape`]; its values begin `BLOCK_ALIGN` bytes in.
+struct ThinHeader {
+    /// Values in this block.
+    len: usize,
+    /// Values this block holds (`usize::MAX` for zero-sized `T`).
+    cap: usize,
+    /// Its size class.
+    class: usize,
+    /// The block before, which holds at least one value.
+    prev: Option<NonNull<ThinHeader>>,
+}
 
+// SAFETY: a thin tape owns its values and its blocks, like a `Vec<T>`.
+unsafe impl<T: Send> Send for ThinTape<T> {}
+// SAFETY: a shared thin tape gives no access to its values.
+unsafe impl<T: Sync> Sync for ThinTape<T> {}
+
+impl<T> ThinTape<T> {
+    /// Bytes before a block's first value: its header, padded to the block alignment so
+    /// that the values stay aligned.
+    const VALUES_AT: usize = BLOCK_ALIGN;
+    const FITS: () = assert!(
+        size_of::<ThinHeader>() <= BLOCK_ALIGN && align_of::<T>() <= BLOCK_ALIGN,
+        "autodiff: a recorded value needs more than 64-byte alignment"
+    );
+
+    /// The first value slot of the block `h`.
+    #[inline(always)]
+    fn values(h: NonNull<ThinHeader>) -> *mut T {
+        // SAFETY: every block is larger than `VALUES_AT` bytes.
+        unsafe { h.as_ptr().cast::<u8>().add(Self::VALUES_AT).cast() }
+    }
+
+    /// Starts a block with room for `n` values, larger than the current one; the
+    /// current one is given back if it holds nothing.
     #[cold]
     #[inline(never)]
-    fn make(&mut self) -> NonNull<Tape<T>> {
+    fn grow(&mut self, n: usize) -> NonNull<ThinHeader> {
         #[allow(clippy::let_unit_value)]
         let () = Self::FITS;
-        let block = acquire(Self::CLASS).cast::<Tape<T>>();
-        // SAFETY: the block is at least `MIN_BLOCK` bytes, aligned to `BLOCK_ALIGN`, and
-        // holds a `Tape<T>` (checked above; a tape's alignment is a pointer's).
-        unsafe { block.as_ptr().write(Tape::new()) };
-        self.0 = Some(block);
+        let mut class = class_for(Self::VALUES_AT + n.saturating_mul(size_of::<T>()));
+        let mut prev = self.top;
+        if let Some(top) = self.top {
+            // SAFETY: `top` is a live block of this tape.
+            let (len, top_class, before) = unsafe {
+                let h = top.as_ref();
+                (h.len, h.class, h.prev)
+            };
+            class = class.max(top_class + 1);
+            // Every earlier block holds a value, so that `pop` steps back at most once.
+            if len == 0 {
+                release(top.cast(), top_class);
+                prev = before;
+            }
+        }
+        let block = acquire(class).cast::<ThinHeader>();
+        let cap = match size_of::<T>() {
+            0 => usize::MAX,
+            size => (class_bytes(class) - Self::VALUES_AT) / size,
+        };
+        // SAFETY: a fresh block of at least `MIN_BLOCK` bytes, aligned to `BLOCK_ALIGN`.
+        unsafe {
+            block.as_ptr().write(ThinHeader {
+                len: 0,
+                cap,
+                class,
+                prev,
+            })
+        };
+        self.top = Some(block);
         block
     }
+
+    /// Makes the block before the current (empty) one current; `None` if there is none.
+    #[cold]
+    #[inline(never)]
+    fn step_back(&mut self, top: NonNull<ThinHeader>) -> Option<NonNull<ThinHeader>> {
+        // SAFETY: `top` is this tape's live, empty current block.
+        let (prev, class) = unsafe { (top.as_ref().prev?, top.as_ref().class) };
+        release(top.cast(), class);
+        self.top = Some(prev);
+        Some(prev)
+    }
 }
 
-impl<T> Default for SpillTape<T> {
+impl<T> Default for ThinTape<T> {
     #[inline(always)]
     fn default() -> Self {
-        SpillTape(None)
+        ThinTape {
+            top: None,
+            _owns: PhantomData,
+        }
     }
 }
 
-impl<T> Spill<T> for SpillTape<T> {
+impl<T> Spill<T> for ThinTape<T> {
     #[inline(always)]
-    fn tape(&mut self) -> &mut Tape<T> {
-        let mut tape = match self.0 {
-            Some(tape) => tape,
-            None => self.make(),
+    fn push(&mut self, v: T) {
+        let h = match self.top {
+            // SAFETY: `top` is a live block of this tape.
+            Some(h) if unsafe { h.as_ref().len < h.as_ref().cap } => h,
+            _ => self.grow(1),
         };
-        // SAFETY: written in `make`, dropped only in `drop`, borrowed through `self`.
-        unsafe { tape.as_mut() }
+        // SAFETY: `len < cap`: the slot lies inside the block and is free.
+        unsafe {
+            let len = (*h.as_ptr()).len;
+            Self::values(h).add(len).write(v);
+            (*h.as_ptr()).len = len + 1;
+        }
     }
 
     #[inline(always)]
-    fn tape_if_made(&mut self) -> Option<&mut Tape<T>> {
-        // SAFETY: as in `tape`.
-        self.0.map(|mut tape| unsafe { tape.as_mut() })
+    fn pop(&mut self) -> Option<T> {
+        let mut h = self.top?;
+        // SAFETY: `top` is a live block of this tape.
+        if unsafe { h.as_ref().len } == 0 {
+            h = self.step_back(h)?;
+        }
+        // SAFETY: the block holds `len > 0` values written by `push` and not read since.
+        unsafe {
+            let len = (*h.as_ptr()).len - 1;
+            (*h.as_ptr()).len = len;
+            Some(Self::values(h).add(len).read())
+        }
     }
-}
 
-impl<T> fmt::Debug for SpillTape<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.0 {
-            // SAFETY: written in `make`, dropped only in `drop`.
-            Some(tape) => unsafe { tape.as_ref() }.fmt(f),
-            None => f.write_str("Tape(none)"),
+    #[inline]
+    fn reserve(&mut self, n: usize) {
+        let room = match self.top {
+            // SAFETY: `top` is a live block of this tape.
+            Some(h) => unsafe { h.as_ref().cap - h.as_ref().len },
+            None => 0,
+        };
+        if room < n {
+            self.grow(n);
         }
     }
 }
 
-impl<T> Drop for SpillTape<T> {
+impl<T> Drop for ThinTape<T> {
     fn drop(&mut self) {
-        if let Some(tape) = self.0 {
-            // SAFETY: the tape was written in `make` and is dropped here once; its block
-            // came from `acquire(CLASS)`.
-            unsafe { tape.as_ptr().drop_in_place() };
-            release(tape.cast(), Self::CLASS);
+        let mut next = self.top;
+        while let Some(h) = next {
+            // SAFETY: each block of the chain is live and holds `len` values not read
+            // since; each is dropped and given back once.
+            unsafe {
+                let ThinHeader {
+                    len, class, prev, ..
+                } = h.as_ptr().read();
+                if needs_drop::<T>() {
+                    std::ptr::drop_in_place(std::ptr::slice_from_raw_parts_mut(
+                        Self::values(h),
+                        len,
+                    ));
+                }
+                release(h.cast(), class);
+                next = prev;
+            }
         }
     }
 }
 
-// SAFETY: a spill tape owns its tape, like a `Box<Tape<T>>`.
-unsafe impl<T: Send> Send for SpillTape<T> {}
-// SAFETY: a shared spill tape gives no access to its values.
-unsafe impl<T: Sync> Sync for SpillTape<T> {}
+impl<T> fmt::Debug for ThinTape<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut len = 0;
+        let mut next = self.top;
+        while let Some(h) = next {
+            // SAFETY: each block of the chain is live.
+            let h = unsafe { h.as_ref() };
+            len += h.len;
+            next = h.prev;
+        }
+        f.debug_struct("ThinTape").field("len", &len).finish()
+    }
+}
 
 impl<T> Stack<T> {
     /// An empty stack that holds 16 values before it allocates.
@@ -224,7 +341,7 @@ impl<T, const N: usize, S: Spill<T>> Stack<T, N, S> {
             self.inline[self.len].write(v);
             self.len += 1;
         } else {
-            self.spill.tape().push(v);
+            self.spill.push(v);
         }
     }
 
@@ -232,8 +349,7 @@ impl<T, const N: usize, S: Spill<T>> Stack<T, N, S> {
     #[inline(always)]
     pub fn pop(&mut self) -> Option<T> {
         if self.len == N
-            && let Some(spill) = self.spill.tape_if_made()
-            && let Some(v) = spill.pop()
+            && let Some(v) = self.spill.pop()
         {
             return Some(v);
         }
@@ -250,7 +366,7 @@ impl<T, const N: usize, S: Spill<T>> Stack<T, N, S> {
     pub fn reserve(&mut self, n: usize) {
         let room = N - self.len;
         if n > room {
-            self.spill.tape().reserve(n - room);
+            self.spill.reserve(n - room);
         }
     }
 }
@@ -517,15 +633,21 @@ pub fn rev_prefix<I: Iterator>(iter: I, n: usize) -> impl Iterator<Item = I::Ite
 
 #[cfg(test)]
 mod tests {
-    use super::{Spill, SpillTape, Stack, Tape};
+    use super::{Spill, Stack, Tape, ThinTape};
     use crate::tape_memory::{cached_tape_bytes, release_tape_memory};
+    use std::mem::size_of;
     use std::rc::Rc;
 
     /// Pushes and pops interleaved as nested loops do, with reservations that start new
-    /// blocks early, against a `Vec` as the model.
+    /// blocks early, against a `Vec` as the model: a tape, and a thin tape.
     #[test]
     fn tape_is_lifo_across_its_blocks() {
-        let mut t = Tape::new();
+        is_lifo_across_blocks::<Tape<(usize, usize)>>();
+        is_lifo_across_blocks::<ThinTape<(usize, usize)>>();
+    }
+
+    fn is_lifo_across_blocks<S: Spill<(usize, usize)>>() {
+        let mut t = S::default();
         let mut model = Vec::new();
         for round in 0..6usize {
             t.reserve(round * 37);
@@ -548,6 +670,33 @@ mod tests {
         assert_eq!(t.pop(), None);
     }
 
+    /// A thin tape drops the values still on it once, over several blocks, gives its
+    /// blocks back to the cache, and holds zero-sized values.
+    #[test]
+    fn thin_tape_drops_what_it_holds() {
+        release_tape_memory();
+        let rc = Rc::new(());
+        {
+            let mut t = ThinTape::default();
+            for _ in 0..1000 {
+                t.push(rc.clone());
+            }
+            for _ in 0..300 {
+                drop(t.pop());
+            }
+            assert_eq!(Rc::strong_count(&rc), 701);
+            assert_eq!(format!("{t:?}"), "ThinTape { len: 700 }");
+        }
+        assert_eq!(Rc::strong_count(&rc), 1);
+        assert!(cached_tape_bytes() >= 1000 * size_of::<Rc<()>>());
+        let mut z = ThinTape::default();
+        for _ in 0..5 {
+            z.push(());
+        }
+        assert_eq!(z.pop(), Some(()));
+        assert_eq!(format!("{z:?}"), "ThinTape { len: 4 }");
+    }
+
     /// Values still on a dropped stack, inline or spilled, are dropped once, whether its
     /// spill is a tape in place or one behind a pointer.
     #[test]
@@ -567,7 +716,7 @@ mod tests {
             assert_eq!(Rc::strong_count(&rc), 1);
         }
         check::<Tape<Rc<()>>>();
-        check::<SpillTape<Rc<()>>>();
+        check::<ThinTape<Rc<()>>>();
     }
 
     /// Values still on a dropped tape are dropped once; values popped are not dropped twice.
@@ -621,7 +770,7 @@ mod tests {
     #[test]
     fn stack_is_lifo_across_its_inline_part() {
         stack_is_lifo::<Tape<i32>>();
-        stack_is_lifo::<SpillTape<i32>>();
+        stack_is_lifo::<ThinTape<i32>>();
     }
 
     fn stack_is_lifo<S: Spill<i32>>() {

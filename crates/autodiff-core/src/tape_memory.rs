@@ -13,7 +13,7 @@ use std::cell::RefCell;
 use std::ptr::NonNull;
 
 /// Bytes of the smallest block: class `c` holds blocks of `MIN_BLOCK << c` bytes.
-pub(crate) const MIN_BLOCK: usize = 256;
+const MIN_BLOCK: usize = 256;
 /// Number of size classes (the last one far beyond any real allocation).
 const CLASSES: usize = 48;
 /// Alignment of every block: a cache line, enough for any value a tape records.

@@ -215,7 +215,7 @@ impl<'a> Reverse<'a> {
         } else if depth <= 1 {
             // Fewer values inline, and the spill behind a pointer: the closure that owns
             // the store is moved to its caller.
-            quote!(let mut #name = __ad::Stack::<_, 8, __ad::SpillTape<_>>::with_inline();)
+            quote!(let mut #name = __ad::Stack::<_, 8, __ad::ThinTape<_>>::with_inline();)
         } else {
             quote!(let mut #name = __ad::Tape::new();)
         };
