@@ -3,9 +3,13 @@
 //! allocates, measures the build cost of the attributes, prints the tables and writes
 //! `BENCHMARKS.md` at the workspace root.
 //!
+//! Each problem is timed in several rounds, one after another, and each row keeps its
+//! fastest round: noise from other work on the machine only ever slows a row down, and a
+//! burst of it then spoils one round of one row instead of a ratio.
+//!
 //! Options: `--no-build-cost` skips the build-cost measurement; `--no-write` prints
-//! without writing `BENCHMARKS.md`; `--budget-ms N` sets the time spent on each row
-//! (default 1500).
+//! without writing `BENCHMARKS.md`; `--budget-ms N` sets the time spent on each row, all
+//! rounds together (default 1500); `--rounds N` sets the rounds (default 3).
 
 use autodiff_bench::adbench::{load_gmm, load_lstm};
 use autodiff_bench::gmm::Gmm;
@@ -153,6 +157,23 @@ impl Problem {
             note: note.into(),
         });
         t
+    }
+
+    /// Each row's fastest time over `rounds`, timings of the same problem with the same
+    /// rows in the same order.
+    fn fastest_of(rounds: Vec<Problem>) -> Problem {
+        let mut rounds = rounds.into_iter();
+        let mut best = rounds.next().expect("at least one round");
+        for round in rounds {
+            for (b, r) in best.rows.iter_mut().zip(round.rows) {
+                debug_assert_eq!(b.method, r.method);
+                b.time = match (b.time, r.time) {
+                    (Some(x), Some(y)) => Some(x.min(y)),
+                    (x, y) => x.or(y),
+                };
+            }
+        }
+        best
     }
 
     fn time_of(&self, method: &str) -> Option<Duration> {
@@ -600,7 +621,14 @@ fn main() {
         .and_then(|i| args.get(i + 1))
         .map(|v| v.parse::<u64>().expect("--budget-ms N"))
         .unwrap_or(1500);
-    let budget = Duration::from_millis(budget_ms);
+    let rounds = args
+        .iter()
+        .position(|a| a == "--rounds")
+        .and_then(|i| args.get(i + 1))
+        .map(|v| v.parse::<u32>().expect("--rounds N"))
+        .unwrap_or(3)
+        .max(1);
+    let budget = Duration::from_millis(budget_ms) / rounds;
     if cfg!(debug_assertions) {
         eprintln!("warning: a debug build; run with --release for meaningful numbers");
     }
@@ -637,7 +665,7 @@ fn main() {
     let problems: Vec<Problem> = all
         .iter()
         .filter(|(name, _)| only.is_none_or(|o| name.contains(o.as_str())))
-        .map(|(_, run)| run())
+        .map(|(_, run)| Problem::fastest_of((0..rounds).map(|_| run()).collect()))
         .collect();
     let timing_s = started.elapsed().as_secs_f64();
 
@@ -667,6 +695,7 @@ fn main() {
             &ts,
             build.as_ref(),
             budget_ms,
+            rounds,
         );
         let path = workspace_root().join("BENCHMARKS.md");
         std::fs::write(&path, md).expect("cannot write BENCHMARKS.md");
@@ -681,6 +710,7 @@ fn benchmarks_md(
     targets: &str,
     build: Option<&buildcost::BuildCost>,
     budget_ms: u64,
+    rounds: u32,
 ) -> String {
     let (build_md, dev_ms, rel_ms) = match build {
         Some(b) => {
@@ -708,6 +738,7 @@ fn benchmarks_md(
         .replace("{{SUMMARY_QUOTED}}", &quoted)
         .replace("{{MACHINE}}", machine)
         .replace("{{BUDGET_MS}}", &budget_ms.to_string())
+        .replace("{{ROUNDS}}", &rounds.to_string())
         .replace("{{RESULTS}}", results)
         .replace("{{TARGETS}}", targets)
         .replace("{{BUILD_DEV_MS}}", &dev_ms)
