@@ -9,7 +9,7 @@
 //!
 //! Options: `--no-build-cost` skips the build-cost measurement; `--no-write` prints
 //! without writing `BENCHMARKS.md`; `--budget-ms N` sets the time spent on each row, all
-//! rounds together (default 1500); `--rounds N` sets the rounds (default 3).
+//! rounds together (default 1500); `--rounds N` sets the rounds (default 5).
 
 use autodiff_bench::adbench::{load_gmm, load_lstm};
 use autodiff_bench::gmm::Gmm;
@@ -626,7 +626,7 @@ fn main() {
         .position(|a| a == "--rounds")
         .and_then(|i| args.get(i + 1))
         .map(|v| v.parse::<u32>().expect("--rounds N"))
-        .unwrap_or(3)
+        .unwrap_or(5)
         .max(1);
     let budget = Duration::from_millis(budget_ms) / rounds;
     if cfg!(debug_assertions) {
