@@ -834,7 +834,7 @@ const F32_TOL: f64 = 1e-2;
 /// the other way on a rounded value, or a steep function) say nothing and are skipped.
 #[test]
 fn f32_companions_match_f64_companions() {
-    let (mut checked, mut skipped, mut steep) = (0, 0, 0);
+    let (mut checked, mut skipped, mut steep, mut overflowed) = (0, 0, 0, 0);
     let mut failures = Vec::new();
     for (c, c32) in batch::CASES.iter().zip(batch_f32::CASES) {
         assert_eq!(c.name, c32.name);
@@ -876,7 +876,6 @@ fn f32_companions_match_f64_companions() {
                 steep += 1;
                 continue;
             }
-            checked += 1;
             let got = derivatives(c32, &z, &v, n, m);
             assert_eq!(
                 want.len(),
@@ -884,6 +883,17 @@ fn f32_companions_match_f64_companions() {
                 "{}: the f32 twin has other companions",
                 c.name
             );
+            // Non-finite in f32 only, where every f64 derivative is finite: an intermediate
+            // beyond f32's range (3.4e38; f64 reaches 1.8e308), such as `inf - inf` of a
+            // value that a later branch or empty sum drops from the result but not from
+            // the derivatives' products with a zero adjoint.
+            let finite_in_f64 = want.iter().all(|(_, w)| w.iter().all(|w| w.is_finite()));
+            let finite_in_f32 = got.iter().all(|(_, g)| g.iter().all(|g| g.is_finite()));
+            if finite_in_f64 && !finite_in_f32 {
+                overflowed += 1;
+                continue;
+            }
+            checked += 1;
             let mut errs = Vec::new();
             for ((what, want), (_, got)) in want.iter().zip(&got) {
                 let scale = want.iter().fold(1.0_f64, |s, w| s.max(w.abs()));
@@ -910,7 +920,7 @@ fn f32_companions_match_f64_companions() {
     }
     println!(
         "f32: {checked} points checked against f64, {skipped} skipped (value off in f32), \
-         {steep} skipped (derivatives too steep for f32)"
+         {steep} skipped (derivatives too steep for f32), {overflowed} skipped (f32 overflowed)"
     );
     for f in &failures {
         println!("FAIL {f}");
@@ -920,11 +930,12 @@ fn f32_companions_match_f64_companions() {
         "{} functions differ in f32",
         failures.len()
     );
+    let skipped = skipped + steep + overflowed;
     assert!(
-        (skipped + steep) * 5 <= checked,
+        skipped * 5 <= checked,
         "{} of {} points skipped",
-        skipped + steep,
-        checked + skipped + steep
+        skipped,
+        checked + skipped
     );
 }
 
