@@ -13,11 +13,12 @@
 //!   `main = a - 0.5 * sqnorm`, a term only added into a sum). The reverse sweep still
 //!   names them (an adjoint's zero is made from its primal), but need not record them.
 
+use crate::activity::Mode;
+use crate::collections::{HashMap, HashSet};
 use crate::ir::*;
 use crate::lower::walk_idents;
 use proc_macro2::TokenStream;
 use quote::quote;
-use std::collections::{HashMap, HashSet};
 
 pub struct Analysis {
     pub active: HashSet<String>,
@@ -35,7 +36,10 @@ pub struct Analysis {
     pub dead: HashSet<String>,
 }
 
-pub fn analyse(body: &Body, active_params: &[String], frozen: &[String]) -> Analysis {
+/// The analysis of `body` for a companion in `mode`. Needed and dead values only shape a
+/// reverse sweep, so a forward companion (the larger share of the nested variants) does
+/// without them.
+pub fn analyse(body: &Body, active_params: &[String], frozen: &[String], mode: Mode) -> Analysis {
     let mut active: HashSet<String> = active_params.iter().cloned().collect();
     let frozen: HashSet<String> = frozen.iter().cloned().collect();
     loop {
@@ -45,11 +49,14 @@ pub fn analyse(body: &Body, active_params: &[String], frozen: &[String]) -> Anal
             break;
         }
     }
-    let mut needed = HashSet::new();
-    needed_block(&body.block, &mut needed);
-    let mut structs = HashMap::new();
+    let mut needed = HashSet::default();
+    let mut dead = HashSet::default();
+    if mode == Mode::Reverse {
+        needed_block(&body.block, &mut needed);
+        dead = dead_values(&body.block, &active);
+    }
+    let mut structs = HashMap::default();
     struct_locals(&body.block, &mut structs);
-    let dead = dead_values(&body.block, &active);
     Analysis {
         active,
         needed,
@@ -175,10 +182,10 @@ fn mark(active: &mut HashSet<String>, frozen: &HashSet<String>, v: &proc_macro2:
 fn viewing<R>(active: &mut HashSet<String>, f: impl FnOnce(&Analysis) -> R) -> R {
     let an = Analysis {
         active: std::mem::take(active),
-        needed: HashSet::new(),
+        needed: HashSet::default(),
         primal_only: false,
-        structs: HashMap::new(),
-        dead: HashSet::new(),
+        structs: HashMap::default(),
+        dead: HashSet::default(),
     };
     let r = f(&an);
     *active = an.active;
@@ -333,7 +340,7 @@ fn call_reads(c: &Call, out: &mut HashSet<String>) {
 
 /// The locals that the statements of `b` read (nested blocks included).
 pub fn block_reads(b: &[Stmt]) -> HashSet<String> {
-    let mut out = HashSet::new();
+    let mut out = HashSet::default();
     needed_block(b, &mut out);
     out
 }
@@ -371,7 +378,7 @@ pub fn condition_mentions(b: &[Stmt], out: &mut HashSet<String>) {
 /// The locals that a statement (and everything nested in it) reads in a way its reverse
 /// sweep may depend on.
 pub fn stmt_reads(s: &Stmt) -> HashSet<String> {
-    let mut out = HashSet::new();
+    let mut out = HashSet::default();
     needed_block(std::slice::from_ref(s), &mut out);
     out
 }
@@ -469,9 +476,9 @@ fn call_writes(c: &Call, out: &mut HashSet<String>) {
 /// in the reverse: a record of it can be left out, and the sweep can name a zero instead,
 /// since whatever it computes from it is itself never read.
 pub fn dead_values(b: &[Stmt], active: &HashSet<String>) -> HashSet<String> {
-    let mut defined = HashSet::new();
-    let mut read = HashSet::new();
-    let mut from: HashMap<String, HashSet<String>> = HashMap::new();
+    let mut defined = HashSet::default();
+    let mut read = HashSet::default();
+    let mut from: HashMap<String, HashSet<String>> = HashMap::default();
     reverse_reads_block(b, active, &mut defined, &mut read, &mut from);
     let mut work: Vec<String> = read.iter().cloned().collect();
     while let Some(v) = work.pop() {
@@ -500,7 +507,7 @@ fn reverse_reads_block(
         match s {
             Stmt::Let { var, op, .. } => {
                 let name = var.to_string();
-                let mut inputs = HashSet::new();
+                let mut inputs = HashSet::default();
                 op_reads(op, &mut inputs);
                 let formula = match op {
                     Op::Use(o) | Op::Neg(o) => Some(literal_reads(o)),
@@ -521,12 +528,12 @@ fn reverse_reads_block(
                         Some(r)
                     }
                     Op::Load(p) => {
-                        let mut r = HashSet::new();
+                        let mut r = HashSet::default();
                         index_reads(p, &mut r);
                         Some(r)
                     }
                     // A constant (`let mut s = 0.0;`): no formula at all.
-                    Op::Inactive(_) => Some(HashSet::new()),
+                    Op::Inactive(_) => Some(HashSet::default()),
                     _ => None,
                 };
                 match formula {
@@ -605,7 +612,7 @@ fn reverse_reads_block(
 /// The locals named by an operand's tokens when it is a literal expression (`(n as f64)`):
 /// evaluated again wherever the operand is.
 fn literal_reads(o: &Operand) -> HashSet<String> {
-    let mut r = HashSet::new();
+    let mut r = HashSet::default();
     if let Operand::Lit(t) = o {
         tokens_into(t, &mut r);
     }

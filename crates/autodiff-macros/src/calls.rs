@@ -2,10 +2,10 @@
 //! derivative companions, and the tangent or adjoint passed for each argument.
 
 use crate::analysis::Analysis;
+use crate::collections::HashMap;
 use crate::ir::*;
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
-use std::collections::HashMap;
 
 /// Renders places as references, given the kinds of their bases.
 pub struct Refs<'a> {

@@ -24,10 +24,11 @@
 //! once before the loop, kept in a local, and stored once after it.
 
 use crate::analysis::stmt_writes;
+use crate::collections::{HashMap, HashSet};
 use crate::ir::*;
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
 
 /// The widest window kept in locals.
 const MAX_SPAN: i64 = 8;
@@ -69,7 +70,7 @@ impl CarryPlan {
         let mut uses = Uses::default();
         walk_block(body, &mut uses);
         let offsets = index_offsets(pat, body, &uses);
-        let mut changed = HashSet::from([pat.to_string()]);
+        let mut changed = HashSet::from_iter([pat.to_string()]);
         changed_in_block(body, &mut changed);
         let mut bufs = Vec::new();
         let mut bases: Vec<&String> = uses.reads.keys().collect();
@@ -97,12 +98,12 @@ impl CarryPlan {
                     adjoint: adjoint_name(&ident),
                     regs: BTreeMap::from([(0, reg_name("r", k, 0))]),
                     carried: BTreeMap::new(),
-                    offsets: HashMap::from([(keys[0].clone(), 0)]),
+                    offsets: HashMap::from_iter([(keys[0].clone(), 0)]),
                     invariant: Some(idx.clone()),
                 });
                 continue;
             }
-            let mut found: HashMap<String, i64> = HashMap::new();
+            let mut found: HashMap<String, i64> = HashMap::default();
             for idx in &uses.reads[base] {
                 match offsets.get(idx) {
                     Some(c) => {
@@ -263,7 +264,7 @@ pub fn plain_range(iter: &TokenStream) -> Option<(syn::Expr, syn::Expr)> {
 /// The loop variable `pat` and the immutable integer locals of `body` bound to `v`,
 /// `v + k` or `v - k` of such a local, each with its offset from `pat`.
 pub fn loop_var_offsets(pat: &Ident, body: &Block) -> HashMap<String, i64> {
-    let mut vars: HashMap<String, i64> = HashMap::new();
+    let mut vars: HashMap<String, i64> = HashMap::default();
     vars.insert(pat.to_string(), 0);
     collect_aliases(body, &mut vars);
     vars
@@ -273,7 +274,7 @@ pub fn loop_var_offsets(pat: &Ident, body: &Block) -> HashMap<String, i64> {
 /// by their token text.
 fn index_offsets(pat: &Ident, body: &Block, uses: &Uses) -> HashMap<String, i64> {
     let vars = loop_var_offsets(pat, body);
-    let mut texts = HashMap::new();
+    let mut texts = HashMap::default();
     for idx in uses.reads.values().flatten() {
         if let Some(c) = offset_of(idx, &vars) {
             texts.insert(idx.clone(), c);

@@ -8,6 +8,7 @@
 //! every pullback that holds the closure); the caller drains them into its adjoints right
 //! after the pullback of the call.
 
+use crate::activity::Mode;
 use crate::analysis::{Analysis, analyse};
 use crate::calls::{Refs, closure_builder};
 use crate::forward::{Forward, tangent_or_zero};
@@ -71,14 +72,14 @@ fn closure_analysis(c: &ClosureIr, caller: &Analysis) -> Analysis {
             frozen.push(v.to_string());
         }
     }
-    analyse(&c.body, &active, &frozen)
+    analyse(&c.body, &active, &frozen, Mode::Reverse)
 }
 
 /// The primal closure `move |x| body`.
 fn primal_closure(c: &ClosureIr) -> TokenStream {
     let none = Analysis {
         primal_only: true,
-        ..analyse(&c.body, &[], &[])
+        ..analyse(&c.body, &[], &[], Mode::Forward)
     };
     let code = Forward {
         an: &none,

@@ -15,6 +15,7 @@
 use crate::activity::{Activity, Mode, Spec, parse_spec};
 use crate::analysis::{Analysis, analyse};
 use crate::calls::Refs;
+use crate::collections::HashMap;
 use crate::forward::{Forward, tangent_or_zero};
 use crate::ir::*;
 use crate::lower::Lowerer;
@@ -22,7 +23,7 @@ use crate::reverse::Reverse;
 use crate::signature::{Param, Ret, Shape, SigInfo, companion_generics};
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
-use std::collections::HashMap;
+use std::cell::OnceCell;
 use syn::ImplItemFn;
 use syn::spanned::Spanned;
 
@@ -190,6 +191,7 @@ fn expand_fn(trigger: Trigger, func: &ImplItemFn) -> syn::Result<TokenStream> {
     }
     let (body, kinds) = Lowerer::new(&sig_info).lower_body(&func.block, &sig_info)?;
     let pattern_fail = pattern_failure(&body);
+    let npull = OnceCell::new();
     let g = Gen {
         func,
         sig: &sig_info,
@@ -200,7 +202,10 @@ fn expand_fn(trigger: Trigger, func: &ImplItemFn) -> syn::Result<TokenStream> {
         nesting: Nesting::Derive,
         assoc: is_associated(func),
         delegate: None,
+        npull: Some(&npull),
     };
+    // First, so that a named companion can reuse what the nested variants lowered.
+    let protocol = g.protocol();
     let mut out = TokenStream::new();
     for spec in &specs {
         if spec.width > 1 {
@@ -232,7 +237,10 @@ fn expand_fn(trigger: Trigger, func: &ImplItemFn) -> syn::Result<TokenStream> {
             let delegate =
                 crate::nested_calls::is_variant_companion(&g, spec).then(|| func.sig.ident.clone());
             out.extend(crate::nested::companion_protocol(
-                &companion, spec.mode, delegate,
+                &companion,
+                spec.mode,
+                delegate,
+                npull.get(),
             ));
             out.extend(crate::nested::helper_impl(
                 &sig_info,
@@ -242,7 +250,7 @@ fn expand_fn(trigger: Trigger, func: &ImplItemFn) -> syn::Result<TokenStream> {
         }
         out.extend(companion);
     }
-    out.extend(g.protocol());
+    out.extend(protocol);
     Ok(out)
 }
 
@@ -275,7 +283,14 @@ pub(crate) struct Gen<'a> {
     /// nested protocol functions, which differentiate the same code (see
     /// [`crate::nested::companion_protocol`]).
     pub delegate: Option<(Ident, Mode)>,
+    /// Where the nested variants keep the lowered code of the function's all-active
+    /// reverse companion (`__ad_npull`), which they differentiate: a named companion with
+    /// the same code (`delegate`) takes its body from there instead of lowering it again.
+    pub npull: Option<&'a OnceCell<LoweredBody>>,
 }
+
+/// A lowered function body and the kinds of its locals.
+pub(crate) type LoweredBody = (Body, HashMap<String, VarKind>);
 
 /// Whether `func`, which has no `self`, is an associated function: it mentions `Self`, or
 /// says so with `#[differentiable(associated)]`.
@@ -368,7 +383,7 @@ fn is_mut_ref(p: &Param) -> bool {
 }
 
 impl Gen<'_> {
-    fn analysis(&self, acts: &[Activity]) -> Analysis {
+    fn analysis(&self, acts: &[Activity], mode: Mode) -> Analysis {
         let mut active = Vec::new();
         let mut frozen = Vec::new();
         let mut reads = None;
@@ -390,7 +405,7 @@ impl Gen<'_> {
                 }
             }
         }
-        analyse(self.body, &active, &frozen)
+        analyse(self.body, &active, &frozen, mode)
     }
 
     /// Generics with `T: Real` added for each float type parameter.
@@ -664,7 +679,7 @@ impl Gen<'_> {
 
     pub fn forward_companion(&self, spec: &Spec) -> TokenStream {
         let acts: Vec<Activity> = spec.inputs.iter().map(|a| a.0).collect();
-        let an = self.analysis(&acts);
+        let an = self.analysis(&acts, Mode::Forward);
         let mut params = Vec::new();
         let mut reslice = TokenStream::new();
         for (p, a) in self.sig.params.iter().zip(&acts) {
@@ -721,7 +736,7 @@ impl Gen<'_> {
     /// boundary.
     pub fn reverse_companion_as(&self, spec: &Spec, flat: Option<&[syn::Type]>) -> TokenStream {
         let acts: Vec<Activity> = spec.inputs.iter().map(|a| a.0).collect();
-        let an = self.analysis(&acts);
+        let an = self.analysis(&acts, Mode::Reverse);
         let mut params = Vec::new();
         let mut outs_ty = Vec::new();
         let mut outs_val = Vec::new();
@@ -1051,7 +1066,7 @@ impl Gen<'_> {
             .iter()
             .map(|p| all_active(p, Mode::Forward))
             .collect();
-        let an = self.analysis(&acts);
+        let an = self.analysis(&acts, Mode::Forward);
         let mut params = Vec::new();
         let mut convert = TokenStream::new();
         for p in &self.sig.params {
@@ -1179,7 +1194,7 @@ impl Gen<'_> {
             .iter()
             .map(|p| all_active(p, Mode::Reverse))
             .collect();
-        let an = self.analysis(&acts);
+        let an = self.analysis(&acts, Mode::Reverse);
         let mut params = Vec::new();
         let mut convert = TokenStream::new();
         let mut adj_decls = TokenStream::new();

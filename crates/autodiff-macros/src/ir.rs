@@ -152,7 +152,7 @@ pub struct ClosureIr {
     pub body: Body,
     /// The caller's locals it reads.
     pub captures: Vec<Ident>,
-    pub kinds: std::collections::HashMap<String, VarKind>,
+    pub kinds: crate::collections::HashMap<String, VarKind>,
     /// Its position among the call's arguments (the callee builds its `DiffFn`).
     pub arg_index: usize,
     /// Where the user wrote it, for errors about what it captures.

@@ -11,6 +11,7 @@ mod builtins;
 mod calls;
 mod carry;
 mod closures;
+mod collections;
 mod expand;
 mod forward;
 mod ir;

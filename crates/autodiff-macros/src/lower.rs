@@ -10,11 +10,11 @@
 use crate::builtins::{
     is_inert_macro, is_inert_method, math_arg_is_inert, math_arity, partial_template,
 };
+use crate::collections::{HashMap, HashSet};
 use crate::ir::*;
 use crate::signature::{Param, Ret, Shape, SigInfo, is_float_type};
 use proc_macro2::{Ident, Span, TokenStream, TokenTree};
 use quote::{ToTokens, quote, quote_spanned};
-use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 use syn::spanned::Spanned;
 use syn::visit_mut::VisitMut;
@@ -219,9 +219,9 @@ struct Chain {
 
 impl Lowerer {
     pub fn new(sig: &SigInfo) -> Self {
-        let mut scope = HashMap::new();
-        let mut kinds = HashMap::new();
-        let mut closure_outputs = HashMap::new();
+        let mut scope = HashMap::default();
+        let mut kinds = HashMap::default();
+        let mut closure_outputs = HashMap::default();
         for p in &sig.params {
             scope.insert(p.name.to_string(), Binding::Var(p.name.clone()));
             kinds.insert(p.name.to_string(), param_kind(p));
@@ -241,26 +241,26 @@ impl Lowerer {
             prefix: "__ad".to_string(),
             closure_outputs,
             binding_ref: false,
-            loads: HashMap::new(),
+            loads: HashMap::default(),
             renamable: None,
             companion: false,
             scalar_refs: struct_shaped_params(sig, true),
             struct_refs: struct_shaped_params(sig, false),
             pattern_params: Vec::new(),
-            struct_values: HashSet::new(),
-            value_scrutinees: HashSet::new(),
-            struct_scrutinees: HashMap::new(),
+            struct_values: HashSet::default(),
+            value_scrutinees: HashSet::default(),
+            struct_scrutinees: HashMap::default(),
             inert_params: sig
                 .params
                 .iter()
                 .filter(|p| p.shape == Shape::Other)
                 .map(|p| p.name.to_string())
                 .collect(),
-            const_copies: HashSet::new(),
-            buffer_names: HashSet::new(),
+            const_copies: HashSet::default(),
+            buffer_names: HashSet::default(),
             statement_call: false,
-            matrices: HashSet::new(),
-            matrix_vars: HashSet::new(),
+            matrices: HashSet::default(),
+            matrix_vars: HashSet::default(),
         }
     }
 
@@ -292,7 +292,7 @@ impl Lowerer {
             prefix: format!("{id}_"),
             closure_outputs: self.closure_outputs.clone(),
             binding_ref: false,
-            loads: HashMap::new(),
+            loads: HashMap::default(),
             renamable: None,
             companion: self.companion,
             scalar_refs: self.scalar_refs.clone(),
@@ -308,7 +308,7 @@ impl Lowerer {
             matrices: self.matrices.clone(),
             matrix_vars: self.matrix_vars.clone(),
         };
-        sub.scopes.push(HashMap::new());
+        sub.scopes.push(HashMap::default());
         let mut params = Vec::new();
         let mut param_types = Vec::new();
         for p in &def.params {
@@ -342,8 +342,8 @@ impl Lowerer {
             ret_tuple: n > 1,
             pattern_params: vec![],
         };
-        let mut reads = HashSet::new();
-        let mut writes = HashSet::new();
+        let mut reads = HashSet::default();
+        let mut writes = HashSet::default();
         for s in &body.block {
             reads.extend(crate::analysis::stmt_reads(s));
             crate::analysis::stmt_writes(s, &mut writes);
@@ -450,7 +450,7 @@ impl Lowerer {
 
     fn in_block<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<(Block, T)> {
         self.out.push(Vec::new());
-        self.scopes.push(HashMap::new());
+        self.scopes.push(HashMap::default());
         self.loads.clear();
         let r = f(self);
         self.loads.clear();
@@ -1104,7 +1104,7 @@ impl Lowerer {
         walk_idents(&body.to_token_stream(), &mut |id| {
             names.push(id.to_string())
         });
-        let mut layer = HashMap::new();
+        let mut layer = HashMap::default();
         for name in names {
             if layer.contains_key(&name) {
                 continue;
@@ -1265,7 +1265,7 @@ impl Lowerer {
                 ::std::vec![::std::vec![__ad::zero_like(&#v); #c]; #r]
             )),
         });
-        self.scopes.push(HashMap::new());
+        self.scopes.push(HashMap::default());
         self.bind(
             &Ident::new("__ad_matrix", span),
             Binding::Var(matrix.clone()),
@@ -1584,7 +1584,7 @@ impl Lowerer {
                 self.lower_labelled_block(b, false, None).map(|_| ())
             }
             Expr::Block(b) => {
-                self.scopes.push(HashMap::new());
+                self.scopes.push(HashMap::default());
                 let r = self.lower_stmts(&b.block.stmts, Tail::Value);
                 self.scopes.pop();
                 r.map(|_| ())
@@ -1746,7 +1746,7 @@ impl Lowerer {
     fn lower_permutation(&mut self, m: &syn::ExprMethodCall) -> Result<()> {
         let recv = &m.receiver;
         let span = m.span();
-        self.scopes.push(HashMap::new());
+        self.scopes.push(HashMap::default());
         let block: syn::Block = match m.method.to_string().as_str() {
             "swap" => {
                 let (a, b) = (&m.args[0], &m.args[1]);
@@ -1795,7 +1795,7 @@ impl Lowerer {
 
     /// Lowers a block written for a construct (its statements, in a scope of their own).
     fn lower_scoped(&mut self, block: &syn::Block) -> Result<Option<Val>> {
-        self.scopes.push(HashMap::new());
+        self.scopes.push(HashMap::default());
         let r = self.lower_stmts(&block.stmts, Tail::Value);
         self.scopes.pop();
         r
@@ -2566,7 +2566,7 @@ impl Lowerer {
         let body = Branch::Expr((*first.body).clone());
         if catch_all || rest.is_empty() {
             // The last arm matches: the match is exhaustive.
-            self.scopes.push(HashMap::new());
+            self.scopes.push(HashMap::default());
             let want = want && !body.diverges();
             let r = self
                 .bind_pattern(s, pat, span)
@@ -3192,7 +3192,7 @@ impl Lowerer {
         };
         let vals = self.value_slots(n, hint, b.span());
         self.open_exit(b.span(), b.label.as_ref(), vals.clone(), true);
-        self.scopes.push(HashMap::new());
+        self.scopes.push(HashMap::default());
         let tail = if want {
             Tail::Into(vals.clone())
         } else {
@@ -3897,7 +3897,7 @@ impl Lowerer {
             ));
         }
         let saved = std::mem::replace(&mut self.scopes, def.scopes.clone());
-        self.scopes.push(HashMap::new());
+        self.scopes.push(HashMap::default());
         let r = (|| {
             for (p, a) in def.params.iter().zip(args) {
                 let a = self.typed_float_arg(p, a, span)?;
@@ -4158,7 +4158,7 @@ impl Lowerer {
                 Ok(Val::Tuple(items))
             }
             Expr::Block(b) if b.label.is_none() => {
-                self.scopes.push(HashMap::new());
+                self.scopes.push(HashMap::default());
                 let r = self.lower_stmts(&b.block.stmts, Tail::Value);
                 self.scopes.pop();
                 match r? {
@@ -5208,7 +5208,7 @@ fn path_names(p: &syn::Path) -> Vec<String> {
 
 /// The identifiers indexed twice in `t` (`hs[i][j]`, `&mut hs[i][..]`).
 fn indexed_twice(t: &TokenStream) -> HashSet<String> {
-    let mut out = HashSet::new();
+    let mut out = HashSet::default();
     let tokens: Vec<TokenTree> = t.clone().into_iter().collect();
     for (i, tt) in tokens.iter().enumerate() {
         match tt {
@@ -5278,7 +5278,7 @@ fn typed_elements(op: Op, ty: &syn::Type) -> Op {
     if let Op::NewVec(t) = op {
         return Op::NewVec(typed_new_vec(t, ty));
     }
-    let Some(elem) = crate::signature::float_elem(ty, &HashSet::new()) else {
+    let Some(elem) = crate::signature::float_elem(ty, &HashSet::default()) else {
         return op;
     };
     let typed = |o: Operand| match o {
@@ -5302,7 +5302,7 @@ fn typed_new_vec(t: TokenStream, ty: &syn::Type) -> TokenStream {
     let typed = match &mut e {
         Expr::Call(c) => match (
             &mut *c.func,
-            crate::signature::float_elem(ty, &HashSet::new()),
+            crate::signature::float_elem(ty, &HashSet::default()),
         ) {
             (Expr::Path(p), Some(elem))
                 if p.path.segments.len() == 2 && p.path.segments[0].ident == "Vec" =>
@@ -5320,7 +5320,7 @@ fn typed_new_vec(t: TokenStream, ty: &syn::Type) -> TokenStream {
 
 /// `f32` or `f64` under any number of `Vec<..>` and `[..; N]`.
 fn innermost_float(ty: &syn::Type) -> Option<syn::Type> {
-    let floats = HashSet::new();
+    let floats = HashSet::default();
     match ty {
         t if crate::signature::is_float_type(t, &floats) => Some(t.clone()),
         syn::Type::Array(a) => innermost_float(&a.elem),
@@ -5419,7 +5419,7 @@ fn val_tokens(v: &Val) -> TokenStream {
 /// defined. It computes values only, so it needs none of the derivative code that its
 /// calls elsewhere are inlined with.
 fn closure_tokens(def: &ClosureDef, span: Span) -> TokenStream {
-    let mut params = HashSet::new();
+    let mut params = HashSet::default();
     for p in &def.params {
         collect_pat_idents(p, &mut params);
     }
@@ -5455,7 +5455,7 @@ impl VisitMut for Renamer<'_> {
                 }
             }
             Expr::Closure(c) => {
-                let mut names = HashSet::new();
+                let mut names = HashSet::default();
                 for p in &c.inputs {
                     collect_pat_idents(p, &mut names);
                 }

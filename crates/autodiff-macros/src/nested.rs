@@ -16,13 +16,13 @@
 //! [`crate::nested_calls`].
 
 use crate::activity::{Activity, Mode, Spec};
-use crate::expand::{Gen, Nesting};
+use crate::collections::HashMap;
+use crate::expand::{Gen, LoweredBody, Nesting};
 use crate::ir::{Body, Operand, VarKind};
 use crate::lower::Lowerer;
 use crate::signature::{Param, Ret, Shape, SigInfo};
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
-use std::collections::HashMap;
 use syn::{ImplItemFn, Type};
 
 /// The protocol struct of the companion `companion`, generated in mode `inner`.
@@ -32,15 +32,18 @@ use syn::{ImplItemFn, Type};
 /// functions already differentiate that code, so the companion's forward protocol calls
 /// them (`__ad_fwd___ad_npull`, `__ad_fwd___ad_nfwd`), and so does a forward
 /// companion's pullback (`__ad_pull___ad_fwd`, reverse over the function's forward
-/// protocol). A forward companion is then not lowered again at all; a reverse one still
-/// is, for its third-order variants.
+/// protocol). A forward companion is then not lowered again at all; a reverse one's
+/// third-order variants need its lowered code, which is the function's own all-active
+/// reverse companion's, `npull`, when its nested variants lowered that.
 pub fn companion_protocol(
     companion: &TokenStream,
     inner: Mode,
     delegate: Option<Ident>,
+    npull: Option<&LoweredBody>,
 ) -> TokenStream {
     let delegated_forward = delegate.is_some() && inner == Mode::Forward;
-    let companion = if delegated_forward {
+    let reused = npull.filter(|_| delegate.is_some() && inner == Mode::Reverse);
+    let companion = if delegated_forward || reused.is_some() {
         without_body(companion)
     } else {
         companion.clone()
@@ -58,7 +61,9 @@ pub fn companion_protocol(
     } else if let Some(reason) = unsupported_floats(companion) {
         Err(syn::Error::new(func.sig.ident.span(), reason))
     } else if delegated_forward {
-        Ok((empty_body(), HashMap::new()))
+        Ok((empty_body(), HashMap::default()))
+    } else if let Some((body, kinds)) = reused {
+        Ok((body.clone(), kinds.clone()))
     } else {
         Lowerer::for_companion(&sig).lower_body(&func.block, &sig)
     };
@@ -94,6 +99,7 @@ pub fn companion_protocol(
             )),
         },
         delegate: delegate.map(|f| (f, inner)),
+        npull: None,
     };
     g.protocol()
 }
@@ -128,7 +134,7 @@ pub fn body_or_failure(
 ) -> (Body, HashMap<String, VarKind>, Option<String>) {
     match lowered {
         Ok((body, kinds)) => (body, kinds, None),
-        Err(e) => (empty_body(), HashMap::new(), Some(describe(e))),
+        Err(e) => (empty_body(), HashMap::default(), Some(describe(e))),
     }
 }
 

@@ -20,12 +20,13 @@
 //! `__ad_fwd___ad_pull` with its sinks swapped (see [`reverse_over_forward`]).
 
 use crate::activity::{Activity, Mode, Spec};
-use crate::expand::{Gen, Nesting, all_active, ret_type};
+use crate::expand::{Gen, LoweredBody, Nesting, all_active, ret_type};
 use crate::lower::Lowerer;
 use crate::nested::{ENABLED, body_or_failure, failure, rename_shadows, unsupported_floats};
 use crate::signature::{Param, Ret, Shape, SigInfo};
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
+use std::cell::OnceCell;
 use syn::ImplItemFn;
 
 /// The nested protocol functions of `g`'s function.
@@ -64,6 +65,7 @@ pub fn variants(g: &Gen) -> TokenStream {
         nesting: Nesting::Derive,
         assoc: g.assoc,
         delegate: None,
+        npull: g.npull,
     };
     let mut out = TokenStream::new();
     out.extend(forward_over_augmented(g));
@@ -653,13 +655,19 @@ fn derived_forward(g: &Gen, mode: Mode, what: &str) -> (Ident, TokenStream) {
         Mode::Forward => g.forward_companion(&spec),
     };
     let inner = variant_name(g, "fwd", what);
-    let inner_fn = forward_of(&code, &inner, g.receiver().is_some());
+    let keep = g.npull.filter(|_| mode == Mode::Reverse);
+    let inner_fn = forward_of(&code, &inner, g.receiver().is_some(), keep);
     (inner, inner_fn)
 }
 
 /// The forward protocol function, named `name`, of the generated function `code`: its
-/// code lowered and differentiated again.
-fn forward_of(code: &TokenStream, name: &Ident, method: bool) -> TokenStream {
+/// code lowered and differentiated again. The lowered code is also put in `keep`.
+fn forward_of(
+    code: &TokenStream,
+    name: &Ident,
+    method: bool,
+    keep: Option<&OnceCell<LoweredBody>>,
+) -> TokenStream {
     let code = rename_shadows(code.clone());
     let Ok(func) = syn::parse2::<ImplItemFn>(code) else {
         return TokenStream::new();
@@ -671,6 +679,9 @@ fn forward_of(code: &TokenStream, name: &Ident, method: bool) -> TokenStream {
     let (body, kinds, fail) = body_or_failure(lowered, |e| {
         format!("nested differentiation through a call: {e}")
     });
+    if let (Some(keep), None) = (keep, &fail) {
+        let _ = keep.set((body.clone(), kinds.clone()));
+    }
     let g = Gen {
         func: &func,
         sig: &sig,
@@ -682,6 +693,7 @@ fn forward_of(code: &TokenStream, name: &Ident, method: bool) -> TokenStream {
         // Renamed below (a method's keeps its own name).
         assoc: false,
         delegate: None,
+        npull: None,
     };
     let f = g.protocol_forward();
     if method { f } else { rename_fn(f, name) }

@@ -12,11 +12,11 @@
 //! [`replayed_buffers`] finds such buffers; [`replay`] is the code that fills one again.
 
 use crate::analysis::{stmt_reads, stmt_writes};
+use crate::collections::{HashMap, HashSet};
 use crate::forward::primal_op;
 use crate::ir::*;
 use proc_macro2::{Delimiter, Ident, TokenStream, TokenTree};
 use quote::quote;
-use std::collections::{HashMap, HashSet};
 
 /// The local buffers of `body` whose filling loop the reverse sweep runs again instead of
 /// restoring their old values. Each is filled by a `for` loop `S` that is a statement of
@@ -36,10 +36,10 @@ use std::collections::{HashMap, HashSet};
 /// - `S` and the `let`s before it read nothing that the function writes, so that
 ///   computed again they give the same values.
 pub fn replayed_buffers(body: &Block, kinds: &HashMap<String, VarKind>) -> HashSet<String> {
-    let mut writes = HashSet::new();
+    let mut writes = HashSet::default();
     body.iter().for_each(|s| stmt_writes(s, &mut writes));
     let lengths = declared_lengths(body);
-    let mut out = HashSet::new();
+    let mut out = HashSet::default();
     each_loop_body(body, &mut |b| {
         for (k, s) in b.iter().enumerate() {
             let Some(buf) = filled_buffer(s) else {
@@ -60,8 +60,8 @@ pub fn replayed_buffers(body: &Block, kinds: &HashMap<String, VarKind>) -> HashS
             {
                 continue;
             }
-            let mut defined = HashSet::new();
-            let mut reads = HashSet::new();
+            let mut defined = HashSet::default();
+            let mut reads = HashSet::default();
             for s in lets_read(b, k).into_iter().chain([s]) {
                 defs(s, &mut defined);
                 reads.extend(stmt_reads(s));
@@ -112,7 +112,7 @@ fn overwrites_whole(s: &Stmt, len: Option<&String>) -> bool {
 /// The length of each local buffer declared `vec![v; n]` or `[v; n]` in `b`, as the text
 /// of `n` written the way a loop's range end is (see [`crate::reverse::overwrite_loop`]).
 fn declared_lengths(b: &Block) -> HashMap<String, String> {
-    let mut out = HashMap::new();
+    let mut out = HashMap::default();
     each_block(b, &mut |b| {
         for s in b {
             if let Stmt::Let {
@@ -305,7 +305,7 @@ fn count(b: &[Stmt], name: &str, what: Count) -> usize {
             s => usize::from(match what {
                 Count::Reads => stmt_reads(s).contains(name),
                 Count::Writes => {
-                    let mut w = HashSet::new();
+                    let mut w = HashSet::default();
                     stmt_writes(s, &mut w);
                     w.contains(name)
                 }

@@ -15,12 +15,12 @@ use crate::analysis::{Analysis, op_reads, stmt_reads, stmt_writes};
 use crate::builtins::is_cheap_math;
 use crate::calls::{Refs, augmented_call, primal_call, pullback_call};
 use crate::carry::{CarryPlan, plain_range};
+use crate::collections::{HashMap, HashSet};
 use crate::forward::{diff_operands, partial_at, partials, primal_op};
 use crate::ir::*;
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
 
 pub struct Reverse<'a> {
     pub an: &'a Analysis,
@@ -85,17 +85,17 @@ impl<'a> Reverse<'a> {
             refs: Refs { kinds },
             kinds,
             tapes: RefCell::new(Vec::new()),
-            kept: RefCell::new(HashMap::new()),
-            copied: RefCell::new(HashMap::new()),
+            kept: RefCell::new(HashMap::default()),
+            copied: RefCell::new(HashMap::default()),
             counter: RefCell::new(0),
             frames: RefCell::new(Vec::new()),
             next_is_loop_body: RefCell::new(false),
             loop_stores: RefCell::new(Vec::new()),
             carried: RefCell::new(Vec::new()),
-            late_vars: RefCell::new(HashSet::new()),
+            late_vars: RefCell::new(HashSet::default()),
             loops: RefCell::new(Vec::new()),
-            maybe_tuples: RefCell::new(HashSet::new()),
-            replayed: RefCell::new(HashSet::new()),
+            maybe_tuples: RefCell::new(HashSet::default()),
+            replayed: RefCell::new(HashSet::default()),
             kept_state: false,
         }
     }
@@ -161,7 +161,7 @@ impl<'a> Reverse<'a> {
         let frames = self.frames.borrow();
         let f = &frames[frame];
         let base = place.base.to_string();
-        let mut end_reads = HashSet::new();
+        let mut end_reads = HashSet::default();
         crate::lower::walk_idents(&end.parse().unwrap_or_default(), &mut |id| {
             end_reads.insert(id.to_string());
         });
@@ -512,9 +512,9 @@ impl<'a> Reverse<'a> {
                 _ => None,
             })?;
         let vname = v.to_string();
-        let mut reads = HashSet::new();
+        let mut reads = HashSet::default();
         op_reads(op, &mut reads);
-        let mut later = HashSet::new();
+        let mut later = HashSet::default();
         for s in &block[k2 + 1..] {
             stmt_writes(s, &mut later);
         }
@@ -535,14 +535,14 @@ impl<'a> Reverse<'a> {
         if !(is_cheap(op) || matches!(op, Op::Inactive(_))) {
             return false;
         }
-        let mut reads = HashSet::new();
+        let mut reads = HashSet::default();
         op_reads(op, &mut reads);
         if let Some(f) = self.frames.borrow().last()
             && reads.iter().any(|r| f.late_points.contains_key(r))
         {
             return false;
         }
-        let mut writes = HashSet::new();
+        let mut writes = HashSet::default();
         for s in &block[k..] {
             stmt_writes(s, &mut writes);
         }
@@ -558,10 +558,10 @@ impl<'a> Reverse<'a> {
         if !is_cheap(op) {
             return None;
         }
-        let mut reads = HashSet::new();
+        let mut reads = HashSet::default();
         op_reads(op, &mut reads);
         let first_write = (k + 1..block.len()).find(|&j| {
-            let mut w = HashSet::new();
+            let mut w = HashSet::default();
             stmt_writes(&block[j], &mut w);
             !w.is_disjoint(&reads)
         });
@@ -576,7 +576,7 @@ impl<'a> Reverse<'a> {
             (Some(a), Some(b)) => a.min(b),
             (a, b) => a.or(b)?,
         };
-        let mut later = HashSet::new();
+        let mut later = HashSet::default();
         for s in &block[k1..] {
             stmt_writes(s, &mut later);
         }
@@ -803,11 +803,11 @@ impl<'a> Reverse<'a> {
                 // A range whose bounds the rest of the block does not overwrite is
                 // evaluated again in the reverse sweep instead of being recorded.
                 let recompute = !level.top && exit.is_none() && {
-                    let mut reads = HashSet::new();
+                    let mut reads = HashSet::default();
                     crate::lower::walk_idents(iter, &mut |id| {
                         reads.insert(id.to_string());
                     });
-                    let mut writes = HashSet::new();
+                    let mut writes = HashSet::default();
                     for s in &block[k..] {
                         stmt_writes(s, &mut writes);
                     }
@@ -1422,9 +1422,9 @@ struct Frame {
 
 impl Frame {
     fn new(b: &Block, is_loop_body: bool) -> Self {
-        let mut first_read = HashMap::new();
-        let mut decls = HashSet::new();
-        let mut writes = HashSet::new();
+        let mut first_read = HashMap::default();
+        let mut decls = HashSet::default();
+        let mut writes = HashSet::default();
         let mut overwrites = Vec::new();
         for (i, s) in b.iter().enumerate() {
             stmt_writes(s, &mut writes);
@@ -1449,11 +1449,11 @@ impl Frame {
             decls,
             is_loop_body,
             k: 0,
-            seeded: HashSet::new(),
+            seeded: HashSet::default(),
             late: Vec::new(),
             writes,
             overwrites,
-            late_points: HashMap::new(),
+            late_points: HashMap::default(),
         }
     }
 }

@@ -9,13 +9,13 @@
 //! the rule hands over plain function pointers, whose types both macros derive from the
 //! signatures with [`derivative_types`].
 
+use crate::collections::{HashMap, HashSet};
 use crate::expand::{Gen, Nesting};
 use crate::ir::Body;
 use crate::lower::Lowerer;
 use crate::signature::{Shape, float_type_params, shape_of};
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
-use std::collections::{HashMap, HashSet};
 use syn::spanned::Spanned;
 use syn::{Expr, FnArg, ImplItemFn, Pat, ReturnType, Stmt, Type, TypeParamBound};
 
@@ -355,6 +355,7 @@ fn forward_protocol(code: &TokenStream, name: &Ident) -> syn::Result<TokenStream
         nesting: Nesting::Fail(String::new()),
         assoc: false,
         delegate: None,
+        npull: None,
     };
     let mut f: ImplItemFn = syn::parse2(g.protocol_forward())?;
     f.sig.ident = name.clone();

@@ -821,7 +821,7 @@ fn forward_over_reverse_rule(
     sig_ret: &Ret,
     adj_ty: &TokenStream,
     shadow_tys: &[TokenStream],
-    floats: &std::collections::HashSet<String>,
+    floats: &crate::collections::HashSet<String>,
 ) -> TokenStream {
     use crate::rule_nesting::{derivative_types, tangent_type};
     let tys: Vec<Type> = params.iter().filter_map(|p| p.ty.clone()).collect();

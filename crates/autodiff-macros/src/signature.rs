@@ -1,8 +1,8 @@
 //! The differentiated function's signature: its parameters, what shape each has (which
 //! decides its tangent and shadow), and its return type.
 
+use crate::collections::HashSet;
 use proc_macro2::Ident;
-use std::collections::HashSet;
 use syn::{FnArg, GenericParam, Pat, ReturnType, Signature, Type, TypeParamBound, WherePredicate};
 
 /// The shape of a parameter as written.
@@ -171,7 +171,7 @@ fn bound_is_float(b: &TypeParamBound) -> bool {
 
 /// The type parameters bounded by `Float` (from `num_traits`) or `Real`.
 pub fn float_type_params(generics: &syn::Generics) -> HashSet<String> {
-    let mut out = HashSet::new();
+    let mut out = HashSet::default();
     for p in &generics.params {
         if let GenericParam::Type(t) = p
             && t.bounds.iter().any(bound_is_float)
