@@ -1066,7 +1066,6 @@ impl Gen<'_> {
             .iter()
             .map(|p| all_active(p, Mode::Forward))
             .collect();
-        let an = self.analysis(&acts, Mode::Forward);
         let mut params = Vec::new();
         let mut convert = TokenStream::new();
         for p in &self.sig.params {
@@ -1099,6 +1098,8 @@ impl Gen<'_> {
                 quote!(#f::#variant(#(#args,)* __ad_mark))
             }
             (None, None) => {
+                // Analysed only here: a failing or delegating protocol has no body.
+                let an = self.analysis(&acts, Mode::Forward);
                 let body = self.forward_body(&an);
                 let (prim, tan) = self.forward_ret(&an);
                 quote!(#convert #body (#prim, #tan))
@@ -1194,7 +1195,8 @@ impl Gen<'_> {
             .iter()
             .map(|p| all_active(p, Mode::Reverse))
             .collect();
-        let an = self.analysis(&acts, Mode::Reverse);
+        // Analysed only where a body is built: a failing or delegating protocol has none.
+        let analysis = || self.analysis(&acts, Mode::Reverse);
         let mut params = Vec::new();
         let mut convert = TokenStream::new();
         let mut adj_decls = TokenStream::new();
@@ -1241,7 +1243,7 @@ impl Gen<'_> {
             return self.protocol_reverse_delegated(f, &params);
         }
         if crate::kept_state::applies(self) {
-            return self.protocol_reverse_kept(&an, &params, &convert, &any_sink);
+            return self.protocol_reverse_kept(&analysis(), &params, &convert, &any_sink);
         }
         if self.receiver().is_none() {
             params.insert(0, quote!(__ad_state: ()));
@@ -1252,7 +1254,7 @@ impl Gen<'_> {
         let body = match &self.fail_rev {
             Some(msg) => crate::nested::failure(msg),
             None => {
-                let core = self.reverse_core(&an, seed, adj_decls, quote!());
+                let core = self.reverse_core(&analysis(), seed, adj_decls, quote!());
                 quote! {
                     // Nothing to propagate when the caller has no adjoint for any argument.
                     if !(false #(|| #any_sink)*) {
