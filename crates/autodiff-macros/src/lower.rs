@@ -274,7 +274,7 @@ impl Lowerer {
 
     fn fresh(&mut self, base: &str, span: Span) -> Ident {
         self.counter += 1;
-        let base = base.trim_start_matches("r#").trim_start_matches('_');
+        let base = short_base(base.trim_start_matches("r#"));
         Ident::new(&format!("{}{}_{}", self.prefix, self.counter, base), span)
     }
 
@@ -5844,6 +5844,31 @@ fn is_tuple_struct_call(c: &syn::ExprCall) -> bool {
 /// `__ad::zero_like(..)`.
 fn is_zero_like_call(c: &syn::ExprCall) -> bool {
     matches!(&*c.func, Expr::Path(p) if path_names(&p.path) == ["__ad", "zero_like"])
+}
+
+/// The part of `name` that a fresh local named after it keeps: the user's names whole;
+/// of a name that an earlier lowering made (generated code lowered again: `__ad55_nb___ad10_b`,
+/// the adjoint of `__ad10_b`), the words without the counters (`nb_b`). The counter of
+/// the fresh name alone makes it unique; without this, names grew with each order of
+/// nesting, and so did the time spent on them.
+fn short_base(name: &str) -> std::borrow::Cow<'_, str> {
+    let trimmed = name.trim_start_matches('_');
+    if trimmed.len() == name.len() {
+        return trimmed.into();
+    }
+    let is_counter = |w: &str| {
+        w.strip_prefix("ad")
+            .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+    };
+    let words: Vec<&str> = trimmed
+        .split('_')
+        .filter(|w| !w.is_empty() && !is_counter(w))
+        .collect();
+    if words.is_empty() {
+        trimmed.into()
+    } else {
+        words.join("_").into()
+    }
 }
 
 /// The name the user wrote for the local `ir` (`__ad3_buf` is `buf`).
