@@ -29,6 +29,8 @@ mod signature;
 mod expand_timing;
 #[cfg(test)]
 mod fuzz_tests;
+#[cfg(test)]
+mod nested_reuse_tests;
 
 use activity::Mode;
 use expand::{Trigger, expand};

@@ -6318,3 +6318,25 @@ impl VisitMut for FloatLitsLike {
         }
     }
 }
+
+#[cfg(test)]
+mod short_base_tests {
+    use super::short_base;
+
+    #[test]
+    fn user_names_stay_whole() {
+        assert_eq!(short_base("xcentered"), "xcentered");
+        assert_eq!(short_base("ad1"), "ad1");
+    }
+
+    #[test]
+    fn generated_names_lose_their_counters() {
+        assert_eq!(short_base("__ad55_nb___ad10_b"), "nb_b");
+        assert_eq!(short_base("__nd___ad9_t"), "nd_t");
+        // Runtime names without a counter keep their words.
+        assert_eq!(short_base("__ad_keep___ad16_t"), "ad_keep_t");
+        assert_eq!(short_base("__ad_iter1"), "ad_iter1");
+        // Nothing but counters: the name as it was, without its underscores.
+        assert_eq!(short_base("__ad12"), "ad12");
+    }
+}
