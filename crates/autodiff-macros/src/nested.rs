@@ -60,17 +60,21 @@ pub fn companion_protocol(
         Err(syn::Error::new(func.sig.ident.span(), DISABLED))
     } else if let Some(reason) = unsupported_floats(companion) {
         Err(syn::Error::new(func.sig.ident.span(), reason))
-    } else if delegated_forward {
+    } else if delegated_forward || reused.is_some() {
+        // No code of its own to lower: a delegated forward companion needs none, and a
+        // reused one is the nested variants' (below).
         Ok((empty_body(), HashMap::default()))
-    } else if let Some((body, kinds)) = reused {
-        Ok((body.clone(), kinds.clone()))
     } else {
         Lowerer::for_companion(&sig).lower_body(&func.block, &sig)
     };
-    let (body, kinds, fail) = body_or_failure(lowered, |e| {
+    let (own_body, own_kinds, fail) = body_or_failure(lowered, |e| {
         format!("`{name}` is a derivative companion that cannot be differentiated again: {e}")
     });
-    let fail = fail.or_else(|| crate::expand::pattern_failure(&body));
+    let (body, kinds) = match reused {
+        Some((body, kinds)) if fail.is_none() => (body, kinds),
+        _ => (&own_body, &own_kinds),
+    };
+    let fail = fail.or_else(|| crate::expand::pattern_failure(body));
     let fail_rev = fail.clone().or_else(|| match inner {
         Mode::Reverse => Some(format!(
             "`{name}` is a reverse-mode companion: reverse mode over reverse mode is not \
@@ -81,8 +85,8 @@ pub fn companion_protocol(
     let g = Gen {
         func: &func,
         sig: &sig,
-        body: &body,
-        kinds: &kinds,
+        body,
+        kinds,
         fail_fwd: fail,
         fail_rev,
         // A reverse companion's callers may be differentiated twice more in forward mode

@@ -679,14 +679,22 @@ fn forward_of(
     let (body, kinds, fail) = body_or_failure(lowered, |e| {
         format!("nested differentiation through a call: {e}")
     });
-    if let (Some(keep), None) = (keep, &fail) {
-        let _ = keep.set((body.clone(), kinds.clone()));
-    }
+    let own;
+    let (body, kinds) = match keep {
+        Some(keep) if fail.is_none() => {
+            let (body, kinds) = keep.get_or_init(|| (body, kinds));
+            (body, kinds)
+        }
+        _ => {
+            own = (body, kinds);
+            (&own.0, &own.1)
+        }
+    };
     let g = Gen {
         func: &func,
         sig: &sig,
-        body: &body,
-        kinds: &kinds,
+        body,
+        kinds,
         fail_fwd: fail,
         fail_rev: None,
         nesting: Nesting::Fail(String::new()),
