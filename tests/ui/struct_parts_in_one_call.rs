@@ -1,5 +1,5 @@
 // Two elements of one struct's field passed to one call: their shadows would be borrowed
-// mutably twice, and a struct has no zero for a separate one.
+// mutably twice, and `P`, not marked `#[differentiable]`, has no zero for a separate one.
 use autodiff_core::prelude::*;
 
 #[derive(Clone, Debug)]

@@ -9,7 +9,7 @@ use core::mem::{MaybeUninit, needs_drop};
 #[diagnostic::on_unimplemented(
     message = "differentiated code needs a zero shadow of a `{Self}` here, and it has none",
     label = "a zero `{Self}` is needed here",
-    note = "floats, buffers of floats and integers have zeros; a user struct does not. Derivative code makes one where one struct, or two parts of one struct (`s.ps[i]` and `s.ps[j]`), is passed twice to one call: pass the parts as separate parameters, or copy the values out first"
+    note = "floats, buffers of floats and integers have zeros; a user struct has one when its declaration is marked `#[differentiable]`. Derivative code needs one where one struct, or two parts of one struct (`s.ps[i]` and `s.ps[j]`), is passed twice to one call: pass the parts as separate parameters, or copy the values out first"
 )]
 pub trait ZeroLike {
     /// The shadow type.
@@ -81,6 +81,81 @@ macro_rules! tuple_zero_like {
     )*};
 }
 tuple_zero_like!((0 A, 1 B), (0 A, 1 B, 2 C), (0 A, 1 B, 2 C, 3 D));
+
+/// A member of a struct marked `#[differentiable]`, while the struct's zero is built:
+/// `(&Member(&s.m)).zero_member()` is the member's zero when it carries derivatives
+/// ([`ZeroMember`]: floats, buffers of floats, marked structs) and a copy of it otherwise
+/// ([`CopyMember`]: a count, a name, a tag; such a member of a shadow is not read for
+/// derivatives, and a copy keeps it consistent with the primal).
+pub struct Member<'a, T>(pub &'a T);
+
+/// The zero of a member that carries derivatives (one that has a zero and can be summed:
+/// integers have zeros but no sums, so they are copied). Method resolution tries it
+/// before [`CopyMember`], whose receiver needs one more reference.
+pub trait ZeroMember<T> {
+    /// The member's zero.
+    fn zero_member(&self) -> T;
+}
+
+impl<T: ZeroLike<Out = T> + AddInto> ZeroMember<T> for Member<'_, T> {
+    #[inline(always)]
+    fn zero_member(&self) -> T {
+        self.0.zero_like()
+    }
+}
+
+/// A copy of a member that carries no derivatives.
+pub trait CopyMember<T> {
+    /// The member itself.
+    fn zero_member(&self) -> T;
+}
+
+impl<T: Clone> CopyMember<T> for &Member<'_, T> {
+    #[inline(always)]
+    fn zero_member(&self) -> T {
+        self.0.clone()
+    }
+}
+
+/// A member of a shadow of a struct marked `#[differentiable]`, while another shadow is
+/// added into it: `(&MemberSum::new(&mut a.m, &b.m)).add_member()` adds the member when
+/// it carries derivatives ([`AddMember`]) and leaves it otherwise ([`SkipMember`]).
+pub struct MemberSum<'a, T>(core::cell::Cell<Option<&'a mut T>>, &'a T);
+
+impl<'a, T> MemberSum<'a, T> {
+    /// `rhs` to be added into `target`.
+    #[inline(always)]
+    pub fn new(target: &'a mut T, rhs: &'a T) -> Self {
+        MemberSum(core::cell::Cell::new(Some(target)), rhs)
+    }
+}
+
+/// Adds a member that carries derivatives. Method resolution tries it before
+/// [`SkipMember`], whose receiver needs one more reference.
+pub trait AddMember {
+    /// `target += rhs`.
+    fn add_member(&self);
+}
+
+impl<T: AddInto> AddMember for MemberSum<'_, T> {
+    #[inline(always)]
+    fn add_member(&self) {
+        if let Some(target) = self.0.take() {
+            target.add_into(self.1);
+        }
+    }
+}
+
+/// Leaves a member that carries no derivatives.
+pub trait SkipMember {
+    /// Nothing.
+    fn add_member(&self);
+}
+
+impl<T> SkipMember for &MemberSum<'_, T> {
+    #[inline(always)]
+    fn add_member(&self) {}
+}
 
 /// A zero shadow shaped like `v`.
 #[inline(always)]

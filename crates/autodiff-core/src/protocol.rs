@@ -257,12 +257,13 @@ impl<T> ScalarSink<T> for Discard {
 
 /// The forward tangent of a parameter that is a shared reference to a user type (`&self`,
 /// `m: &Model`): the shadow is a value of the same type. A constant argument whose type
-/// has a zero (a matrix `&[Vec<f64>]`, a `&f64`) gets a zero made in `scratch`; a
-/// constant user struct has none, which is the error below.
+/// has a zero (a matrix `&[Vec<f64>]`, a `&f64`, a struct marked `#[differentiable]`)
+/// gets a zero made in `scratch`; a constant user struct has none otherwise, which is the
+/// error below.
 #[diagnostic::on_unimplemented(
     message = "a constant `{S}` is passed where the callee differentiates it",
     label = "this argument has no shadow here",
-    note = "give the caller's value an activity (`Dual` or `Duplicated`) so that it has a shadow, or wrap the call in `no_grad(..)`"
+    note = "give the caller's value an activity (`Dual` or `Duplicated`) so that it has a shadow, mark the declaration of `{S}` with `#[differentiable]` so that a constant one has a zero, or wrap the call in `no_grad(..)`"
 )]
 pub trait StructShadow<S: ?Sized> {
     /// Storage for a shadow made by the callee.
@@ -293,7 +294,7 @@ impl<S: ?Sized> StructShadow<S> for &mut S {
 #[diagnostic::on_unimplemented(
     message = "a constant `{S}` is passed where the callee differentiates it",
     label = "this argument has no shadow here",
-    note = "give the caller's value an activity (`Dual` or `Duplicated`) so that it has a shadow, or wrap the call in `no_grad(..)`"
+    note = "give the caller's value an activity (`Dual` or `Duplicated`) so that it has a shadow, mark the declaration of `{S}` with `#[differentiable]` so that a constant one has a zero, or wrap the call in `no_grad(..)`"
 )]
 pub trait StructShadowMut<S: ?Sized> {
     /// Storage for a shadow made by the callee.
@@ -311,7 +312,8 @@ impl<S: ?Sized> StructShadowMut<S> for &mut S {
 }
 
 // A constant float, or a constant buffer of floats or of rows (a matrix `&[Vec<f64>]`):
-// a zero shadow of the same shape. User structs have no zero: no impl, the error above.
+// a zero shadow of the same shape. A user struct gets these impls from `#[differentiable]`
+// on its declaration; without it, no impl, the error above.
 macro_rules! zero_shadow {
     ($(impl[$($g:tt)*] $s:ty => $scratch:ty;)*) => {$(
         impl<$($g)*> StructShadow<$s> for Zero {

@@ -52,11 +52,13 @@ pub fn expand(trigger: Trigger, item: TokenStream) -> TokenStream {
     let func: ImplItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
         Err(_) => {
-            let err = syn::Error::new(
-                Span::call_site(),
-                "autodiff attributes apply to functions and methods",
-            )
-            .to_compile_error();
+            let message = match trigger {
+                Trigger::Differentiable => {
+                    "`#[differentiable]` applies to functions, methods and structs"
+                }
+                _ => "autodiff attributes apply to functions and methods",
+            };
+            let err = syn::Error::new(Span::call_site(), message).to_compile_error();
             return quote!(#err #item);
         }
     };

@@ -24,6 +24,7 @@ mod reverse;
 mod rule_nesting;
 mod rules;
 mod signature;
+mod zero_struct;
 
 #[cfg(test)]
 mod expand_timing;
@@ -63,6 +64,10 @@ pub fn autodiff_reverse(args: TokenStream, item: TokenStream) -> TokenStream {
 /// Makes a function or method callable from other differentiated code, in every mode,
 /// without generating a named companion.
 ///
+/// On a struct declaration, gives the struct a zero shadow (zeros for its float members,
+/// buffers and marked structs, copies of the others), so that a constant value of it can
+/// be passed where a callee differentiates it (`m.predict(x)` with `m` `Const`).
+///
 /// An associated function without `self` (called as `Self::f(..)` or `Type::f(..)`) that
 /// does not mention `Self` takes `#[differentiable(associated)]`: a macro cannot tell it
 /// from a free function otherwise.
@@ -90,6 +95,9 @@ pub fn differentiable(args: TokenStream, item: TokenStream) -> TokenStream {
         return quote::quote!(#err #item).into();
     }
     let item: proc_macro2::TokenStream = item.into();
+    if let Ok(s) = syn::parse2::<syn::ItemStruct>(item.clone()) {
+        return zero_struct::expand(&s).into();
+    }
     if let Ok(func) = syn::parse2::<syn::ImplItemFn>(item.clone())
         && rule_nesting::is_reverse_rule(&func)
     {
