@@ -14,13 +14,15 @@ use lang_common::*;
 use num_dual::HyperDual64;
 use proptest::prelude::*;
 
+/// An enum member is marked too: its zero is itself (it holds no floats).
+#[differentiable]
 #[derive(Clone, Debug, PartialEq)]
 pub enum Activation {
     Tanh,
     Identity,
 }
 
-/// One neuron, with members that carry no derivatives: an enum, a name and a count.
+/// One neuron, with members that carry no derivatives: a marked enum, a name and a count.
 #[differentiable]
 #[derive(Clone, Debug)]
 pub struct Neuron {
@@ -296,4 +298,51 @@ fn the_zero_shadow_zeroes_floats_and_copies_the_rest() {
     assert_eq!(z.hidden.act, Activation::Tanh);
     assert_eq!(z.hidden.name, "hidden");
     assert_eq!(z.hidden.n, 3);
+}
+
+/// An enum whose variants hold floats: their zeros, and sums within one variant.
+#[differentiable]
+#[derive(Clone, Debug, PartialEq)]
+pub enum Penalty {
+    Free,
+    Ridge(f64),
+    Box { lo: f64, hi: f64, tag: u8 },
+}
+
+#[test]
+fn an_enum_has_zeros_in_its_variants() {
+    use autodiff_core::__private::{AddInto, zero_like};
+    assert_eq!(zero_like(&Penalty::Free), Penalty::Free);
+    assert_eq!(zero_like(&Penalty::Ridge(3.0)), Penalty::Ridge(0.0));
+    let b = Penalty::Box {
+        lo: -1.0,
+        hi: 2.0,
+        tag: 7,
+    };
+    assert_eq!(
+        zero_like(&b),
+        Penalty::Box {
+            lo: 0.0,
+            hi: 0.0,
+            tag: 7
+        }
+    );
+    let mut s = Penalty::Box {
+        lo: 1.0,
+        hi: 1.0,
+        tag: 7,
+    };
+    s.add_into(&b);
+    assert_eq!(
+        s,
+        Penalty::Box {
+            lo: 0.0,
+            hi: 3.0,
+            tag: 7
+        }
+    );
+    // Shadows of different variants have nothing to add.
+    let mut r = Penalty::Ridge(1.0);
+    r.add_into(&b);
+    assert_eq!(r, Penalty::Ridge(1.0));
 }

@@ -1,16 +1,22 @@
-// A member of a `#[differentiable]` struct needs a zero (floats, buffers, marked structs)
-// or a copy (`Clone`) in the struct's zero shadow.
+// A member of a `#[differentiable]` struct needs a zero: a struct it holds must be marked
+// too, even when it is `Clone` (a copy of its floats would be a wrong shadow).
 use autodiff_core::prelude::*;
 
-struct Handle;
+#[derive(Clone)]
+struct Layer {
+    w: Vec<f64>,
+}
 
 #[differentiable]
 struct Model {
-    w: Vec<f64>,
-    h: Handle,
+    layer: Layer,
+    b: f64,
 }
 
 fn main() {
-    let m = Model { w: vec![1.0], h: Handle };
-    let _ = (m.w, m.h);
+    let m = Model {
+        layer: Layer { w: vec![1.0] },
+        b: 0.5,
+    };
+    let _ = (m.layer.w, m.b);
 }

@@ -85,8 +85,8 @@ tuple_zero_like!((0 A, 1 B), (0 A, 1 B, 2 C), (0 A, 1 B, 2 C, 3 D));
 /// A member of a struct marked `#[differentiable]`, while the struct's zero is built:
 /// `(&Member(&s.m)).zero_member()` is the member's zero when it carries derivatives
 /// ([`ZeroMember`]: floats, buffers of floats, marked structs) and a copy of it otherwise
-/// ([`CopyMember`]: a count, a name, a tag; such a member of a shadow is not read for
-/// derivatives, and a copy keeps it consistent with the primal).
+/// ([`CopyMember`] of an [`Inert`] type: a count, a name; such a member of a shadow is
+/// not read for derivatives, and a copy keeps it consistent with the primal).
 pub struct Member<'a, T>(pub &'a T);
 
 /// The zero of a member that carries derivatives (one that has a zero and can be summed:
@@ -110,7 +110,36 @@ pub trait CopyMember<T> {
     fn zero_member(&self) -> T;
 }
 
-impl<T: Clone> CopyMember<T> for &Member<'_, T> {
+/// A type whose values carry no derivatives, copied as they are into a zero shadow:
+/// integers, `bool`, `char`, strings. A user struct or enum is not one of them, even one
+/// without floats: it is marked `#[differentiable]` and gets a zero, so that a float
+/// member cannot be copied into a shadow by mistake.
+pub trait Inert: Clone {}
+
+macro_rules! inert {
+    ($($t:ty),*) => {$(impl Inert for $t {})*};
+}
+inert!(
+    usize,
+    isize,
+    u8,
+    u16,
+    u32,
+    u64,
+    u128,
+    i8,
+    i16,
+    i32,
+    i64,
+    i128,
+    bool,
+    char,
+    (),
+    String
+);
+impl Inert for &str {}
+
+impl<T: Inert> CopyMember<T> for &Member<'_, T> {
     #[inline(always)]
     fn zero_member(&self) -> T {
         self.0.clone()

@@ -82,11 +82,11 @@ pub mod prelude {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::buffers::{
-        AddInto, AddMember, CopyMember, IntegerMember, Member, MemberSum, Restore, SavedSlice,
-        SkipMember, Snapshot, ZeroLike, ZeroMember, accumulator_zero, add_into, add_to, cast_like,
-        cast_to, compare, copy_of, elem_lit, fill_zero, holds, int_like, lit_like, member_as,
-        min_len, resize_like, restore, restore_from, restore_resized, same_row_length, snapshot,
-        sort_permutation, sum, window_size, zero_like,
+        AddInto, AddMember, CopyMember, Inert, IntegerMember, Member, MemberSum, Restore,
+        SavedSlice, SkipMember, Snapshot, ZeroLike, ZeroMember, accumulator_zero, add_into, add_to,
+        cast_like, cast_to, compare, copy_of, elem_lit, fill_zero, holds, int_like, lit_like,
+        member_as, min_len, resize_like, restore, restore_from, restore_resized, same_row_length,
+        snapshot, sort_permutation, sum, window_size, zero_like,
     };
     pub use crate::difffn::{
         BufferCell, CapturedBuffer, DiffFn, ForwardFn, ReverseFn, cell_add, cell_take,

@@ -64,9 +64,10 @@ pub fn autodiff_reverse(args: TokenStream, item: TokenStream) -> TokenStream {
 /// Makes a function or method callable from other differentiated code, in every mode,
 /// without generating a named companion.
 ///
-/// On a struct declaration, gives the struct a zero shadow (zeros for its float members,
-/// buffers and marked structs, copies of the others), so that a constant value of it can
-/// be passed where a callee differentiates it (`m.predict(x)` with `m` `Const`).
+/// On a struct or enum declaration, gives the type a zero shadow (zeros for its float
+/// members, buffers and marked types, copies of its integers and strings), so that a
+/// constant value of it can be passed where a callee differentiates it (`m.predict(x)`
+/// with `m` `Const`).
 ///
 /// An associated function without `self` (called as `Self::f(..)` or `Type::f(..)`) that
 /// does not mention `Self` takes `#[differentiable(associated)]`: a macro cannot tell it
@@ -96,7 +97,10 @@ pub fn differentiable(args: TokenStream, item: TokenStream) -> TokenStream {
     }
     let item: proc_macro2::TokenStream = item.into();
     if let Ok(s) = syn::parse2::<syn::ItemStruct>(item.clone()) {
-        return zero_struct::expand(&s).into();
+        return zero_struct::expand(&zero_struct::Declaration::Struct(s)).into();
+    }
+    if let Ok(e) = syn::parse2::<syn::ItemEnum>(item.clone()) {
+        return zero_struct::expand(&zero_struct::Declaration::Enum(e)).into();
     }
     if let Ok(func) = syn::parse2::<syn::ImplItemFn>(item.clone())
         && rule_nesting::is_reverse_rule(&func)

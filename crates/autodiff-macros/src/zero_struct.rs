@@ -1,12 +1,12 @@
-//! `#[differentiable]` on a struct: the struct gets a zero shadow, so that a constant
-//! value of it can be passed where a callee differentiates it (`m.predict(x)` with `m`
-//! constant and `x` active), and the same value can be passed twice to one call.
+//! `#[differentiable]` on a struct or enum: the type gets a zero shadow, so that a
+//! constant value of it can be passed where a callee differentiates it (`m.predict(x)`
+//! with `m` constant and `x` active), and the same value can be passed twice to one call.
 //!
 //! A macro on a function never sees the members of the structs it is given, so what a
-//! shadow of the struct needs is written here, where the members are declared:
-//! - `ZeroLike`: the struct built member by member, with zeros for floats, buffers of
-//!   floats and other marked structs, and a copy of any other member (a name, a tag),
-//!   which no derivative code reads;
+//! shadow of the type needs is written here, where the members are declared:
+//! - `ZeroLike`: the value built member by member (variant by variant for an enum), with
+//!   zeros for floats, buffers of floats and other marked types, and a copy of an `Inert`
+//!   member (an integer, a name), which no derivative code reads;
 //! - `AddInto`: one shadow added into another, member by member, skipping the members
 //!   that carry no derivatives;
 //! - `StructShadow`/`StructShadowMut` for the markers of a constant argument (`Zero`,
@@ -14,44 +14,60 @@
 //!
 //! Which members have zeros is decided by the trait solver, not by reading their types:
 //! `Member`/`MemberSum` (in `autodiff_core`) resolve to the zero or sum when the member's
-//! type has one and to the copy or nothing otherwise.
+//! type has one and to the copy or nothing for an `Inert` one. Any other member is a
+//! compile error at its type.
 
 use proc_macro2::TokenStream;
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
-/// The struct, unchanged, and the impls of its shadows.
-pub fn expand(item: &syn::ItemStruct) -> TokenStream {
-    let name = &item.ident;
-    let mut generics = item.generics.clone();
-    let where_clause = generics.make_where_clause();
-    for param in item.generics.type_params() {
-        if float_bounded(param, item.generics.where_clause.as_ref()) {
+/// A struct or enum declaration, unchanged, and the impls of its shadows.
+pub fn expand(item: &Declaration) -> TokenStream {
+    let (name, generics, tokens) = match item {
+        Declaration::Struct(s) => (&s.ident, &s.generics, s.to_token_stream()),
+        Declaration::Enum(e) => (&e.ident, &e.generics, e.to_token_stream()),
+    };
+    let mut bounded = generics.clone();
+    let where_clause = bounded.make_where_clause();
+    for param in generics.type_params() {
+        if float_bounded(param, generics.where_clause.as_ref()) {
             let t = &param.ident;
             where_clause.predicates.push(syn::parse_quote!(
                 #t: ::autodiff_core::__private::ZeroLike<Out = #t> + ::autodiff_core::__private::AddInto
             ));
         }
     }
-    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
+    let (impl_generics, ty_generics, where_clause) = bounded.split_for_impl();
     let ty = quote!(#name #ty_generics);
-    let members = members(&item.fields);
-    let zeros = members.iter().map(|(m, span)| {
-        quote_spanned!(*span=> (&::autodiff_core::__private::Member(&self.#m)).zero_member())
-    });
-    let zero = match &item.fields {
-        syn::Fields::Named(_) => {
-            let names = members.iter().map(|(m, _)| m);
-            quote!(#name { #(#names: #zeros),* })
+    let (zero, sum) = match item {
+        Declaration::Struct(s) => {
+            let path = quote!(#name);
+            let mine = members(&s.fields, |m| quote!(&self.#m));
+            let targets = members(&s.fields, |m| quote!(&mut self.#m));
+            let theirs = members(&s.fields, |m| quote!(&rhs.#m));
+            (build(&path, &s.fields, &mine), sums(&targets, &theirs))
         }
-        syn::Fields::Unnamed(_) => quote!(#name(#(#zeros),*)),
-        syn::Fields::Unit => quote!(#name),
+        Declaration::Enum(e) => {
+            let mut zero_arms = TokenStream::new();
+            let mut sum_arms = TokenStream::new();
+            for v in &e.variants {
+                let variant = &v.ident;
+                let path = quote!(Self::#variant);
+                let mine = members(&v.fields, |m| binding("a", m));
+                let theirs = members(&v.fields, |m| binding("b", m));
+                let pat_mine = pattern(&path, &v.fields, &mine);
+                let pat_theirs = pattern(&path, &v.fields, &theirs);
+                let zero = build(&path, &v.fields, &mine);
+                let sum = sums(&mine, &theirs);
+                zero_arms.extend(quote!(#pat_mine => #zero,));
+                sum_arms.extend(quote!((#pat_mine, #pat_theirs) => { #sum }));
+            }
+            (
+                quote!(match self { #zero_arms }),
+                quote!(match (self, rhs) { #sum_arms _ => {} }),
+            )
+        }
     };
-    let sums = members.iter().map(|(m, span)| {
-        quote_spanned!(*span=>
-            (&::autodiff_core::__private::MemberSum::new(&mut self.#m, &rhs.#m)).add_member();
-        )
-    });
     let shadow_impls = [
         ("StructShadow", "Zero"),
         ("StructShadowMut", "Zero"),
@@ -82,7 +98,7 @@ pub fn expand(item: &syn::ItemStruct) -> TokenStream {
         }
     });
     quote! {
-        #item
+        #tokens
         #[automatically_derived]
         impl #impl_generics ::autodiff_core::__private::ZeroLike for #ty #where_clause {
             type Out = Self;
@@ -98,24 +114,85 @@ pub fn expand(item: &syn::ItemStruct) -> TokenStream {
             fn add_into(&mut self, rhs: &Self) {
                 #[allow(unused_imports)]
                 use ::autodiff_core::__private::{AddMember as _, SkipMember as _};
-                #(#sums)*
+                #sum
             }
         }
         #(#shadow_impls)*
     }
 }
 
-/// Each member (`a` or `0`) with the span of its type, where an error about it points.
-fn members(fields: &syn::Fields) -> Vec<(TokenStream, proc_macro2::Span)> {
+/// What `#[differentiable]` gives a zero shadow.
+pub enum Declaration {
+    Struct(syn::ItemStruct),
+    Enum(syn::ItemEnum),
+}
+
+/// A member as written in a struct literal or pattern (`a` or `0`), how the generated
+/// code reaches it, and the span of its type, where an error about it points.
+struct MemberRef {
+    name: TokenStream,
+    access: TokenStream,
+    span: proc_macro2::Span,
+}
+
+fn members(fields: &syn::Fields, access: impl Fn(&TokenStream) -> TokenStream) -> Vec<MemberRef> {
     fields
         .iter()
         .enumerate()
         .map(|(i, f)| {
-            let m = match &f.ident {
+            let name = match &f.ident {
                 Some(id) => id.to_token_stream(),
                 None => syn::Index::from(i).to_token_stream(),
             };
-            (m, f.ty.span())
+            MemberRef {
+                access: access(&name),
+                name,
+                span: f.ty.span(),
+            }
+        })
+        .collect()
+}
+
+/// The local that a variant's pattern binds to member `m`: `__ad_a_x`, `__ad_b_0`.
+fn binding(side: &str, m: &TokenStream) -> TokenStream {
+    format_ident!("__ad_{}_{}", side, m.to_string()).to_token_stream()
+}
+
+/// `Path { a: __ad_a_a, .. }` or `Path(__ad_a_0, ..)`: a variant's members bound.
+fn pattern(path: &TokenStream, fields: &syn::Fields, ms: &[MemberRef]) -> TokenStream {
+    let names = ms.iter().map(|m| &m.name);
+    let binds = ms.iter().map(|m| &m.access);
+    match fields {
+        syn::Fields::Named(_) => quote!(#path { #(#names: #binds),* }),
+        syn::Fields::Unnamed(_) => quote!(#path(#(#binds),*)),
+        syn::Fields::Unit => quote!(#path),
+    }
+}
+
+/// The value at `path` built from each member's zero (or copy).
+fn build(path: &TokenStream, fields: &syn::Fields, ms: &[MemberRef]) -> TokenStream {
+    let zeros = ms.iter().map(|m| {
+        let access = &m.access;
+        quote_spanned!(m.span=> (&::autodiff_core::__private::Member(#access)).zero_member())
+    });
+    let names = ms.iter().map(|m| &m.name);
+    match fields {
+        syn::Fields::Named(_) => quote!(#path { #(#names: #zeros),* }),
+        syn::Fields::Unnamed(_) => quote!(#path(#(#zeros),*)),
+        syn::Fields::Unit => quote!(#path),
+    }
+}
+
+/// Each member of `rhs` added into the same member of `targets` (or left).
+fn sums(targets: &[MemberRef], rhs: &[MemberRef]) -> TokenStream {
+    targets
+        .iter()
+        .zip(rhs)
+        .map(|(t, r)| {
+            let (t_access, r_access) = (&t.access, &r.access);
+            quote_spanned!(t.span=>
+                (&::autodiff_core::__private::MemberSum::new(#t_access, #r_access)).add_member();
+            )
         })
         .collect()
 }
