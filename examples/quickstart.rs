@@ -33,6 +33,33 @@ fn xent(z: &[f64], label: usize) -> f64 {
     s.ln() + m - z[label]
 }
 
+/// A model with a method. `Duplicated` model: the gradient with respect to its
+/// parameters, added into a shadow model. `Const` model: `#[differentiable]` on the
+/// struct gives it a zero shadow, and the gradient is with respect to the input alone.
+#[differentiable]
+struct Model {
+    w: Vec<f64>,
+    b: f64,
+}
+
+impl Model {
+    #[differentiable]
+    fn predict(&self, x: &[f64]) -> f64 {
+        let mut s = self.b;
+        for i in 0..x.len() {
+            s += self.w[i] * x[i];
+        }
+        s.tanh()
+    }
+}
+
+#[autodiff_reverse(d_loss, Duplicated, Duplicated, Active)]
+#[autodiff_reverse(d_loss_dx, Const, Duplicated, Active)]
+fn loss(m: &Model, x: &[f64]) -> f64 {
+    let e = m.predict(x) - 0.5;
+    e * e
+}
+
 fn main() {
     let x = [1.5, 2.0, -0.5];
     println!("Rosenbrock at {x:?}: f = {}", rosen(&x));
@@ -63,18 +90,56 @@ fn main() {
 
     let z = [0.5, -1.0, 2.0, 0.0];
     let mut gz = [0.0; 4];
-    let loss = d_xent(&z, &mut gz, 2, 1.0);
-    println!("cross-entropy of {z:?} for label 2 = {loss:.6}");
+    let xent_value = d_xent(&z, &mut gz, 2, 1.0);
+    println!("cross-entropy of {z:?} for label 2 = {xent_value:.6}");
     println!("  gradient          {gz:?}");
     println!(
         "  finite difference {:?}",
         central_gradient(|z| xent(z, 2), &z, 1e-7)
     );
 
+    let m = Model {
+        w: vec![0.3, -0.8, 0.5],
+        b: 0.1,
+    };
+    let input = [1.0, 0.5, -2.0];
+    let mut dm = Model {
+        w: vec![0.0; 3],
+        b: 0.0,
+    };
+    let mut dinput = [0.0; 3];
+    let l = d_loss(&m, &mut dm, &input, &mut dinput, 1.0);
+    let loss_of_w = |w: &[f64]| {
+        let m = Model {
+            w: w.to_vec(),
+            b: 0.1,
+        };
+        loss(&m, &input)
+    };
+    println!("model loss = {l:.6}");
+    println!("  d/dw              {:?}", dm.w);
+    println!(
+        "  finite difference {:?}",
+        central_gradient(loss_of_w, &m.w, 1e-7)
+    );
+    let mut dx_only = [0.0; 3];
+    d_loss_dx(&m, &input, &mut dx_only, 1.0);
+    println!("  d/dinput, model constant {dx_only:?}");
+    println!(
+        "  finite difference        {:?}",
+        central_gradient(|x| loss(&m, x), &input, 1e-7)
+    );
+
     let worst = g
         .iter()
         .zip(central_gradient(rosen, &x, 1e-7))
         .chain(gz.iter().zip(central_gradient(|z| xent(z, 2), &z, 1e-7)))
+        .chain(dm.w.iter().zip(central_gradient(loss_of_w, &m.w, 1e-7)))
+        .chain(
+            dx_only
+                .iter()
+                .zip(central_gradient(|x| loss(&m, x), &input, 1e-7)),
+        )
         .map(|(a, b)| (a - b).abs() / (1.0 + b.abs()))
         .fold(0.0, f64::max);
     assert!(
