@@ -504,6 +504,47 @@ fn constant_tables_o<D: Num>(x: &[D]) -> D {
     p + q + integral * r
 }
 
+/// A constant buffer of indices (`idx: &[usize]`, `Const`) zipped with values, on either
+/// side of the `zip`, and enumerated: a sparse gather.
+#[autodiff_forward(gathered_fwd, Dual, Const, Dual)]
+#[autodiff_reverse(gathered_rev, Duplicated, Const, Active)]
+fn gathered(x: &[f64], idx: &[usize]) -> f64 {
+    let mut s: f64 = x.iter().zip(idx.iter()).map(|(v, &i)| v * x[i]).sum();
+    for (k, &i) in idx.iter().enumerate() {
+        s += (k as f64 + 1.0) * x[i].sin();
+    }
+    for (&i, w) in idx.iter().zip(x.iter().skip(1)) {
+        s += w * w * x[i];
+    }
+    s
+}
+
+fn gathered_o<D: Num>(x: &[D], idx: &[usize]) -> D {
+    let mut s = c::<D>(0.0);
+    for k in 0..x.len().min(idx.len()) {
+        s += x[k] * x[idx[k]];
+    }
+    for k in 0..idx.len() {
+        s += x[idx[k]].sin() * (k as f64 + 1.0);
+    }
+    for k in 0..idx.len().min(x.len() - 1) {
+        s += x[k + 1] * x[k + 1] * x[idx[k]];
+    }
+    s
+}
+
+/// The gradient of [`gathered`], whose forward companion is H·v.
+#[autodiff_forward(gathered_hvp, Dual, Const, Dual)]
+fn gathered_grad(x: &[f64], idx: &[usize], g: &mut [f64]) {
+    g.fill(0.0);
+    gathered_rev(x, g, idx, 1.0);
+}
+
+/// A permutation of `0..n` that moves every index when `n > 1`.
+fn scattered(n: usize) -> Vec<usize> {
+    (0..n).map(|i| (3 * i + 1) % n).collect()
+}
+
 proptest! {
     #![proptest_config(config())]
 
@@ -517,6 +558,22 @@ proptest! {
     fn const_and_static_arrays((x, v, s0) in slice_case(-1.0, 1.0, 2..6, 0), s in seed()) {
         check_slice("constant_tables", (&x, &v, &s0, s), constant_tables, constant_tables_fwd, constant_tables_rev, constant_tables_o::<Dual64>);
         check_hvp_of::<constant_tables_rev>(&x, &v, constant_tables_o);
+    }
+
+    #[test]
+    fn constant_indices_zipped_and_enumerated((x, v, s0) in slice_case(-1.0, 1.0, 1..6, 0), s in seed()) {
+        let idx = scattered(x.len());
+        check_slice(
+            "gathered",
+            (&x, &v, &s0, s),
+            |x| gathered(x, &idx),
+            |x, dx| gathered_fwd(x, dx, &idx),
+            |x, dx, seed| gathered_rev(x, dx, &idx, seed),
+            |d| gathered_o(d, &idx),
+        );
+        let (mut g, mut hv) = (vec![0.0; x.len()], vec![0.0; x.len()]);
+        gathered_hvp(&x, &v, &idx, &mut g, &mut hv);
+        check_hvp(&hv, &x, &v, |d: &[num_dual::HyperDual64]| gathered_o(d, &idx));
     }
 
     #[test]

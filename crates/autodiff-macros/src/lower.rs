@@ -178,8 +178,10 @@ enum Source {
     /// A range (with `rev()`/`step_by()`), iterated as written.
     Range(TokenStream),
     /// A buffer of integers or other constants (a parameter that is never differentiated,
-    /// `ks: &[usize]`), iterated by reference as written: its elements are constants.
-    Constants(TokenStream),
+    /// `ks: &[usize]`), iterated by reference as written: its elements are constants. The
+    /// local holding the buffer reads it by position, on the other side of a `zip` or
+    /// under `enumerate` (`vals.iter().zip(idx.iter())`).
+    Constants(TokenStream, Ident),
     /// An indexed chain whose positions are moved: `skip`, `take`, `step_by`, `rev`.
     Reindexed(Box<Chain>, Reindex),
 }
@@ -209,6 +211,14 @@ impl Chain {
             .iter()
             .any(|a| matches!(a, Adapter::Filter(_)))
             || matches!(&self.source, Source::Reindexed(inner, _) if inner.has_filter())
+    }
+
+    /// Whether an adapter reads positions (`zip`, `enumerate`): a chain over constants
+    /// with one is read by position instead of iterated as written.
+    fn positional(&self) -> bool {
+        self.adapters
+            .iter()
+            .any(|a| matches!(a, Adapter::Zip(_) | Adapter::Enumerate))
     }
 }
 
@@ -3257,7 +3267,7 @@ impl Lowerer {
                     adapters: vec![],
                 })),
                 Val::Op(Operand::Var(v)) if self.holds_constant(&v) => {
-                    Ok(Some(self.constant_chain(e)))
+                    Ok(Some(self.constant_chain(e, &v)))
                 }
                 _ => Ok(None),
             },
@@ -3273,7 +3283,7 @@ impl Lowerer {
                         }
                         match self.lower_expr(&m.receiver)? {
                             Val::Op(Operand::Var(v)) if self.holds_constant(&v) => {
-                                Ok(Some(self.constant_chain(e)))
+                                Ok(Some(self.constant_chain(e, &v)))
                             }
                             Val::Place(p, pm) => Ok(Some(Chain {
                                 source: Source::Slice(
@@ -3337,7 +3347,7 @@ impl Lowerer {
                         let Some(inner) = self.parse_chain(&m.receiver)? else {
                             return Ok(None);
                         };
-                        if matches!(inner.source, Source::Range(_) | Source::Constants(_)) {
+                        if matches!(inner.source, Source::Range(_) | Source::Constants(..)) {
                             return Ok(None);
                         }
                         if inner.has_filter() {
@@ -3383,7 +3393,7 @@ impl Lowerer {
                                 if self.chain_len(&other).is_none() {
                                     return unsupported(
                                         &m.args[0],
-                                        "zipping with a range or with a local holding constants (zip with the array or slice itself, or index it by the position from `enumerate`)",
+                                        "zipping with a range (zip with the array or slice itself, or index it by the position from `enumerate`)",
                                     );
                                 }
                                 if other.has_filter() {
@@ -3409,7 +3419,7 @@ impl Lowerer {
                     adapters: vec![],
                 })),
                 Val::Op(Operand::Var(v)) if self.holds_constant(&v) => {
-                    Ok(Some(self.constant_chain(e)))
+                    Ok(Some(self.constant_chain(e, &v)))
                 }
                 _ => Ok(None),
             },
@@ -3444,10 +3454,13 @@ impl Lowerer {
     }
 
     /// A chain over a buffer of constants (`ks`, `&idx`, `ks.iter()`), iterated as written.
-    fn constant_chain(&self, e: &Expr) -> Chain {
+    fn constant_chain(&self, e: &Expr, buffer: &Ident) -> Chain {
         let r = self.render(e);
         Chain {
-            source: Source::Constants(quote!(::core::iter::IntoIterator::into_iter(#r))),
+            source: Source::Constants(
+                quote!(::core::iter::IntoIterator::into_iter(#r)),
+                buffer.clone(),
+            ),
             adapters: vec![],
         }
     }
@@ -3499,7 +3512,8 @@ impl Lowerer {
                 let p = p.primal();
                 quote!((#p.len() + 1).saturating_sub(#k))
             }
-            Source::Range(_) | Source::Constants(_) => return None,
+            Source::Constants(_, b) => quote!(#b.len()),
+            Source::Range(_) => return None,
             Source::Reindexed(inner, r) => {
                 let m = self.chain_len(inner)?;
                 match r {
@@ -3562,9 +3576,13 @@ impl Lowerer {
                 p.proj.push(Proj::Index(quote!(#k..#k + #w)));
                 Val::Place(p, false)
             }
-            Source::Range(_) | Source::Constants(_) => {
-                unreachable!("ranges are iterated directly")
+            Source::Constants(_, b) => {
+                // A reference to a constant, which a `&k` pattern dereferences.
+                let j = self.inactive_local("c", quote!(&#b[#k]), span);
+                self.inert_params.insert(j.to_string());
+                Val::Op(Operand::Var(j))
             }
+            Source::Range(_) => return unsupported_at(span, "`zip` or `enumerate` on a range"),
             Source::Reindexed(inner, r) => {
                 let at = match r {
                     Reindex::Skip(n) => quote!(#k + #n),
@@ -3636,11 +3654,13 @@ impl Lowerer {
     ) -> Result<()> {
         let exit = ctl.as_ref().map(|(b, _)| self.loop_exit(b));
         match &chain.source {
-            Source::Range(r) | Source::Constants(r) => {
+            Source::Range(r) | Source::Constants(r, _)
+                if matches!(chain.source, Source::Range(_)) || !chain.positional() =>
+            {
                 let r = r.clone();
                 let var = self.fresh("i", span);
                 self.kinds.insert(var.to_string(), VarKind::Scalar);
-                if matches!(chain.source, Source::Constants(_)) {
+                if matches!(chain.source, Source::Constants(..)) {
                     // A reference to a constant, which a `&k` pattern dereferences.
                     self.inert_params.insert(var.to_string());
                 }
