@@ -46,8 +46,8 @@ impl Model {
     #[differentiable]
     fn predict(&self, x: &[f64]) -> f64 {
         let mut s = self.b;
-        for i in 0..x.len() {
-            s += self.w[i] * x[i];
+        for (w, xi) in self.w.iter().zip(x) {
+            s += w * xi;
         }
         s.tanh()
     }
