@@ -309,6 +309,16 @@ pub enum Penalty {
     Box { lo: f64, hi: f64, tag: u8 },
 }
 
+/// An enum of one variant, and an empty one: their sums have no other case to match.
+#[differentiable]
+#[derive(Clone, Debug, PartialEq)]
+pub enum Only {
+    One(f64, usize),
+}
+
+#[differentiable]
+pub enum Never {}
+
 #[test]
 fn an_enum_has_zeros_in_its_variants() {
     use autodiff_core::__private::{AddInto, zero_like};
@@ -345,4 +355,8 @@ fn an_enum_has_zeros_in_its_variants() {
     let mut r = Penalty::Ridge(1.0);
     r.add_into(&b);
     assert_eq!(r, Penalty::Ridge(1.0));
+    let mut o = Only::One(2.0, 4);
+    assert_eq!(zero_like(&o), Only::One(0.0, 4));
+    o.add_into(&Only::One(0.5, 9));
+    assert_eq!(o, Only::One(2.5, 4));
 }

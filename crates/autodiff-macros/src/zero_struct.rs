@@ -62,8 +62,14 @@ pub fn expand(item: &Declaration) -> TokenStream {
                 zero_arms.extend(quote!(#pat_mine => #zero,));
                 sum_arms.extend(quote!((#pat_mine, #pat_theirs) => { #sum }));
             }
+            // A reference to an empty enum is not matched empty; its value is.
+            let scrutinee = if e.variants.is_empty() {
+                quote!(*self)
+            } else {
+                quote!(self)
+            };
             (
-                quote!(match self { #zero_arms }),
+                quote!(match #scrutinee { #zero_arms }),
                 quote!(match (self, rhs) { #sum_arms _ => {} }),
             )
         }
@@ -110,7 +116,8 @@ pub fn expand(item: &Declaration) -> TokenStream {
         }
         #[automatically_derived]
         impl #impl_generics ::autodiff_core::__private::AddInto for #ty #where_clause {
-            #[allow(unused_variables)]
+            // An enum of one variant leaves the catch-all arm unreachable.
+            #[allow(unused_variables, unreachable_patterns)]
             fn add_into(&mut self, rhs: &Self) {
                 #[allow(unused_imports)]
                 use ::autodiff_core::__private::{AddMember as _, SkipMember as _};
@@ -135,6 +142,7 @@ struct MemberRef {
     span: proc_macro2::Span,
 }
 
+/// The members of a struct or variant, reached through `access` of their names.
 fn members(fields: &syn::Fields, access: impl Fn(&TokenStream) -> TokenStream) -> Vec<MemberRef> {
     fields
         .iter()
