@@ -505,7 +505,7 @@ fn constant_tables_o<D: Num>(x: &[D]) -> D {
 }
 
 /// A constant buffer of indices (`idx: &[usize]`, `Const`) zipped with values, on either
-/// side of the `zip`, and enumerated: a sparse gather.
+/// side of the `zip`, enumerated, and `copied`/`cloned`: a sparse gather.
 #[autodiff_forward(gathered_fwd, Dual, Const, Dual)]
 #[autodiff_reverse(gathered_rev, Duplicated, Const, Active)]
 fn gathered(x: &[f64], idx: &[usize]) -> f64 {
@@ -516,7 +516,10 @@ fn gathered(x: &[f64], idx: &[usize]) -> f64 {
     for (&i, w) in idx.iter().zip(x.iter().skip(1)) {
         s += w * w * x[i];
     }
-    s
+    for (i, w) in idx.iter().copied().zip(x.iter()) {
+        s += w * x[i].cos();
+    }
+    s + idx.iter().cloned().map(|i| x[i] * x[i]).sum::<f64>()
 }
 
 fn gathered_o<D: Num>(x: &[D], idx: &[usize]) -> D {
@@ -529,6 +532,12 @@ fn gathered_o<D: Num>(x: &[D], idx: &[usize]) -> D {
     }
     for k in 0..idx.len().min(x.len() - 1) {
         s += x[k + 1] * x[k + 1] * x[idx[k]];
+    }
+    for k in 0..idx.len().min(x.len()) {
+        s += x[k] * x[idx[k]].cos();
+    }
+    for &i in idx {
+        s += x[i] * x[i];
     }
     s
 }

@@ -3617,6 +3617,11 @@ impl Lowerer {
                 Adapter::Enumerate => Val::Tuple(vec![Val::Op(Operand::Var(k.clone())), v]),
                 Adapter::Copied => match v {
                     Val::Place(..) => Val::Op(self.operand(v, span)?),
+                    // An element of a buffer of constants is a reference to it.
+                    Val::Op(Operand::Var(j)) if self.inert_params.contains(&j.to_string()) => {
+                        let c = self.inactive_local("c", quote!(*#j), span);
+                        Val::Op(Operand::Var(c))
+                    }
                     v => v,
                 },
                 Adapter::Filter(p) => {
