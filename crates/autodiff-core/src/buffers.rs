@@ -147,43 +147,33 @@ impl<T: Inert> CopyMember<T> for &Member<'_, T> {
 }
 
 /// A member of a shadow of a struct marked `#[differentiable]`, while another shadow is
-/// added into it: `(&MemberSum::new(&mut a.m, &b.m)).add_member()` adds the member when
-/// it carries derivatives ([`AddMember`]) and leaves it otherwise ([`SkipMember`]).
-pub struct MemberSum<'a, T>(core::cell::Cell<Option<&'a mut T>>, &'a T);
-
-impl<'a, T> MemberSum<'a, T> {
-    /// `rhs` to be added into `target`.
-    #[inline(always)]
-    pub fn new(target: &'a mut T, rhs: &'a T) -> Self {
-        MemberSum(core::cell::Cell::new(Some(target)), rhs)
-    }
-}
+/// added into it: `MemberSum(&mut a.m, &b.m).add_member()` adds the member when it
+/// carries derivatives ([`AddMember`]) and leaves it otherwise ([`SkipMember`]).
+pub struct MemberSum<'a, T>(pub &'a mut T, pub &'a T);
 
 /// Adds a member that carries derivatives. Method resolution tries it before
-/// [`SkipMember`], whose receiver needs one more reference.
+/// [`SkipMember`], whose receiver is a reference.
 pub trait AddMember {
     /// `target += rhs`.
-    fn add_member(&self);
+    fn add_member(self);
 }
 
 impl<T: AddInto> AddMember for MemberSum<'_, T> {
     #[inline(always)]
-    fn add_member(&self) {
-        if let Some(target) = self.0.take() {
-            target.add_into(self.1);
-        }
+    fn add_member(self) {
+        self.0.add_into(self.1);
     }
 }
 
 /// Leaves a member that carries no derivatives.
 pub trait SkipMember {
     /// Nothing.
-    fn add_member(&self);
+    fn add_member(self);
 }
 
 impl<T> SkipMember for &MemberSum<'_, T> {
     #[inline(always)]
-    fn add_member(&self) {}
+    fn add_member(self) {}
 }
 
 /// A zero shadow shaped like `v`.

@@ -213,12 +213,18 @@ impl Chain {
             || matches!(&self.source, Source::Reindexed(inner, _) if inner.has_filter())
     }
 
-    /// Whether an adapter reads positions (`zip`, `enumerate`): a chain over constants
-    /// with one is read by position instead of iterated as written.
-    fn positional(&self) -> bool {
-        self.adapters
-            .iter()
-            .any(|a| matches!(a, Adapter::Zip(_) | Adapter::Enumerate))
+    /// Whether the loop runs over the source as written: a range, or a buffer of
+    /// constants unless an adapter reads positions (`zip`, `enumerate`), in which case it
+    /// is read by position like a slice.
+    fn iterated_as_written(&self) -> bool {
+        match self.source {
+            Source::Range(_) => true,
+            Source::Constants(..) => !self
+                .adapters
+                .iter()
+                .any(|a| matches!(a, Adapter::Zip(_) | Adapter::Enumerate)),
+            _ => false,
+        }
     }
 }
 
@@ -3659,9 +3665,7 @@ impl Lowerer {
     ) -> Result<()> {
         let exit = ctl.as_ref().map(|(b, _)| self.loop_exit(b));
         match &chain.source {
-            Source::Range(r) | Source::Constants(r, _)
-                if matches!(chain.source, Source::Range(_)) || !chain.positional() =>
-            {
+            Source::Range(r) | Source::Constants(r, _) if chain.iterated_as_written() => {
                 let r = r.clone();
                 let var = self.fresh("i", span);
                 self.kinds.insert(var.to_string(), VarKind::Scalar);

@@ -27,10 +27,12 @@ pub fn expand(item: &Declaration) -> TokenStream {
         Declaration::Struct(s) => (&s.ident, &s.generics, s.to_token_stream()),
         Declaration::Enum(e) => (&e.ident, &e.generics, e.to_token_stream()),
     };
+    // Members of a float type parameter (`T: Real`, `T: Float`) get zeros, not copies.
+    let floats = crate::signature::float_type_params(generics);
     let mut bounded = generics.clone();
     let where_clause = bounded.make_where_clause();
     for param in generics.type_params() {
-        if float_bounded(param, generics.where_clause.as_ref()) {
+        if floats.contains(&param.ident.to_string()) {
             let t = &param.ident;
             where_clause.predicates.push(syn::parse_quote!(
                 #t: ::autodiff_core::__private::ZeroLike<Out = #t> + ::autodiff_core::__private::AddInto
@@ -199,30 +201,8 @@ fn sums(targets: &[MemberRef], rhs: &[MemberRef]) -> TokenStream {
         .map(|(t, r)| {
             let (t_access, r_access) = (&t.access, &r.access);
             quote_spanned!(t.span=>
-                (&::autodiff_core::__private::MemberSum::new(#t_access, #r_access)).add_member();
+                ::autodiff_core::__private::MemberSum(#t_access, #r_access).add_member();
             )
         })
         .collect()
-}
-
-/// Whether a type parameter is bounded by a float trait (`T: Float`, `T: Real`, in its
-/// declaration or in the `where` clause): members of its type get zeros, not copies.
-fn float_bounded(param: &syn::TypeParam, where_clause: Option<&syn::WhereClause>) -> bool {
-    let is_float = |b: &syn::TypeParamBound| match b {
-        syn::TypeParamBound::Trait(t) => t.path.segments.last().is_some_and(|s| {
-            matches!(s.ident.to_string().as_str(), "Float" | "Real" | "FloatCore")
-        }),
-        _ => false,
-    };
-    let in_where = where_clause
-        .into_iter()
-        .flat_map(|w| &w.predicates)
-        .any(|p| match p {
-            syn::WherePredicate::Type(t) => {
-                matches!(&t.bounded_ty, syn::Type::Path(tp) if tp.path.is_ident(&param.ident))
-                    && t.bounds.iter().any(is_float)
-            }
-            _ => false,
-        });
-    param.bounds.iter().any(is_float) || in_where
 }
