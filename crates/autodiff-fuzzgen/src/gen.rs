@@ -1352,11 +1352,11 @@ impl<'a> FnGen<'a> {
                 let e = involve(&mut self.rng, e, &v, &format!("(*{v})"), &format!("(*{v})"));
                 E {
                     p: format!(
-                        "{s}.iter().map(|{v}| {}).min_by(|a, b| a.partial_cmp(b).unwrap()).unwrap()",
+                        "{s}.iter().map(|{v}| {}).min_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal)).unwrap()",
                         e.p
                     ),
                     o: format!(
-                        "{s}.iter().map(|{v}| {}).min_by(|a, b| a.re().partial_cmp(&b.re()).unwrap()).unwrap()",
+                        "{s}.iter().map(|{v}| {}).min_by(|a, b| a.re().partial_cmp(&b.re()).unwrap_or(std::cmp::Ordering::Equal)).unwrap()",
                         e.o
                     ),
                     lit: false,
@@ -2419,8 +2419,8 @@ impl<'a> FnGen<'a> {
             }
             1 => self.same_line(&format!("{b}.reverse();")),
             _ => self.line(
-                &format!("{b}.sort_by(|a, c| a.partial_cmp(c).unwrap());"),
-                &format!("{b}.sort_by(|a, c| a.re().partial_cmp(&c.re()).unwrap());"),
+                &format!("{b}.sort_by(|a, c| a.partial_cmp(c).unwrap_or(std::cmp::Ordering::Equal));"),
+                &format!("{b}.sort_by(|a, c| a.re().partial_cmp(&c.re()).unwrap_or(std::cmp::Ordering::Equal));"),
             ),
         }
     }
