@@ -58,8 +58,15 @@ impl GmmInput {
 
 /// Loads `gmm/<name>.txt` (`name` is `test`, `gmm_d2_K5` or `gmm_d10_K25`).
 pub fn load_gmm(name: &str) -> GmmInput {
-    let text = read(&format!("gmm/{name}.txt"));
-    let mut it = numbers(&text);
+    parse_gmm(&read(&format!("gmm/{name}.txt")))
+}
+
+/// Reads a GMM instance in ADBench's layout (see `data/adbench/README.md`).
+///
+/// # Panics
+/// If the text ends early or holds something other than numbers.
+pub fn parse_gmm(text: &str) -> GmmInput {
+    let mut it = numbers(text);
     let mut next = || it.next().expect("GMM file ends early");
     let d = next() as usize;
     let k = next() as usize;
@@ -114,8 +121,15 @@ impl LstmInput {
 
 /// Loads `lstm/<name>.txt` (`name` is `lstm_l2_c1024` or `lstm_l4_c1024`).
 pub fn load_lstm(name: &str) -> LstmInput {
-    let text = read(&format!("lstm/{name}.txt"));
-    let mut it = numbers(&text);
+    parse_lstm(&read(&format!("lstm/{name}.txt")))
+}
+
+/// Reads an LSTM instance in ADBench's layout (see `data/adbench/README.md`).
+///
+/// # Panics
+/// If the text ends early or holds something other than numbers.
+pub fn parse_lstm(text: &str) -> LstmInput {
+    let mut it = numbers(text);
     let mut next = || it.next().expect("LSTM file ends early");
     let l = next() as usize;
     let c = next() as usize;
@@ -133,6 +147,44 @@ pub fn load_lstm(name: &str) -> LstmInput {
         state,
         seq,
     }
+}
+
+/// Writes `values`, `width` of them a line, each in its shortest exact form.
+fn write_rows(out: &mut String, values: &[f64], width: usize) {
+    use std::fmt::Write;
+    for row in values.chunks(width.max(1)) {
+        let line: Vec<String> = row.iter().map(|v| v.to_string()).collect();
+        let _ = writeln!(out, "{}", line.join(" "));
+    }
+}
+
+/// `input` in ADBench's GMM layout, which [`parse_gmm`] reads back exactly (for
+/// instances of [`crate::generate::gmm_instance`], or bigger ones of your own).
+pub fn write_gmm(input: &GmmInput) -> String {
+    let GmmInput { d, k, n, .. } = *input;
+    let mut out = format!("{d} {k} {n}\n");
+    write_rows(&mut out, &input.alphas, 1);
+    write_rows(&mut out, &input.means, d);
+    write_rows(&mut out, &input.icf, d * (d + 1) / 2);
+    write_rows(&mut out, &input.x, d);
+    out.push_str(&format!("{} {}\n", input.gamma, input.m));
+    out
+}
+
+/// `input` in ADBench's LSTM layout, which [`parse_lstm`] reads back exactly.
+pub fn write_lstm(input: &LstmInput) -> String {
+    let LstmInput { l, c, b, .. } = *input;
+    let mut out = format!("{l} {c} {b}\n\n");
+    for (values, width) in [
+        (&input.main, 4 * b),
+        (&input.extra, b),
+        (&input.state, b),
+        (&input.seq, b),
+    ] {
+        write_rows(&mut out, values, width);
+        out.push('\n');
+    }
+    out
 }
 
 /// Reads `expected/<name>`: one value a line.

@@ -9,13 +9,16 @@
 //! - [`lstm`]: the ADBench LSTM objective.
 //!
 //! The ADBench inputs and expected outputs are in `data/adbench/` (MIT License, Copyright
-//! (c) Microsoft Corporation, from microsoft/ADBench); [`adbench`] loads them.
+//! (c) Microsoft Corporation, from microsoft/ADBench); [`adbench`] loads them, and
+//! [`generate`] draws instances of any size from a seed (the `adbench-gen` binary writes
+//! them in ADBench's layout).
 
 // The problems are written with index loops on purpose: they mirror the ADBench reference
 // code, and they are what the benchmarks measure the generated code on.
 #![allow(clippy::needless_range_loop)]
 
 pub mod adbench;
+pub mod generate;
 pub mod gmm;
 pub mod lstm;
 pub mod peers;
