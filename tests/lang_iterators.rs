@@ -549,6 +549,52 @@ fn gathered_grad(x: &[f64], idx: &[usize], g: &mut [f64]) {
     gathered_rev(x, g, idx, 1.0);
 }
 
+/// Ranges read by position: zipped on either side of a slice's chain (bounded, unbounded,
+/// reversed, inclusive, of another integer type) and enumerated.
+#[autodiff_forward(counted_fwd, Dual, Dual)]
+#[autodiff_reverse(counted_rev, Duplicated, Active)]
+fn counted(x: &[f64]) -> f64 {
+    let mut s = x
+        .iter()
+        .zip((0..3).rev())
+        .map(|(a, k)| a * k as f64)
+        .sum::<f64>();
+    s += (1..)
+        .zip(x.iter())
+        .map(|(i, v)| v.sin() * i as f64)
+        .sum::<f64>();
+    for (v, i) in x.iter().zip(0u32..) {
+        s += v * v * f64::from(i);
+    }
+    for (i, w) in (2..=4).zip(x.windows(2)) {
+        s += (w[1] - w[0]) * w[0] * i as f64;
+    }
+    for (p, i) in (0..x.len()).rev().enumerate() {
+        s += x[i] * x[i] * p as f64;
+    }
+    s
+}
+
+fn counted_o<D: Num>(x: &[D]) -> D {
+    let mut s = c::<D>(0.0);
+    for k in 0..x.len().min(3) {
+        s += x[k] * (2 - k) as f64;
+    }
+    for k in 0..x.len() {
+        s += x[k].sin() * (k + 1) as f64;
+        s += x[k] * x[k] * k as f64;
+    }
+    for k in 0..x.len().saturating_sub(1).min(3) {
+        s += (x[k + 1] - x[k]) * x[k] * (k + 2) as f64;
+    }
+    let n = x.len();
+    for p in 0..n {
+        let i = n - 1 - p;
+        s += x[i] * x[i] * p as f64;
+    }
+    s
+}
+
 /// A permutation of `0..n` that moves every index when `n > 1`.
 fn scattered(n: usize) -> Vec<usize> {
     (0..n).map(|i| (3 * i + 1) % n).collect()
@@ -583,6 +629,12 @@ proptest! {
         let (mut g, mut hv) = (vec![0.0; x.len()], vec![0.0; x.len()]);
         gathered_hvp(&x, &v, &idx, &mut g, &mut hv);
         check_hvp(&hv, &x, &v, |d: &[num_dual::HyperDual64]| gathered_o(d, &idx));
+    }
+
+    #[test]
+    fn ranges_zipped_and_enumerated((x, v, s0) in slice_case(-1.0, 1.0, 1..7, 0), s in seed()) {
+        check_slice("counted", (&x, &v, &s0, s), counted, counted_fwd, counted_rev, counted_o::<Dual64>);
+        check_hvp_of::<counted_rev>(&x, &v, counted_o);
     }
 
     #[test]

@@ -177,6 +177,10 @@ enum Source {
     Windows(Place, TokenStream),
     /// A range (with `rev()`/`step_by()`), iterated as written.
     Range(TokenStream),
+    /// A range read by position, on either side of a `zip` or under `enumerate`: a bound
+    /// local holding the range (`(0..n).rev()`, `1..`), whose element at position `k` is
+    /// its `nth(k)` (constant time for ranges), and whose length is its size hint.
+    Counting(TokenStream),
     /// A buffer of integers or other constants (a parameter that is never differentiated,
     /// `ks: &[usize]`), iterated by reference as written: its elements are constants. The
     /// local holding the buffer reads it by position, on the other side of a `zip` or
@@ -3388,6 +3392,9 @@ impl Lowerer {
                                 "an adapter that counts positions (`rev`, `skip`, `take`, `step_by`, `zip`, `enumerate`) after `filter`",
                             );
                         }
+                        if matches!(name.as_str(), "zip" | "enumerate") {
+                            inner = self.read_by_position(inner, m.receiver.span());
+                        }
                         let a = match name.as_str() {
                             "map" if m.args.len() == 1 => Adapter::Map(m.args[0].clone()),
                             "filter" if m.args.len() == 1 => Adapter::Filter(m.args[0].clone()),
@@ -3395,12 +3402,10 @@ impl Lowerer {
                                 let Some(other) = self.parse_chain(&m.args[0])? else {
                                     return unsupported(&m.args[0], "zipping with this iterator");
                                 };
+                                let other = self.read_by_position(other, m.args[0].span());
                                 // Zipped chains are read by position.
                                 if self.chain_len(&other).is_none() {
-                                    return unsupported(
-                                        &m.args[0],
-                                        "zipping with a range (zip with the array or slice itself, or index it by the position from `enumerate`)",
-                                    );
+                                    return unsupported(&m.args[0], "zipping with this iterator");
                                 }
                                 if other.has_filter() {
                                     return unsupported(
@@ -3430,6 +3435,21 @@ impl Lowerer {
                 _ => Ok(None),
             },
             _ => Ok(None),
+        }
+    }
+
+    /// `c` read by position: a range source (iterated as written otherwise) is bound to a
+    /// local, once, before the loop, as `zip` and `enumerate` evaluate it.
+    fn read_by_position(&mut self, c: Chain, span: Span) -> Chain {
+        match c.source {
+            Source::Range(r) => Chain {
+                source: Source::Counting(self.bind_tokens(r, "range", span)),
+                adapters: c.adapters,
+            },
+            source => Chain {
+                source,
+                adapters: c.adapters,
+            },
         }
     }
 
@@ -3519,6 +3539,7 @@ impl Lowerer {
                 quote!((#p.len() + 1).saturating_sub(#k))
             }
             Source::Constants(_, b) => quote!(#b.len()),
+            Source::Counting(r) => quote!(::core::iter::Iterator::size_hint(&#r).0),
             Source::Range(_) => return None,
             Source::Reindexed(inner, r) => {
                 let m = self.chain_len(inner)?;
@@ -3587,6 +3608,15 @@ impl Lowerer {
                 let j = self.inactive_local("c", quote!(&#b[#k]), span);
                 self.inert_params.insert(j.to_string());
                 Val::Op(Operand::Var(j))
+            }
+            Source::Counting(r) => {
+                let nth = quote! {
+                    ::core::option::Option::unwrap(::core::iter::Iterator::nth(
+                        &mut ::core::clone::Clone::clone(&#r),
+                        #k,
+                    ))
+                };
+                Val::Op(Operand::Var(self.inactive_local("n", nth, span)))
             }
             Source::Range(_) => return unsupported_at(span, "`zip` or `enumerate` on a range"),
             Source::Reindexed(inner, r) => {
