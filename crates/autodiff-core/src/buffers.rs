@@ -250,11 +250,51 @@ tuple_add_into!(
     (0 A0 B0, 1 A1 B1, 2 A2 B2, 3 A3 B3)
 );
 
-/// `*acc += g` for an adjoint that may be a tuple (the result of a call that returns
-/// one, such as a forward companion's `(value, tangent)`), which has no `+=`.
+/// `*acc += g` for an adjoint that may be a tuple or an array (the result of a call that
+/// returns one, such as a forward companion's `(value, tangent)`), which has no `+=`.
 #[inline(always)]
 pub fn add_to<T: AddInto>(acc: &mut T, g: T) {
     acc.add_into(&g);
+}
+
+/// The forward protocol of [`add_to()`], which a reverse sweep differentiated again calls:
+/// the tangents add up as the values do.
+pub mod add_to {
+    use super::AddInto;
+    use crate::protocol::{ScalarTangent, Zero};
+
+    /// Where the tangent of `g` goes: the tangent of the adjoint, or nowhere when the
+    /// adjoint is constant (then so is `g`).
+    pub trait TangentOfSum<T> {
+        /// Adds `t_g`.
+        fn add(self, t_g: T);
+    }
+
+    impl<T: AddInto> TangentOfSum<T> for &mut T {
+        #[inline(always)]
+        fn add(self, t_g: T) {
+            self.add_into(&t_g);
+        }
+    }
+
+    impl<T> TangentOfSum<T> for Zero {
+        #[inline(always)]
+        fn add(self, _t_g: T) {}
+    }
+
+    /// `add_to(acc, g)` and `add_to(t_acc, t_g)`.
+    #[inline(always)]
+    pub fn __ad_fwd<T: AddInto>(
+        acc: &mut T,
+        t_acc: impl TangentOfSum<T>,
+        g: T,
+        t_g: impl ScalarTangent<T>,
+        _mark: impl Copy,
+    ) -> ((), ()) {
+        acc.add_into(&g);
+        t_acc.add(t_g.tangent());
+        ((), ())
+    }
 }
 
 /// `dst += src` elementwise, for shadows of any supported shape.

@@ -98,8 +98,8 @@ pub mod __private {
     };
     pub use crate::partials as d;
     pub use crate::protocol::{
-        Discard, ScalarSink, ScalarTangent, Scratch, SliceShadow, SliceTangent, StructShadow,
-        StructShadowMut, Zero, slice_shadow, slice_tangent,
+        Discard, NoDerivative, ScalarSink, ScalarTangent, Scratch, SliceShadow, SliceTangent,
+        StructShadow, StructShadowMut, Zero, slice_shadow, slice_tangent,
     };
     pub use crate::real::Real;
     pub use crate::saved_runs::{SavedRun, SavedSlices};

@@ -33,12 +33,41 @@ impl<T: Real> ScalarTangent<T> for T {
     }
 }
 
+impl<T: Real, const N: usize> ScalarTangent<[T; N]> for [T; N] {
+    #[inline(always)]
+    fn tangent(self) -> [T; N] {
+        self
+    }
+}
+
+impl<T: Real, const N: usize> ScalarTangent<[T; N]> for Zero {
+    #[inline(always)]
+    fn tangent(self) -> [T; N] {
+        [T::zero(); N]
+    }
+}
+
 impl<T: Real> ScalarTangent<T> for Zero {
     #[inline(always)]
     fn tangent(self) -> T {
         T::zero()
     }
 }
+
+/// The tangent or adjoint sink a caller passes for a parameter that carries no
+/// derivative (an integer, a `bool`, a tuple or an array taken by value): [`Zero`],
+/// [`Discard`] or `()`. A value with a derivative passed there (an active tuple or array
+/// by value) is a compile error, not a derivative silently dropped.
+#[diagnostic::on_unimplemented(
+    message = "a value that carries a derivative is passed to a parameter that has none",
+    label = "its derivative would be lost here",
+    note = "floats, references to float buffers (`&[f64]`, `&mut [f64; 3]`) and references to structs carry derivatives into a differentiated function; pass a tuple or an array by reference (`&[f64; 3]`), or its elements one by one"
+)]
+pub trait NoDerivative {}
+
+impl NoDerivative for Zero {}
+impl NoDerivative for Discard {}
+impl NoDerivative for () {}
 
 /// A forward tangent argument for a parameter that is a shared reference to floats
 /// (`&[F]`, `&Vec<F>`, `&[F; N]`): a slice of the same length, or [`Zero`].

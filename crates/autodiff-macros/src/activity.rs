@@ -188,7 +188,7 @@ pub fn parse_spec(mode: Mode, args: TokenStream, sig: &SigInfo) -> syn::Result<S
             return Err(syn::Error::new(
                 span,
                 format!(
-                    "`{act:?}` on a return value of type `{ty}`: only a float (or a tuple of floats) can be an active return; use `Const`, or write a buffer into a `&mut [f64]` parameter"
+                    "`{act:?}` on a return value of type `{ty}`: only a float, or a tuple or an array of floats, can be an active return; use `Const`, or write a buffer into a `&mut [f64]` parameter"
                 ),
             ));
         }
@@ -297,8 +297,8 @@ fn check_return(mode: Mode, act: Activity, span: Span) -> syn::Result<()> {
     }
 }
 
-/// Whether `ty` is certainly not a float nor a tuple of floats (a type alias or a type
-/// parameter may be one).
+/// Whether `ty` is certainly not a float, a tuple of floats nor an array of floats of a
+/// literal length (a type alias or a type parameter may be one).
 fn clearly_not_float(ty: &syn::Type) -> bool {
     use syn::Type;
     match ty {
@@ -312,8 +312,13 @@ fn clearly_not_float(ty: &syn::Type) -> bool {
         }),
         Type::Tuple(t) => t.elems.iter().any(clearly_not_float),
         Type::Paren(p) => clearly_not_float(&p.elem),
-        Type::Array(_)
-        | Type::Slice(_)
+        // An array of a literal length is returned element by element.
+        Type::Array(a) => {
+            clearly_not_float(&a.elem)
+                || !matches!(&a.len, syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. })
+                    if n.base10_parse::<usize>().is_ok_and(|n| n > 0))
+        }
+        Type::Slice(_)
         | Type::Reference(_)
         | Type::Ptr(_)
         | Type::ImplTrait(_)

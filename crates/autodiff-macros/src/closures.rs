@@ -54,8 +54,8 @@ fn params_pattern(c: &ClosureIr, name: impl Fn(&Ident) -> Ident) -> TokenStream 
 
 fn returned(c: &ClosureIr, f: impl Fn(&Operand) -> TokenStream) -> TokenStream {
     let items: Vec<TokenStream> = c.body.ret.iter().map(f).collect();
-    if c.body.ret_tuple {
-        quote!((#(#items),*))
+    if c.body.ret_shape.is_tuple() {
+        c.body.ret_shape.assemble(&items)
     } else {
         pack(items)
     }
@@ -202,7 +202,7 @@ pub fn reverse_build(
             && an.is_active(v)
         {
             let b = adjoint_name(v);
-            let g = if c.body.ret_tuple {
+            let g = if c.body.ret_shape.is_tuple() {
                 let i = syn::Index::from(i);
                 quote!(__ad_ybar.#i)
             } else {

@@ -554,12 +554,11 @@ impl Gen<'_> {
         let ret = &self.body.ret;
         let prim: Vec<TokenStream> = ret.iter().map(Operand::primal).collect();
         let tans: Vec<TokenStream> = ret.iter().map(|o| tangent_or_zero(an, o)).collect();
-        if self.body.ret_tuple {
-            (quote!((#(#prim),*)), quote!((#(#tans),*)))
-        } else if let (Some(p), Some(t)) = (prim.first(), tans.first()) {
-            (p.clone(), t.clone())
-        } else {
+        let shape = &self.body.ret_shape;
+        if prim.is_empty() {
             (quote!(()), quote!(()))
+        } else {
+            (shape.assemble(&prim), shape.assemble(&tans))
         }
     }
 
@@ -751,10 +750,10 @@ impl Gen<'_> {
         if !matches!(self.sig.ret, Ret::Unit) && ret_act != Some(Activity::ActiveOnly) {
             match flat {
                 Some(elems) => {
-                    for (i, t) in elems.iter().enumerate() {
-                        let i = syn::Index::from(i);
+                    let parts = self.body.ret_shape.parts(&quote!(__ad_primal));
+                    for (t, part) in elems.iter().zip(parts) {
                         outs_ty.push(quote!(#t));
-                        outs_val.push(quote!(__ad_primal.#i));
+                        outs_val.push(part);
                     }
                 }
                 None => {
@@ -804,7 +803,9 @@ impl Gen<'_> {
                     .map(|i| format_ident!("__ad_seed_{}", i))
                     .collect();
                 params.extend(seeds.iter().zip(elems).map(|(s, t)| quote!(#s: #t)));
-                seed_tuple = quote!(let __ad_seed = (#(#seeds),*););
+                let seeds: Vec<TokenStream> = seeds.iter().map(|s| quote!(#s)).collect();
+                let seed = self.body.ret_shape.assemble(&seeds);
+                seed_tuple = quote!(let __ad_seed = #seed;);
             }
             _ if seed_param => params.push(quote!(__ad_seed: #r)),
             _ => {}
@@ -879,24 +880,14 @@ impl Gen<'_> {
         let (tapes, fwd, back, adjoints) = (sw.tapes, sw.forward, sw.reverse, sw.adjoints);
         let ret = &self.body.ret;
         let prim: Vec<TokenStream> = ret.iter().map(Operand::primal).collect();
-        let primal = if self.body.ret_tuple {
-            quote!((#(#prim),*))
-        } else {
-            prim.first().cloned().unwrap_or(quote!(()))
-        };
+        let primal = self.body.ret_shape.assemble(&prim);
         let mut seeds = TokenStream::new();
         if let Some(s) = seed {
-            for (i, o) in ret.iter().enumerate() {
+            for (o, g) in ret.iter().zip(self.body.ret_shape.parts(&s)) {
                 if let Operand::Var(v) = o
                     && an.is_active(v)
                 {
                     let b = adjoint_name(v);
-                    let g = if self.body.ret_tuple {
-                        let i = syn::Index::from(i);
-                        quote!(#s.#i)
-                    } else {
-                        s.clone()
-                    };
                     seeds.extend(quote!(#b += #g;));
                 }
             }
@@ -1057,7 +1048,11 @@ impl Gen<'_> {
                     ),
                 )
             }
-            Shape::Other | Shape::Closure(_) => (quote!(#t: impl ::core::marker::Sized), quote!()),
+            Shape::Other => (
+                quote!(#t: impl ::autodiff_core::__private::NoDerivative),
+                quote!(),
+            ),
+            Shape::Closure(_) => (quote!(#t: impl ::core::marker::Sized), quote!()),
         }
     }
 
@@ -1158,7 +1153,11 @@ impl Gen<'_> {
                     ),
                 )
             }
-            Shape::Other | Shape::Closure(_) => (quote!(#k: impl ::core::marker::Sized), quote!()),
+            Shape::Other => (
+                quote!(#k: impl ::autodiff_core::__private::NoDerivative),
+                quote!(),
+            ),
+            Shape::Closure(_) => (quote!(#k: impl ::core::marker::Sized), quote!()),
         }
     }
 

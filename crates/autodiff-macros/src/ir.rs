@@ -304,14 +304,98 @@ pub enum VarKind {
     Closure(usize),
 }
 
+/// How a function's value is built from its returned scalars (`Body::ret`, in order).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RetShape {
+    /// The one value itself (or nothing, for `()`).
+    Single,
+    /// A tuple, each element a scalar (`None`) or an array of that many (`Some(n)`).
+    Tuple(Vec<Option<usize>>),
+    /// An array of that many scalars (`-> [f64; 3]`).
+    Array(usize),
+}
+
+impl RetShape {
+    /// A tuple of `n` scalars, or the one value when `n` is 1.
+    pub fn scalars(n: usize) -> Self {
+        if n > 1 {
+            RetShape::Tuple(vec![None; n])
+        } else {
+            RetShape::Single
+        }
+    }
+
+    pub fn is_tuple(&self) -> bool {
+        matches!(self, RetShape::Tuple(_))
+    }
+
+    /// Whether the value is, or holds, an array.
+    pub fn has_arrays(&self) -> bool {
+        match self {
+            RetShape::Array(_) => true,
+            RetShape::Tuple(elems) => elems.iter().any(Option::is_some),
+            RetShape::Single => false,
+        }
+    }
+
+    /// The value built from `items`, one per returned scalar.
+    pub fn assemble(&self, items: &[TokenStream]) -> TokenStream {
+        match self {
+            RetShape::Single => items.first().cloned().unwrap_or(quote!(())),
+            RetShape::Array(_) => quote!([#(#items),*]),
+            RetShape::Tuple(elems) => {
+                let mut rest = items.iter();
+                let parts = elems.iter().map(|e| match e {
+                    None => rest.next().cloned().unwrap_or_default(),
+                    Some(n) => {
+                        let xs = rest.by_ref().take(*n);
+                        quote!([#(#xs),*])
+                    }
+                });
+                quote!((#(#parts,)*))
+            }
+        }
+    }
+
+    /// The expressions that read each scalar of a value `v` of this shape, in order.
+    pub fn parts(&self, v: &TokenStream) -> Vec<TokenStream> {
+        let index = |i: usize| proc_macro2::Literal::usize_unsuffixed(i);
+        match self {
+            RetShape::Single => vec![v.clone()],
+            RetShape::Array(n) => (0..*n)
+                .map(|i| {
+                    let i = index(i);
+                    quote!(#v[#i])
+                })
+                .collect(),
+            RetShape::Tuple(elems) => elems
+                .iter()
+                .enumerate()
+                .flat_map(|(k, e)| {
+                    let k = syn::Index::from(k);
+                    match e {
+                        None => vec![quote!(#v.#k)],
+                        Some(n) => (0..*n)
+                            .map(|i| {
+                                let i = index(i);
+                                quote!(#v.#k[#i])
+                            })
+                            .collect(),
+                    }
+                })
+                .collect(),
+        }
+    }
+}
+
 /// A lowered function body.
 #[derive(Clone, Debug)]
 pub struct Body {
     pub block: Block,
     /// The returned value (`Lit(())` for unit).
     pub ret: Vec<Operand>,
-    /// True when the function returns a tuple (`ret` lists its elements).
-    pub ret_tuple: bool,
+    /// How the returned value is built from `ret`.
+    pub ret_shape: RetShape,
     /// Struct parameters whose values a pattern binds (`match kind { Kind::Scale(s) =>
     /// .. }` with `kind: &Kind`), with the pattern's span: the bound values carry no
     /// derivative, so a companion where such a parameter is active is refused.

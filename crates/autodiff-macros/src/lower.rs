@@ -112,6 +112,9 @@ pub struct Lowerer {
     pub kinds: HashMap<String, VarKind>,
     loops: Vec<LoopCtl>,
     ret: Option<RetCtl>,
+    /// How the function's value is built from its returned scalars (arrays, `-> [f64; 3]`,
+    /// are returned element by element).
+    ret_shape: RetShape,
     /// Prefix of generated names (closures lowered inside a body get their own).
     prefix: String,
     /// The result type of each closure parameter, by name.
@@ -258,6 +261,7 @@ impl Lowerer {
             kinds,
             loops: Vec::new(),
             ret: None,
+            ret_shape: RetShape::Single,
             prefix: "__ad".to_string(),
             closure_outputs,
             binding_ref: false,
@@ -309,6 +313,7 @@ impl Lowerer {
             kinds: self.kinds.clone(),
             loops: Vec::new(),
             ret: None,
+            ret_shape: RetShape::Single,
             prefix: format!("{id}_"),
             closure_outputs: self.closure_outputs.clone(),
             binding_ref: false,
@@ -359,7 +364,7 @@ impl Lowerer {
         let body = Body {
             block,
             ret,
-            ret_tuple: n > 1,
+            ret_shape: RetShape::scalars(n),
             pattern_params: vec![],
         };
         let mut reads = HashSet::default();
@@ -494,14 +499,24 @@ impl Lowerer {
         for item in constant_items(body) {
             self.emit(Stmt::Inactive(quote!(#item)));
         }
-        let ret_len = match &sig.ret {
-            Ret::Unit => 0,
+        self.ret_shape = match &sig.ret {
+            Ret::Unit => RetShape::Single,
             Ret::Ty(t) => match &**t {
-                syn::Type::Tuple(t) => t.elems.len(),
-                _ => 1,
+                syn::Type::Tuple(tt) => {
+                    RetShape::Tuple(tt.elems.iter().map(returned_array_len).collect())
+                }
+                t => returned_array_len(t).map_or(RetShape::Single, RetShape::Array),
             },
         };
-        let ret_tuple = matches!(&sig.ret, Ret::Ty(t) if matches!(**t, syn::Type::Tuple(_)));
+        // The type of each returned scalar.
+        let tys: Vec<syn::Type> = match &sig.ret {
+            Ret::Unit => vec![],
+            Ret::Ty(t) => match &**t {
+                syn::Type::Tuple(t) => t.elems.iter().flat_map(scalar_types).collect(),
+                t => scalar_types(t),
+            },
+        };
+        let ret_len = tys.len();
         if has_return {
             let flag = self.fresh("returned", Span::call_site());
             self.kinds.insert(flag.to_string(), VarKind::Scalar);
@@ -511,13 +526,6 @@ impl Lowerer {
                 op: Op::Inactive(quote!(false)),
             });
             let mut vals = Vec::new();
-            let tys: Vec<syn::Type> = match &sig.ret {
-                Ret::Unit => vec![],
-                Ret::Ty(t) => match &**t {
-                    syn::Type::Tuple(t) => t.elems.iter().cloned().collect(),
-                    t => vec![t.clone()],
-                },
-            };
             for ty in tys {
                 let v = self.fresh("retval", Span::call_site());
                 self.kinds.insert(v.to_string(), VarKind::Scalar);
@@ -535,6 +543,10 @@ impl Lowerer {
             ctl.vals.iter().cloned().map(Operand::Var).collect()
         } else {
             match tail {
+                Some(v) if self.ret_shape.has_arrays() => {
+                    let v = self.shaped_items(v, body.span())?;
+                    self.flatten(v, ret_len)?
+                }
                 Some(Val::Place(p, _))
                     if p.is_whole()
                         && matches!(
@@ -563,11 +575,63 @@ impl Lowerer {
             Body {
                 block,
                 ret,
-                ret_tuple,
+                ret_shape: self.ret_shape,
                 pattern_params: self.pattern_params,
             },
             self.kinds,
         ))
+    }
+
+    /// The scalars of a returned value whose shape holds arrays, as the items of a tuple
+    /// (one item: the scalar itself).
+    fn shaped_items(&mut self, v: Val, span: Span) -> Result<Val> {
+        match self.ret_shape.clone() {
+            RetShape::Array(n) => self.array_items(v, n, span),
+            RetShape::Tuple(elems) => {
+                let Val::Tuple(items) = v else {
+                    return unsupported_at(span, "this returned value (write the tuple out)");
+                };
+                if items.len() != elems.len() {
+                    return unsupported_at(span, "this returned value");
+                }
+                let mut out = Vec::new();
+                for (it, e) in items.into_iter().zip(elems) {
+                    match e {
+                        None => out.push(it),
+                        Some(n) => match self.array_items(it, n, span)? {
+                            Val::Tuple(xs) => out.extend(xs),
+                            x => out.push(x),
+                        },
+                    }
+                }
+                Ok(Val::Tuple(out))
+            }
+            RetShape::Single => Ok(v),
+        }
+    }
+
+    /// The `n` elements of an array value (`[a, b]`, a local array, the result of a
+    /// call), as the items of a tuple (one item: the element itself).
+    fn array_items(&mut self, v: Val, n: usize, span: Span) -> Result<Val> {
+        let place = match v {
+            Val::Place(p, _) => p,
+            Val::Op(Operand::Var(t)) => Place::local(t),
+            Val::Tuple(items) if items.len() == n => return Ok(Val::Tuple(items)),
+            _ => return unsupported_at(span, "this array value returned"),
+        };
+        let mut items: Vec<Val> = (0..n)
+            .map(|i| {
+                let mut p = place.clone();
+                let i = proc_macro2::Literal::usize_unsuffixed(i);
+                p.proj.push(Proj::Index(quote!(#i)));
+                Val::Place(p, false)
+            })
+            .collect();
+        Ok(if n == 1 {
+            items.remove(0)
+        } else {
+            Val::Tuple(items)
+        })
     }
 
     /// The scalar operands of a value of `n` elements (a tuple when `n > 1`).
@@ -576,6 +640,20 @@ impl Lowerer {
             Val::Tuple(items) if n != 1 => {
                 let mut out = Vec::new();
                 for it in items {
+                    if let Val::Place(p, _) = &it
+                        && p.is_whole()
+                        && matches!(
+                            self.kinds.get(&p.base.to_string()),
+                            Some(VarKind::Buffer | VarKind::Value)
+                        )
+                    {
+                        // (A companion of a function that returns an array returns it in
+                        // a tuple with its tangent or adjoints.)
+                        return unsupported_at(
+                            p.base.span(),
+                            "returning an array, a vector or a struct in a tuple",
+                        );
+                    }
                     out.push(self.operand(it, Span::call_site())?);
                 }
                 Ok(out)
@@ -726,6 +804,11 @@ impl Lowerer {
     }
 
     fn assign_return(&mut self, v: Val, span: Span) -> Result<()> {
+        let v = if self.ret_shape.has_arrays() {
+            self.shaped_items(v, span)?
+        } else {
+            v
+        };
         let ctl = self.ret.as_ref().expect("return control");
         let vals = ctl.vals.clone();
         let flag = ctl.flag.clone();
@@ -1217,8 +1300,15 @@ impl Lowerer {
             }
             // `let [a, b] = arr;`: the elements of a float buffer, by position.
             Pat::Slice(s) if !s.elems.iter().any(|p| matches!(p, Pat::Rest(_))) => {
-                let Val::Place(base, m) = val else {
-                    return unsupported(pat, "this array pattern");
+                let (base, m) = match val {
+                    Val::Place(base, m) => (base, m),
+                    // The array a call returned (`let [a, b] = rhs(y);`).
+                    Val::Op(Operand::Var(v))
+                        if self.kinds.get(&v.to_string()) == Some(&VarKind::Scalar) =>
+                    {
+                        (Place::local(v), false)
+                    }
+                    _ => return unsupported(pat, "this array pattern"),
                 };
                 for (i, p) in s.elems.iter().enumerate() {
                     let mut place = base.clone();
@@ -4153,6 +4243,14 @@ impl Lowerer {
                     Val::Op(Operand::Var(v)) if self.holds_constant(&v) => {
                         Ok(Val::Op(Operand::Lit(self.render(e))))
                     }
+                    // An element of an array that a call returned (`rhs(y)[0]`, `d[1]`).
+                    Val::Op(Operand::Var(v))
+                        if self.kinds.get(&v.to_string()) == Some(&VarKind::Scalar) =>
+                    {
+                        let mut p = Place::local(v);
+                        push_index(&mut p, idx);
+                        Ok(Val::Place(p, false))
+                    }
                     _ => unsupported(e, "indexing this value"),
                 }
             }
@@ -4976,16 +5074,18 @@ impl Lowerer {
                 }
                 Ok(Some(Val::Op(Operand::Lit(quote!(())))))
             }
-            // An adjoint added into one that may be a tuple.
-            ["__ad", "add_to"] if c.args.len() == 2 => {
-                let dst = strip_ref(&c.args[0]);
-                let g = &c.args[1];
-                self.lower_expr_stmt(&syn::parse_quote!(#dst += #g))?;
-                Ok(Some(Val::Op(Operand::Lit(quote!(())))))
-            }
+            // An adjoint added into one that may be a tuple or an array (which have no
+            // `+=`): a call, whose forward protocol adds the tangents alike
+            // (`add_to::__ad_fwd`).
+            ["__ad", "add_to"] if c.args.len() == 2 => Ok(None),
             ["__ad", "add_into"] if c.args.len() == 2 => {
                 let dst = strip_full_range(strip_ref(&c.args[0]));
                 let src = strip_full_range(strip_ref(&c.args[1]));
+                // A struct's adjoint (the scratch shadow of a struct passed twice to one
+                // call) has no elements to add one by one.
+                if !self.names_buffer(&c.args[1]) && !self.names_buffer(&c.args[0]) {
+                    return unsupported(c, "adding up the adjoints of a struct");
+                }
                 self.lower_expr(&syn::parse_quote! {
                     for __ad_k in 0..#src.len() {
                         #dst[__ad_k] += #src[__ad_k];
@@ -6375,6 +6475,30 @@ impl VisitMut for FloatLitsLike {
         } else {
             syn::visit_mut::visit_expr_mut(self, e);
         }
+    }
+}
+
+/// The types of the scalars of a returned value of type `t`: its own, or its elements'
+/// for an array of a literal length.
+fn scalar_types(t: &syn::Type) -> Vec<syn::Type> {
+    match (t, returned_array_len(t)) {
+        (syn::Type::Array(a), Some(n)) => vec![(*a.elem).clone(); n],
+        _ => vec![t.clone()],
+    }
+}
+
+/// The length of an array type with a literal length (`[f64; 3]`), which a function
+/// returns element by element.
+pub fn returned_array_len(t: &syn::Type) -> Option<usize> {
+    let syn::Type::Array(a) = t else {
+        return None;
+    };
+    match &a.len {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(n),
+            ..
+        }) => n.base10_parse().ok().filter(|&n: &usize| n > 0),
+        _ => None,
     }
 }
 

@@ -18,7 +18,7 @@
 use crate::activity::{Activity, Mode, Spec};
 use crate::collections::HashMap;
 use crate::expand::{Gen, LoweredBody, Nesting};
-use crate::ir::{Body, Operand, VarKind};
+use crate::ir::{Body, Operand, RetShape, VarKind};
 use crate::lower::Lowerer;
 use crate::signature::{Param, Ret, Shape, SigInfo};
 use proc_macro2::{Ident, TokenStream};
@@ -125,7 +125,7 @@ fn empty_body() -> Body {
     Body {
         block: vec![],
         ret: vec![Operand::Lit(quote!(()))],
-        ret_tuple: false,
+        ret_shape: RetShape::Single,
         pattern_params: vec![],
     }
 }

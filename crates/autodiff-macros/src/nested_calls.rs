@@ -21,6 +21,7 @@
 
 use crate::activity::{Activity, Mode, Spec};
 use crate::expand::{Gen, LoweredBody, Nesting, all_active, ret_type};
+use crate::ir::RetShape;
 use crate::lower::Lowerer;
 use crate::nested::{ENABLED, body_or_failure, failure, rename_shadows, unsupported_floats};
 use crate::signature::{Param, Ret, Shape, SigInfo};
@@ -161,9 +162,9 @@ pub fn is_variant_companion(g: &Gen, spec: &Spec) -> bool {
         && flat_tuple(g).is_none()
 }
 
-/// The element types of `g`'s result, where it is a tuple of floats: its nested
-/// variants differentiate a reverse companion that takes and returns the elements one by
-/// one (see [`Gen::reverse_companion_as`]).
+/// The types of the scalars of `g`'s result, where it is a tuple of floats, an array of
+/// floats, or a tuple of both: its nested variants differentiate a reverse companion that
+/// takes and returns the scalars one by one (see [`Gen::reverse_companion_as`]).
 fn flat_tuple(g: &Gen) -> Option<Vec<syn::Type>> {
     let Ret::Ty(t) = &g.sig.ret else {
         return None;
@@ -172,15 +173,21 @@ fn flat_tuple(g: &Gen) -> Option<Vec<syn::Type>> {
     while let syn::Type::Paren(p) = t {
         t = &p.elem;
     }
-    let syn::Type::Tuple(tt) = t else {
-        return None;
+    let scalars = |t: &syn::Type| match t {
+        syn::Type::Array(a) => {
+            vec![(*a.elem).clone(); crate::lower::returned_array_len(t).unwrap_or(0)]
+        }
+        t => vec![t.clone()],
     };
-    let elems: Vec<syn::Type> = tt.elems.iter().cloned().collect();
+    let elems: Vec<syn::Type> = match (t, &g.body.ret_shape) {
+        (syn::Type::Tuple(tt), RetShape::Tuple(_)) => tt.elems.iter().flat_map(scalars).collect(),
+        (t, RetShape::Array(_)) => scalars(t),
+        _ => return None,
+    };
     let floats = elems
         .iter()
         .all(|e| crate::signature::is_float_type(e, &g.sig.float_params));
-    (g.body.ret_tuple && g.body.ret.len() == elems.len() && elems.len() > 1 && floats)
-        .then_some(elems)
+    (g.body.ret.len() == elems.len() && !elems.is_empty() && floats).then_some(elems)
 }
 
 /// A float-buffer parameter typed as a slice (`&[f64]`, `&mut [f64]`).
@@ -505,10 +512,11 @@ fn forward_over_pullback(g: &Gen) -> TokenStream {
             Some(elems) => {
                 convert
                     .extend(quote!(let __ad_tdret: #r = __ad::ScalarTangent::tangent(__ad_tdret);));
-                for i in 0..elems.len() {
-                    let i = syn::Index::from(i);
-                    args.push(quote!(__ad_dret.#i));
-                    args.push(quote!(__ad_tdret.#i));
+                let shape = &g.body.ret_shape;
+                let tangents = shape.parts(&quote!(__ad_tdret));
+                for (d, t) in shape.parts(&quote!(__ad_dret)).into_iter().zip(tangents) {
+                    args.push(d);
+                    args.push(t);
                 }
                 primal_outs = elems.len();
             }
@@ -570,7 +578,8 @@ fn sink_tangent_decl(p: &Param, tk: &Ident) -> TokenStream {
             let inner = crate::expand::referent(p);
             quote!(#tk: impl ::autodiff_core::__private::StructShadowMut<#inner>)
         }
-        Shape::Other | Shape::Closure(_) => quote!(#tk: impl ::core::marker::Sized),
+        Shape::Other => quote!(#tk: impl ::autodiff_core::__private::NoDerivative),
+        Shape::Closure(_) => quote!(#tk: impl ::core::marker::Sized),
     }
 }
 

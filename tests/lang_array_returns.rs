@@ -1,0 +1,128 @@
+//! Functions that return arrays of floats by value (`-> [f64; 3]`, `-> (f64, [f64; 2])`):
+//! as callees of differentiated code (the result indexed, destructured with `let [a, b]`,
+//! indexed straight after the call) and with companions of their own, in both modes and
+//! under forward over reverse, at random points against a num-dual oracle.
+
+// Index loops in the oracles mirror the constructs under test.
+#![allow(clippy::needless_range_loop)]
+
+mod lang_common;
+
+use autodiff_core::prelude::*;
+use lang_common::*;
+use proptest::prelude::*;
+
+/// The right-hand side of a pendulum with a spring, as an array literal.
+#[differentiable]
+fn rhs(y: &[f64], k: f64) -> [f64; 2] {
+    [y[1], -k * y[0].sin() - 0.1 * y[1] * y[0]]
+}
+
+fn rhs_o<D: Num>(y: &[D], k: D) -> [D; 2] {
+    [y[1], -k * y[0].sin() - y[1] * y[0] * 0.1]
+}
+
+/// A rotation about the z axis written into a local array, with an early return.
+#[autodiff_forward(rotate_fwd, Dual, Dual, Dual)]
+#[autodiff_reverse(rotate_rev, Duplicated, Active, Active)]
+fn rotate(v: &[f64], a: f64) -> [f64; 3] {
+    if a > 10.0 {
+        return [v[0], v[1], v[2]];
+    }
+    let (s, c) = a.sin_cos();
+    let mut out = [0.0; 3];
+    out[0] = c * v[0] - s * v[1];
+    out[1] = s * v[0] + c * v[1];
+    out[2] = v[2] * v[2];
+    out
+}
+
+fn rotate_o<D: Num>(v: &[D], a: D) -> [D; 3] {
+    let (s, c) = (a.sin(), a.cos());
+    [c * v[0] - s * v[1], s * v[0] + c * v[1], v[2] * v[2]]
+}
+
+/// A scalar and an array in one result.
+#[differentiable]
+fn split(v: &[f64]) -> (f64, [f64; 2]) {
+    (v[0] * v[1], [v[1].exp(), v[0] - v[2]])
+}
+
+fn split_o<D: Num>(v: &[D]) -> (D, [D; 2]) {
+    (v[0] * v[1], [v[1].exp(), v[0] - v[2]])
+}
+
+/// Ten explicit Euler steps of [`rhs`] from `x[0..2]` with stiffness `x[2]`, then the
+/// results of the other helpers: indexed, destructured, and indexed at the call.
+#[autodiff_forward(integrate_fwd, Dual, Dual)]
+#[autodiff_reverse(integrate_rev, Duplicated, Active)]
+fn integrate(x: &[f64]) -> f64 {
+    let mut y = [x[0], x[1]];
+    let k = x[2];
+    let h = 0.1;
+    for _ in 0..10 {
+        let d = rhs(&y, k);
+        y[0] += h * d[0];
+        y[1] += h * d[1];
+    }
+    let [p, q] = rhs(&y, k);
+    let r = rotate(x, y[0]);
+    let (m, w) = split(x);
+    // Copies of a returned array and of a returned tuple.
+    let e = r;
+    let t = split(&[r[0], r[1], r[2]]);
+    let u = t;
+    p * q + r[0] * r[1] + rotate(&[r[0], r[1], r[2]], 0.5)[2] + m * w[0] - w[1] * y[1]
+        + e[2] * u.0
+        + u.1[1]
+}
+
+fn integrate_o<D: Num>(x: &[D]) -> D {
+    let mut y = [x[0], x[1]];
+    let k = x[2];
+    for _ in 0..10 {
+        let d = rhs_o(&y, k);
+        y[0] += d[0] * 0.1;
+        y[1] += d[1] * 0.1;
+    }
+    let [p, q] = rhs_o(&y, k);
+    let r = rotate_o(x, y[0]);
+    let (m, w) = split_o(x);
+    let u = split_o(&r);
+    p * q + r[0] * r[1] + rotate_o(&r, c(0.5))[2] + m * w[0] - w[1] * y[1] + r[2] * u.0 + u.1[1]
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn arrays_returned_by_callees(x in vecf(-1.0, 1.0, 3), v in dirs(3), s0 in dirs(3), s in seed()) {
+        check_slice("integrate", (&x, &v, &s0, s), integrate, integrate_fwd, integrate_rev, integrate_o::<Dual64>);
+        check_hvp_of::<integrate_rev>(&x, &v, integrate_o);
+    }
+
+    #[test]
+    fn companions_of_a_function_returning_an_array(
+        x in vecf(-1.0, 1.0, 3),
+        a in -2.0..2.0f64,
+        v in dirs(4),
+        w in dirs(3),
+        s0 in dirs(3),
+    ) {
+        // Forward: the value and the tangent along (v[..3], v[3]).
+        let (value, tangent) = rotate_fwd(&x, &v[..3], a, v[3]);
+        let mut z = x.clone();
+        z.push(a);
+        let (want, want_t) = oracle_jvp(|d| rotate_o(&d[..3], d[3]).to_vec(), &z, &v);
+        check_all("rotate", &value, &want);
+        check_all("rotate tangent", &tangent, &want_t);
+        // Reverse: wᵀJ added into the shadow, and returned for the angle.
+        let mut shadow = s0.clone();
+        let (value, ga) = rotate_rev(&x, &mut shadow, a, [w[0], w[1], w[2]]);
+        check_all("rotate (reverse)", &value, &want);
+        let vjp = oracle_vjp(|d| rotate_o(&d[..3], d[3]).to_vec(), &z, &w);
+        let added: Vec<f64> = shadow.iter().zip(&s0).map(|(a, b)| a - b).collect();
+        check_all("rotate wᵀJ", &added, &vjp[..3]);
+        check("rotate wᵀJ (angle)", ga, vjp[3]);
+    }
+}
