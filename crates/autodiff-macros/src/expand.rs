@@ -876,6 +876,19 @@ impl Gen<'_> {
         adj_decls: TokenStream,
     ) -> ReverseCore {
         let an = rev.an;
+        let rev = match (&seed, self.body.ret.as_slice()) {
+            (Some(s), [r]) if matches!(self.body.ret_shape, crate::ir::RetShape::Single) => {
+                // Parameters whose adjoints are declared after the forward sweep.
+                let mut late = crate::collections::HashSet::default();
+                crate::lower::walk_idents(&adj_decls, &mut |id| {
+                    if let Some(p) = id.to_string().strip_prefix("__b_") {
+                        late.insert(p.to_string());
+                    }
+                });
+                rev.with_known_seed(s.clone(), r.clone(), late)
+            }
+            _ => rev,
+        };
         let sw = rev.sweeps(&self.body.block);
         let (tapes, fwd, back, adjoints) = (sw.tapes, sw.forward, sw.reverse, sw.adjoints);
         let ret = &self.body.ret;

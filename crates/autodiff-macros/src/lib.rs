@@ -14,6 +14,7 @@ mod closures;
 mod collections;
 mod expand;
 mod forward;
+mod fused;
 mod ir;
 mod kept_state;
 mod lower;

@@ -111,7 +111,7 @@ fn overwrites_whole(s: &Stmt, len: Option<&String>) -> bool {
 
 /// The length of each local buffer declared `vec![v; n]` or `[v; n]` in `b`, as the text
 /// of `n` written the way a loop's range end is (see [`crate::reverse::overwrite_loop`]).
-fn declared_lengths(b: &Block) -> HashMap<String, String> {
+pub fn declared_lengths(b: &Block) -> HashMap<String, String> {
     let mut out = HashMap::default();
     each_block(b, &mut |b| {
         for s in b {

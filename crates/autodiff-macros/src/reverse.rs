@@ -59,6 +59,16 @@ pub struct Reverse<'a> {
     /// nothing a callee's state could borrow; and stores of loops keep fewer values
     /// inline, so that the closure stays small to move.
     kept_state: bool,
+    /// The seed of the result and the result, when the forward sweep runs with the seed
+    /// known (a companion or a pullback that runs both sweeps): loops of the outermost
+    /// block may then be reversed an iteration at a time (see [`crate::fused`]).
+    known_seed: Option<(TokenStream, Operand)>,
+    /// Parameters whose adjoints the companion declares only after the forward sweep.
+    late_shadows: HashSet<String>,
+    /// Set by a fused loop just before it emits its body.
+    next_is_fused: RefCell<bool>,
+    /// Locals whose adjoints a fused loop declared before it.
+    declared_early: RefCell<HashSet<String>>,
 }
 
 /// Where a block sits.
@@ -97,7 +107,27 @@ impl<'a> Reverse<'a> {
             maybe_tuples: RefCell::new(HashSet::default()),
             replayed: RefCell::new(HashSet::default()),
             kept_state: false,
+            known_seed: None,
+            late_shadows: HashSet::default(),
+            next_is_fused: RefCell::new(false),
+            declared_early: RefCell::new(HashSet::default()),
         }
+    }
+
+    /// This sweep generator for a function whose forward sweep knows the seed `seed` of
+    /// its one scalar result `ret`, and the adjoints of its parameters but those in
+    /// `late_shadows`. Not for kept state, whose seed comes later.
+    pub fn with_known_seed(
+        mut self,
+        seed: TokenStream,
+        ret: Operand,
+        late_shadows: HashSet<String>,
+    ) -> Self {
+        if !self.kept_state {
+            self.known_seed = Some((seed, ret));
+            self.late_shadows = late_shadows;
+        }
+        self
     }
 
     /// This sweep generator for a closure that owns the recorded values.
@@ -133,6 +163,9 @@ impl<'a> Reverse<'a> {
             }
             if f.is_loop_body && f.first_read.contains_key(&name) {
                 return Need::NextIteration(i);
+            }
+            if f.fused {
+                return Need::No;
             }
         }
         Need::No
@@ -183,7 +216,8 @@ impl<'a> Reverse<'a> {
             in_loop: false,
         };
         let (forward, reverse) = self.block(body, level, quote!());
-        let adjoints = self.adjoint_decls(body);
+        let early = self.declared_early.borrow().clone();
+        let adjoints = self.adjoint_decls_except(body, &early);
         let tapes: TokenStream = self.tapes.borrow().iter().cloned().collect();
         Sweeps {
             tapes,
@@ -353,6 +387,7 @@ impl<'a> Reverse<'a> {
     fn block(&self, b: &Block, level: Level, seeds: TokenStream) -> (TokenStream, TokenStream) {
         let is_loop_body = self.next_is_loop_body.replace(false);
         let mut frame = Frame::new(b, is_loop_body);
+        frame.fused = self.next_is_fused.replace(false);
         crate::lower::walk_idents(&seeds, &mut |id| {
             frame.seeded.insert(id.to_string());
         });
@@ -461,10 +496,16 @@ impl<'a> Reverse<'a> {
 
     /// `let mut __b_v = zero;` for the active locals a block declares.
     fn adjoint_decls(&self, b: &Block) -> TokenStream {
+        self.adjoint_decls_except(b, &HashSet::default())
+    }
+
+    /// [`Self::adjoint_decls`] but for the locals in `except`.
+    fn adjoint_decls_except(&self, b: &Block, except: &HashSet<String>) -> TokenStream {
         let mut out = TokenStream::new();
         let late = self.late_vars.borrow();
         let mut decl = |v: &Ident| {
-            if self.an.is_active(v) && !late.contains(&v.to_string()) {
+            let name = v.to_string();
+            if self.an.is_active(v) && !late.contains(&name) && !except.contains(&name) {
                 out.extend(self.adjoint_decl(v));
             }
         };
@@ -779,6 +820,9 @@ impl<'a> Reverse<'a> {
                 // Adapters such as `step_by` on an inclusive range cannot be reversed in
                 // place: such loops count their trips and replay them from a buffer.
                 let replay = calls_adapter(iter, &["step_by", "skip", "take"]);
+                if let Some(fused) = self.fused_loop(pat, iter, body, block, k) {
+                    return fused;
+                }
                 self.loop_stores.borrow_mut().push(Vec::new());
                 *self.next_is_loop_body.borrow_mut() = true;
                 let plan = CarryPlan::new(pat, iter, body, exit.is_some() || replay, |v| {
@@ -882,6 +926,60 @@ impl<'a> Reverse<'a> {
             }
             Stmt::Inactive(t) => (t.clone(), quote!()),
         }
+    }
+
+    /// A loop of the outermost block whose iterations are reversed as they run (see
+    /// [`crate::fused`]), when it is one: the forward code, which runs both sweeps of each
+    /// iteration, and no reverse code.
+    fn fused_loop(
+        &self,
+        pat: &Ident,
+        iter: &TokenStream,
+        body: &Block,
+        block: &Block,
+        k: usize,
+    ) -> Option<(TokenStream, TokenStream)> {
+        let (seed, ret) = self.known_seed.as_ref()?;
+        if self.frames.borrow().len() != 1 {
+            return None;
+        }
+        let plan = crate::fused::fusion(block, k, ret, self.an, self.kinds, &self.late_shadows)?;
+        let mut early = TokenStream::new();
+        for v in &plan.early {
+            // An adjoint that an earlier fused loop declared holds what it added up.
+            if self.declared_early.borrow_mut().insert(v.to_string()) {
+                early.extend(self.adjoint_decl(v));
+            }
+        }
+        let accs = plan.accumulators.iter().map(|(a, negative)| {
+            let b = adjoint_name(a);
+            if *negative {
+                quote!(let mut #b = -(#seed);)
+            } else {
+                quote!(let mut #b = #seed;)
+            }
+        });
+        // The body is emitted as an outermost block: its locals are still in scope when
+        // its reverse runs, right after it.
+        let level = Level {
+            top: true,
+            in_loop: true,
+        };
+        self.loop_stores.borrow_mut().push(Vec::new());
+        *self.next_is_fused.borrow_mut() = true;
+        self.loops.borrow_mut().push(LoopInfo::new(pat, iter, body));
+        let (bf, br) = self.block(body, level, quote!());
+        self.loops.borrow_mut().pop();
+        self.loop_stores.borrow_mut().pop();
+        let adjoints = self.adjoint_decls(body);
+        let fwd = quote!(
+            #early
+            {
+                #(#accs)*
+                for #pat in #iter { #bf #adjoints #br }
+            }
+        );
+        Some((fwd, quote!()))
     }
 
     /// `__b_o += g` for an active operand.
@@ -1405,6 +1503,9 @@ struct Frame {
     /// The locals the block declares.
     decls: HashSet<String>,
     is_loop_body: bool,
+    /// The body of a loop whose iterations are reversed as they run (see
+    /// [`crate::fused`]): what it overwrites outside needs no record for anything after it.
+    fused: bool,
     /// The statement being emitted.
     k: usize,
     /// Names that the block's reverse seeds mention (the adjoints of its result values).
@@ -1448,6 +1549,7 @@ impl Frame {
             len: b.len(),
             decls,
             is_loop_body,
+            fused: false,
             k: 0,
             seeded: HashSet::default(),
             late: Vec::new(),

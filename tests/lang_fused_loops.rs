@@ -1,0 +1,219 @@
+//! Losses summed over data points, whose reverse companions reverse each iteration of the
+//! loop right after it runs (scratch buffers refilled per point, sums whose adjoint is ±
+//! the seed), and near misses that must be reversed as a whole (a value carried from one
+//! iteration to the next, a sum used non-linearly): in both modes and under forward over
+//! reverse, at random points against a num-dual oracle.
+
+// Index loops in the oracles mirror the constructs under test.
+#![allow(clippy::needless_range_loop)]
+// `loss` overwrites a scalar in every iteration before reading it: its initial value is
+// never read, which is the point.
+#![allow(unused_assignments)]
+// Scratch `Vec`s are what the loops under test reuse (`wxc` is an array, the other form).
+#![allow(clippy::useless_vec)]
+
+mod lang_common;
+
+use autodiff_core::prelude::*;
+use lang_common::*;
+use proptest::prelude::*;
+
+const D: usize = 3;
+
+#[differentiable]
+fn softplus(t: f64) -> f64 {
+    if t > 20.0 { t } else { (1.0 + t.exp()).ln() }
+}
+
+fn softplus_o<T: Num>(t: T) -> T {
+    if t.re() > 20.0 {
+        t
+    } else {
+        (t.exp() + 1.0).ln()
+    }
+}
+
+/// Points `x[3 i..3 i + 3]` against parameters `p = [μ (3), a (3)]`: a centred point and
+/// a weighted copy in buffers reused per point, a scalar overwritten per point, a call per
+/// point, two sums (one subtracted, through a copy), then a regulariser (a loop of its own).
+#[autodiff_forward(loss_fwd, Dual, Dual)]
+#[autodiff_reverse(loss_rev, Duplicated, Active)]
+fn loss(p: &[f64]) -> f64 {
+    let x = [
+        0.3, -1.2, 0.7, 1.5, 0.1, -0.4, -0.8, 0.9, 0.2, 0.05, -0.3, 1.1,
+    ];
+    let n = x.len() / D;
+    let mut w = vec![0.0; D];
+    for j in 0..D {
+        w[j] = p[D + j].exp();
+    }
+    let mut xc = vec![0.0; D];
+    let mut wxc = [0.0; D];
+    let mut t = 0.0;
+    let mut fit = 0.0;
+    let mut pen = 0.0;
+    for i in 0..n {
+        for j in 0..D {
+            xc[j] = x[i * D + j] - p[j];
+        }
+        for j in 0..D {
+            wxc[j] = w[j] * xc[j];
+        }
+        // A lower-triangle update after the diagonal, as in a Cholesky factor.
+        for j in 1..D {
+            wxc[j] += p[D + j - 1] * xc[j - 1];
+        }
+        t = wxc[0] * wxc[1];
+        let mut sq = 0.0;
+        for j in 0..D {
+            sq += wxc[j] * wxc[j];
+        }
+        if t > 0.0 {
+            fit += softplus(sq - t);
+        } else {
+            fit += 0.5 * sq;
+        }
+        pen -= t.sin();
+    }
+    let mut reg = 0.0;
+    for j in 0..D {
+        reg += w[j] * w[j];
+    }
+    let both = fit - pen;
+    let copy = both;
+    copy - reg
+}
+
+fn loss_o<T: Num>(p: &[T]) -> T {
+    let x = [
+        0.3, -1.2, 0.7, 1.5, 0.1, -0.4, -0.8, 0.9, 0.2, 0.05, -0.3, 1.1,
+    ];
+    let n = x.len() / D;
+    let w: Vec<T> = (0..D).map(|j| p[D + j].exp()).collect();
+    let mut fit = T::zero();
+    let mut pen = T::zero();
+    for i in 0..n {
+        let xc: Vec<T> = (0..D).map(|j| -p[j] + x[i * D + j]).collect();
+        let mut wxc: Vec<T> = (0..D).map(|j| w[j] * xc[j]).collect();
+        for j in 1..D {
+            wxc[j] += p[D + j - 1] * xc[j - 1];
+        }
+        let t = wxc[0] * wxc[1];
+        let sq = wxc.iter().fold(T::zero(), |a, &v| a + v * v);
+        if t.re() > 0.0 {
+            fit += softplus_o(sq - t);
+        } else {
+            fit += sq * 0.5;
+        }
+        pen -= t.sin();
+    }
+    let reg = w.iter().fold(T::zero(), |a, &v| a + v * v);
+    fit - pen - reg
+}
+
+/// A near miss: the buffer keeps a value from the previous point, so the loop's
+/// iterations depend on one another.
+#[autodiff_forward(carried_fwd, Dual, Dual)]
+#[autodiff_reverse(carried_rev, Duplicated, Active)]
+fn carried(x: &[f64]) -> f64 {
+    let mut prev = vec![0.0; 2];
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        s += prev[0] * x[i] + prev[1];
+        prev[0] = x[i].sin();
+        prev[1] = prev[0] * x[i];
+    }
+    s
+}
+
+fn carried_o<T: Num>(x: &[T]) -> T {
+    let mut prev = [T::zero(), T::zero()];
+    let mut s = T::zero();
+    for i in 0..x.len() {
+        s += prev[0] * x[i] + prev[1];
+        prev[0] = x[i].sin();
+        prev[1] = prev[0] * x[i];
+    }
+    s
+}
+
+/// A near miss: the sum is used non-linearly after the loop.
+#[autodiff_forward(squared_fwd, Dual, Dual)]
+#[autodiff_reverse(squared_rev, Duplicated, Active)]
+fn squared(x: &[f64]) -> f64 {
+    let mut b = vec![0.0; 1];
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        b[0] = x[i] * x[i];
+        s += b[0].cos();
+    }
+    s * s + s
+}
+
+fn squared_o<T: Num>(x: &[T]) -> T {
+    let s = x.iter().fold(T::zero(), |a, &v| a + (v * v).cos());
+    s * s + s
+}
+
+/// A `Const` work buffer that the function fills and reads back (its shadow is made only
+/// after the forward sweep), read in a loop with a scratch buffer of its own.
+#[autodiff_forward(workspace_fwd, Dual, Const, Dual)]
+#[autodiff_reverse(workspace_rev, Duplicated, Const, Active)]
+fn workspace(x: &[f64], ws: &mut [f64]) -> f64 {
+    let n = x.len();
+    for i in 0..n {
+        ws[i] = x[i].cos();
+    }
+    let mut b = vec![0.0; 2];
+    let mut s = 0.0;
+    for i in 0..n {
+        for j in 0..2 {
+            b[j] = ws[i] * x[(i + j) % n];
+        }
+        s += b[0] * b[1];
+    }
+    s
+}
+
+fn workspace_o<T: Num>(x: &[T]) -> T {
+    let n = x.len();
+    let mut s = T::zero();
+    for i in 0..n {
+        s += x[i].cos() * x[i] * x[i].cos() * x[(i + 1) % n];
+    }
+    s
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn sums_over_points_reversed_per_point(
+        p in vecf(-1.0, 1.0, 2 * D),
+        v in dirs(2 * D),
+        s0 in dirs(2 * D),
+        s in seed(),
+    ) {
+        check_slice("loss", (&p, &v, &s0, s), loss, loss_fwd, loss_rev, loss_o::<Dual64>);
+        check_hvp_of::<loss_rev>(&p, &v, loss_o);
+    }
+
+    #[test]
+    fn loops_that_cannot_be_reversed_per_iteration(
+        (x, v, s0, s) in slice_seed_case(-1.5, 1.5, 1..6),
+    ) {
+        check_slice("carried", (&x, &v, &s0, s), carried, carried_fwd, carried_rev, carried_o::<Dual64>);
+        check_hvp_of::<carried_rev>(&x, &v, carried_o);
+        check_slice("squared", (&x, &v, &s0, s), squared, squared_fwd, squared_rev, squared_o::<Dual64>);
+        check_hvp_of::<squared_rev>(&x, &v, squared_o);
+        let n = x.len();
+        check_slice(
+            "workspace",
+            (&x, &v, &s0, s),
+            |x| workspace(x, &mut vec![7.0; n]),
+            |x, v| workspace_fwd(x, v, &mut vec![7.0; n]),
+            |x, b, s| workspace_rev(x, b, &mut vec![7.0; n], s),
+            workspace_o::<Dual64>,
+        );
+    }
+}
