@@ -111,6 +111,20 @@ fn loss_o<T: Num>(p: &[T]) -> T {
     fit - pen - reg
 }
 
+/// [`loss`] as a callee: its pullback runs both sweeps with the seed known, so its loop
+/// over points is reversed a point at a time there too.
+#[autodiff_forward(outer_fwd, Dual, Dual)]
+#[autodiff_reverse(outer_rev, Duplicated, Active)]
+fn outer(p: &[f64]) -> f64 {
+    let a = loss(p);
+    a * a.sin() + p[0] * loss(p)
+}
+
+fn outer_o<T: Num>(p: &[T]) -> T {
+    let a = loss_o(p);
+    a * a.sin() + p[0] * loss_o(p)
+}
+
 /// A near miss: the buffer keeps a value from the previous point, so the loop's
 /// iterations depend on one another.
 #[autodiff_forward(carried_fwd, Dual, Dual)]
@@ -196,6 +210,8 @@ proptest! {
     ) {
         check_slice("loss", (&p, &v, &s0, s), loss, loss_fwd, loss_rev, loss_o::<Dual64>);
         check_hvp_of::<loss_rev>(&p, &v, loss_o);
+        check_slice("outer", (&p, &v, &s0, s), outer, outer_fwd, outer_rev, outer_o::<Dual64>);
+        check_hvp_of::<outer_rev>(&p, &v, outer_o);
     }
 
     #[test]
