@@ -24,7 +24,7 @@ fn numbers(text: &str) -> impl Iterator<Item = f64> + '_ {
 }
 
 /// One GMM instance (`gmm/*.txt`).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct GmmInput {
     /// Dimension of the points.
     pub d: usize,
@@ -92,7 +92,7 @@ pub fn parse_gmm(text: &str) -> GmmInput {
 }
 
 /// One LSTM instance (`lstm/*.txt`).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct LstmInput {
     /// Layers.
     pub l: usize,

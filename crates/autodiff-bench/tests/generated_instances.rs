@@ -3,42 +3,23 @@
 //! the others and with central differences, so that the benchmarks can run at sizes
 //! ADBench's files do not have.
 
-use autodiff_bench::adbench::{
-    GmmInput, LstmInput, load_gmm, load_lstm, parse_gmm, parse_lstm, write_gmm, write_lstm,
-};
+use autodiff_bench::adbench::{load_gmm, load_lstm, parse_gmm, parse_lstm, write_gmm, write_lstm};
 use autodiff_bench::generate::{gmm_instance, lstm_instance};
 use autodiff_bench::gmm::Gmm;
 use autodiff_bench::lstm::Lstm;
 use autodiff_bench::{max_rel_error, rel_diff};
 
-fn same_gmm(a: &GmmInput, b: &GmmInput) {
-    assert_eq!((a.d, a.k, a.n), (b.d, b.k, b.n));
-    assert_eq!(a.alphas, b.alphas);
-    assert_eq!(a.means, b.means);
-    assert_eq!(a.icf, b.icf);
-    assert_eq!(a.x, b.x);
-    assert_eq!((a.gamma, a.m), (b.gamma, b.m));
-}
-
-fn same_lstm(a: &LstmInput, b: &LstmInput) {
-    assert_eq!((a.l, a.c, a.b), (b.l, b.c, b.b));
-    assert_eq!(a.main, b.main);
-    assert_eq!(a.extra, b.extra);
-    assert_eq!(a.state, b.state);
-    assert_eq!(a.seq, b.seq);
-}
-
 #[test]
 fn instances_survive_the_file_layout() {
     let g = gmm_instance(4, 3, 20, 9);
-    same_gmm(&parse_gmm(&write_gmm(&g)), &g);
+    assert_eq!(parse_gmm(&write_gmm(&g)), g);
     let l = lstm_instance(2, 8, 5, 9);
-    same_lstm(&parse_lstm(&write_lstm(&l)), &l);
+    assert_eq!(parse_lstm(&write_lstm(&l)), l);
     // ADBench's own files too: the layout written is the one read.
     let g = load_gmm("gmm_d2_K5");
-    same_gmm(&parse_gmm(&write_gmm(&g)), &g);
+    assert_eq!(parse_gmm(&write_gmm(&g)), g);
     let l = load_lstm("lstm_l2_c1024");
-    same_lstm(&parse_lstm(&write_lstm(&l)), &l);
+    assert_eq!(parse_lstm(&write_lstm(&l)), l);
 }
 
 /// Central differences of `f` at `p`, one component at a time.
