@@ -314,9 +314,7 @@ fn clearly_not_float(ty: &syn::Type) -> bool {
         Type::Paren(p) => clearly_not_float(&p.elem),
         // An array of a literal length is returned element by element.
         Type::Array(a) => {
-            clearly_not_float(&a.elem)
-                || !matches!(&a.len, syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. })
-                    if n.base10_parse::<usize>().is_ok_and(|n| n > 0))
+            clearly_not_float(&a.elem) || crate::lower::returned_array_len(ty).is_none()
         }
         Type::Slice(_)
         | Type::Reference(_)

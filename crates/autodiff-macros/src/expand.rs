@@ -555,11 +555,7 @@ impl Gen<'_> {
         let prim: Vec<TokenStream> = ret.iter().map(Operand::primal).collect();
         let tans: Vec<TokenStream> = ret.iter().map(|o| tangent_or_zero(an, o)).collect();
         let shape = &self.body.ret_shape;
-        if prim.is_empty() {
-            (quote!(()), quote!(()))
-        } else {
-            (shape.assemble(&prim), shape.assemble(&tans))
-        }
+        (shape.assemble(&prim), shape.assemble(&tans))
     }
 
     fn doc(&self, what: &str) -> TokenStream {

@@ -276,7 +276,7 @@ fn adjoint_signs(rest: &[Stmt], ret: &Operand, accumulators: &[Ident]) -> Option
 ///   the old contents there).
 ///
 /// A `b` that never mentions `w` also qualifies.
-pub fn killed(
+fn killed(
     b: &Block,
     w: &str,
     lengths: &HashMap<String, String>,

@@ -6480,7 +6480,7 @@ impl VisitMut for FloatLitsLike {
 
 /// The types of the scalars of a returned value of type `t`: its own, or its elements'
 /// for an array of a literal length.
-fn scalar_types(t: &syn::Type) -> Vec<syn::Type> {
+pub fn scalar_types(t: &syn::Type) -> Vec<syn::Type> {
     match (t, returned_array_len(t)) {
         (syn::Type::Array(a), Some(n)) => vec![(*a.elem).clone(); n],
         _ => vec![t.clone()],

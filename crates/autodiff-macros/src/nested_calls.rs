@@ -173,12 +173,7 @@ fn flat_tuple(g: &Gen) -> Option<Vec<syn::Type>> {
     while let syn::Type::Paren(p) = t {
         t = &p.elem;
     }
-    let scalars = |t: &syn::Type| match t {
-        syn::Type::Array(a) => {
-            vec![(*a.elem).clone(); crate::lower::returned_array_len(t).unwrap_or(0)]
-        }
-        t => vec![t.clone()],
-    };
+    let scalars = crate::lower::scalar_types;
     let elems: Vec<syn::Type> = match (t, &g.body.ret_shape) {
         (syn::Type::Tuple(tt), RetShape::Tuple(_)) => tt.elems.iter().flat_map(scalars).collect(),
         (t, RetShape::Array(_)) => scalars(t),

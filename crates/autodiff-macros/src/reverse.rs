@@ -965,6 +965,8 @@ impl<'a> Reverse<'a> {
             top: true,
             in_loop: true,
         };
+        // Stores in the body are stores of a loop (stacks), though their values last one
+        // iteration and need no reserve.
         self.loop_stores.borrow_mut().push(Vec::new());
         *self.next_is_fused.borrow_mut() = true;
         self.loops.borrow_mut().push(LoopInfo::new(pat, iter, body));
