@@ -1770,6 +1770,12 @@ impl Lowerer {
                 Ok(())
             }
             "push" if m.args.len() == 1 => {
+                if let Expr::Tuple(t) = &m.args[0] {
+                    return unsupported(
+                        t,
+                        "pushing a tuple onto a vector (keep one vector per element of the tuple)",
+                    );
+                }
                 let place = self.lower_place(&m.receiver)?;
                 let v = self.lower_expr(&m.args[0])?;
                 let val = self.pushed(v, m.args[0].span())?;
@@ -2741,6 +2747,8 @@ impl Lowerer {
     /// row by row would need shadows built row by row).
     fn pushed(&mut self, v: Val, span: Span) -> Result<Operand> {
         let buffer = match &v {
+            // A struct: `operand` says that a struct value cannot go into a `Vec`.
+            Val::Place(p, _) if self.is_struct_value(p) => false,
             Val::Place(p, _) => !is_scalar_place(p, self),
             Val::Op(Operand::Var(b)) => {
                 matches!(self.kinds.get(&b.to_string()), Some(VarKind::Buffer))
