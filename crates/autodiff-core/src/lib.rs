@@ -32,10 +32,17 @@
 //! ```
 //!
 //! The crate re-exports the attribute macros; it is the only dependency a user needs.
+//!
+//! Features: `nested` (on by default) makes every annotated function differentiable
+//! again (Hessian-vector products, forward over reverse); `ndarray` accepts `ndarray`
+//! arrays as parameters of differentiated functions, read and written by index
+//! (`a[[i, j]]`), with shadows of the same type.
 
 mod buffers;
 mod difffn;
 pub mod helpers;
+#[cfg(feature = "ndarray")]
+mod ndarray_support;
 mod nested_rules;
 pub mod partials;
 mod protocol;

@@ -375,6 +375,10 @@ zero_shadow! {
     impl[T: ZeroLike<Out = T>] Vec<T> => Vec<T>;
     impl[T: ZeroLike<Out = T>, const N: usize] [T; N] => [T; N];
 }
+#[cfg(feature = "ndarray")]
+zero_shadow! {
+    impl[A: ZeroLike<Out = A> + Clone, D: ndarray::Dimension] ndarray::Array<A, D> => ndarray::Array<A, D>;
+}
 
 // Tuples of tangents, nested too: the result of a function that returns a tuple, paired
 // with its tangent by a forward companion.

@@ -75,6 +75,56 @@ pub fn is_inert_method(name: &str) -> bool {
     )
 }
 
+/// Methods of an `ndarray` array that give its shape (integers, no derivative).
+pub fn is_ndarray_shape_method(name: &str) -> bool {
+    matches!(
+        name,
+        "dim" | "nrows" | "ncols" | "shape" | "ndim" | "raw_dim" | "len_of" | "is_square"
+    )
+}
+
+/// `Array`, `Array1`..`Array6`, `ArrayD`, `ArcArray`, `CowArray`, `ArrayBase`, and the
+/// views `ArrayView*`, `ArrayViewMut*`: the `ndarray` array types.
+pub fn is_ndarray_type_name(name: &str) -> bool {
+    let rest = ["ArrayViewMut", "ArrayView", "ArcArray", "CowArray", "Array"]
+        .iter()
+        .find_map(|p| name.strip_prefix(p));
+    match rest {
+        Some("" | "D" | "Base") => true,
+        Some(n) => n.len() == 1 && n.as_bytes()[0].is_ascii_digit(),
+        None => false,
+    }
+}
+
+/// A path type naming an `ndarray` array (`Array2<f64>`, `ndarray::ArrayView1<'a, F>`).
+pub fn is_ndarray_type(ty: &syn::Type) -> bool {
+    match ty {
+        syn::Type::Path(p) => p
+            .path
+            .segments
+            .last()
+            .is_some_and(|s| is_ndarray_type_name(&s.ident.to_string())),
+        syn::Type::Paren(p) => is_ndarray_type(&p.elem),
+        syn::Type::Group(g) => is_ndarray_type(&g.elem),
+        _ => false,
+    }
+}
+
+/// An `ndarray` type known to have one dimension: `Array1<F>`, `ArrayView1<'_, F>`,
+/// `Array<F, Ix1>`.
+pub fn is_ndarray_rank1(ty: &syn::Type) -> bool {
+    let syn::Type::Path(p) = ty else {
+        return false;
+    };
+    let Some(last) = p.path.segments.last() else {
+        return false;
+    };
+    last.ident.to_string().ends_with('1')
+        || matches!(&last.arguments, syn::PathArguments::AngleBracketed(a)
+            if a.args.iter().any(|g| matches!(g, syn::GenericArgument::Type(syn::Type::Path(t))
+                if t.path.is_ident("Ix1"))))
+}
+
 /// Statement macros that have no effect on values and are kept as written.
 pub fn is_inert_macro(name: &str) -> bool {
     matches!(

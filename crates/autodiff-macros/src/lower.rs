@@ -136,6 +136,11 @@ pub struct Lowerer {
     scalar_refs: HashSet<String>,
     /// Parameters that are references to any other non-float type (`&mut Model`).
     struct_refs: HashSet<String>,
+    /// Parameters that are references to `ndarray` arrays (`&Array2<f64>`): their shape
+    /// methods (`a.dim()`, `a.nrows()`) carry no derivative.
+    array_params: HashSet<String>,
+    /// Those of them with more than one dimension, or an unknown number (`Array2<f64>`).
+    multi_dim_arrays: HashSet<String>,
     /// Struct parameters whose values a pattern binds (see [`Body::pattern_params`]).
     pattern_params: Vec<(String, Span)>,
     /// Scrutinee locals of patterns on a struct parameter, with the user's scrutinee
@@ -270,6 +275,8 @@ impl Lowerer {
             companion: false,
             scalar_refs: struct_shaped_params(sig, true),
             struct_refs: struct_shaped_params(sig, false),
+            array_params: ndarray_params(sig, false),
+            multi_dim_arrays: ndarray_params(sig, true),
             pattern_params: Vec::new(),
             struct_values: HashSet::default(),
             value_scrutinees: HashSet::default(),
@@ -322,6 +329,8 @@ impl Lowerer {
             companion: self.companion,
             scalar_refs: self.scalar_refs.clone(),
             struct_refs: self.struct_refs.clone(),
+            array_params: self.array_params.clone(),
+            multi_dim_arrays: self.multi_dim_arrays.clone(),
             pattern_params: Vec::new(),
             struct_values: self.struct_values.clone(),
             value_scrutinees: self.value_scrutinees.clone(),
@@ -1559,6 +1568,14 @@ impl Lowerer {
                         && segs[1] == "zero_like"
                         && c.args.len() == 1
                         && self.names_buffer(&c.args[0]);
+                    if segs.len() >= 2
+                        && crate::builtins::is_ndarray_type_name(&segs[segs.len() - 2])
+                    {
+                        return unsupported(
+                            e,
+                            "an `ndarray` array created in the function (arrays are supported as parameters; use a `Vec` for a buffer of the function's own)",
+                        );
+                    }
                     if tape
                         || zero_buffer
                         || (segs.len() >= 2
@@ -1784,6 +1801,12 @@ impl Lowerer {
             }
             "fill" if m.args.len() == 1 => {
                 let place = self.lower_place(&m.receiver)?;
+                if place.is_whole() && self.array_params.contains(&place.base.to_string()) {
+                    return unsupported(
+                        m,
+                        "`fill` of a whole `ndarray` array (write its elements by index)",
+                    );
+                }
                 let v = self.lower_expr(&m.args[0])?;
                 let val = self.operand(v, m.args[0].span())?;
                 self.emit(Stmt::Fill { place, val });
@@ -2764,6 +2787,15 @@ impl Lowerer {
         self.operand(v, span)
     }
 
+    /// `a.dim()`, `a.nrows()`, .. of an `ndarray` parameter: its shape, an integer.
+    fn is_array_shape(&self, m: &syn::ExprMethodCall) -> bool {
+        crate::builtins::is_ndarray_shape_method(&m.method.to_string())
+            && matches!(&*m.receiver, Expr::Path(p) if p.path.get_ident().is_some_and(|id| {
+                matches!(self.lookup(&id.to_string()), Some(Binding::Var(v))
+                    if self.array_params.contains(&v.to_string()))
+            }))
+    }
+
     /// Whether `p` is one index into a matrix (`hs[i]`): a row.
     fn is_row(&self, p: &Place) -> bool {
         matches!(p.proj.as_slice(), [Proj::Index(_)])
@@ -3392,6 +3424,15 @@ impl Lowerer {
                         match self.lower_expr(&m.receiver)? {
                             Val::Op(Operand::Var(v)) if self.holds_constant(&v) => {
                                 Ok(Some(self.constant_chain(e, &v)))
+                            }
+                            Val::Place(p, _)
+                                if p.is_whole()
+                                    && self.multi_dim_arrays.contains(&p.base.to_string()) =>
+                            {
+                                unsupported(
+                                    e,
+                                    "iterating an `ndarray` array of more than one dimension (loop over its indexes, `a[[i, j]]`)",
+                                )
                             }
                             Val::Place(p, pm) => Ok(Some(Chain {
                                 source: Source::Slice(
@@ -4473,7 +4514,7 @@ impl Lowerer {
             let v = self.lower_collect(chain, span)?;
             return Ok(Val::Place(Place::local(v.var().unwrap().clone()), true));
         }
-        if is_inert_method(&name) {
+        if is_inert_method(&name) || self.is_array_shape(m) {
             return Ok(Val::Op(Operand::Lit(
                 self.render(&Expr::MethodCall(m.clone())),
             )));
@@ -5801,6 +5842,21 @@ fn struct_shaped_params(sig: &SigInfo, scalar: bool) -> HashSet<String> {
             let to_scalar = matches!(&p.ty, Some(syn::Type::Reference(r))
                 if crate::signature::is_float_type(&r.elem, &sig.float_params));
             matches!(p.shape, Shape::Struct { .. }) && to_scalar == scalar
+        })
+        .map(|p| p.name.to_string())
+        .collect()
+}
+
+/// The parameters that are references to `ndarray` arrays (with `multi_dim`, only those
+/// not known to have one dimension).
+fn ndarray_params(sig: &SigInfo, multi_dim: bool) -> HashSet<String> {
+    sig.params
+        .iter()
+        .filter(|p| matches!(p.shape, Shape::Struct { .. }))
+        .filter(|p| {
+            matches!(&p.ty, Some(syn::Type::Reference(r))
+                if crate::builtins::is_ndarray_type(&r.elem)
+                    && (!multi_dim || !crate::builtins::is_ndarray_rank1(&r.elem)))
         })
         .map(|p| p.name.to_string())
         .collect()

@@ -1,0 +1,288 @@
+//! `ndarray` arrays as parameters (feature `ndarray` of autodiff-core): element reads and
+//! writes by index (`a[i]`, `a[[i, j]]`), shape methods, iterator chains over a
+//! one-dimensional array, an `&mut Array1` output, calls between functions that take
+//! arrays, and H·v through them, at random shapes and points, against num-dual oracles
+//! written on flat row-major slices.
+
+// Index loops are constructs under test.
+#![allow(clippy::needless_range_loop)]
+
+mod lang_common;
+
+use autodiff_core::prelude::*;
+use lang_common::*;
+use ndarray::{Array1, Array2};
+use proptest::prelude::*;
+
+/// `Σ_i tanh((A x)_i)`: two-dimensional indexing and `dim()`.
+#[autodiff_forward(tanh_mv_fwd, Dual, Dual, Dual)]
+#[autodiff_reverse(tanh_mv_rev, Duplicated, Duplicated, Active)]
+fn tanh_mv(a: &Array2<f64>, x: &Array1<f64>) -> f64 {
+    let (m, n) = a.dim();
+    let mut s = 0.0;
+    for i in 0..m {
+        let mut y = 0.0;
+        for j in 0..n {
+            y += a[[i, j]] * x[j];
+        }
+        s += y.tanh();
+    }
+    s
+}
+
+fn tanh_mv_oracle<D: Num>(a: &[D], x: &[D], m: usize, n: usize) -> D {
+    let mut s = D::zero();
+    for i in 0..m {
+        let mut y = D::zero();
+        for j in 0..n {
+            y += a[i * n + j] * x[j];
+        }
+        s += y.tanh();
+    }
+    s
+}
+
+/// `out = sin(W x + b)` into an `&mut Array1`, shapes from `nrows()`/`ncols()`.
+#[differentiable]
+#[autodiff_forward(layer_fwd, Dual, Dual, Dual, Dual)]
+#[autodiff_reverse(layer_rev, Duplicated, Duplicated, Duplicated, Duplicated)]
+fn layer(w: &Array2<f64>, b: &Array1<f64>, x: &Array1<f64>, out: &mut Array1<f64>) {
+    for i in 0..w.nrows() {
+        let mut acc = b[i];
+        for j in 0..w.ncols() {
+            acc += w[[i, j]] * x[j];
+        }
+        out[i] = acc.sin();
+    }
+}
+
+fn layer_oracle<D: Num>(w: &[D], b: &[D], x: &[D], m: usize, n: usize) -> Vec<D> {
+    (0..m)
+        .map(|i| {
+            let mut acc = b[i];
+            for j in 0..n {
+                acc += w[i * n + j] * x[j];
+            }
+            acc.sin()
+        })
+        .collect()
+}
+
+/// `Σ_i v_i tanh((W x + b)_i)`, through a call of a function that takes arrays, with a
+/// `Vec` for the hidden layer, and an iterator chain over an array.
+#[differentiable]
+fn hidden(w: &Array2<f64>, b: &Array1<f64>, x: &Array1<f64>, h: &mut [f64]) {
+    for i in 0..w.nrows() {
+        let mut acc = b[i];
+        for j in 0..w.ncols() {
+            acc += w[[i, j]] * x[j];
+        }
+        h[i] = acc.tanh();
+    }
+}
+
+#[autodiff_reverse(mlp_rev, Duplicated, Duplicated, Duplicated, Const, Active)]
+fn mlp(w: &Array2<f64>, b: &Array1<f64>, v: &Array1<f64>, x: &Array1<f64>) -> f64 {
+    let mut h = vec![0.0; w.nrows()];
+    hidden(w, b, x, &mut h);
+    let y: f64 = v.iter().enumerate().map(|(i, vi)| vi * h[i]).sum();
+    0.5 * y * y + 0.01 * v.iter().map(|t| t * t).sum::<f64>()
+}
+
+fn mlp_oracle<D: Num>(w: &[D], b: &[D], v: &[D], x: &[f64], m: usize, n: usize) -> D {
+    let mut y = D::zero();
+    let mut reg = D::zero();
+    for i in 0..m {
+        let mut acc = b[i];
+        for j in 0..n {
+            acc += w[i * n + j] * c::<D>(x[j]);
+        }
+        y += v[i] * acc.tanh();
+        reg += v[i] * v[i];
+    }
+    c::<D>(0.5) * y * y + c::<D>(0.01) * reg
+}
+
+/// The gradient of `mlp` with respect to `w`, `b`, `v`, added into `gw`, `gb`, `gv`, whose
+/// forward companion is the Hessian-vector product.
+#[allow(clippy::too_many_arguments)]
+#[autodiff_forward(mlp_hvp, Dual, Dual, Dual, Dual, Dual, Dual, Const)]
+fn mlp_grad(
+    w: &Array2<f64>,
+    b: &Array1<f64>,
+    v: &Array1<f64>,
+    gw: &mut Array2<f64>,
+    gb: &mut Array1<f64>,
+    gv: &mut Array1<f64>,
+    x: &Array1<f64>,
+) {
+    mlp_rev(w, gw, b, gb, v, gv, x, 1.0);
+}
+
+/// Generic over the float type: `Σ x_i² · a_i` at `f32`, `mapv`-free.
+#[autodiff_reverse(weighted_rev, Duplicated, Const, Active)]
+fn weighted<F: Real>(x: &Array1<F>, a: &Array1<F>) -> F {
+    let mut s = F::zero();
+    for i in 0..x.len() {
+        s += x[i] * x[i] * a[i];
+    }
+    s
+}
+
+fn matrix(m: usize, n: usize, v: &[f64]) -> Array2<f64> {
+    Array2::from_shape_vec((m, n), v.to_vec()).unwrap()
+}
+
+fn flat(a: &Array2<f64>) -> Vec<f64> {
+    a.iter().copied().collect()
+}
+
+/// A random shape `(m, n)` and values for an `m × n` matrix and vectors of `n` and `m`.
+fn shaped() -> impl Strategy<Value = (usize, usize, Vec<f64>, Vec<f64>, Vec<f64>, f64)> {
+    (1usize..5, 1usize..5).prop_flat_map(|(m, n)| {
+        (
+            Just(m),
+            Just(n),
+            prop::collection::vec(-1.5f64..1.5, m * n),
+            prop::collection::vec(-1.5f64..1.5, n),
+            prop::collection::vec(-1.5f64..1.5, m),
+            -2.0f64..2.0,
+        )
+    })
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn matrix_vector_by_index((m, n, a, x, _, seed) in shaped()) {
+        let am = matrix(m, n, &a);
+        let xv = Array1::from_vec(x.clone());
+        let mut ax = a.clone();
+        ax.extend(&x);
+        let oracle = |d: &[Dual64]| tanh_mv_oracle(&d[..m * n], &d[m * n..], m, n);
+        let (value, grad) = oracle_grad(oracle, &ax);
+
+        let mut ga = Array2::zeros((m, n));
+        let mut gx = Array1::zeros(n);
+        let f = tanh_mv_rev(&am, &mut ga, &xv, &mut gx, seed);
+        check("value", f, value);
+        check("primal", tanh_mv(&am, &xv), value);
+        let mut got = flat(&ga);
+        got.extend(gx.iter());
+        let want: Vec<f64> = grad.iter().map(|g| g * seed).collect();
+        check_all("gradient", &got, &want);
+
+        // Forward along a direction of all inputs.
+        let dir: Vec<f64> = (0..ax.len()).map(|i| ((i * 7 % 5) as f64 - 2.0) * 0.3).collect();
+        let (fv, t) = tanh_mv_fwd(&am, &matrix(m, n, &dir[..m * n]), &xv, &Array1::from_vec(dir[m * n..].to_vec()));
+        check("forward value", fv, value);
+        let jv: f64 = grad.iter().zip(&dir).map(|(g, d)| g * d).sum();
+        check("forward tangent", t, jv);
+    }
+
+    #[test]
+    fn output_array_in_both_modes((m, n, w, x, b, _) in shaped(), wts in prop::collection::vec(-1.0f64..1.0, 4)) {
+        let wm = matrix(m, n, &w);
+        let (bv, xv) = (Array1::from_vec(b.clone()), Array1::from_vec(x.clone()));
+        let mut inputs = w.clone();
+        inputs.extend(&b);
+        inputs.extend(&x);
+        let oracle = |d: &[Dual64]| layer_oracle(&d[..m * n], &d[m * n..m * n + m], &d[m * n + m..], m, n);
+
+        // Forward: the tangent of `out` along a direction of all inputs.
+        let dir: Vec<f64> = (0..inputs.len()).map(|i| ((i * 3 % 7) as f64 - 3.0) * 0.25).collect();
+        let (want_out, want_t) = oracle_jvp(oracle, &inputs, &dir);
+        let mut out = Array1::zeros(m);
+        let mut dout = Array1::zeros(m);
+        layer_fwd(
+            &wm, &matrix(m, n, &dir[..m * n]),
+            &bv, &Array1::from_vec(dir[m * n..m * n + m].to_vec()),
+            &xv, &Array1::from_vec(dir[m * n + m..].to_vec()),
+            &mut out, &mut dout,
+        );
+        check_all("out", out.as_slice().unwrap(), &want_out);
+        check_all("out tangent", dout.as_slice().unwrap(), &want_t);
+
+        // Reverse: the adjoint of `out` is given in its shadow, which comes back zeroed.
+        let wbar: Vec<f64> = (0..m).map(|i| wts[i % 4]).collect();
+        let want = oracle_vjp(oracle, &inputs, &wbar);
+        let (mut gw, mut gb, mut gx) = (Array2::zeros((m, n)), Array1::zeros(m), Array1::zeros(n));
+        let mut out = Array1::zeros(m);
+        let mut bout = Array1::from_vec(wbar.clone());
+        layer_rev(&wm, &mut gw, &bv, &mut gb, &xv, &mut gx, &mut out, &mut bout);
+        check_all("out (reverse)", out.as_slice().unwrap(), &want_out);
+        let mut got = flat(&gw);
+        got.extend(gb.iter());
+        got.extend(gx.iter());
+        check_all("vjp", &got, &want);
+        prop_assert!(bout.iter().all(|v| *v == 0.0), "the output's adjoint is consumed");
+    }
+
+    #[test]
+    fn calls_iterators_and_hvp((m, n, w, x, b, _) in shaped(), v in prop::collection::vec(-1.0f64..1.0, 4), dir_seed in 0usize..5) {
+        let vv: Vec<f64> = (0..m).map(|i| v[i % 4]).collect();
+        let (wm, bv, vvec, xv) = (matrix(m, n, &w), Array1::from_vec(b.clone()), Array1::from_vec(vv.clone()), Array1::from_vec(x.clone()));
+        let mut params = w.clone();
+        params.extend(&b);
+        params.extend(&vv);
+        let split = |d: &[Dual64]| mlp_oracle(&d[..m * n], &d[m * n..m * n + m], &d[m * n + m..], &x, m, n);
+        let (value, grad) = oracle_grad(split, &params);
+
+        let (mut gw, mut gb, mut gv) = (Array2::zeros((m, n)), Array1::zeros(m), Array1::zeros(m));
+        let f = mlp_rev(&wm, &mut gw, &bv, &mut gb, &vvec, &mut gv, &xv, 1.0);
+        check("value", f, value);
+        let mut got = flat(&gw);
+        got.extend(gb.iter());
+        got.extend(gv.iter());
+        check_all("gradient", &got, &grad);
+
+        // H·v by forward over reverse.
+        let dir: Vec<f64> = (0..params.len()).map(|i| (((i + dir_seed) * 5 % 9) as f64 - 4.0) * 0.2).collect();
+        let (mut gw, mut gb, mut gv) = (Array2::zeros((m, n)), Array1::zeros(m), Array1::zeros(m));
+        let (mut hw, mut hb, mut hv) = (Array2::zeros((m, n)), Array1::zeros(m), Array1::zeros(m));
+        mlp_hvp(
+            &wm, &matrix(m, n, &dir[..m * n]),
+            &bv, &Array1::from_vec(dir[m * n..m * n + m].to_vec()),
+            &vvec, &Array1::from_vec(dir[m * n + m..].to_vec()),
+            &mut gw, &mut hw, &mut gb, &mut hb, &mut gv, &mut hv, &xv,
+        );
+        let mut g2 = flat(&gw);
+        g2.extend(gb.iter());
+        g2.extend(gv.iter());
+        check_all("gradient under H·v", &g2, &grad);
+        let mut h = flat(&hw);
+        h.extend(hb.iter());
+        h.extend(hv.iter());
+        check_hvp(&h, &params, &dir, |d| {
+            let x: Vec<num_dual::HyperDual64> = x.iter().map(|t| num_dual::HyperDual64::from(*t)).collect();
+            let (w, rest) = d.split_at(m * n);
+            let (b, v) = rest.split_at(m);
+            let mut y = num_dual::HyperDual64::from(0.0);
+            let mut reg = num_dual::HyperDual64::from(0.0);
+            for i in 0..m {
+                let mut acc = b[i];
+                for j in 0..n {
+                    acc += w[i * n + j] * x[j];
+                }
+                y += v[i] * acc.tanh();
+                reg += v[i] * v[i];
+            }
+            y * y * 0.5 + reg * 0.01
+        });
+    }
+
+    #[test]
+    fn generic_float_at_f32(x in prop::collection::vec(-2.0f32..2.0, 1..6)) {
+        let a: Vec<f32> = (0..x.len()).map(|i| 0.5 + i as f32 * 0.25).collect();
+        let (xv, av) = (Array1::from_vec(x.clone()), Array1::from_vec(a.clone()));
+        let mut g = Array1::<f32>::zeros(x.len());
+        let f = weighted_rev(&xv, &mut g, &av, 1.0);
+        let want: f32 = x.iter().zip(&a).map(|(x, a)| x * x * a).sum();
+        prop_assert!((f - want).abs() <= 1e-5 * (1.0 + want.abs()));
+        for i in 0..x.len() {
+            // d/dx_i of x_i² a_i, analytically.
+            prop_assert!((g[i] - 2.0 * x[i] * a[i]).abs() <= 1e-5 * (1.0 + g[i].abs()));
+        }
+    }
+}
