@@ -7,6 +7,7 @@
 //! - [`rosenbrock`]: the extended Rosenbrock function over `&[f64]`.
 //! - [`gmm`]: the ADBench Gaussian mixture model objective.
 //! - [`lstm`]: the ADBench LSTM objective.
+//! - [`mlp`]: a two-layer perceptron on `ndarray` arrays.
 //!
 //! The ADBench inputs and expected outputs are in `data/adbench/` (MIT License, Copyright
 //! (c) Microsoft Corporation, from microsoft/ADBench); [`adbench`] loads them, and
@@ -21,6 +22,7 @@ pub mod adbench;
 pub mod generate;
 pub mod gmm;
 pub mod lstm;
+pub mod mlp;
 pub mod peers;
 pub mod rosenbrock;
 

@@ -14,6 +14,7 @@
 use autodiff_bench::adbench::{load_gmm, load_lstm};
 use autodiff_bench::gmm::Gmm;
 use autodiff_bench::lstm::Lstm;
+use autodiff_bench::mlp::Mlp;
 use autodiff_bench::peers::{adtrait, candle, numdual};
 use autodiff_bench::rosenbrock as rb;
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -373,6 +374,34 @@ fn lstm(name: &str, budget: Duration) -> Problem {
     p
 }
 
+fn mlp(inputs: usize, hidden: usize, n: usize, budget: Duration) -> Problem {
+    let m = Mlp::new(inputs, hidden, n);
+    let mut p = Problem::new(
+        format!("MLP on ndarray (inputs={inputs}, hidden={hidden}, batch={n})"),
+        m.num_params(),
+    );
+    eprintln!("{}", p.name);
+    let mut g = m.zero_grads();
+    p.measure(budget, "primal", "", || black_box(&m).objective());
+    p.measure(budget, OURS, "", || black_box(&m).gradient(&mut g));
+    p.measure(budget, HAND, "", || black_box(&m).gradient_hand(&mut g));
+    let mut v = m.zero_grads();
+    let dir = autodiff_bench::pseudo_random(m.num_params(), 13, -1.0, 1.0);
+    for (t, d) in
+        v.0.iter_mut()
+            .chain(v.1.iter_mut())
+            .chain(v.2.iter_mut())
+            .zip(dir)
+    {
+        *t = d;
+    }
+    let mut hv = m.zero_grads();
+    p.measure(budget, OURS_HVP, "forward over reverse", || {
+        black_box(&m).hvp(&v, &mut g, &mut hv)
+    });
+    p
+}
+
 // ---------------------------------------------------------------------------------------
 // Report.
 
@@ -661,6 +690,7 @@ fn main() {
             "lstm_l4_c1024",
             Box::new(move || lstm("lstm_l4_c1024", budget)),
         ),
+        ("mlp_ndarray", Box::new(move || mlp(32, 64, 256, budget))),
     ];
     let problems: Vec<Problem> = all
         .iter()
