@@ -64,6 +64,7 @@ pub fn mlp_gradient(
 }
 
 /// Hand-written gradient: adds `∇f` into `g1`, `gb`, `g2` and returns `f`.
+#[allow(clippy::too_many_arguments)]
 pub fn mlp_loss_grad_hand(
     w1: &Array2<f64>,
     b1: &Array1<f64>,
