@@ -1,6 +1,6 @@
 //! Losses summed over data points, whose reverse companions reverse each iteration of the
 //! loop right after it runs (scratch buffers refilled per point, sums whose adjoint is ±
-//! the seed), and near misses that must be reversed as a whole (a value carried from one
+//! the seed, or the seed scaled, as for a mean), and near misses that must be reversed as a whole (a value carried from one
 //! iteration to the next, a sum used non-linearly): in both modes and under forward over
 //! reverse, at random points against a num-dual oracle.
 
@@ -125,6 +125,39 @@ fn outer_o<T: Num>(p: &[T]) -> T {
     a * a.sin() + p[0] * loss_o(p)
 }
 
+/// A mean over points, scaled, weighted by a parameter and negated after the loop: the
+/// sum's adjoint is the seed so scaled (`-seed · p[0] · 0.5 / n`), known before the loop,
+/// which is reversed a point at a time with it.
+#[autodiff_forward(mean_fwd, Dual, Dual)]
+#[autodiff_reverse(mean_rev, Duplicated, Active)]
+fn mean(p: &[f64]) -> f64 {
+    let x = [0.4, -1.1, 0.6, 1.3, -0.2, 0.8];
+    let n = x.len() / 2;
+    let mut r = vec![0.0; 2];
+    let mut s = 0.0;
+    for i in 0..n {
+        for j in 0..2 {
+            r[j] = (x[2 * i + j] - p[j]).tanh();
+        }
+        s += r[0] * r[0] + p[2] * r[1];
+    }
+    let m = s / n as f64;
+    -(0.5 * m * p[0]) + p[1]
+}
+
+fn mean_o<T: Num>(p: &[T]) -> T {
+    let x = [0.4, -1.1, 0.6, 1.3, -0.2, 0.8];
+    let n = x.len() / 2;
+    let mut s = T::zero();
+    for i in 0..n {
+        let r0 = (-p[0] + x[2 * i]).tanh();
+        let r1 = (-p[1] + x[2 * i + 1]).tanh();
+        s += r0 * r0 + p[2] * r1;
+    }
+    let m = s / n as f64;
+    -(m * 0.5 * p[0]) + p[1]
+}
+
 /// A near miss: the buffer keeps a value from the previous point, so the loop's
 /// iterations depend on one another.
 #[autodiff_forward(carried_fwd, Dual, Dual)]
@@ -212,6 +245,9 @@ proptest! {
         check_hvp_of::<loss_rev>(&p, &v, loss_o);
         check_slice("outer", (&p, &v, &s0, s), outer, outer_fwd, outer_rev, outer_o::<Dual64>);
         check_hvp_of::<outer_rev>(&p, &v, outer_o);
+        let (p3, v3, s3) = (&p[..3], &v[..3], &s0[..3]);
+        check_slice("mean", (p3, v3, s3, s), mean, mean_fwd, mean_rev, mean_o::<Dual64>);
+        check_hvp_of::<mean_rev>(p3, v3, mean_o);
     }
 
     #[test]

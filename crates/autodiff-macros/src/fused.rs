@@ -22,7 +22,9 @@
 //!   - an **accumulator**: an active float local of the outermost block, declared before
 //!     the loop, that the loop only adds into or subtracts from (`s += e`, `s -= e`) and
 //!     never reads otherwise, and that the rest of the function uses only through sums
-//!     and differences that end in the result (so its adjoint is ± the seed), or
+//!     and differences that end in the result (so its adjoint is ± the seed), or through
+//!     one chain of them that also multiplies or divides by values fixed before the loop
+//!     (a mean, `s / n as f64`, or `0.5 * s`: its adjoint is the seed so scaled), or
 //!   - a **scratch** local: declared before the loop in the outermost block, read by no
 //!     other statement of that block nor by the result, and in every iteration
 //!     overwritten whole before it is read (see [`killed`]);
@@ -35,12 +37,40 @@
 use crate::analysis::{Analysis, stmt_reads, stmt_writes};
 use crate::collections::{HashMap, HashSet};
 use crate::ir::*;
-use proc_macro2::Ident;
+use proc_macro2::{Ident, TokenStream};
+use quote::quote;
+
+/// An accumulator of a fused loop and its adjoint: the seed, negated or not, then
+/// multiplied or divided in turn by each factor (`BinOp::Mul` or `BinOp::Div`), in the
+/// order in which the reverse sweep meets them going back from the result.
+pub struct Accumulator {
+    pub var: Ident,
+    pub negated: bool,
+    pub scale: Vec<(BinOp, TokenStream)>,
+}
+
+impl Accumulator {
+    /// The adjoint as an expression of `seed`.
+    pub fn adjoint(&self, seed: &TokenStream) -> TokenStream {
+        let mut e = if self.negated {
+            quote!(-(#seed))
+        } else {
+            quote!(#seed)
+        };
+        for (op, f) in &self.scale {
+            e = match op {
+                BinOp::Div => quote!((#e) / #f),
+                _ => quote!((#e) * #f),
+            };
+        }
+        e
+    }
+}
 
 /// What reversing the loop's iterations in place needs.
 pub struct Fusion {
-    /// The accumulators, each with whether its adjoint is the negated seed.
-    pub accumulators: Vec<(Ident, bool)>,
+    /// The accumulators, with their adjoints.
+    pub accumulators: Vec<Accumulator>,
     /// Active locals of the outermost block, declared before the loop and mentioned in
     /// it, whose adjoints are declared before the loop.
     pub early: Vec<Ident>,
@@ -113,14 +143,50 @@ pub fn fusion(
     if accumulators.is_empty() || scratch == 0 {
         return None;
     }
-    let signs = adjoint_signs(&block[k + 1..], ret, &accumulators)?;
-    let accumulators: Vec<(Ident, bool)> = accumulators.into_iter().zip(signs).collect();
+    // What the statements after the loop declare (an inactive statement, kept as
+    // written, may declare anything it names).
+    let mut declared_after: HashSet<String> = HashSet::default();
+    for s in &block[k + 1..] {
+        declared_in(s, &mut declared_after);
+        if let Stmt::Inactive(t) = s {
+            crate::lower::walk_idents(t, &mut |id| {
+                declared_after.insert(id.to_string());
+            });
+        }
+    }
+    let fixed = Fixed {
+        before: &before,
+        declared_after,
+        changed: loop_writes.union(&after_writes).cloned().collect(),
+        lets_after: block[k + 1..]
+            .iter()
+            .filter_map(|s| match s {
+                Stmt::Let {
+                    var,
+                    mutable: false,
+                    op,
+                } => Some((var.to_string(), op)),
+                _ => None,
+            })
+            .collect(),
+        kinds,
+    };
+    let coefficients = adjoint_coefficients(&block[k + 1..], ret, &accumulators, &fixed)?;
+    let accumulators: Vec<Accumulator> = accumulators
+        .into_iter()
+        .zip(coefficients)
+        .map(|(var, (negated, scale))| Accumulator {
+            var,
+            negated,
+            scale,
+        })
+        .collect();
 
     let mut early = Vec::new();
     for name in loop_reads.union(&loop_writes) {
         if inside.contains(name)
             || !an.active.contains(name)
-            || accumulators.iter().any(|(a, _)| a == name)
+            || accumulators.iter().any(|a| a.var == name)
         {
             continue;
         }
@@ -192,14 +258,116 @@ fn only_added_into(b: &Block, w: &str) -> bool {
     })
 }
 
-/// Whether the adjoint of each accumulator, given the statements `rest` after the loop
-/// and the result `ret`, is the seed (`false`) or its negation (`true`): every value
-/// computed from an accumulator is a sum or difference of immutable locals that ends in
-/// the result, each accumulator reaching it with a coefficient of ±1.
-fn adjoint_signs(rest: &[Stmt], ret: &Operand, accumulators: &[Ident]) -> Option<Vec<bool>> {
+/// Values that the statements after a fused loop read and that are known before the
+/// loop runs, as expressions valid there: parameters and locals declared before the loop
+/// that neither the loop nor anything after it writes, literals of them, their elements
+/// (`p[0]`), and immutable locals computed after the loop from such values
+/// (`n as f64`), written out in full.
+struct Fixed<'a> {
+    before: &'a HashMap<String, (usize, Ident)>,
+    /// What the statements after the loop declare.
+    declared_after: HashSet<String>,
+    /// What the loop and the statements after it write.
+    changed: HashSet<String>,
+    lets_after: HashMap<String, &'a Op>,
+    kinds: &'a HashMap<String, VarKind>,
+}
+
+impl Fixed<'_> {
+    fn expr(&self, o: &Operand, depth: usize) -> Option<TokenStream> {
+        if depth > 8 {
+            return None;
+        }
+        match o {
+            Operand::Lit(t) => {
+                let mut ok = true;
+                crate::lower::walk_idents(t, &mut |id| {
+                    let id = id.to_string();
+                    ok &= !self.changed.contains(&id) && !self.declared_after.contains(&id);
+                });
+                ok.then(|| o.primal())
+            }
+            Operand::Var(v) => {
+                let name = v.to_string();
+                if let Some(op) = self.lets_after.get(&name) {
+                    return self.op_expr(op, depth + 1);
+                }
+                // A local of the outermost block declared before the loop, or a scalar
+                // parameter (declared nowhere in the body).
+                let known = self.before.contains_key(&name)
+                    || (!self.declared_after.contains(&name)
+                        && matches!(self.kinds.get(&name), Some(VarKind::Scalar)));
+                (known && !self.changed.contains(&name)).then(|| quote!(#v))
+            }
+        }
+    }
+
+    fn op_expr(&self, op: &Op, depth: usize) -> Option<TokenStream> {
+        Some(match op {
+            Op::Use(a) => self.expr(a, depth)?,
+            Op::Neg(a) => {
+                let a = self.expr(a, depth)?;
+                quote!((-#a))
+            }
+            Op::Cast(a, ty) => {
+                let a = self.expr(a, depth)?;
+                quote!((#a as #ty))
+            }
+            // An element of a buffer that nothing from the loop on writes (`p[0]`).
+            Op::Load(pl) => {
+                let base = pl.base.to_string();
+                let mut ok = !self.changed.contains(&base)
+                    && !self.declared_after.contains(&base)
+                    && (self.before.contains_key(&base) || self.kinds.contains_key(&base));
+                for proj in &pl.proj {
+                    if let Proj::Index(t) = proj {
+                        crate::lower::walk_idents(t, &mut |id| {
+                            let id = id.to_string();
+                            ok &= !self.changed.contains(&id) && !self.declared_after.contains(&id);
+                        });
+                    }
+                }
+                if !ok {
+                    return None;
+                }
+                let e = pl.primal();
+                quote!((#e))
+            }
+            Op::Bin(b, x, y) => {
+                let (x, y) = (self.expr(x, depth)?, self.expr(y, depth)?);
+                match b {
+                    BinOp::Add => quote!((#x + #y)),
+                    BinOp::Sub => quote!((#x - #y)),
+                    BinOp::Mul => quote!((#x * #y)),
+                    BinOp::Div => quote!((#x / #y)),
+                }
+            }
+            _ => return None,
+        })
+    }
+}
+
+/// One operand of a statement after the loop through which an accumulator's adjoint
+/// flows: the operand, its sign, and the factor it is multiplied or divided by.
+type Term<'a> = (&'a Operand, i64, Option<(BinOp, TokenStream)>);
+
+/// The adjoint of each accumulator, given the statements `rest` after the loop and the
+/// result `ret`: whether it is the negated seed, and the factors that scale it. Every
+/// value computed from an accumulator is a sum, a difference, or a product with or
+/// quotient by a [`Fixed`] value, of immutable locals, ending in the result; an
+/// accumulator reaches it either along sums and differences only, with a coefficient of
+/// ±1 in all, or along one chain.
+type Coefficient = (bool, Vec<(BinOp, TokenStream)>);
+
+fn adjoint_coefficients(
+    rest: &[Stmt],
+    ret: &Operand,
+    accumulators: &[Ident],
+    fixed: &Fixed,
+) -> Option<Vec<Coefficient>> {
     // The locals that depend on an accumulator, and the lets that compute them.
     let mut tainted: HashSet<String> = accumulators.iter().map(|a| a.to_string()).collect();
-    let mut chain = Vec::new();
+    let mut chain: Vec<(String, Vec<Term>)> = Vec::new();
     for s in rest {
         let reads = stmt_reads(s);
         if reads.is_disjoint(&tainted) {
@@ -213,17 +381,27 @@ fn adjoint_signs(rest: &[Stmt], ret: &Operand, accumulators: &[Ident]) -> Option
         else {
             return None;
         };
-        let terms: Vec<(&Operand, i64)> = match op {
-            Op::Use(a) => vec![(a, 1)],
-            Op::Neg(a) => vec![(a, -1)],
-            Op::Bin(BinOp::Add, a, b) => vec![(a, 1), (b, 1)],
-            Op::Bin(BinOp::Sub, a, b) => vec![(a, 1), (b, -1)],
+        let is_tainted = |o: &Operand| o.var().is_some_and(|v| tainted.contains(&v.to_string()));
+        let terms: Vec<Term> = match op {
+            Op::Use(a) => vec![(a, 1, None)],
+            Op::Neg(a) => vec![(a, -1, None)],
+            Op::Bin(BinOp::Add, a, b) => vec![(a, 1, None), (b, 1, None)],
+            Op::Bin(BinOp::Sub, a, b) => vec![(a, 1, None), (b, -1, None)],
+            Op::Bin(BinOp::Mul, a, b) if is_tainted(a) && !is_tainted(b) => {
+                vec![(a, 1, Some((BinOp::Mul, fixed.expr(b, 0)?)))]
+            }
+            Op::Bin(BinOp::Mul, a, b) if is_tainted(b) && !is_tainted(a) => {
+                vec![(b, 1, Some((BinOp::Mul, fixed.expr(a, 0)?)))]
+            }
+            Op::Bin(BinOp::Div, a, b) if is_tainted(a) && !is_tainted(b) => {
+                vec![(a, 1, Some((BinOp::Div, fixed.expr(b, 0)?)))]
+            }
             _ => return None,
         };
         // A tainted name inside a literal operand (tokens) is not a sum term.
         let in_terms = terms
             .iter()
-            .filter_map(|(o, _)| o.var())
+            .filter_map(|(o, _, _)| o.var())
             .filter(|v| tainted.contains(&v.to_string()))
             .count();
         let named = reads.intersection(&tainted).count();
@@ -233,11 +411,12 @@ fn adjoint_signs(rest: &[Stmt], ret: &Operand, accumulators: &[Ident]) -> Option
         tainted.insert(var.to_string());
         chain.push((var.to_string(), terms));
     }
-    // Coefficients, from the result back.
-    let mut coef: HashMap<String, i64> = HashMap::default();
+    // The paths from the result back to each local: a sign and the factors met.
+    type Path = (i64, Vec<(BinOp, TokenStream)>);
+    let mut paths: HashMap<String, Vec<Path>> = HashMap::default();
     match ret {
         Operand::Var(r) if tainted.contains(&r.to_string()) => {
-            coef.insert(r.to_string(), 1);
+            paths.insert(r.to_string(), vec![(1, vec![])]);
         }
         Operand::Lit(t) => {
             let mut hit = false;
@@ -249,19 +428,37 @@ fn adjoint_signs(rest: &[Stmt], ret: &Operand, accumulators: &[Ident]) -> Option
         Operand::Var(_) => {}
     }
     for (var, terms) in chain.iter().rev() {
-        let c = coef.get(var).copied().unwrap_or(0);
-        for (o, sign) in terms {
-            if let Some(v) = o.var() {
-                *coef.entry(v.to_string()).or_insert(0) += c * sign;
+        let Some(from) = paths.get(var).cloned() else {
+            continue;
+        };
+        for (o, sign, step) in terms {
+            let Some(v) = o.var() else { continue };
+            let to = paths.entry(v.to_string()).or_default();
+            for (s, steps) in &from {
+                let mut steps = steps.clone();
+                steps.extend(step.clone());
+                to.push((s * sign, steps));
+            }
+            if to.len() > 64 {
+                return None;
             }
         }
     }
     accumulators
         .iter()
-        .map(|a| match coef.get(&a.to_string()).copied().unwrap_or(0) {
-            1 => Some(false),
-            -1 => Some(true),
-            _ => None,
+        .map(|a| {
+            let ps = paths.get(&a.to_string())?;
+            if ps.iter().all(|(_, steps)| steps.is_empty()) {
+                match ps.iter().map(|(s, _)| s).sum::<i64>() {
+                    1 => Some((false, vec![])),
+                    -1 => Some((true, vec![])),
+                    _ => None,
+                }
+            } else if let [(s, steps)] = ps.as_slice() {
+                Some((*s < 0, steps.clone()))
+            } else {
+                None
+            }
         })
         .collect()
 }
@@ -330,6 +527,16 @@ mod tests {
     /// For each loop of the outermost block of `f` (the parameters `active` active):
     /// `None` when it is not fused, else whether each accumulator's adjoint is negated.
     fn fused_loops(f: syn::ItemFn, active: &[&str]) -> Vec<Option<Vec<bool>>> {
+        fused_adjoints(f, active)
+            .into_iter()
+            .map(|l| l.map(|accs| accs.iter().map(|(neg, _)| *neg).collect()))
+            .collect()
+    }
+
+    /// For each loop, `None` when it is not fused, else each accumulator's adjoint:
+    /// whether the seed is negated, and the adjoint as an expression of `seed` (spaces
+    /// removed).
+    fn fused_adjoints(f: syn::ItemFn, active: &[&str]) -> Vec<Option<Vec<(bool, String)>>> {
         let sig = crate::signature::analyse(&f.sig).unwrap();
         let (body, kinds) = Lowerer::new(&sig).lower_body(&f.block, &sig).unwrap();
         let active: Vec<String> = active.iter().map(|a| a.to_string()).collect();
@@ -340,8 +547,15 @@ mod tests {
         (0..body.block.len())
             .filter(|&k| matches!(body.block[k], Stmt::For { .. }))
             .map(|k| {
-                fusion(&body.block, k, ret, &an, &kinds, &HashSet::default())
-                    .map(|p| p.accumulators.iter().map(|(_, neg)| *neg).collect())
+                fusion(&body.block, k, ret, &an, &kinds, &HashSet::default()).map(|p| {
+                    p.accumulators
+                        .iter()
+                        .map(|a| {
+                            let e = a.adjoint(&quote!(seed)).to_string().replace(' ', "");
+                            (a.negated, e)
+                        })
+                        .collect()
+                })
             })
             .collect()
     }
@@ -446,5 +660,98 @@ mod tests {
             }
         };
         assert_eq!(fused_loops(stencil, &["x"]), vec![None]);
+    }
+
+    /// A mean loss (`s / n as f64`), scaled and negated: its adjoint is the seed so
+    /// scaled, with the divisor written out (it is computed after the loop).
+    #[test]
+    fn a_scaled_sum_is_fused_with_its_scaled_seed() {
+        let f = syn::parse_quote! {
+            fn f(x: &[f64], d: usize, w: f64) -> f64 {
+                let n = x.len() / d;
+                let mut xc = vec![0.0; d];
+                let mut s = 0.0;
+                for i in 0..n {
+                    for j in 0..d {
+                        xc[j] = x[i * d + j].sin();
+                    }
+                    for j in 0..d {
+                        s += xc[j] * xc[j];
+                    }
+                }
+                -(s / n as f64) * 0.5 * w
+            }
+        };
+        let got = fused_adjoints(f, &["x", "w"]);
+        let [Some(accs)] = got.as_slice() else {
+            panic!("fused: {got:?}")
+        };
+        let [(true, e)] = accs.as_slice() else {
+            panic!("one negated accumulator: {accs:?}")
+        };
+        // From the result back: × w, × 0.5, then ÷ (n as f64).
+        assert!(e.starts_with("(((-(seed))*w)*(0.5))/("), "{e}");
+        assert!(e.ends_with("_nasf64)"), "{e}");
+    }
+
+    #[test]
+    fn scaled_sums_that_depend_on_the_loop_are_not_fused() {
+        // The divisor is written after the loop.
+        let changed = syn::parse_quote! {
+            fn f(x: &[f64]) -> f64 {
+                let mut b = vec![0.0; 1];
+                let mut c = 2.0;
+                let mut s = 0.0;
+                for i in 0..x.len() {
+                    b[0] = x[i].sin();
+                    s += b[0] * b[0];
+                }
+                c += 1.0;
+                s / c
+            }
+        };
+        assert_eq!(fused_loops(changed, &["x"]), vec![None]);
+        // A quotient of two sums of the loop.
+        let ratio = syn::parse_quote! {
+            fn f(x: &[f64]) -> f64 {
+                let mut b = vec![0.0; 1];
+                let mut s = 0.0;
+                let mut t = 0.0;
+                for i in 0..x.len() {
+                    b[0] = x[i].sin();
+                    s += b[0] * b[0];
+                    t += b[0];
+                }
+                s / t
+            }
+        };
+        assert_eq!(fused_loops(ratio, &["x"]), vec![None]);
+        // The sum reaches the result along two paths, one of them scaled.
+        let two_paths = syn::parse_quote! {
+            fn f(x: &[f64]) -> f64 {
+                let mut b = vec![0.0; 1];
+                let mut s = 0.0;
+                for i in 0..x.len() {
+                    b[0] = x[i].sin();
+                    s += b[0] * b[0];
+                }
+                s * 2.0 + s
+            }
+        };
+        assert_eq!(fused_loops(two_paths, &["x"]), vec![None]);
+        // A divisor computed from the function's result so far.
+        let from_sum = syn::parse_quote! {
+            fn f(x: &[f64]) -> f64 {
+                let mut b = vec![0.0; 1];
+                let mut s = 0.0;
+                for i in 0..x.len() {
+                    b[0] = x[i].sin();
+                    s += b[0] * b[0];
+                }
+                let m = s + 1.0;
+                s / m
+            }
+        };
+        assert_eq!(fused_loops(from_sum, &["x"]), vec![None]);
     }
 }

@@ -951,13 +951,10 @@ impl<'a> Reverse<'a> {
                 early.extend(self.adjoint_decl(v));
             }
         }
-        let accs = plan.accumulators.iter().map(|(a, negative)| {
-            let b = adjoint_name(a);
-            if *negative {
-                quote!(let mut #b = -(#seed);)
-            } else {
-                quote!(let mut #b = #seed;)
-            }
+        let accs = plan.accumulators.iter().map(|a| {
+            let b = adjoint_name(&a.var);
+            let adjoint = a.adjoint(seed);
+            quote!(let mut #b = #adjoint;)
         });
         // The body is emitted as an outermost block: its locals are still in scope when
         // its reverse runs, right after it.
