@@ -158,6 +158,48 @@ fn mean_o<T: Num>(p: &[T]) -> T {
     -(m * 0.5 * p[0]) + p[1]
 }
 
+/// A linear model with an active scalar bias: the loop reads the scalar parameter `b`,
+/// whose adjoint is declared before the forward sweep so that each point's reverse can
+/// add into it.
+#[autodiff_forward(fit_fwd, Dual, Dual, Dual)]
+#[autodiff_reverse(fit_rev, Duplicated, Active, Active)]
+fn fit(w: &[f64], b: f64) -> f64 {
+    let x = [0.4, -1.1, 0.6, 1.3, -0.2, 0.8];
+    let y = [0.5, -0.3, 1.2];
+    let mut feat = [0.0; 2];
+    let mut s = 0.0;
+    for i in 0..3 {
+        for j in 0..2 {
+            feat[j] = x[2 * i + j].sin();
+        }
+        let r = w[0] * feat[0] + w[1] * feat[1] + b - y[i];
+        s += r * r;
+    }
+    s / 3.0
+}
+
+fn fit_o<T: Num>(w: &[T], b: T) -> T {
+    let x = [0.4f64, -1.1, 0.6, 1.3, -0.2, 0.8];
+    let y = [0.5, -0.3, 1.2];
+    let mut s = T::zero();
+    for i in 0..3 {
+        let r = w[0] * x[2 * i].sin() + w[1] * x[2 * i + 1].sin() + b - y[i];
+        s += r * r;
+    }
+    s / 3.0
+}
+
+/// [`fit`] as a callee: its pullback declares the bias's adjoint before its forward
+/// sweep too.
+#[autodiff_reverse(fit_outer_rev, Duplicated, Active, Active)]
+fn fit_outer(w: &[f64], b: f64) -> f64 {
+    fit(w, b) * b.cos() + fit(w, 0.5 * b)
+}
+
+fn fit_outer_o<T: Num>(w: &[T], b: T) -> T {
+    fit_o(w, b) * b.cos() + fit_o(w, b * 0.5)
+}
+
 /// A near miss: the buffer keeps a value from the previous point, so the loop's
 /// iterations depend on one another.
 #[autodiff_forward(carried_fwd, Dual, Dual)]
@@ -248,6 +290,29 @@ proptest! {
         let (p3, v3, s3) = (&p[..3], &v[..3], &s0[..3]);
         check_slice("mean", (p3, v3, s3, s), mean, mean_fwd, mean_rev, mean_o::<Dual64>);
         check_hvp_of::<mean_rev>(p3, v3, mean_o);
+    }
+
+    #[test]
+    fn a_loop_reading_an_active_scalar_parameter(
+        p in vecf(-1.0, 1.0, 3),
+        v in dirs(3),
+        s in seed(),
+    ) {
+        let (w, b) = (&p[..2], p[2]);
+        let (value, grad) = oracle_grad(|d| fit_o(&d[..2], d[2]), &p);
+        let mut gw = vec![0.0; 2];
+        let (f, gb) = fit_rev(w, &mut gw, b, s);
+        check("fit", f, value);
+        check_all("fit: gradient", &[gw[0], gw[1], gb], &[grad[0] * s, grad[1] * s, grad[2] * s]);
+        let (f2, t) = fit_fwd(w, &v[..2], b, v[2]);
+        check("fit: forward value", f2, value);
+        check("fit: tangent", t, grad.iter().zip(&v).map(|(g, d)| g * d).sum());
+
+        let (value, grad) = oracle_grad(|d| fit_outer_o(&d[..2], d[2]), &p);
+        let mut gw = vec![0.0; 2];
+        let (f, gb) = fit_outer_rev(w, &mut gw, b, s);
+        check("fit_outer", f, value);
+        check_all("fit_outer: gradient", &[gw[0], gw[1], gb], &[grad[0] * s, grad[1] * s, grad[2] * s]);
     }
 
     #[test]

@@ -738,6 +738,7 @@ impl Gen<'_> {
         let mut outs_ty = Vec::new();
         let mut outs_val = Vec::new();
         let mut adj_decls = TokenStream::new();
+        let mut early_decls = TokenStream::new();
         let mut finals = TokenStream::new();
         let mut restores = TokenStream::new();
         let mut reslice = TokenStream::new();
@@ -782,7 +783,7 @@ impl Gen<'_> {
                     }
                 }
                 Activity::Active => {
-                    adj_decls.extend(quote!(let mut #b = __ad::zero_like(&#n);));
+                    early_decls.extend(quote!(let mut #b = __ad::zero_like(&#n);));
                     let ty = p.ty.as_ref().unwrap();
                     outs_ty.push(quote!(#ty));
                     outs_val.push(quote!(#b));
@@ -813,7 +814,7 @@ impl Gen<'_> {
             } else {
                 None
             },
-            adj_decls,
+            (early_decls, adj_decls),
             finals,
         );
         let (ret_ty, ret_val) = match outs_ty.len() {
@@ -841,11 +842,14 @@ impl Gen<'_> {
     }
 
     /// Forward sweep, seed, reverse sweep. Leaves the primal result in `__ad_primal`.
+    /// The adjoints of scalar parameters (the first of `adj_decls`) are declared before
+    /// the forward sweep, so that a loop reversed per iteration in it can add into them
+    /// (see [`crate::fused`]); the others after it.
     fn reverse_core(
         &self,
         an: &Analysis,
         seed: Option<TokenStream>,
-        adj_decls: TokenStream,
+        (early_decls, adj_decls): (TokenStream, TokenStream),
         finals: TokenStream,
     ) -> TokenStream {
         let ReverseCore {
@@ -855,6 +859,7 @@ impl Gen<'_> {
             reverse,
         } = self.reverse_core_parts(Reverse::new(an, self.kinds), seed, adj_decls);
         quote! {
+            #early_decls
             #tapes
             #forward
             let __ad_primal = #primal;
@@ -1209,7 +1214,7 @@ impl Gen<'_> {
         let analysis = || self.analysis(&acts, Mode::Reverse);
         let mut params = Vec::new();
         let mut convert = TokenStream::new();
-        let mut adj_decls = TokenStream::new();
+        let mut scalar_decls = TokenStream::new();
         let mut sinks = TokenStream::new();
         let mut any_sink = Vec::new();
         for p in &self.sig.params {
@@ -1226,7 +1231,7 @@ impl Gen<'_> {
             match &p.shape {
                 Shape::Scalar => {
                     any_sink.push(quote!(__ad::ScalarSink::is_active(&#k)));
-                    adj_decls.extend(quote!(let mut #b = __ad::zero_like(&#n);));
+                    scalar_decls.extend(quote!(let mut #b = __ad::zero_like(&#n);));
                     sinks.extend(quote!(__ad::ScalarSink::add(#k, #b);));
                 }
                 Shape::Slice { .. } => {
@@ -1264,7 +1269,7 @@ impl Gen<'_> {
         let body = match &self.fail_rev {
             Some(msg) => crate::nested::failure(msg),
             None => {
-                let core = self.reverse_core(&analysis(), seed, adj_decls, quote!());
+                let core = self.reverse_core(&analysis(), seed, (scalar_decls, quote!()), quote!());
                 quote! {
                     // Nothing to propagate when the caller has no adjoint for any argument.
                     if !(false #(|| #any_sink)*) {

@@ -28,11 +28,12 @@
 //!   - a **scratch** local: declared before the loop in the outermost block, read by no
 //!     other statement of that block nor by the result, and in every iteration
 //!     overwritten whole before it is read (see [`killed`]);
-//! - the active values it reads from outside are parameters passed by reference (whose
-//!   shadows exist from the start) or locals of the outermost block declared before it
-//!   that nothing after the loop writes (their adjoints are declared before the loop,
-//!   at their final shape); a reference whose shadow the companion makes after the
-//!   forward sweep (a `Const` buffer read back) keeps the loop whole.
+//! - the active values it reads from outside are parameters (the shadows of references
+//!   exist from the start, and the adjoints of scalars are declared before the forward
+//!   sweep) or locals of the outermost block declared before it that nothing after the
+//!   loop writes (their adjoints are declared before the loop, at their final shape); a
+//!   parameter whose shadow or adjoint the companion makes after the forward sweep (a
+//!   `Const` buffer read back) keeps the loop whole.
 
 use crate::analysis::{Analysis, stmt_reads, stmt_writes};
 use crate::collections::{HashMap, HashSet};
@@ -193,10 +194,11 @@ pub fn fusion(
         match before.get(name) {
             Some((_, v)) if !after_writes.contains(name) => early.push(v.clone()),
             Some(_) => return None,
-            // A parameter: only a reference has its shadow from the start, unless the
+            // A parameter: a reference has its shadow from the start, unless the
             // companion makes one for it after the forward sweep (a `Const` buffer that
-            // the function reads back).
-            None if matches!(kinds.get(name), Some(VarKind::Ref { .. }))
+            // the function reads back); a scalar's adjoint is declared before the
+            // forward sweep, except where the companion lists it among the late ones.
+            None if matches!(kinds.get(name), Some(VarKind::Ref { .. } | VarKind::Scalar))
                 && !late_shadows.contains(name) => {}
             None => return None,
         }
@@ -537,6 +539,17 @@ mod tests {
     /// whether the seed is negated, and the adjoint as an expression of `seed` (spaces
     /// removed).
     fn fused_adjoints(f: syn::ItemFn, active: &[&str]) -> Vec<Option<Vec<(bool, String)>>> {
+        fused_adjoints_late(f, active, &[])
+    }
+
+    /// [`fused_adjoints`] with the adjoints of the parameters `late` declared after the
+    /// forward sweep.
+    fn fused_adjoints_late(
+        f: syn::ItemFn,
+        active: &[&str],
+        late: &[&str],
+    ) -> Vec<Option<Vec<(bool, String)>>> {
+        let late: HashSet<String> = late.iter().map(|l| l.to_string()).collect();
         let sig = crate::signature::analyse(&f.sig).unwrap();
         let (body, kinds) = Lowerer::new(&sig).lower_body(&f.block, &sig).unwrap();
         let active: Vec<String> = active.iter().map(|a| a.to_string()).collect();
@@ -547,7 +560,7 @@ mod tests {
         (0..body.block.len())
             .filter(|&k| matches!(body.block[k], Stmt::For { .. }))
             .map(|k| {
-                fusion(&body.block, k, ret, &an, &kinds, &HashSet::default()).map(|p| {
+                fusion(&body.block, k, ret, &an, &kinds, &late).map(|p| {
                     p.accumulators
                         .iter()
                         .map(|a| {
@@ -626,17 +639,26 @@ mod tests {
             }
         };
         assert_eq!(fused_loops(partial, &["x"]), vec![None]);
-        // An active scalar parameter has no adjoint before the forward sweep ends.
-        let scalar = syn::parse_quote! {
+        // An active scalar parameter whose adjoint is declared after the forward sweep.
+        let scalar: syn::ItemFn = syn::parse_quote! {
             fn f(x: &[f64], w: f64) -> f64 {
+                let mut b = vec![0.0; 2];
                 let mut s = 0.0;
                 for i in 0..x.len() {
-                    s += x[i] * w;
+                    for j in 0..2 {
+                        b[j] = x[i].sin() * j as f64;
+                    }
+                    s += b[1] * w;
                 }
                 s
             }
         };
-        assert_eq!(fused_loops(scalar, &["x", "w"]), vec![None]);
+        assert_eq!(
+            fused_adjoints_late(scalar.clone(), &["x", "w"], &["w"]),
+            vec![None]
+        );
+        // Declared before it (a reverse companion's `Active` parameter), it is fused.
+        assert_eq!(fused_loops(scalar, &["x", "w"]), vec![Some(vec![false])]);
         // The accumulator is read in the loop.
         let read = syn::parse_quote! {
             fn f(x: &[f64]) -> f64 {
@@ -696,62 +718,37 @@ mod tests {
 
     #[test]
     fn scaled_sums_that_depend_on_the_loop_are_not_fused() {
-        // The divisor is written after the loop.
-        let changed = syn::parse_quote! {
-            fn f(x: &[f64]) -> f64 {
-                let mut b = vec![0.0; 1];
-                let mut c = 2.0;
-                let mut s = 0.0;
-                for i in 0..x.len() {
-                    b[0] = x[i].sin();
-                    s += b[0] * b[0];
+        // The loop of each case, fused when what follows it is `s / 3.0`.
+        let case = |tail: proc_macro2::TokenStream| -> syn::ItemFn {
+            syn::parse_quote! {
+                fn f(x: &[f64]) -> f64 {
+                    let mut b = vec![0.0; 2];
+                    let mut c = 2.0;
+                    let mut s = 0.0;
+                    let mut t = 0.0;
+                    for i in 0..x.len() {
+                        for j in 0..2 {
+                            b[j] = x[i].sin() + j as f64;
+                        }
+                        s += b[0] * b[1];
+                        t += b[1];
+                    }
+                    #tail
                 }
-                c += 1.0;
-                s / c
             }
         };
+        let fused = fused_loops(case(quote!(s / 3.0 + t * c)), &["x"]);
+        assert_eq!(fused, vec![Some(vec![false, false])]);
+        // The factor is written after the loop.
+        let changed = case(quote! { c += 1.0; s / c + t });
         assert_eq!(fused_loops(changed, &["x"]), vec![None]);
         // A quotient of two sums of the loop.
-        let ratio = syn::parse_quote! {
-            fn f(x: &[f64]) -> f64 {
-                let mut b = vec![0.0; 1];
-                let mut s = 0.0;
-                let mut t = 0.0;
-                for i in 0..x.len() {
-                    b[0] = x[i].sin();
-                    s += b[0] * b[0];
-                    t += b[0];
-                }
-                s / t
-            }
-        };
-        assert_eq!(fused_loops(ratio, &["x"]), vec![None]);
-        // The sum reaches the result along two paths, one of them scaled.
-        let two_paths = syn::parse_quote! {
-            fn f(x: &[f64]) -> f64 {
-                let mut b = vec![0.0; 1];
-                let mut s = 0.0;
-                for i in 0..x.len() {
-                    b[0] = x[i].sin();
-                    s += b[0] * b[0];
-                }
-                s * 2.0 + s
-            }
-        };
+        assert_eq!(fused_loops(case(quote!(s / t)), &["x"]), vec![None]);
+        // A sum that reaches the result along two paths, one of them scaled.
+        let two_paths = case(quote!(s * 2.0 + s + t));
         assert_eq!(fused_loops(two_paths, &["x"]), vec![None]);
-        // A divisor computed from the function's result so far.
-        let from_sum = syn::parse_quote! {
-            fn f(x: &[f64]) -> f64 {
-                let mut b = vec![0.0; 1];
-                let mut s = 0.0;
-                for i in 0..x.len() {
-                    b[0] = x[i].sin();
-                    s += b[0] * b[0];
-                }
-                let m = s + 1.0;
-                s / m
-            }
-        };
+        // A divisor computed from the sums.
+        let from_sum = case(quote! { let m = s + 1.0; s / m + t });
         assert_eq!(fused_loops(from_sum, &["x"]), vec![None]);
     }
 }
