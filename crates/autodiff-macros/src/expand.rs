@@ -842,9 +842,9 @@ impl Gen<'_> {
     }
 
     /// Forward sweep, seed, reverse sweep. Leaves the primal result in `__ad_primal`.
-    /// The adjoints of scalar parameters (the first of `adj_decls`) are declared before
-    /// the forward sweep, so that a loop reversed per iteration in it can add into them
-    /// (see [`crate::fused`]); the others after it.
+    /// The adjoints of scalar parameters (`early_decls`) are declared before the forward
+    /// sweep, so that a loop reversed per iteration in it can add into them (see
+    /// [`crate::fused`]); the others (`adj_decls`) after it.
     fn reverse_core(
         &self,
         an: &Analysis,
