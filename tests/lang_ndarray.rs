@@ -1,8 +1,8 @@
 //! `ndarray` arrays as parameters (feature `ndarray` of autodiff-core): element reads and
 //! writes by index (`a[i]`, `a[[i, j]]`), shape methods, iterator chains over a
 //! one-dimensional array, an `&mut Array1` output, calls between functions that take
-//! arrays, and H·v through them, at random shapes and points, against num-dual oracles
-//! written on flat row-major slices.
+//! arrays, a struct whose members are arrays, and H·v through them, at random shapes and
+//! points, against num-dual oracles written on flat row-major slices.
 
 // Index loops are constructs under test.
 #![allow(clippy::needless_range_loop)]
@@ -127,6 +127,40 @@ fn weighted<F: Real>(x: &Array1<F>, a: &Array1<F>) -> F {
         s += x[i] * x[i] * a[i];
     }
     s
+}
+
+/// A model whose members are arrays, with a method reading them by index.
+#[differentiable]
+struct Model {
+    w: Array2<f64>,
+    b: Array1<f64>,
+}
+
+impl Model {
+    #[differentiable]
+    fn predict(&self, x: &[f64], out: &mut [f64]) {
+        for i in 0..self.w.nrows() {
+            let mut acc = self.b[i];
+            for j in 0..self.w.ncols() {
+                acc += self.w[[i, j]] * x[j];
+            }
+            out[i] = acc.tanh();
+        }
+    }
+}
+
+#[autodiff_reverse(model_loss_rev, Duplicated, Const, Active)]
+fn model_loss(m: &Model, x: &[f64]) -> f64 {
+    let mut h = vec![0.0; m.b.len()];
+    m.predict(x, &mut h);
+    h[0] * h[0] + h[1] - h[2].sin()
+}
+
+fn model_loss_oracle<D: Num>(w: &[D], b: &[D], x: &[f64]) -> D {
+    let h: Vec<D> = (0..3)
+        .map(|i| (b[i] + w[2 * i] * x[0] + w[2 * i + 1] * x[1]).tanh())
+        .collect();
+    h[0] * h[0] + h[1] - h[2].sin()
 }
 
 fn matrix(m: usize, n: usize, v: &[f64]) -> Array2<f64> {
@@ -270,6 +304,19 @@ proptest! {
             }
             y * y * 0.5 + reg * 0.01
         });
+    }
+
+    #[test]
+    fn struct_with_array_members(p in prop::collection::vec(-1.5f64..1.5, 9), x in prop::collection::vec(-1.0f64..1.0, 2), seed in -2.0f64..2.0) {
+        let m = Model { w: matrix(3, 2, &p[..6]), b: Array1::from_vec(p[6..].to_vec()) };
+        let (value, grad) = oracle_grad(|d| model_loss_oracle(&d[..6], &d[6..], &x), &p);
+        let mut dm = Model { w: Array2::zeros((3, 2)), b: Array1::zeros(3) };
+        let f = model_loss_rev(&m, &mut dm, &x, seed);
+        check("value", f, value);
+        let mut got = flat(&dm.w);
+        got.extend(dm.b.iter());
+        let want: Vec<f64> = grad.iter().map(|g| g * seed).collect();
+        check_all("gradient", &got, &want);
     }
 
     #[test]
