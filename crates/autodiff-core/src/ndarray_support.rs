@@ -4,8 +4,8 @@
 //! has a shadow of the same type, its elements are read and written by index (`a[i]`,
 //! `a[[i, j]]`), and its shape (`dim`, `nrows`, `ncols`, `len`, `shape`) carries no
 //! derivative. What generated code needs beyond that is here: a zero shadow shaped like
-//! an array (for a local `Array1::zeros(n)`, or a constant array passed to a function
-//! that differentiates it) and the sum of two shadows.
+//! an array (for a constant array passed to a function that differentiates it, or a
+//! struct member that is an array) and the sum of two shadows.
 
 use crate::buffers::{AddInto, ZeroLike};
 use ndarray::{Array, ArrayBase, Data, DataMut, Dimension};

@@ -276,19 +276,23 @@ struct Fixed<'a> {
 }
 
 impl Fixed<'_> {
+    /// Whether tokens kept as written (a literal operand, an index) name nothing that the
+    /// loop or the statements after it write or declare.
+    fn names_fixed(&self, t: &TokenStream) -> bool {
+        let mut ok = true;
+        crate::lower::walk_idents(t, &mut |id| {
+            let id = id.to_string();
+            ok &= !self.changed.contains(&id) && !self.declared_after.contains(&id);
+        });
+        ok
+    }
+
     fn expr(&self, o: &Operand, depth: usize) -> Option<TokenStream> {
         if depth > 8 {
             return None;
         }
         match o {
-            Operand::Lit(t) => {
-                let mut ok = true;
-                crate::lower::walk_idents(t, &mut |id| {
-                    let id = id.to_string();
-                    ok &= !self.changed.contains(&id) && !self.declared_after.contains(&id);
-                });
-                ok.then(|| o.primal())
-            }
+            Operand::Lit(t) => self.names_fixed(t).then(|| o.primal()),
             Operand::Var(v) => {
                 let name = v.to_string();
                 if let Some(op) = self.lets_after.get(&name) {
@@ -318,17 +322,13 @@ impl Fixed<'_> {
             // An element of a buffer that nothing from the loop on writes (`p[0]`).
             Op::Load(pl) => {
                 let base = pl.base.to_string();
-                let mut ok = !self.changed.contains(&base)
+                let ok = !self.changed.contains(&base)
                     && !self.declared_after.contains(&base)
-                    && (self.before.contains_key(&base) || self.kinds.contains_key(&base));
-                for proj in &pl.proj {
-                    if let Proj::Index(t) = proj {
-                        crate::lower::walk_idents(t, &mut |id| {
-                            let id = id.to_string();
-                            ok &= !self.changed.contains(&id) && !self.declared_after.contains(&id);
-                        });
-                    }
-                }
+                    && (self.before.contains_key(&base) || self.kinds.contains_key(&base))
+                    && pl.proj.iter().all(|proj| match proj {
+                        Proj::Index(t) => self.names_fixed(t),
+                        _ => true,
+                    });
                 if !ok {
                     return None;
                 }
@@ -353,14 +353,15 @@ impl Fixed<'_> {
 /// flows: the operand, its sign, and the factor it is multiplied or divided by.
 type Term<'a> = (&'a Operand, i64, Option<(BinOp, TokenStream)>);
 
-/// The adjoint of each accumulator, given the statements `rest` after the loop and the
-/// result `ret`: whether it is the negated seed, and the factors that scale it. Every
-/// value computed from an accumulator is a sum, a difference, or a product with or
-/// quotient by a [`Fixed`] value, of immutable locals, ending in the result; an
-/// accumulator reaches it either along sums and differences only, with a coefficient of
-/// ±1 in all, or along one chain.
+/// An accumulator's adjoint: whether it is the negated seed, and the factors that scale
+/// it (see [`Accumulator`]).
 type Coefficient = (bool, Vec<(BinOp, TokenStream)>);
 
+/// The adjoint of each accumulator, given the statements `rest` after the loop and the
+/// result `ret`. Every value computed from an accumulator is a sum, a difference, or a
+/// product with or quotient by a [`Fixed`] value, of immutable locals, ending in the
+/// result; an accumulator reaches it either along sums and differences only, with a
+/// coefficient of ±1 in all, or along one chain.
 fn adjoint_coefficients(
     rest: &[Stmt],
     ret: &Operand,
