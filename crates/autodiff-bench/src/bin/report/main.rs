@@ -9,7 +9,7 @@
 //!
 //! Options: `--no-build-cost` skips the build-cost measurement; `--no-write` prints
 //! without writing `BENCHMARKS.md`; `--budget-ms N` sets the time spent on each row, all
-//! rounds together (default 1500); `--rounds N` sets the rounds (default 5).
+//! rounds together (default 1200); `--rounds N` sets the rounds (default 5).
 
 use autodiff_bench::adbench::{load_gmm, load_lstm};
 use autodiff_bench::gmm::Gmm;
@@ -649,7 +649,7 @@ fn main() {
         .position(|a| a == "--budget-ms")
         .and_then(|i| args.get(i + 1))
         .map(|v| v.parse::<u64>().expect("--budget-ms N"))
-        .unwrap_or(1500);
+        .unwrap_or(1200);
     let rounds = args
         .iter()
         .position(|a| a == "--rounds")
@@ -726,6 +726,7 @@ fn main() {
             build.as_ref(),
             budget_ms,
             rounds,
+            started.elapsed(),
         );
         let path = workspace_root().join("BENCHMARKS.md");
         std::fs::write(&path, md).expect("cannot write BENCHMARKS.md");
@@ -741,6 +742,7 @@ fn benchmarks_md(
     build: Option<&buildcost::BuildCost>,
     budget_ms: u64,
     rounds: u32,
+    elapsed: Duration,
 ) -> String {
     let (build_md, dev_ms, rel_ms) = match build {
         Some(b) => {
@@ -767,6 +769,7 @@ fn benchmarks_md(
     template
         .replace("{{SUMMARY_QUOTED}}", &quoted)
         .replace("{{MACHINE}}", machine)
+        .replace("{{ELAPSED_S}}", &format!("{:.0}", elapsed.as_secs_f64()))
         .replace("{{BUDGET_MS}}", &budget_ms.to_string())
         .replace("{{ROUNDS}}", &rounds.to_string())
         .replace("{{RESULTS}}", results)
