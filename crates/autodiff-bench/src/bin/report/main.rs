@@ -726,7 +726,10 @@ fn main() {
             build.as_ref(),
             budget_ms,
             rounds,
-            started.elapsed(),
+        )
+        .replace(
+            "{{ELAPSED_S}}",
+            &format!("{:.0}", started.elapsed().as_secs_f64()),
         );
         let path = workspace_root().join("BENCHMARKS.md");
         std::fs::write(&path, md).expect("cannot write BENCHMARKS.md");
@@ -742,7 +745,6 @@ fn benchmarks_md(
     build: Option<&buildcost::BuildCost>,
     budget_ms: u64,
     rounds: u32,
-    elapsed: Duration,
 ) -> String {
     let (build_md, dev_ms, rel_ms) = match build {
         Some(b) => {
@@ -769,7 +771,6 @@ fn benchmarks_md(
     template
         .replace("{{SUMMARY_QUOTED}}", &quoted)
         .replace("{{MACHINE}}", machine)
-        .replace("{{ELAPSED_S}}", &format!("{:.0}", elapsed.as_secs_f64()))
         .replace("{{BUDGET_MS}}", &budget_ms.to_string())
         .replace("{{ROUNDS}}", &rounds.to_string())
         .replace("{{RESULTS}}", results)
