@@ -1018,6 +1018,45 @@ fn row_of_literal(x: &[f64]) -> f64 {
     acc
 }
 
+/// A local vector assigned a clone of a row of a local matrix in a loop
+/// (`xp = h[r].clone();`), then read and written.
+#[autodiff_forward(row_clones_fwd, Dual, Dual)]
+#[autodiff_reverse(row_clones_rev, Duplicated, Active)]
+fn row_clones(x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut h = vec![vec![0.0; n]; 2];
+    for r in 0..2 {
+        for c in 0..n {
+            h[r][c] = x[c] * x[(c + r) % n] + 1.0;
+        }
+    }
+    let mut xp = x.to_vec();
+    let mut s = 0.0;
+    for r in 0..2 {
+        s += xp[0] * xp[n - 1];
+        xp = h[r].clone();
+        xp[0] *= x[n - 1];
+        s += xp[0] * xp[n - 1];
+    }
+    s + xp[n - 1]
+}
+
+fn row_clones_o<D: Num>(x: &[D]) -> D {
+    let n = x.len();
+    let h: Vec<Vec<D>> = (0..2)
+        .map(|r| (0..n).map(|c| x[c] * x[(c + r) % n] + 1.0).collect())
+        .collect();
+    let mut xp = x.to_vec();
+    let mut s = c::<D>(0.0);
+    for r in 0..2 {
+        s += xp[0] * xp[n - 1];
+        xp = h[r].clone();
+        xp[0] *= x[n - 1];
+        s += xp[0] * xp[n - 1];
+    }
+    s + xp[n - 1]
+}
+
 fn row_of_literal_o<D: Num>(x: &[D]) -> D {
     // i = 0 copies row 1, i = 1 copies row 0.
     (x[2] + x[0]) * x[0] + (x[0] + x[0]) * x[1]
@@ -1118,6 +1157,12 @@ proptest! {
     fn matrix_literals_with_repeated_rows((x, v, s0) in slice_case(-1.0, 1.0, 3..4, 0), s in seed()) {
         check_slice("repeated_rows", (&x, &v, &s0, s), repeated_rows, repeated_rows_fwd, repeated_rows_rev, repeated_rows_o::<Dual64>);
         check_hvp_of::<repeated_rows_rev>(&x, &v, repeated_rows_o);
+    }
+
+    #[test]
+    fn vectors_assigned_clones_of_rows((x, v, s0) in slice_case(-1.0, 1.0, 1..5, 0), s in seed()) {
+        check_slice("row_clones", (&x, &v, &s0, s), row_clones, row_clones_fwd, row_clones_rev, row_clones_o::<Dual64>);
+        check_hvp_of::<row_clones_rev>(&x, &v, row_clones_o);
     }
 
     #[test]

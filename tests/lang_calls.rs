@@ -614,8 +614,53 @@ fn reused_by_calls_o<D: Num>(x: &[D]) -> D {
     s
 }
 
+/// ADBench's C++ names its helpers `Qtimesx`: a function whose name starts with a capital
+/// letter. Called as a statement, with references, or in arithmetic, it is a function,
+/// not a tuple struct.
+#[allow(non_snake_case)]
+#[differentiable]
+fn Qtimesx(q: &[f64], x: &[f64], out: &mut [f64]) {
+    for i in 0..out.len() {
+        out[i] = q[i] * x[i] + x[(i + 1) % x.len()];
+    }
+}
+
+#[allow(non_snake_case)]
+#[differentiable]
+fn Sq(a: f64) -> f64 {
+    a * a
+}
+
+#[autodiff_forward(capitalised_fwd, Dual, Dual)]
+#[autodiff_reverse(capitalised_rev, Duplicated, Active)]
+fn capitalised(x: &[f64]) -> f64 {
+    let mut out = vec![0.0; x.len()];
+    Qtimesx(x, &x[0..], &mut out);
+    let mut s = Sq(out[0]) - Sq(x[0]) * 0.5;
+    for i in 0..x.len() {
+        s += -Sq(out[i] - x[i]);
+    }
+    s
+}
+
+fn capitalised_o<D: Num>(x: &[D]) -> D {
+    let n = x.len();
+    let out: Vec<D> = (0..n).map(|i| x[i] * x[i] + x[(i + 1) % n]).collect();
+    let mut s = out[0] * out[0] - x[0] * x[0] * 0.5;
+    for i in 0..n {
+        s -= (out[i] - x[i]) * (out[i] - x[i]);
+    }
+    s
+}
+
 proptest! {
     #![proptest_config(config())]
+
+    #[test]
+    fn capitalised_function_names((x, v, s0) in slice_case(-1.2, 1.2, 1..6, 0), s in seed()) {
+        check_slice("capitalised", (&x, &v, &s0, s), capitalised, capitalised_fwd, capitalised_rev, capitalised_o::<Dual64>);
+        check_hvp_of::<capitalised_rev>(&x, &v, capitalised_o);
+    }
 
     #[test]
     fn constant_batches_passed_to_helpers(w in vecf(-1.0, 1.0, 2), b in vecf(-2.0, 2.0, 6), v in dirs(2), s in seed()) {

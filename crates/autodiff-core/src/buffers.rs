@@ -432,57 +432,6 @@ pub fn fill_zero<T: Real>(v: &mut [T]) {
     }
 }
 
-/// Converts an adjoint to the float type of the value it belongs to (the reverse of `as`).
-#[inline(always)]
-pub fn cast_like<F: Real, T: Real>(g: F, _like: &T) -> T {
-    T::from(g).unwrap_or_else(T::nan)
-}
-
-/// An integer that differentiated code converts to a float with `as`: a count or an index
-/// kept in a struct (`self.n as f64`), which carries no derivative.
-#[diagnostic::on_unimplemented(
-    message = "`as` converts a struct member of type `{Self}` to a float in differentiated code; only integer members may be converted with `as`",
-    label = "a member that is not an integer",
-    note = "converting a float member to another float type is not supported in differentiated code: give the member the function's float type"
-)]
-pub trait IntegerMember: Copy {
-    /// The value as a float.
-    fn to_float<T: Real>(self) -> T;
-}
-
-macro_rules! integer_member {
-    ($($t:ty),*) => {$(
-        impl IntegerMember for $t {
-            #[inline(always)]
-            fn to_float<T: Real>(self) -> T {
-                T::from(self).unwrap_or_else(T::nan)
-            }
-        }
-    )*};
-}
-integer_member!(
-    usize, isize, u8, u16, u32, u64, u128, i8, i16, i32, i64, i128
-);
-
-/// `member as T` of an integer member of a struct (`self.n as f64`): the value, which has
-/// no derivative. The shadow of a struct holds whatever the caller put in its integer
-/// members (often a copy of the count), so this conversion must not be differentiated as
-/// a float's would be.
-#[inline(always)]
-pub fn member_as<T: Real, I: IntegerMember>(i: I) -> T {
-    i.to_float()
-}
-
-/// `v` converted to the float type `T` (`T::from(v).unwrap()`): the primal and the tangent
-/// of a conversion to a float type parameter, where `v as T` is not Rust.
-#[inline(always)]
-pub fn cast_to<T: num_traits::NumCast, S: num_traits::ToPrimitive>(v: S) -> T {
-    match T::from(v) {
-        Some(t) => t,
-        None => panic!("autodiff: a value does not convert to the float type"),
-    }
-}
-
 /// An integer as a float of the type of `like`: the factor `n` in the partial of
 /// `a.powi(n)`, written so that it fits `f32`, `f64` and generic code alike.
 #[inline(always)]

@@ -39,6 +39,7 @@
 //! (`a[[i, j]]`), with shadows of the same type.
 
 mod buffers;
+mod conversions;
 mod difffn;
 pub mod helpers;
 #[cfg(feature = "ndarray")]
@@ -80,6 +81,10 @@ pub fn no_grad<T>(value: T) -> T {
 
 /// Everything a user needs: `use autodiff_core::prelude::*;`.
 pub mod prelude {
+    pub use crate::helpers::{
+        ForwardJacobian, ForwardJacobianBatch, Objective, ObjectiveHvp, ReverseJacobian, gradient,
+        hessian, hvp, jacobian, jacobian_by_rows, jacobian_in_chunks,
+    };
     pub use crate::{
         DiffFn, Real, autodiff_forward, autodiff_reverse, custom_rule, differentiable, no_grad,
     };
@@ -89,11 +94,14 @@ pub mod prelude {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::buffers::{
-        AddInto, AddMember, CopyMember, Inert, IntegerMember, Member, MemberSum, Restore,
-        SavedSlice, SkipMember, Snapshot, ZeroLike, ZeroMember, accumulator_zero, add_into, add_to,
-        cast_like, cast_to, compare, copy_of, elem_lit, fill_zero, holds, int_like, lit_like,
-        member_as, min_len, resize_like, restore, restore_from, restore_resized, same_row_length,
-        snapshot, sort_permutation, sum, window_size, zero_like,
+        AddInto, AddMember, CopyMember, Inert, Member, MemberSum, Restore, SavedSlice, SkipMember,
+        Snapshot, ZeroLike, ZeroMember, accumulator_zero, add_into, add_to, compare, copy_of,
+        elem_lit, fill_zero, holds, int_like, lit_like, min_len, resize_like, restore,
+        restore_from, restore_resized, same_row_length, snapshot, sort_permutation, sum,
+        window_size, zero_like,
+    };
+    pub use crate::conversions::{
+        Convertible, IntegerMember, add_cast, cast_tangent, cast_to, member_as,
     };
     pub use crate::difffn::{
         BufferCell, CapturedBuffer, DiffFn, ForwardFn, ReverseFn, cell_add, cell_take,

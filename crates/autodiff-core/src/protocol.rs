@@ -69,6 +69,19 @@ impl NoDerivative for Zero {}
 impl NoDerivative for Discard {}
 impl NoDerivative for () {}
 
+// An integer or a `bool` carries no derivative, so none is lost where the shadow of a
+// struct's integer member (which holds a copy of the count), or an adjoint of one, is
+// passed for one.
+macro_rules! no_derivative {
+    ($($t:ty),*) => {$(
+        impl NoDerivative for $t {}
+        impl NoDerivative for &mut $t {}
+    )*};
+}
+no_derivative!(
+    bool, usize, isize, u8, u16, u32, u64, u128, i8, i16, i32, i64, i128
+);
+
 /// A forward tangent argument for a parameter that is a shared reference to floats
 /// (`&[F]`, `&Vec<F>`, `&[F; N]`): a slice of the same length, or [`Zero`].
 pub trait SliceTangent<T> {

@@ -222,7 +222,11 @@ impl Forward<'_> {
                     .collect();
                 Some(quote!({ let #p = #ps; #(#sum)+* }))
             }
-            Op::Cast(o, ty) => self.tan(o).map(|t| cast(t, ty)),
+            // Dispatched on the type: an integer's tangent (a shadow's copy of a count)
+            // converts to zero.
+            Op::Cast(o, ty) => self
+                .tan(o)
+                .map(|t| quote!(__ad::cast_tangent::<#ty, _>(#t))),
             Op::Load(p) => self.an.place_active(p).then(|| p.tangent()),
             Op::VecRepeat(o, n) => {
                 let t = self.tan_or_zero(o);

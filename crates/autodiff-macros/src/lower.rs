@@ -20,6 +20,9 @@ use syn::spanned::Spanned;
 use syn::visit_mut::VisitMut;
 use syn::{Expr, Pat};
 
+mod slice_cursors;
+use slice_cursors::SliceCursor;
+
 type Result<T> = syn::Result<T>;
 
 /// An error over the whole construct.
@@ -61,6 +64,12 @@ enum Binding {
     Var(Ident),
     /// A reference to a place (`let r = &x[a..b];`, an element of `x.iter()`).
     Alias(Place, bool),
+    /// A member of a struct that nothing in the body changes (`let n = cfg.n;`, see
+    /// [`Lowerer::is_unchanging_member`]): the member itself, read where the name is used.
+    Member(Place),
+    /// A slice reference that assignments move through one buffer (see
+    /// [`slice_cursors`]).
+    Cursor(Rc<SliceCursor>),
     Closure(Rc<ClosureDef>),
     Tuple(Vec<Val>),
     /// An iterator bound before it is consumed (`let it = x.iter().map(..);`): the chain
@@ -166,6 +175,10 @@ pub struct Lowerer {
     /// call reads it: such a call goes through the protocol even with constant
     /// arguments, so that a custom rule on the callee fires.
     statement_call: bool,
+    /// Set while lowering a call that is an operand of arithmetic (`Sq(a) + Sq(b)`,
+    /// `s += Qx(a)`), until the call reads it: a call there returns a number, so a
+    /// capitalised name is a function's, not a tuple struct's.
+    value_call: bool,
     /// The names indexed twice (`hs[i][j]`): an element of one is a row, which a copy
     /// (`let prev = s[i];`, a companion's saved copy) copies as a buffer.
     matrices: HashSet<String>,
@@ -290,6 +303,7 @@ impl Lowerer {
             const_copies: HashSet::default(),
             buffer_names: HashSet::default(),
             statement_call: false,
+            value_call: false,
             matrices: HashSet::default(),
             matrix_vars: HashSet::default(),
         }
@@ -339,6 +353,7 @@ impl Lowerer {
             const_copies: self.const_copies.clone(),
             buffer_names: self.buffer_names.clone(),
             statement_call: false,
+            value_call: false,
             matrices: self.matrices.clone(),
             matrix_vars: self.matrix_vars.clone(),
         };
@@ -960,6 +975,9 @@ impl Lowerer {
                 self.bind_copy(name, true, p.clone());
                 return Ok(());
             }
+            if mutable && self.bind_slice_cursor(name, e, &val) {
+                return Ok(());
+            }
             if matches!(e, Expr::Reference(_)) {
                 let saved = std::mem::replace(&mut self.binding_ref, true);
                 let r = self.bind_let(name, mutable, val, e.span());
@@ -1102,6 +1120,10 @@ impl Lowerer {
                 self.bind(name, Binding::Alias(p, m));
                 Ok(())
             }
+            Val::Place(p, _) if !mutable && self.is_unchanging_member(&p) => {
+                self.bind(name, Binding::Member(p));
+                Ok(())
+            }
             Val::Place(p, _) if self.is_struct_value(&p) => unsupported_at(
                 span,
                 "a mutable copy of a struct value built in the function (build it where it is bound with `let mut`)",
@@ -1159,7 +1181,8 @@ impl Lowerer {
         walk_idents(&e.to_token_stream(), &mut |id| {
             out.push(match self.lookup(&id.to_string()) {
                 Some(Binding::Var(v)) => v.to_string(),
-                Some(Binding::Alias(p, _)) => p.primal().to_string(),
+                Some(Binding::Alias(p, _) | Binding::Member(p)) => p.primal().to_string(),
+                Some(Binding::Cursor(c)) => c.place().primal().to_string(),
                 Some(Binding::Tuple(items)) => format!("{items:?}"),
                 Some(Binding::Closure(c)) => format!("{:p}", Rc::as_ptr(c)),
                 Some(Binding::Iter(c, _)) => format!("{:p}", Rc::as_ptr(c)),
@@ -1656,6 +1679,7 @@ impl Lowerer {
                 self.assign_destructured(&a.left, v, a.right.span())
             }
             Expr::Assign(a) if self.assign_struct(a)? => Ok(()),
+            Expr::Assign(a) if self.assign_slice_cursor(a)? => Ok(()),
             Expr::Assign(a) if self.assign_row(a)? => Ok(()),
             // `v = Vec::new();` of a local vector empties it, as `v.clear()` does.
             Expr::Assign(a) if is_empty_vec(&a.right) && self.is_local_buffer_expr(&a.left)? => {
@@ -1697,7 +1721,7 @@ impl Lowerer {
             Expr::Binary(b) if compound_kind(&b.op).is_some() => {
                 let kind = compound_kind(&b.op).unwrap();
                 let place = self.lower_place(&b.left)?;
-                let v = self.lower_expr(&b.right)?;
+                let v = self.lower_value_operand(&b.right)?;
                 let val = self.operand(v, b.right.span())?;
                 self.emit(Stmt::Assign { place, kind, val });
                 Ok(())
@@ -2293,6 +2317,20 @@ impl Lowerer {
     /// A whole parameter that is a reference to a struct (not to floats or a scalar).
     fn is_struct_ref(&self, p: &Place) -> bool {
         p.is_whole() && self.struct_refs.contains(&p.base.to_string())
+    }
+
+    /// A member of a struct that nothing in the body can change (`cfg.n`, `self.m`, of a
+    /// `&` parameter or of a struct value bound immutably). `let n = cfg.n;` names the
+    /// member itself: the macro cannot see the member's type, and an integer must stay
+    /// one (`n as f64` is then a constant, as `cfg.n as f64` is), while a float member's
+    /// reads are differentiated where they are used.
+    fn is_unchanging_member(&self, p: &Place) -> bool {
+        !p.proj.is_empty()
+            && p.proj.iter().all(|q| matches!(q, Proj::Field(_)))
+            && matches!(
+                self.kinds.get(&p.base.to_string()),
+                Some(VarKind::Ref { mutable: false } | VarKind::Value)
+            )
     }
 
     fn is_struct_value(&self, p: &Place) -> bool {
@@ -4158,6 +4196,14 @@ impl Lowerer {
         self.lower_expr_hint(e, None)
     }
 
+    /// An operand of arithmetic, which is a number (see [`Lowerer::value_call`]).
+    fn lower_value_operand(&mut self, e: &Expr) -> Result<Val> {
+        self.value_call = matches!(strip(e), Expr::Call(_));
+        let v = self.lower_expr(e);
+        self.value_call = false;
+        v
+    }
+
     fn operand(&mut self, v: Val, span: Span) -> Result<Operand> {
         match v {
             Val::Op(o) => Ok(o),
@@ -4214,6 +4260,8 @@ impl Lowerer {
                             });
                         }
                         Some(Binding::Alias(p, m)) => return Ok(Val::Place(p, m)),
+                        Some(Binding::Member(p)) => return Ok(Val::Place(p, false)),
+                        Some(Binding::Cursor(c)) => return Ok(Val::Place(c.place(), false)),
                         Some(Binding::Tuple(items)) => return Ok(Val::Tuple(items)),
                         Some(Binding::Closure(_)) => {
                             return unsupported(
@@ -4229,7 +4277,7 @@ impl Lowerer {
             }
             Expr::Unary(u) => match u.op {
                 syn::UnOp::Neg(_) => {
-                    let v = self.lower_expr(&u.expr)?;
+                    let v = self.lower_value_operand(&u.expr)?;
                     let o = self.operand(v, span)?;
                     Ok(match o {
                         Operand::Lit(_) => Val::Op(Operand::Lit(self.render(e))),
@@ -4270,9 +4318,9 @@ impl Lowerer {
                         return Ok(Val::Op(Operand::Lit(self.render(e))));
                     }
                 };
-                let l = self.lower_expr(&b.left)?;
+                let l = self.lower_value_operand(&b.left)?;
                 let l = self.operand(l, b.left.span())?;
-                let r = self.lower_expr(&b.right)?;
+                let r = self.lower_value_operand(&b.right)?;
                 let r = self.operand(r, b.right.span())?;
                 if let (Operand::Lit(_), Operand::Lit(_)) = (&l, &r) {
                     return Ok(Val::Op(Operand::Lit(self.render(e))));
@@ -4550,7 +4598,8 @@ impl Lowerer {
             "clone" | "to_owned" if m.args.is_empty() => {
                 let v = self.lower_expr(&m.receiver)?;
                 return match v {
-                    Val::Place(p, _) if !is_scalar_place(&p, self) => {
+                    // A copy of a buffer, or of a row of a matrix (`h[r].clone()`).
+                    Val::Place(p, _) if !is_scalar_place(&p, self) || self.is_row(&p) => {
                         let var = self.fresh("copy", span);
                         self.kinds.insert(var.to_string(), VarKind::Buffer);
                         let kind = self.copy_kind(&p);
@@ -4817,6 +4866,7 @@ impl Lowerer {
 
     fn lower_call_expr(&mut self, c: &syn::ExprCall) -> Result<Val> {
         let statement = std::mem::take(&mut self.statement_call);
+        let value_call = std::mem::take(&mut self.value_call);
         let span = c.span();
         let Expr::Path(fp) = strip(&c.func) else {
             return unsupported(&c.func, "calling this expression");
@@ -4861,7 +4911,16 @@ impl Lowerer {
         if last == "no_grad" {
             return Ok(Val::Op(Operand::Lit(self.render(&Expr::Call(c.clone())))));
         }
-        if is_tuple_struct_call(c) {
+        // A capitalised name called as a statement, with references, or in arithmetic is
+        // a function's (`Qtimesx(&q, &x, &mut out)`): a tuple struct is built as a value.
+        if is_tuple_struct_call(c)
+            && !statement
+            && !value_call
+            && !c
+                .args
+                .iter()
+                .any(|a| matches!(strip(a), Expr::Reference(_)))
+        {
             let op = self.lower_tuple_struct(c, false)?;
             return self.struct_value(op, &Expr::Call(c.clone()));
         }
@@ -4949,7 +5008,11 @@ impl Lowerer {
             args.push(self.lower_arg(a, i)?);
         }
         let constant_args = args.iter().all(|a| matches!(a, Arg::Val(Operand::Lit(_))));
-        if !constant_args && let Some(why) = self.not_a_function(path) {
+        // (A capitalised name that reaches here is taken for a function's, see above.)
+        if !constant_args
+            && !is_tuple_struct_call(c)
+            && let Some(why) = self.not_a_function(path)
+        {
             return unsupported(c, &why);
         }
         // A call whose value is used and whose arguments are all constant expressions
@@ -5160,9 +5223,11 @@ impl Lowerer {
             }
             // Nested companions have one float type throughout (`nested::mixes_floats`):
             // the cast is the identity.
-            ["__ad", "cast_like"] if c.args.len() == 2 => Ok(Some(self.lower_expr(&c.args[0])?)),
-            // A conversion to a float type parameter (`forward::cast`).
-            ["__ad", "cast_to"] if c.args.len() == 1 => {
+            // The adjoint of a conversion: a call, whose forward protocol converts the
+            // tangents alike (`add_cast::__ad_fwd`).
+            ["__ad", "add_cast"] if c.args.len() == 2 => Ok(None),
+            // A conversion to a float type parameter (`forward::cast`), or of a tangent.
+            ["__ad", "cast_to" | "cast_tangent"] if c.args.len() == 1 => {
                 let ty = match &*c.func {
                     Expr::Path(p) => match p.path.segments.last().map(|s| &s.arguments) {
                         Some(syn::PathArguments::AngleBracketed(a)) => match a.args.first() {
@@ -5600,6 +5665,14 @@ fn binding_tokens(b: &Binding, span: Span) -> TokenStream {
         Binding::Tuple(items) => {
             let items: Vec<TokenStream> = items.iter().map(val_tokens).collect();
             quote_spanned!(span=> (#(#items,)*))
+        }
+        Binding::Member(p) => {
+            let p = p.primal();
+            quote_spanned!(span=> (#p))
+        }
+        Binding::Cursor(c) => {
+            let p = c.place().primal();
+            quote_spanned!(span=> (&#p))
         }
         Binding::Closure(def) => closure_tokens(def, span),
         Binding::Iter(..) => {

@@ -1057,7 +1057,8 @@ impl<'a> Reverse<'a> {
             Op::Cast(o, _) => match o {
                 Operand::Var(v) if self.an.is_active(v) => {
                     let a = adjoint_name(v);
-                    quote!(#a += __ad::cast_like(#g, &#v);)
+                    // Nothing for an integer (see `__ad::add_cast`).
+                    quote!(__ad::add_cast(&mut #a, #g);)
                 }
                 _ => quote!(),
             },
