@@ -653,8 +653,54 @@ fn capitalised_o<D: Num>(x: &[D]) -> D {
     s
 }
 
+/// One step of an LSTM-like cell, which updates the hidden and the cell state.
+#[differentiable]
+fn cell_step(w: &[f64], hidden: &mut [f64], cell: &mut [f64], input: &[f64]) {
+    for i in 0..hidden.len() {
+        let forget = 1.0 / (1.0 + (-(w[0] * input[i] + hidden[i])).exp());
+        cell[i] = cell[i] * forget + (w[1] * input[i]).tanh();
+        hidden[i] = w[2] * cell[i].tanh();
+    }
+}
+
+/// The two halves of `split_at_mut` of one state passed to one call, twice: each call
+/// overwrites both, which the reverse sweep restores.
+#[autodiff_forward(halves_fwd, Dual, Dual)]
+#[autodiff_reverse(halves_rev, Duplicated, Active)]
+fn halves(x: &[f64]) -> f64 {
+    let n = x.len() - 3;
+    let mut state = vec![0.5; 2 * n];
+    for _ in 0..2 {
+        let (hidden, cell) = state.split_at_mut(n);
+        cell_step(&x[..3], hidden, cell, &x[3..]);
+    }
+    state.iter().map(|s| s * s).sum()
+}
+
+fn halves_o<D: Num>(x: &[D]) -> D {
+    let n = x.len() - 3;
+    let (mut hidden, mut cell) = (vec![c::<D>(0.5); n], vec![c::<D>(0.5); n]);
+    for _ in 0..2 {
+        for i in 0..n {
+            let forget = (((x[0] * x[3 + i] + hidden[i]) * -1.0).exp() + 1.0).recip();
+            cell[i] = cell[i] * forget + (x[1] * x[3 + i]).tanh();
+            hidden[i] = x[2] * cell[i].tanh();
+        }
+    }
+    hidden
+        .iter()
+        .chain(&cell)
+        .fold(c::<D>(0.0), |a, s| a + *s * *s)
+}
+
 proptest! {
     #![proptest_config(config())]
+
+    #[test]
+    fn halves_of_split_at_mut_in_one_call((x, v, s0) in slice_case(-1.2, 1.2, 4..7, 0), s in seed()) {
+        check_slice("halves", (&x, &v, &s0, s), halves, halves_fwd, halves_rev, halves_o::<Dual64>);
+        check_hvp_of::<halves_rev>(&x, &v, halves_o);
+    }
 
     #[test]
     fn capitalised_function_names((x, v, s0) in slice_case(-1.2, 1.2, 1..6, 0), s in seed()) {

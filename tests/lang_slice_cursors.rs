@@ -103,6 +103,20 @@ fn ranges_o<D: Num>(x: &[D]) -> D {
     s + x[0]
 }
 
+/// A `move` closure keeps the slice it captured, wherever the name points later.
+#[autodiff_forward(captured_fwd, Dual, Dual)]
+#[autodiff_reverse(captured_rev, Duplicated, Active)]
+fn captured(x: &[f64]) -> f64 {
+    let mut cur = &x[1..];
+    let scaled = move |i: usize| cur[i] * cur[0];
+    cur = &x[..1];
+    scaled(0) + cur[0] * scaled(x.len() - 2)
+}
+
+fn captured_o<D: Num>(x: &[D]) -> D {
+    x[1] * x[1] + x[0] * x[x.len() - 1] * x[1]
+}
+
 /// `(w, seq)`: 3 weights and 2 to 5 steps of `B` values.
 fn recurrence_case() -> impl Strategy<Value = (Vec<f64>, Vec<f64>)> {
     (2..6usize).prop_flat_map(|steps| (vecf(-1.0, 1.0, B + 1), vecf(-1.0, 1.0, steps * B)))
@@ -146,6 +160,14 @@ proptest! {
         for i in 0..B + 1 {
             check(&format!("d w[{i}]"), dw[i], s * grad[i]);
         }
+    }
+
+    #[test]
+    fn move_closures_keep_the_slice_they_captured(
+        (x, v, s0) in slice_case(-1.5, 1.5, 2..6, 0),
+        s in seed(),
+    ) {
+        check_slice("captured", (&x, &v, &s0, s), captured, captured_fwd, captured_rev, captured_o::<Dual64>);
     }
 
     #[test]

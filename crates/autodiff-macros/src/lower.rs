@@ -1254,6 +1254,11 @@ impl Lowerer {
                     op: Op::Use(Operand::Var(v)),
                 });
                 layer.insert(name, Binding::Var(copy));
+                continue;
+            }
+            if let Some(Binding::Cursor(c)) = self.lookup(&name).cloned() {
+                let frozen = self.frozen_cursor(&c);
+                layer.insert(name, Binding::Cursor(Rc::new(frozen)));
             }
         }
         layer
@@ -5334,26 +5339,24 @@ impl Lowerer {
         span: Span,
     ) -> Result<Val> {
         // Two `&mut` parts of one buffer (the halves of `split_at_mut`) in one call: the
-        // derivative code would borrow the buffer and its shadow mutably twice.
-        let mut_bases: Vec<&Ident> = args
-            .iter()
-            .filter_map(|a| match a {
-                Arg::Ref(p, true) => Some(&p.base),
-                _ => None,
-            })
-            .collect();
-        if let Some(b) = mut_bases
-            .iter()
-            .enumerate()
-            .find_map(|(i, b)| mut_bases[i + 1..].contains(b).then_some(*b))
-        {
-            let name = user_name(&b.to_string()).to_string();
-            return Err(syn::Error::new(
-                span,
-                format!(
-                    "this call receives two `&mut` parts of `{name}` (the halves of `split_at_mut`): not supported in differentiated code; pass `{name}` whole with the split index"
-                ),
-            ));
+        // derivative code would borrow the buffer and its shadow mutably twice. The parts
+        // are disjoint (Rust lends two `&mut` parts of one buffer no other way), so each
+        // part after the first goes through a copy, written back after the call.
+        let mut args = args;
+        let mut copied_back = Vec::new();
+        let mut lent: Vec<Ident> = Vec::new();
+        for a in &mut args {
+            let Arg::Ref(p, true) = a else { continue };
+            if !lent.contains(&p.base) {
+                lent.push(p.base.clone());
+                continue;
+            }
+            let part = p.clone();
+            let copy = self.fresh("part", span);
+            self.kinds.insert(copy.to_string(), VarKind::Buffer);
+            self.emit_owned(&copy, true, Op::CloneOf(part.clone(), CopyKind::ToVec));
+            *p = Place::local(copy.clone());
+            copied_back.push((part, copy));
         }
         let var = self.temp(span);
         self.emit(Stmt::Let {
@@ -5365,6 +5368,13 @@ impl Lowerer {
                 effect_only,
             }),
         });
+        for (part, copy) in copied_back {
+            self.emit(Stmt::CopyFrom {
+                dst: part,
+                src: Place::local(copy),
+                resize: false,
+            });
+        }
         Ok(Val::Op(Operand::Var(var)))
     }
 

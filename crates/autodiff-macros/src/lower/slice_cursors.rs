@@ -56,6 +56,24 @@ impl Lowerer {
         true
     }
 
+    /// A copy of `cursor` that keeps where it points now (for a `move` closure).
+    pub(super) fn frozen_cursor(&mut self, cursor: &SliceCursor) -> SliceCursor {
+        let copy = |l: &mut Self, bound: &Ident| {
+            let v = l.temp(bound.span());
+            l.emit(Stmt::Let {
+                var: v.clone(),
+                mutable: false,
+                op: Op::Use(Operand::Var(bound.clone())),
+            });
+            v
+        };
+        SliceCursor {
+            base: cursor.base.clone(),
+            start: copy(self, &cursor.start),
+            end: copy(self, &cursor.end),
+        }
+    }
+
     /// `name = &base[a..b];` of a name bound by [`Lowerer::bind_slice_cursor`]: sets its
     /// bounds. Returns false when `name` is not such a name.
     pub(super) fn assign_slice_cursor(&mut self, a: &syn::ExprAssign) -> Result<bool> {
