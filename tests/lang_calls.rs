@@ -520,6 +520,19 @@ fn row_loss(w: &[f64], xs: &Vec<Vec<f64>>) -> f64 {
     l + w.iter().map(|v| sq_ref(v)).sum::<f64>()
 }
 
+/// `&s` of a local float and `&x[i]` of an element, passed to a `&f64` parameter.
+#[autodiff_forward(local_refs_fwd, Dual, Dual)]
+#[autodiff_reverse(local_refs_rev, Duplicated, Active)]
+fn local_refs(x: &[f64]) -> f64 {
+    let s = x[0] * x[x.len() - 1] + 0.5;
+    sq_ref(&s) * sq_ref(&x[0]) - sq_ref(&(s * 2.0))
+}
+
+fn local_refs_o<D: Num>(x: &[D]) -> D {
+    let s = x[0] * x[x.len() - 1] + 0.5;
+    s * s * x[0] * x[0] - s * s * 4.0
+}
+
 fn row_loss_o<D: Num>(a: &[D]) -> D {
     let (w, xs) = a.split_at(2);
     let mut l = c::<D>(0.0);
@@ -700,6 +713,12 @@ proptest! {
     fn halves_of_split_at_mut_in_one_call((x, v, s0) in slice_case(-1.2, 1.2, 4..7, 0), s in seed()) {
         check_slice("halves", (&x, &v, &s0, s), halves, halves_fwd, halves_rev, halves_o::<Dual64>);
         check_hvp_of::<halves_rev>(&x, &v, halves_o);
+    }
+
+    #[test]
+    fn references_to_local_floats((x, v, s0) in slice_case(-1.2, 1.2, 1..5, 0), s in seed()) {
+        check_slice("local_refs", (&x, &v, &s0, s), local_refs, local_refs_fwd, local_refs_rev, local_refs_o::<Dual64>);
+        check_hvp_of::<local_refs_rev>(&x, &v, local_refs_o);
     }
 
     #[test]

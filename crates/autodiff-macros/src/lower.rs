@@ -4858,9 +4858,10 @@ impl Lowerer {
         if let Expr::Reference(r) = strip(e) {
             match self.lower_expr(&r.expr)? {
                 Val::Place(p, _) => return Ok(Arg::Ref(p, r.mutability.is_some())),
-                // `&mut s` of a local scalar: the callee may write it.
-                Val::Op(Operand::Var(v)) if r.mutability.is_some() => {
-                    return Ok(Arg::Ref(Place::local(v), true));
+                // `&mut s` of a local scalar: the callee may write it. `&s` of a local
+                // scalar, or of a vector a call returned (`layer(&h)`): read through it.
+                Val::Op(Operand::Var(v)) => {
+                    return Ok(Arg::Ref(Place::local(v), r.mutability.is_some()));
                 }
                 _ => {}
             }
