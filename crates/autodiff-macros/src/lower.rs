@@ -5227,10 +5227,8 @@ impl Lowerer {
                 };
                 Ok(Some(self.lower_expr(&sum)?))
             }
-            // Nested companions have one float type throughout (`nested::mixes_floats`):
-            // the cast is the identity.
             // The adjoint of a conversion: a call, whose forward protocol converts the
-            // tangents alike (`add_cast::__ad_fwd`).
+            // tangents alike (`add_cast::__ad_fwd`; an integer's adjoint takes nothing).
             ["__ad", "add_cast"] if c.args.len() == 2 => Ok(None),
             // A conversion to a float type parameter (`forward::cast`), or of a tangent.
             ["__ad", "cast_to" | "cast_tangent"] if c.args.len() == 1 => {
