@@ -53,7 +53,8 @@ fn split_o<D: Num>(v: &[D]) -> (D, [D; 2]) {
 }
 
 /// Ten explicit Euler steps of [`rhs`] from `x[0..2]` with stiffness `x[2]`, then the
-/// results of the other helpers: indexed, destructured, and indexed at the call.
+/// results of the other helpers: indexed, destructured, indexed at the call, and passed by
+/// reference to another call.
 #[autodiff_forward(integrate_fwd, Dual, Dual)]
 #[autodiff_reverse(integrate_rev, Duplicated, Active)]
 fn integrate(x: &[f64]) -> f64 {
@@ -75,6 +76,8 @@ fn integrate(x: &[f64]) -> f64 {
     p * q + r[0] * r[1] + rotate(&[r[0], r[1], r[2]], 0.5)[2] + m * w[0] - w[1] * y[1]
         + e[2] * u.0
         + u.1[1]
+        // A returned array passed by reference to another call.
+        + rotate(&r, 0.25)[1] * norm2(&rhs(&y, k))
 }
 
 fn integrate_o<D: Num>(x: &[D]) -> D {
@@ -89,7 +92,16 @@ fn integrate_o<D: Num>(x: &[D]) -> D {
     let r = rotate_o(x, y[0]);
     let (m, w) = split_o(x);
     let u = split_o(&r);
-    p * q + r[0] * r[1] + rotate_o(&r, c(0.5))[2] + m * w[0] - w[1] * y[1] + r[2] * u.0 + u.1[1]
+    let d = rhs_o(&y, k);
+    p * q + r[0] * r[1] + rotate_o(&r, c(0.5))[2] + m * w[0] - w[1] * y[1]
+        + r[2] * u.0
+        + u.1[1]
+        + rotate_o(&r, c(0.25))[1] * (d[0] * d[0] + d[1] * d[1])
+}
+
+#[differentiable]
+fn norm2(v: &[f64; 2]) -> f64 {
+    v[0] * v[0] + v[1] * v[1]
 }
 
 proptest! {
