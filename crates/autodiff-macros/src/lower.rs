@@ -4859,7 +4859,8 @@ impl Lowerer {
             match self.lower_expr(&r.expr)? {
                 Val::Place(p, _) => return Ok(Arg::Ref(p, r.mutability.is_some())),
                 // `&mut s` of a local scalar: the callee may write it. `&s` of a local
-                // scalar, or of a vector a call returned (`layer(&h)`): read through it.
+                // scalar, or of an array a call returned (`norm2(&rhs(y, k))`): read
+                // through it.
                 Val::Op(Operand::Var(v)) => {
                     return Ok(Arg::Ref(Place::local(v), r.mutability.is_some()));
                 }

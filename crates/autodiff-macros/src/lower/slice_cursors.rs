@@ -111,16 +111,8 @@ impl Lowerer {
         };
         // Both bounds are computed before either is set: they may read the slice.
         let span = a.span();
-        let new_start = self.fresh("start", span);
-        let new_end = self.fresh("end", span);
-        for (v, value) in [(&new_start, start), (&new_end, end)] {
-            self.kinds.insert(v.to_string(), VarKind::Scalar);
-            self.emit(Stmt::Let {
-                var: v.clone(),
-                mutable: false,
-                op: Op::Inactive(value),
-            });
-        }
+        let new_start = self.inactive_local("start", start, span);
+        let new_end = self.inactive_local("end", end, span);
         for (bound, value) in [(&cursor.start, new_start), (&cursor.end, new_end)] {
             self.emit(Stmt::Assign {
                 place: Place::local(bound.clone()),
