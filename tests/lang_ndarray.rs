@@ -163,6 +163,43 @@ fn model_loss_oracle<D: Num>(w: &[D], b: &[D], x: &[f64]) -> D {
     h[0] * h[0] + h[1] - h[2].sin()
 }
 
+/// `x · y` of two one-dimensional arrays, in a callee.
+#[differentiable]
+fn inner(x: &Array1<f64>, y: &Array1<f64>) -> f64 {
+    x.dot(y)
+}
+
+/// Whole-array reductions: `sum` of a matrix and of a vector, and `dot`, directly and
+/// through a call.
+#[autodiff_forward(reductions_fwd, Dual, Dual, Dual, Dual)]
+#[autodiff_reverse(reductions_rev, Duplicated, Duplicated, Duplicated, Active)]
+fn reductions(a: &Array2<f64>, x: &Array1<f64>, y: &Array1<f64>) -> f64 {
+    let total: f64 = a.sum();
+    inner(x, y).sin() + total * x.sum() + (1.0 + x.dot(x)).sqrt() - a.sum().powi(2)
+}
+
+fn reductions_oracle<D: Num>(a: &[D], x: &[D], y: &[D]) -> D {
+    let total = a.iter().fold(D::zero(), |s, v| s + *v);
+    let sx = x.iter().fold(D::zero(), |s, v| s + *v);
+    let xy = x.iter().zip(y).fold(D::zero(), |s, (p, q)| s + *p * *q);
+    let xx = x.iter().fold(D::zero(), |s, v| s + *v * *v);
+    xy.sin() + total * sx + (xx + 1.0).sqrt() - total * total
+}
+
+/// The gradient of `reductions`, whose forward companion is the Hessian-vector product.
+#[allow(clippy::too_many_arguments)]
+#[autodiff_forward(reductions_hvp, Dual, Dual, Dual, Dual, Dual, Dual)]
+fn reductions_grad(
+    a: &Array2<f64>,
+    x: &Array1<f64>,
+    y: &Array1<f64>,
+    ga: &mut Array2<f64>,
+    gx: &mut Array1<f64>,
+    gy: &mut Array1<f64>,
+) {
+    reductions_rev(a, ga, x, gx, y, gy, 1.0);
+}
+
 fn matrix(m: usize, n: usize, v: &[f64]) -> Array2<f64> {
     Array2::from_shape_vec((m, n), v.to_vec()).unwrap()
 }
@@ -304,6 +341,43 @@ proptest! {
             }
             y * y * 0.5 + reg * 0.01
         });
+    }
+
+    #[test]
+    fn sums_and_dot_products((m, n, a, x, y, seed) in shaped(), dir_seed in 0usize..5) {
+        // `x` and `y` both of length `n`.
+        let y: Vec<f64> = (0..n).map(|i| y.get(i).copied().unwrap_or(0.25) - x[i] * 0.5).collect();
+        let (am, xv, yv) = (matrix(m, n, &a), Array1::from_vec(x.clone()), Array1::from_vec(y.clone()));
+        let mut params = a.clone();
+        params.extend(&x);
+        params.extend(&y);
+        let split = |d: &[Dual64]| reductions_oracle(&d[..m * n], &d[m * n..m * n + n], &d[m * n + n..]);
+        let (value, grad) = oracle_grad(split, &params);
+        check("primal", reductions(&am, &xv, &yv), value);
+
+        let (mut ga, mut gx, mut gy) = (Array2::zeros((m, n)), Array1::zeros(n), Array1::zeros(n));
+        let f = reductions_rev(&am, &mut ga, &xv, &mut gx, &yv, &mut gy, seed);
+        check("value", f, value);
+        let mut got = flat(&ga);
+        got.extend(gx.iter());
+        got.extend(gy.iter());
+        let want: Vec<f64> = grad.iter().map(|g| g * seed).collect();
+        check_all("gradient", &got, &want);
+
+        let dir: Vec<f64> = (0..params.len()).map(|i| (((i + dir_seed) * 5 % 9) as f64 - 4.0) * 0.2).collect();
+        let (da, dx, dy) = (matrix(m, n, &dir[..m * n]), Array1::from_vec(dir[m * n..m * n + n].to_vec()), Array1::from_vec(dir[m * n + n..].to_vec()));
+        let (fv, t) = reductions_fwd(&am, &da, &xv, &dx, &yv, &dy);
+        check("forward value", fv, value);
+        let jv: f64 = grad.iter().zip(&dir).map(|(g, d)| g * d).sum();
+        check("forward tangent", t, jv);
+
+        let (mut ga, mut gx, mut gy) = (Array2::zeros((m, n)), Array1::zeros(n), Array1::zeros(n));
+        let (mut ha, mut hx, mut hy) = (Array2::zeros((m, n)), Array1::zeros(n), Array1::zeros(n));
+        reductions_hvp(&am, &da, &xv, &dx, &yv, &dy, &mut ga, &mut ha, &mut gx, &mut hx, &mut gy, &mut hy);
+        let mut h = flat(&ha);
+        h.extend(hx.iter());
+        h.extend(hy.iter());
+        check_hvp(&h, &params, &dir, |d| reductions_oracle(&d[..m * n], &d[m * n..m * n + n], &d[m * n + n..]));
     }
 
     #[test]

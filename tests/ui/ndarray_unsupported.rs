@@ -1,8 +1,10 @@
-// `ndarray` arrays are supported as parameters, read and written by index. An array
-// created in the function, `fill` of a whole array, and iterating an array of two
-// dimensions are compile errors that say so.
+// `ndarray` arrays are supported as parameters, read and written by index, with `sum`
+// and the `dot` of two vectors. An array created in the function, `fill` of a whole
+// array, iterating an array of two dimensions, a matrix product, `dot` with an operand
+// that is not a one-dimensional array parameter, and `sum` of an array whose type does
+// not name its number of dimensions are compile errors that say so.
 use autodiff_core::prelude::*;
-use ndarray::{Array1, Array2};
+use ndarray::{Array1, Array2, ArrayD};
 
 #[autodiff_reverse(d_local, Duplicated, Active)]
 fn local(x: &Array1<f64>) -> f64 {
@@ -20,6 +22,22 @@ fn filled(x: &Array1<f64>, out: &mut Array1<f64>) {
 #[autodiff_reverse(d_iterated, Duplicated, Active)]
 fn iterated(a: &Array2<f64>) -> f64 {
     a.iter().map(|v| v * v).sum()
+}
+
+#[autodiff_reverse(d_product, Duplicated, Duplicated, Active)]
+fn product(a: &Array2<f64>, x: &Array1<f64>) -> f64 {
+    let y = a.dot(x);
+    y[0]
+}
+
+#[autodiff_reverse(d_with_a_slice, Duplicated, Duplicated, Active)]
+fn with_a_slice(x: &Array1<f64>, y: &[f64]) -> f64 {
+    x.dot(&Array1::from(y.to_vec()))
+}
+
+#[autodiff_reverse(d_unranked, Duplicated, Active)]
+fn unranked(a: &ArrayD<f64>) -> f64 {
+    a.sum()
 }
 
 fn main() {}

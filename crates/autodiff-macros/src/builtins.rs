@@ -110,19 +110,32 @@ pub fn is_ndarray_type(ty: &syn::Type) -> bool {
     }
 }
 
-/// An `ndarray` type known to have one dimension: `Array1<F>`, `ArrayView1<'_, F>`,
-/// `Array<F, Ix1>`.
-pub fn is_ndarray_rank1(ty: &syn::Type) -> bool {
+/// The number of dimensions an `ndarray` type names, where it names one: the digit of
+/// `Array2<F>` or `ArrayView1<'_, F>`, or the `IxN` of `Array<F, Ix2>`.
+pub fn ndarray_rank(ty: &syn::Type) -> Option<usize> {
     let syn::Type::Path(p) = ty else {
-        return false;
+        return None;
     };
-    let Some(last) = p.path.segments.last() else {
-        return false;
+    let last = p.path.segments.last()?;
+    let digit = |s: &str| {
+        s.chars()
+            .last()
+            .and_then(|c| c.to_digit(10))
+            .map(|d| d as usize)
     };
-    last.ident.to_string().ends_with('1')
-        || matches!(&last.arguments, syn::PathArguments::AngleBracketed(a)
-            if a.args.iter().any(|g| matches!(g, syn::GenericArgument::Type(syn::Type::Path(t))
-                if t.path.is_ident("Ix1"))))
+    if let Some(d) = digit(&last.ident.to_string()) {
+        return Some(d);
+    }
+    let syn::PathArguments::AngleBracketed(a) = &last.arguments else {
+        return None;
+    };
+    a.args.iter().find_map(|g| match g {
+        syn::GenericArgument::Type(syn::Type::Path(t)) => {
+            let id = t.path.get_ident()?.to_string();
+            id.strip_prefix("Ix").and_then(|n| n.parse().ok())
+        }
+        _ => None,
+    })
 }
 
 /// Statement macros that have no effect on values and are kept as written.

@@ -20,6 +20,7 @@ use syn::spanned::Spanned;
 use syn::visit_mut::VisitMut;
 use syn::{Expr, Pat};
 
+mod array_reductions;
 mod slice_cursors;
 use slice_cursors::SliceCursor;
 
@@ -150,6 +151,8 @@ pub struct Lowerer {
     array_params: HashSet<String>,
     /// Those of them with more than one dimension, or an unknown number (`Array2<f64>`).
     multi_dim_arrays: HashSet<String>,
+    /// Those of them whose type names their number of dimensions, with that number.
+    ranked_arrays: HashMap<String, usize>,
     /// Struct parameters whose values a pattern binds (see [`Body::pattern_params`]).
     pattern_params: Vec<(String, Span)>,
     /// Scrutinee locals of patterns on a struct parameter, with the user's scrutinee
@@ -288,8 +291,9 @@ impl Lowerer {
             companion: false,
             scalar_refs: struct_shaped_params(sig, true),
             struct_refs: struct_shaped_params(sig, false),
-            array_params: ndarray_params(sig, false),
-            multi_dim_arrays: ndarray_params(sig, true),
+            array_params: ndarray_params(sig, |_| true),
+            multi_dim_arrays: ndarray_params(sig, |r| r != Some(1)),
+            ranked_arrays: ndarray_ranks(sig),
             pattern_params: Vec::new(),
             struct_values: HashSet::default(),
             value_scrutinees: HashSet::default(),
@@ -345,6 +349,7 @@ impl Lowerer {
             struct_refs: self.struct_refs.clone(),
             array_params: self.array_params.clone(),
             multi_dim_arrays: self.multi_dim_arrays.clone(),
+            ranked_arrays: self.ranked_arrays.clone(),
             pattern_params: Vec::new(),
             struct_values: self.struct_values.clone(),
             value_scrutinees: self.value_scrutinees.clone(),
@@ -4548,6 +4553,11 @@ impl Lowerer {
     ) -> Result<Val> {
         let name = m.method.to_string();
         let span = m.span();
+        if !self.companion
+            && let Some(e) = self.array_reduction(m, hint)?
+        {
+            return self.lower_expr_hint(&e, hint);
+        }
         if matches!(name.as_str(), "sum" | "product" | "fold")
             && let Some(chain) = self.parse_chain(&m.receiver)?
         {
@@ -5930,18 +5940,32 @@ fn struct_shaped_params(sig: &SigInfo, scalar: bool) -> HashSet<String> {
         .collect()
 }
 
-/// The parameters that are references to `ndarray` arrays (with `multi_dim`, only those
-/// not known to have one dimension).
-fn ndarray_params(sig: &SigInfo, multi_dim: bool) -> HashSet<String> {
+/// The parameters that are references to `ndarray` arrays whose number of dimensions
+/// (`None` where the type does not name it) `rank` accepts.
+fn ndarray_params(sig: &SigInfo, rank: impl Fn(Option<usize>) -> bool) -> HashSet<String> {
     sig.params
         .iter()
         .filter(|p| matches!(p.shape, Shape::Struct { .. }))
         .filter(|p| {
             matches!(&p.ty, Some(syn::Type::Reference(r))
                 if crate::builtins::is_ndarray_type(&r.elem)
-                    && (!multi_dim || !crate::builtins::is_ndarray_rank1(&r.elem)))
+                    && rank(crate::builtins::ndarray_rank(&r.elem)))
         })
         .map(|p| p.name.to_string())
+        .collect()
+}
+
+/// The parameters that are references to `ndarray` arrays whose type names their number
+/// of dimensions (`&Array2<f64>`), with that number.
+fn ndarray_ranks(sig: &SigInfo) -> HashMap<String, usize> {
+    sig.params
+        .iter()
+        .filter_map(|p| match &p.ty {
+            Some(syn::Type::Reference(r)) if crate::builtins::is_ndarray_type(&r.elem) => {
+                Some((p.name.to_string(), crate::builtins::ndarray_rank(&r.elem)?))
+            }
+            _ => None,
+        })
         .collect()
 }
 
