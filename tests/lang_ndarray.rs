@@ -175,7 +175,16 @@ fn inner(x: &Array1<f64>, y: &Array1<f64>) -> f64 {
 #[autodiff_reverse(reductions_rev, Duplicated, Duplicated, Duplicated, Active)]
 fn reductions(a: &Array2<f64>, x: &Array1<f64>, y: &Array1<f64>) -> f64 {
     let total: f64 = a.sum();
+    let mut weighted = 0.0;
+    for (k, v) in a.iter().enumerate() {
+        weighted += v.sin() * k as f64;
+    }
+    for v in a {
+        weighted += v * v * 0.5;
+    }
     inner(x, y).sin() + total * x.sum() + (1.0 + x.dot(x)).sqrt() - a.sum().powi(2)
+        + weighted
+        + a.iter().map(|v| v.cos()).sum::<f64>()
 }
 
 fn reductions_oracle<D: Num>(a: &[D], x: &[D], y: &[D]) -> D {
@@ -183,7 +192,21 @@ fn reductions_oracle<D: Num>(a: &[D], x: &[D], y: &[D]) -> D {
     let sx = x.iter().fold(D::zero(), |s, v| s + *v);
     let xy = x.iter().zip(y).fold(D::zero(), |s, (p, q)| s + *p * *q);
     let xx = x.iter().fold(D::zero(), |s, v| s + *v * *v);
-    xy.sin() + total * sx + (xx + 1.0).sqrt() - total * total
+    let mut weighted = D::zero();
+    for (k, v) in a.iter().enumerate() {
+        weighted += v.sin() * k as f64 + *v * *v * 0.5 + v.cos();
+    }
+    xy.sin() + total * sx + (xx + 1.0).sqrt() - total * total + weighted
+}
+
+/// `out = 2 tanh(a)` element by element, through `iter_mut` of a matrix zipped with
+/// `iter` of another.
+#[autodiff_forward(squash_fwd, Dual, Dual)]
+#[autodiff_reverse(squash_rev, Duplicated, Duplicated)]
+fn squash(a: &Array2<f64>, out: &mut Array2<f64>) {
+    for (o, v) in out.iter_mut().zip(a.iter()) {
+        *o = v.tanh() * 2.0;
+    }
 }
 
 /// The gradient of `reductions`, whose forward companion is the Hessian-vector product.
@@ -378,6 +401,28 @@ proptest! {
         h.extend(hx.iter());
         h.extend(hy.iter());
         check_hvp(&h, &params, &dir, |d| reductions_oracle(&d[..m * n], &d[m * n..m * n + n], &d[m * n + n..]));
+    }
+
+    #[test]
+    fn matrices_iterated_element_by_element((m, n, a, _, _, _) in shaped(), wts in prop::collection::vec(-1.0f64..1.0, 4)) {
+        let am = matrix(m, n, &a);
+        let dir: Vec<f64> = (0..m * n).map(|i| ((i * 3 % 7) as f64 - 3.0) * 0.25).collect();
+        let mut out = Array2::zeros((m, n));
+        let mut dout = Array2::zeros((m, n));
+        squash_fwd(&am, &matrix(m, n, &dir), &mut out, &mut dout);
+        for i in 0..m * n {
+            check("out", flat(&out)[i], 2.0 * a[i].tanh());
+            check("out tangent", flat(&dout)[i], 2.0 * (1.0 - a[i].tanh().powi(2)) * dir[i]);
+        }
+        // Reverse: the adjoint of `out` in its shadow.
+        let wbar: Vec<f64> = (0..m * n).map(|i| wts[i % 4]).collect();
+        let mut ga = Array2::zeros((m, n));
+        let mut out = Array2::zeros((m, n));
+        let mut bout = matrix(m, n, &wbar);
+        squash_rev(&am, &mut ga, &mut out, &mut bout);
+        for i in 0..m * n {
+            check("vjp", flat(&ga)[i], 2.0 * (1.0 - a[i].tanh().powi(2)) * wbar[i]);
+        }
     }
 
     #[test]

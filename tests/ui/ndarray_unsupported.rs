@@ -1,10 +1,10 @@
 // `ndarray` arrays are supported as parameters, read and written by index, with `sum`
 // and the `dot` of two vectors. An array created in the function, `fill` of a whole
-// array, iterating an array of two dimensions, a matrix product, `dot` with an operand
+// array, iterating an array of three dimensions, a matrix product, `dot` with an operand
 // that is not a one-dimensional array parameter, and `sum` of an array whose type does
 // not name its number of dimensions are compile errors that say so.
 use autodiff_core::prelude::*;
-use ndarray::{Array1, Array2, ArrayD};
+use ndarray::{Array1, Array2, Array3, ArrayD};
 
 #[autodiff_reverse(d_local, Duplicated, Active)]
 fn local(x: &Array1<f64>) -> f64 {
@@ -20,7 +20,7 @@ fn filled(x: &Array1<f64>, out: &mut Array1<f64>) {
 }
 
 #[autodiff_reverse(d_iterated, Duplicated, Active)]
-fn iterated(a: &Array2<f64>) -> f64 {
+fn iterated(a: &Array3<f64>) -> f64 {
     a.iter().map(|v| v * v).sum()
 }
 

@@ -3475,11 +3475,12 @@ impl Lowerer {
                             }
                             Val::Place(p, _)
                                 if p.is_whole()
-                                    && self.multi_dim_arrays.contains(&p.base.to_string()) =>
+                                    && self.multi_dim_arrays.contains(&p.base.to_string())
+                                    && self.ranked_arrays.get(&p.base.to_string()) != Some(&2) =>
                             {
                                 unsupported(
                                     e,
-                                    "iterating an `ndarray` array of more than one dimension (loop over its indexes, `a[[i, j]]`)",
+                                    "iterating an `ndarray` array of more than two dimensions, or whose type does not name its number (loop over its indexes, `a[[i, j, l]]`)",
                                 )
                             }
                             Val::Place(p, pm) => Ok(Some(Chain {
@@ -3773,7 +3774,17 @@ impl Lowerer {
         let v = match &c.source {
             Source::Slice(p, m) => {
                 let mut p = p.clone();
-                p.proj.push(Proj::Index(quote!(#k)));
+                if p.is_whole() && self.ranked_arrays.get(&p.base.to_string()) == Some(&2) {
+                    // A matrix's elements in its logical order, row after row, as its
+                    // `iter()` yields them.
+                    // (The width in a local: `a[[k / a.ncols(), ..]] = v` would borrow
+                    // `a` while it is borrowed mutably.)
+                    let a = &p.base;
+                    let cols = self.inactive_local("cols", quote!(#a.ncols()), span);
+                    p.proj.push(Proj::Index(quote!([#k / #cols, #k % #cols])));
+                } else {
+                    p.proj.push(Proj::Index(quote!(#k)));
+                }
                 Val::Place(p, *m)
             }
             Source::Chunks(p, m, sz, end) => {

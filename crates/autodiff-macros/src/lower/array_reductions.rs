@@ -31,12 +31,8 @@ impl Lowerer {
             None => quote_spanned!(span=> sum),
         };
         let e: Expr = match (name.as_str(), m.args.len(), rank) {
-            ("sum", 0, Some(1)) => syn::parse_quote_spanned!(span=> #a.iter().#sum()),
-            ("sum", 0, Some(2)) => syn::parse_quote_spanned!(span=>
-                (0..#a.nrows())
-                    .map(|__ad_row| (0..#a.ncols()).map(|__ad_col| #a[[__ad_row, __ad_col]]).sum())
-                    .#sum()
-            ),
+            // (A matrix's `iter()` is lowered too: row after row, by index.)
+            ("sum", 0, Some(1 | 2)) => syn::parse_quote_spanned!(span=> #a.iter().#sum()),
             ("sum", 0, _) => {
                 return unsupported(
                     m,
