@@ -42,10 +42,10 @@ fn bar<T: Marker>(x: &T) {
     x.apply();
 }
 
-fn bar_fwd<T: Marker>(x: &T) -> ((), ()) {
+/// Returns nothing, as `#[autodiff_forward]` of `bar` would.
+fn bar_fwd<T: Marker>(x: &T) {
     FORWARDS.fetch_add(1, Ordering::SeqCst);
     x.apply();
-    ((), ())
 }
 
 #[allow(clippy::unused_unit)]
@@ -107,6 +107,7 @@ fn tick(step: usize) {
     let _ = step;
 }
 
+/// The value and tangent `((), ())` of a function returning `()` are accepted too.
 fn tick_fwd(step: usize) -> ((), ()) {
     TICK_FORWARDS.fetch_add(1, Ordering::SeqCst);
     TICK_STEPS.fetch_add(step, Ordering::SeqCst);
@@ -372,12 +373,11 @@ fn double(a: &[f64], out: &mut [f64]) {
     }
 }
 
-fn double_fwd(a: &[f64], da: &[f64], out: &mut [f64], dout: &mut [f64]) -> ((), ()) {
+fn double_fwd(a: &[f64], da: &[f64], out: &mut [f64], dout: &mut [f64]) {
     for i in 0..a.len() {
         out[i] = 2.0 * a[i];
         dout[i] = 2.0 * da[i];
     }
-    ((), ())
 }
 
 #[allow(clippy::unused_unit)]

@@ -433,11 +433,24 @@ fn expand_rule(
     let fwd_body = match &args.forward {
         Some(rule) => {
             let sp = rule.span();
-            let check = quote_spanned!(sp=> let __ad_rule: fn(#(#rule_tys),*) -> (#r, #r) = #rule;);
+            // The rule of a function that returns `()` returns `()` too, as the forward
+            // companion of such a function does (`((), ())` is taken as well).
+            let rule_ret = if has_ret {
+                quote_spanned!(sp=> (#r, #r))
+            } else {
+                quote_spanned!(sp=> _)
+            };
+            let check =
+                quote_spanned!(sp=> let __ad_rule: fn(#(#rule_tys),*) -> #rule_ret = #rule;);
             let call = if is_method || has_closure {
                 quote!(#rule(#self_arg #(#rule_args),*))
             } else {
                 quote!(__ad_rule(#(#rule_args),*))
+            };
+            let call = if has_ret {
+                call
+            } else {
+                quote_spanned!(sp=> __ad::unit_forward(#call))
             };
             let check = if is_method || has_closure {
                 quote!()
