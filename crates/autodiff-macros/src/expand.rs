@@ -54,7 +54,7 @@ pub fn expand(trigger: Trigger, item: TokenStream) -> TokenStream {
         Err(_) => {
             let message = match trigger {
                 Trigger::Differentiable => {
-                    "`#[differentiable]` applies to functions, methods, structs and enums"
+                    "`#[differentiable]` applies to functions, methods, `impl` blocks, structs and enums"
                 }
                 _ => "autodiff attributes apply to functions and methods",
             };

@@ -15,6 +15,7 @@ mod collections;
 mod expand;
 mod forward;
 mod fused;
+mod impl_blocks;
 mod ir;
 mod kept_state;
 mod lower;
@@ -65,6 +66,11 @@ pub fn autodiff_reverse(args: TokenStream, item: TokenStream) -> TokenStream {
 /// Makes a function or method callable from other differentiated code, in every mode,
 /// without generating a named companion.
 ///
+/// On an `impl` block, makes its methods differentiable: those that carry one of the
+/// attributes, or every method when none does. On a trait implementation (`impl Model for
+/// Affine`), which may define only the trait's items, the generated methods and companions
+/// go into an inherent `impl Affine` beside it.
+///
 /// On a struct or enum declaration, gives the type a zero shadow (zeros for its float
 /// members, buffers and marked types, copies of its integers and strings), so that a
 /// constant value of it can be passed where a callee differentiates it (`m.predict(x)`
@@ -80,12 +86,18 @@ pub fn autodiff_reverse(args: TokenStream, item: TokenStream) -> TokenStream {
 /// and its pullback instead of failing to compile.
 #[proc_macro_attribute]
 pub fn differentiable(args: TokenStream, item: TokenStream) -> TokenStream {
-    let args: proc_macro2::TokenStream = args.into();
+    differentiable_item(args.into(), item.into()).into()
+}
+
+/// The expansion of `#[differentiable(args)]` on `item`.
+fn differentiable_item(
+    args: proc_macro2::TokenStream,
+    item: proc_macro2::TokenStream,
+) -> proc_macro2::TokenStream {
     if args.to_string() == "associated" {
         // Kept on the item, where the expansion reads it (and removes it).
-        let item: proc_macro2::TokenStream = item.into();
         let item = quote::quote!(#[differentiable(associated)] #item);
-        return expand(Trigger::Differentiable, item).into();
+        return expand(Trigger::Differentiable, item);
     }
     if !args.is_empty() {
         let err = syn::Error::new_spanned(
@@ -93,32 +105,33 @@ pub fn differentiable(args: TokenStream, item: TokenStream) -> TokenStream {
             "`#[differentiable]` takes no arguments but `associated`",
         )
         .to_compile_error();
-        let item: proc_macro2::TokenStream = item.into();
-        return quote::quote!(#err #item).into();
+        return quote::quote!(#err #item);
     }
-    let item: proc_macro2::TokenStream = item.into();
     if let Ok(s) = syn::parse2::<syn::ItemStruct>(item.clone()) {
-        return zero_struct::expand(&zero_struct::Declaration::Struct(s)).into();
+        return zero_struct::expand(&zero_struct::Declaration::Struct(s));
     }
     if let Ok(e) = syn::parse2::<syn::ItemEnum>(item.clone()) {
-        return zero_struct::expand(&zero_struct::Declaration::Enum(e)).into();
+        return zero_struct::expand(&zero_struct::Declaration::Enum(e));
+    }
+    if let Ok(imp) = syn::parse2::<syn::ItemImpl>(item.clone()) {
+        return impl_blocks::expand_impl(imp);
     }
     if let Ok(func) = syn::parse2::<syn::ImplItemFn>(item.clone())
         && rule_nesting::is_reverse_rule(&func)
     {
         if !nested::ENABLED {
             // Nothing to derive: the rule is used as it is, in first-order code.
-            return item.into();
+            return item;
         }
         return match rule_nesting::expand(&func) {
-            Ok(out) => out.into(),
+            Ok(out) => out,
             Err(e) => {
                 let err = e.to_compile_error();
-                quote::quote!(#err #item).into()
+                quote::quote!(#err #item)
             }
         };
     }
-    expand(Trigger::Differentiable, item).into()
+    expand(Trigger::Differentiable, item)
 }
 
 /// Gives a function its own derivative: `#[custom_rule(forward = f_fwd, reverse = f_rev)]`

@@ -1,0 +1,148 @@
+//! `#[differentiable]` on an `impl` block: every method of it is made differentiable as
+//! the attribute on the method would make it, and on a trait implementation
+//! (`impl Model for Affine`) the generated protocol methods and companions go into an
+//! inherent `impl Affine` beside it, since a trait implementation may define only the
+//! trait's items. Calls of such a method on a value of the concrete type
+//! (`m.predict(x)` with `m: &Affine`) then find them as they find an inherent method's.
+//!
+//! Which methods: those that carry one of the attributes (`#[differentiable]`,
+//! `#[autodiff_forward]`, `#[autodiff_reverse]`, `#[custom_rule]`), expanded here because
+//! their expansion could not stay in a trait implementation; when none does, every method
+//! of the block, as if each carried `#[differentiable]`.
+
+use crate::activity::Mode;
+use crate::expand::{Trigger, expand};
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::parse::{Parse, ParseStream};
+use syn::{ImplItem, ImplItemFn, ItemImpl};
+
+/// The attributes whose expansion this module runs for a method.
+const METHOD_ATTRS: [&str; 4] = [
+    "differentiable",
+    "autodiff_forward",
+    "autodiff_reverse",
+    "custom_rule",
+];
+
+fn method_attr(a: &syn::Attribute) -> Option<String> {
+    let last = a.path().segments.last()?.ident.to_string();
+    METHOD_ATTRS.contains(&last.as_str()).then_some(last)
+}
+
+/// The expansion of `#[differentiable]` on the block `imp`.
+pub fn expand_impl(imp: ItemImpl) -> TokenStream {
+    let marked = imp
+        .items
+        .iter()
+        .any(|i| matches!(i, ImplItem::Fn(f) if f.attrs.iter().any(|a| method_attr(a).is_some())));
+    let mut block = imp.clone();
+    block.items.clear();
+    let mut generated = Vec::new();
+    for item in imp.items {
+        let ImplItem::Fn(mut f) = item else {
+            block.items.push(item);
+            continue;
+        };
+        if !marked && returns_floats(&f, &imp.generics) {
+            f.attrs.insert(0, syn::parse_quote!(#[differentiable]));
+        }
+        let (method, extra) = expand_method(f);
+        block.items.push(ImplItem::Fn(method));
+        generated.extend(extra);
+    }
+    if imp.trait_.is_none() {
+        block.items.extend(generated);
+        return quote!(#block);
+    }
+    let (impl_generics, _, where_clause) = imp.generics.split_for_impl();
+    let self_ty = &imp.self_ty;
+    quote! {
+        #block
+        impl #impl_generics #self_ty #where_clause {
+            #(#generated)*
+        }
+    }
+}
+
+/// Whether a method's result may carry a derivative: nothing (a method that writes
+/// through `&mut`), or a value whose type names `f32`, `f64` or a type parameter (of the
+/// method or of the block), not behind a reference. Other methods of a block that marks
+/// none (`fn name(&self) -> &str`, `fn len(&self) -> usize`) are left as written.
+fn returns_floats(f: &ImplItemFn, block: &syn::Generics) -> bool {
+    let ty = match &f.sig.output {
+        syn::ReturnType::Default => return true,
+        syn::ReturnType::Type(_, t) => t,
+    };
+    if matches!(**ty, syn::Type::Reference(_)) {
+        return false;
+    }
+    let params: Vec<String> = block
+        .type_params()
+        .chain(f.sig.generics.type_params())
+        .map(|p| p.ident.to_string())
+        .collect();
+    let mut floats = false;
+    crate::lower::walk_idents(&quote!(#ty), &mut |id| {
+        let id = id.to_string();
+        floats |= id == "f32" || id == "f64" || params.contains(&id);
+    });
+    floats || matches!(&**ty, syn::Type::Tuple(t) if t.elems.is_empty())
+}
+
+/// The method `f` with its attributes expanded one after the other (as rustc would, the
+/// outermost first), and the items their expansions generated beside it.
+fn expand_method(mut f: ImplItemFn) -> (ImplItemFn, Vec<ImplItem>) {
+    let mut generated = Vec::new();
+    while let Some(k) = f.attrs.iter().position(|a| method_attr(a).is_some()) {
+        let attr = f.attrs.remove(k);
+        let name = method_attr(&attr).unwrap_or_default();
+        let args = match &attr.meta {
+            syn::Meta::List(l) => l.tokens.clone(),
+            _ => TokenStream::new(),
+        };
+        let out = match name.as_str() {
+            "autodiff_forward" => expand(Trigger::Companion(Mode::Forward, args), quote!(#f)),
+            "autodiff_reverse" => expand(Trigger::Companion(Mode::Reverse, args), quote!(#f)),
+            "custom_rule" => crate::rules::expand(args, quote!(#f)),
+            _ => crate::differentiable_item(args, quote!(#f)),
+        };
+        let items = match syn::parse2::<Items>(out.clone()) {
+            Ok(Items(items)) => items,
+            Err(e) => {
+                // Not expected: every expansion is a list of impl items. Kept as an error
+                // beside the method as written.
+                let err = e.to_compile_error();
+                generated.push(ImplItem::Verbatim(quote!(#err)));
+                return (f, generated);
+            }
+        };
+        let mut method = None;
+        for item in items {
+            match item {
+                ImplItem::Fn(g) if g.sig.ident == f.sig.ident && method.is_none() => {
+                    method = Some(g);
+                }
+                other => generated.push(other),
+            }
+        }
+        match method {
+            Some(m) => f = m,
+            None => return (f, generated),
+        }
+    }
+    (f, generated)
+}
+
+/// A sequence of impl items, as the expansion of an attribute on a method is.
+struct Items(Vec<ImplItem>);
+
+impl Parse for Items {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let mut items = Vec::new();
+        while !input.is_empty() {
+            items.push(input.parse()?);
+        }
+        Ok(Items(items))
+    }
+}

@@ -1,0 +1,219 @@
+//! Methods of trait implementations in differentiated code. `#[differentiable]` on an
+//! `impl Trait for Type` block makes its methods differentiable (those marked, or every
+//! method whose result may carry a derivative when none is marked); the generated
+//! methods and companions live in an inherent `impl Type` beside it. Calls of such a
+//! method on a value of the concrete type are differentiated in both modes and under
+//! forward over reverse, against num-dual.
+
+mod lang_common;
+
+use autodiff_core::prelude::*;
+use lang_common::*;
+use proptest::prelude::*;
+
+/// A model of one input, with a name that carries no derivative.
+pub trait Model {
+    fn predict(&self, x: f64) -> f64;
+    fn name(&self) -> &'static str;
+    fn size(&self) -> usize;
+}
+
+/// `tanh(w·φ(x) + b)` with the features `φ(x) = (x, x², sin x)`.
+#[differentiable]
+#[derive(Clone, Debug)]
+pub struct Features {
+    pub w: Vec<f64>,
+    pub b: f64,
+}
+
+// No method is marked: every method whose result may carry a derivative is made
+// differentiable (`predict`); `name` and `size` are left as written.
+#[differentiable]
+impl Model for Features {
+    fn predict(&self, x: f64) -> f64 {
+        let phi = [x, x * x, x.sin()];
+        let mut s = self.b;
+        for i in 0..phi.len() {
+            s += self.w[i] * phi[i];
+        }
+        s.tanh()
+    }
+
+    fn name(&self) -> &'static str {
+        "features"
+    }
+
+    fn size(&self) -> usize {
+        self.w.len() + 1
+    }
+}
+
+fn predict_o<D: Num>(p: &[D], x: f64) -> D {
+    let phi = [x, x * x, x.sin()];
+    let mut s = p[3];
+    for i in 0..3 {
+        s += p[i] * phi[i];
+    }
+    s.tanh()
+}
+
+/// A scaling, generic over the float type, whose one method carries its own companion.
+pub trait Shape<F> {
+    fn apply(&self, x: F) -> F;
+}
+
+pub struct Scale<F> {
+    pub s: F,
+}
+
+#[differentiable]
+impl<F: Real> Shape<F> for Scale<F> {
+    #[differentiable]
+    #[autodiff_reverse(d_apply, Const, Active, Active)]
+    fn apply(&self, x: F) -> F {
+        self.s * x * x.sin()
+    }
+}
+
+/// A line, whose inherent block is marked as a whole.
+pub struct Line {
+    pub m: f64,
+}
+
+#[differentiable]
+impl Line {
+    fn at(&self, x: f64) -> f64 {
+        self.m * x + 1.0
+    }
+
+    fn label(&self) -> String {
+        format!("y = {} x + 1", self.m)
+    }
+}
+
+/// Squared error of the model over data points, with the model `Duplicated`.
+#[autodiff_reverse(d_loss, Duplicated, Const, Const, Active)]
+#[autodiff_forward(loss_jvp, Dual, Const, Const, Dual)]
+fn loss(m: &Features, xs: &[f64], ys: &[f64]) -> f64 {
+    let mut l = 0.0;
+    for i in 0..xs.len() {
+        let r = m.predict(xs[i]) - ys[i];
+        l += r * r;
+    }
+    l
+}
+
+fn loss_o<D: Num>(p: &[D], xs: &[f64], ys: &[f64]) -> D {
+    let mut l = D::zero();
+    for i in 0..xs.len() {
+        let r = predict_o(p, xs[i]) - ys[i];
+        l += r * r;
+    }
+    l
+}
+
+/// The gradient of `loss`, whose forward companion is the Hessian-vector product.
+#[autodiff_forward(loss_hvp, Dual, Dual, Const, Const)]
+fn loss_grad(m: &Features, dm: &mut Features, xs: &[f64], ys: &[f64]) {
+    d_loss(m, dm, xs, ys, 1.0);
+}
+
+/// A generic trait method called at `f64`, through a model built in the function.
+#[autodiff_reverse(d_scaled, Active, Active, Active)]
+#[autodiff_forward(scaled_jvp, Dual, Dual, Dual)]
+fn scaled(s: f64, x: f64) -> f64 {
+    let m = Scale { s };
+    let l = Line { m: s };
+    m.apply(x) + m.apply(2.0 * x) + l.at(x).exp()
+}
+
+fn scaled_o<D: Num>(s: D, x: D) -> D {
+    let f = |x: D| s * x * x.sin();
+    f(x) + f(x * 2.0) + (s * x + 1.0).exp()
+}
+
+fn flat(m: &Features) -> Vec<f64> {
+    let mut p = m.w.clone();
+    p.push(m.b);
+    p
+}
+
+fn features(p: &[f64]) -> Features {
+    Features {
+        w: p[..3].to_vec(),
+        b: p[3],
+    }
+}
+
+#[test]
+fn methods_left_as_written_keep_working() {
+    let m = features(&[0.1, 0.2, 0.3, 0.4]);
+    assert_eq!(m.name(), "features");
+    assert_eq!(m.size(), 4);
+    assert_eq!(Line { m: 2.0 }.label(), "y = 2 x + 1");
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn a_trait_method_in_both_modes_and_under_hvp(
+        p in vecf(-1.0, 1.0, 4),
+        xs in vecf(-1.5, 1.5, 5),
+        ys in vecf(-1.0, 1.0, 5),
+        dir in dirs(4),
+        seed in seed(),
+    ) {
+        let m = features(&p);
+        let (value, grad) = oracle_grad(|d| loss_o(d, &xs, &ys), &p);
+        check("primal", loss(&m, &xs, &ys), value);
+
+        let mut dm = features(&[0.0; 4]);
+        let f = d_loss(&m, &mut dm, &xs, &ys, seed);
+        check("value", f, value);
+        let want: Vec<f64> = grad.iter().map(|g| g * seed).collect();
+        check_all("gradient", &flat(&dm), &want);
+
+        let (fv, t) = loss_jvp(&m, &features(&dir), &xs, &ys);
+        check("forward value", fv, value);
+        check("forward tangent", t, grad.iter().zip(&dir).map(|(g, d)| g * d).sum());
+
+        let (mut g, mut hv) = (features(&[0.0; 4]), features(&[0.0; 4]));
+        loss_hvp(&m, &features(&dir), &mut g, &mut hv, &xs, &ys);
+        check_all("gradient under H·v", &flat(&g), &grad);
+        check_hvp(&flat(&hv), &p, &dir, |d| {
+            let mut l = num_dual::HyperDual64::from(0.0);
+            for i in 0..xs.len() {
+                let phi = [xs[i], xs[i] * xs[i], xs[i].sin()];
+                let mut s = d[3];
+                for k in 0..3 {
+                    s += d[k] * phi[k];
+                }
+                let r = s.tanh() - ys[i];
+                l += r * r;
+            }
+            l
+        });
+    }
+
+    #[test]
+    fn a_generic_trait_method_and_its_companion(s in float(-2.0, 2.0), x in float(-2.0, 2.0), seed in seed()) {
+        let (value, grad) = oracle_grad(|d| scaled_o(d[0], d[1]), &[s, x]);
+        let (f, ds, dx) = d_scaled(s, x, seed);
+        check("value", f, value);
+        check("d/ds", ds, grad[0] * seed);
+        check("d/dx", dx, grad[1] * seed);
+        let (fv, t) = scaled_jvp(s, 0.5, x, -1.0);
+        check("forward value", fv, value);
+        check("forward tangent", t, 0.5 * grad[0] - grad[1]);
+
+        // The method's own companion, in the inherent block.
+        let m = Scale { s };
+        let (y, dy) = m.d_apply(x, seed);
+        check("companion value", y, s * x * x.sin());
+        check("companion adjoint", dy, seed * s * (x.sin() + x * x.cos()));
+        let m32 = Scale { s: s as f32 };
+        let (y32, _) = m32.d_apply(x as f32, 1.0);
+        prop_assert!((f64::from(y32) - s * x * x.sin()).abs() < 1e-4 * (1.0 + y32.abs() as f64));
+    }
+}
