@@ -104,6 +104,27 @@ fn norm2(v: &[f64; 2]) -> f64 {
     v[0] * v[0] + v[1] * v[1]
 }
 
+/// Arrays made from slices (`try_into`, `try_from`) and by `std::array::from_fn`.
+#[autodiff_forward(converted_fwd, Dual, Dual)]
+#[autodiff_reverse(converted_rev, Duplicated, Active)]
+fn converted(x: &[f64]) -> f64 {
+    let [a, b]: [f64; 2] = x[..2].try_into().unwrap();
+    let c: [f64; 3] = x[1..4].try_into().expect("three values");
+    let d = <[f64; 2]>::try_from(&x[2..4]).unwrap();
+    let e: [f64; 3] = std::array::from_fn(|i| x[i] * 2.0);
+    let g = core::array::from_fn::<f64, 2, _>(|i| x[i + 1].sin());
+    a * b + c[2] * c[0] + d[1] * d[0].cos() + e.iter().map(|v| v.sin()).sum::<f64>() + g[1] * g[0]
+}
+
+fn converted_o<D: Num>(x: &[D]) -> D {
+    let e: Vec<D> = (0..3).map(|i| x[i] * 2.0).collect();
+    x[0] * x[1]
+        + x[3] * x[1]
+        + x[3] * x[2].cos()
+        + e.iter().fold(D::zero(), |s, v| s + v.sin())
+        + x[2].sin() * x[1].sin()
+}
+
 proptest! {
     #![proptest_config(config())]
 
@@ -111,6 +132,12 @@ proptest! {
     fn arrays_returned_by_callees(x in vecf(-1.0, 1.0, 3), v in dirs(3), s0 in dirs(3), s in seed()) {
         check_slice("integrate", (&x, &v, &s0, s), integrate, integrate_fwd, integrate_rev, integrate_o::<Dual64>);
         check_hvp_of::<integrate_rev>(&x, &v, integrate_o);
+    }
+
+    #[test]
+    fn arrays_converted_from_slices_and_made_by_from_fn(x in vecf(-1.0, 1.0, 4), v in dirs(4), s0 in dirs(4), s in seed()) {
+        check_slice("converted", (&x, &v, &s0, s), converted, converted_fwd, converted_rev, converted_o::<Dual64>);
+        check_hvp_of::<converted_rev>(&x, &v, converted_o);
     }
 
     #[test]

@@ -7,8 +7,8 @@ fn count(x: f64) -> usize {
 }
 
 #[autodiff_forward(squares_jvp, Dual, Dual)]
-fn squares(x: f64) -> Vec<f64> {
-    vec![x * x, x]
+fn squares(x: f64) -> Option<f64> {
+    Some(x * x)
 }
 
 fn main() {

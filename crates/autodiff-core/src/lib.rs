@@ -115,7 +115,7 @@ pub mod __private {
     pub use crate::protocol::{
         Discard, NoDerivative, ScalarSink, ScalarTangent, Scratch, SliceShadow, SliceTangent,
         StructShadow, StructShadowMut, UnitForward, Zero, slice_shadow, slice_tangent,
-        unit_forward,
+        unit_forward, vec_tangent,
     };
     pub use crate::real::Real;
     pub use crate::saved_runs::{SavedRun, SavedSlices};

@@ -47,6 +47,22 @@ impl<T: Real, const N: usize> ScalarTangent<[T; N]> for Zero {
     }
 }
 
+/// The cotangent of a vector result (`-> Vec<f64>`): the caller's adjoint of it.
+impl<T: Real> ScalarTangent<Vec<T>> for Vec<T> {
+    #[inline(always)]
+    fn tangent(self) -> Vec<T> {
+        self
+    }
+}
+
+/// A zero cotangent of a vector result: empty, so that adding it adds nothing.
+impl<T: Real> ScalarTangent<Vec<T>> for Zero {
+    #[inline(always)]
+    fn tangent(self) -> Vec<T> {
+        Vec::new()
+    }
+}
+
 impl<T: Real> ScalarTangent<T> for Zero {
     #[inline(always)]
     fn tangent(self) -> T {
@@ -125,6 +141,21 @@ impl<T: Real, const N: usize> SliceTangent<T> for &mut [T; N] {
         Some(&self[..])
     }
 }
+/// The tangent of a vector a call returned, or `None` where it is zero.
+impl<T: Real> SliceTangent<T> for Option<&[T]> {
+    #[inline(always)]
+    fn as_tangent(&self) -> Option<&[T]> {
+        *self
+    }
+}
+
+/// The tangent `t` of a vector as a slice tangent: empty is zero (see
+/// `ScalarTangent<Vec<T>> for Zero`).
+#[inline(always)]
+pub fn vec_tangent<T: Real>(t: &[T]) -> Option<&[T]> {
+    (!t.is_empty()).then_some(t)
+}
+
 impl<T> SliceTangent<T> for Zero {
     #[inline(always)]
     fn as_tangent(&self) -> Option<&[T]> {

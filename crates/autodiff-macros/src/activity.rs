@@ -178,6 +178,7 @@ pub fn parse_spec(mode: Mode, args: TokenStream, sig: &SigInfo) -> syn::Result<S
         if let Ret::Ty(ty) = &sig.ret
             && act != Activity::Const
             && clearly_not_float(ty)
+            && !is_vec_of_scalars(ty)
         {
             let ty = quote::quote!(#ty)
                 .to_string()
@@ -188,7 +189,7 @@ pub fn parse_spec(mode: Mode, args: TokenStream, sig: &SigInfo) -> syn::Result<S
             return Err(syn::Error::new(
                 span,
                 format!(
-                    "`{act:?}` on a return value of type `{ty}`: only a float, or a tuple or an array of floats, can be an active return; use `Const`, or write a buffer into a `&mut [f64]` parameter"
+                    "`{act:?}` on a return value of type `{ty}`: only a float, a vector of floats, or a tuple or an array of floats, can be an active return; use `Const`, or write a buffer into a `&mut [f64]` parameter"
                 ),
             ));
         }
@@ -299,6 +300,24 @@ fn check_return(mode: Mode, act: Activity, span: Span) -> syn::Result<()> {
 
 /// Whether `ty` is certainly not a float, a tuple of floats nor an array of floats of a
 /// literal length (a type alias or a type parameter may be one).
+/// `Vec<F>` of a type that may be a float (`Vec<f64>`, `Vec<T>`): a returned vector,
+/// whose tangent and adjoint are vectors too.
+pub(crate) fn is_vec_of_scalars(ty: &syn::Type) -> bool {
+    let syn::Type::Path(tp) = ty else {
+        return false;
+    };
+    let Some(last) = tp.path.segments.last() else {
+        return false;
+    };
+    let syn::PathArguments::AngleBracketed(a) = &last.arguments else {
+        return false;
+    };
+    last.ident == "Vec"
+        && a.args.len() == 1
+        && matches!(a.args.first(), Some(syn::GenericArgument::Type(e @ syn::Type::Path(_)))
+            if !clearly_not_float(e))
+}
+
 fn clearly_not_float(ty: &syn::Type) -> bool {
     use syn::Type;
     match ty {

@@ -552,9 +552,16 @@ impl Gen<'_> {
     /// The returned value and its tangent, as expressions.
     fn forward_ret(&self, an: &Analysis) -> (TokenStream, TokenStream) {
         let ret = &self.body.ret;
-        let prim: Vec<TokenStream> = ret.iter().map(Operand::primal).collect();
+        let mut prim: Vec<TokenStream> = ret.iter().map(Operand::primal).collect();
         let tans: Vec<TokenStream> = ret.iter().map(|o| tangent_or_zero(an, o)).collect();
         let shape = &self.body.ret_shape;
+        if let (crate::ir::RetShape::Buffer, [o]) = (shape, ret.as_slice())
+            && !o.var().is_some_and(|v| an.is_active(v))
+        {
+            // The zero tangent is shaped like the vector, which the value moves out.
+            let p = o.primal();
+            prim = vec![quote!(<[_]>::to_vec(&#p))];
+        }
         (shape.assemble(&prim), shape.assemble(&tans))
     }
 
@@ -804,7 +811,10 @@ impl Gen<'_> {
                 let seed = self.body.ret_shape.assemble(&seeds);
                 seed_tuple = quote!(let __ad_seed = #seed;);
             }
-            _ if seed_param => params.push(quote!(__ad_seed: #r)),
+            _ if seed_param => {
+                let seed_ty = self.seed_type();
+                params.push(quote!(__ad_seed: #seed_ty));
+            }
             _ => {}
         }
         let core = self.reverse_core(
@@ -838,6 +848,21 @@ impl Gen<'_> {
                 #restores
                 #ret_val
             }
+        }
+    }
+
+    /// The type of a reverse companion's seed: the result's type, or a slice of its
+    /// elements for a vector (`-> Vec<f64>` takes `dret: &[f64]`), so that the companion,
+    /// differentiated again, takes the seed as it takes any buffer.
+    pub(crate) fn seed_type(&self) -> TokenStream {
+        match (&self.sig.ret, &self.body.ret_shape) {
+            (Ret::Ty(t), crate::ir::RetShape::Buffer) => {
+                match crate::signature::float_elem(t, &self.sig.float_params) {
+                    Some(e) => quote!(&[#e]),
+                    None => quote!(#t),
+                }
+            }
+            (r, _) => ret_type(r),
         }
     }
 
@@ -894,7 +919,12 @@ impl Gen<'_> {
         let (tapes, fwd, back, adjoints) = (sw.tapes, sw.forward, sw.reverse, sw.adjoints);
         let ret = &self.body.ret;
         let prim: Vec<TokenStream> = ret.iter().map(Operand::primal).collect();
-        let primal = self.body.ret_shape.assemble(&prim);
+        let buffer = self.body.ret_shape == crate::ir::RetShape::Buffer;
+        let primal = match prim.as_slice() {
+            // A returned vector is copied: the reverse sweep may read it.
+            [p] if buffer => quote!(<[_]>::to_vec(&#p)),
+            _ => self.body.ret_shape.assemble(&prim),
+        };
         let mut seeds = TokenStream::new();
         if let Some(s) = seed {
             for (o, g) in ret.iter().zip(self.body.ret_shape.parts(&s)) {
@@ -902,7 +932,11 @@ impl Gen<'_> {
                     && an.is_active(v)
                 {
                     let b = adjoint_name(v);
-                    seeds.extend(quote!(#b += #g;));
+                    seeds.extend(if buffer {
+                        quote!(__ad::add_into(&mut #b[..], &#g[..]);)
+                    } else {
+                        quote!(#b += #g;)
+                    });
                 }
             }
         }

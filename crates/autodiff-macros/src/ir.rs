@@ -313,6 +313,9 @@ pub enum RetShape {
     Tuple(Vec<Option<usize>>),
     /// An array of that many scalars (`-> [f64; 3]`).
     Array(usize),
+    /// A vector of floats (`-> Vec<f64>`): one local buffer, returned whole, whose
+    /// tangent and adjoint are vectors too.
+    Buffer,
 }
 
 impl RetShape {
@@ -334,14 +337,14 @@ impl RetShape {
         match self {
             RetShape::Array(_) => true,
             RetShape::Tuple(elems) => elems.iter().any(Option::is_some),
-            RetShape::Single => false,
+            RetShape::Single | RetShape::Buffer => false,
         }
     }
 
     /// The value built from `items`, one per returned scalar.
     pub fn assemble(&self, items: &[TokenStream]) -> TokenStream {
         match self {
-            RetShape::Single => items.first().cloned().unwrap_or(quote!(())),
+            RetShape::Single | RetShape::Buffer => items.first().cloned().unwrap_or(quote!(())),
             RetShape::Array(_) => quote!([#(#items),*]),
             RetShape::Tuple(elems) => {
                 let mut rest = items.iter();
@@ -361,7 +364,7 @@ impl RetShape {
     pub fn parts(&self, v: &TokenStream) -> Vec<TokenStream> {
         let index = |i: usize| proc_macro2::Literal::usize_unsuffixed(i);
         match self {
-            RetShape::Single => vec![v.clone()],
+            RetShape::Single | RetShape::Buffer => vec![v.clone()],
             RetShape::Array(n) => (0..*n)
                 .map(|i| {
                     let i = index(i);

@@ -20,6 +20,7 @@ use syn::spanned::Spanned;
 use syn::visit_mut::VisitMut;
 use syn::{Expr, Pat};
 
+mod array_conversions;
 mod array_reductions;
 mod slice_cursors;
 use slice_cursors::SliceCursor;
@@ -534,6 +535,7 @@ impl Lowerer {
                 syn::Type::Tuple(tt) => {
                     RetShape::Tuple(tt.elems.iter().map(returned_array_len).collect())
                 }
+                t if self.is_float_vec(t) => RetShape::Buffer,
                 t => returned_array_len(t).map_or(RetShape::Single, RetShape::Array),
             },
         };
@@ -546,6 +548,12 @@ impl Lowerer {
             },
         };
         let ret_len = tys.len();
+        if has_return && self.ret_shape == RetShape::Buffer {
+            return unsupported_at(
+                first_return(body).unwrap_or_else(|| body.span()),
+                "`return` in a function that returns a vector (make the vector its last expression)",
+            );
+        }
         if has_return {
             let flag = self.fresh("returned", Span::call_site());
             self.kinds.insert(flag.to_string(), VarKind::Scalar);
@@ -572,6 +580,9 @@ impl Lowerer {
             ctl.vals.iter().cloned().map(Operand::Var).collect()
         } else {
             match tail {
+                Some(v) if self.ret_shape == RetShape::Buffer => {
+                    vec![self.returned_buffer(v, body)?]
+                }
                 Some(v) if self.ret_shape.has_arrays() => {
                     let v = self.shaped_items(v, body.span())?;
                     self.flatten(v, ret_len)?
@@ -586,7 +597,7 @@ impl Lowerer {
                     let at = body.stmts.last().map_or(body.span(), |s| s.span());
                     return unsupported_at(
                         at,
-                        "returning an array, a vector or a struct by value (return a tuple of floats, or write into a `&mut` parameter)",
+                        "returning a struct, or an array or vector of a type that is not `[f64; N]` or `Vec<f64>`, by value (return a tuple of floats, or write into a `&mut` parameter)",
                     );
                 }
                 Some(v) => self.flatten(v, ret_len)?,
@@ -609,6 +620,33 @@ impl Lowerer {
             },
             self.kinds,
         ))
+    }
+
+    /// `-> Vec<f64>` (of a float type: `f32`, `f64` or a float type parameter).
+    fn is_float_vec(&self, t: &syn::Type) -> bool {
+        crate::activity::is_vec_of_scalars(t)
+            && crate::signature::float_elem(t, &self.floats).is_some()
+    }
+
+    /// The local vector a function that returns one returns whole.
+    fn returned_buffer(&mut self, v: Val, body: &syn::Block) -> Result<Operand> {
+        match v {
+            Val::Place(p, _)
+                if p.is_whole()
+                    && matches!(self.kinds.get(&p.base.to_string()), Some(VarKind::Buffer)) =>
+            {
+                Ok(Operand::Var(p.base))
+            }
+            // A local vector, a copy, or a vector a call returned.
+            Val::Op(Operand::Var(t)) => Ok(Operand::Var(t)),
+            _ => {
+                let at = body.stmts.last().map_or(body.span(), |s| s.span());
+                unsupported_at(
+                    at,
+                    "returning this value as a vector (return a local vector by name, `out`)",
+                )
+            }
+        }
     }
 
     /// The scalars of a returned value whose shape holds arrays, as the items of a tuple
@@ -635,7 +673,7 @@ impl Lowerer {
                 }
                 Ok(Val::Tuple(out))
             }
-            RetShape::Single => Ok(v),
+            RetShape::Single | RetShape::Buffer => Ok(v),
         }
     }
 
@@ -671,6 +709,16 @@ impl Lowerer {
                 for it in items {
                     if let Val::Place(p, _) = &it
                         && p.is_whole()
+                        && self.companion
+                        && self.kinds.get(&p.base.to_string()) == Some(&VarKind::Buffer)
+                    {
+                        // A reverse companion of a function that returns a vector, lowered
+                        // again: the vector, then the adjoints of its scalar parameters.
+                        out.push(Operand::Var(p.base.clone()));
+                        continue;
+                    }
+                    if let Val::Place(p, _) = &it
+                        && p.is_whole()
                         && matches!(
                             self.kinds.get(&p.base.to_string()),
                             Some(VarKind::Buffer | VarKind::Value)
@@ -680,7 +728,7 @@ impl Lowerer {
                         // a tuple with its tangent or adjoints.)
                         return unsupported_at(
                             p.base.span(),
-                            "returning an array, a vector or a struct in a tuple",
+                            "returning an array, a vector or a struct in a tuple (return the vector alone, or write it into a `&mut` parameter)",
                         );
                     }
                     out.push(self.operand(it, Span::call_site())?);
@@ -3457,8 +3505,25 @@ impl Lowerer {
                 Val::Op(Operand::Var(v)) if self.holds_constant(&v) => {
                     Ok(Some(self.constant_chain(e, &v)))
                 }
+                // `&h` of a vector or array a call returned.
+                Val::Op(Operand::Var(v)) if !self.companion => Ok(Some(Chain {
+                    source: Source::Slice(Place::local(v), r.mutability.is_some()),
+                    adapters: vec![],
+                })),
                 _ => Ok(None),
             },
+            // The vector or array a call returns, iterated as it is (`for v in f(x)`).
+            Expr::Call(c) if !self.companion && !is_tuple_struct_call(c) => {
+                match self.lower_expr(e)? {
+                    Val::Op(Operand::Var(v)) => Ok(Some(Chain {
+                        source: Source::Slice(Place::local(v), false),
+                        adapters: vec![],
+                    })),
+                    // A constant call, kept as written (`std::iter::repeat(2.0)`): not
+                    // a chain this lowering reads by position.
+                    _ => Ok(None),
+                }
+            }
             Expr::MethodCall(m) => {
                 let name = m.method.to_string();
                 match name.as_str() {
@@ -3473,6 +3538,12 @@ impl Lowerer {
                             Val::Op(Operand::Var(v)) if self.holds_constant(&v) => {
                                 Ok(Some(self.constant_chain(e, &v)))
                             }
+                            // A vector or array a call returned (`let h = layer(..);
+                            // h.iter()`), read by index as a local buffer is.
+                            Val::Op(Operand::Var(v)) if !self.companion => Ok(Some(Chain {
+                                source: Source::Slice(Place::local(v), false),
+                                adapters: vec![],
+                            })),
                             Val::Place(p, _)
                                 if p.is_whole()
                                     && self.multi_dim_arrays.contains(&p.base.to_string())
@@ -4452,7 +4523,10 @@ impl Lowerer {
             }
             Expr::Match(m) => Ok(self.lower_match(m, true)?.unwrap_or(Val::Tuple(vec![]))),
             Expr::MethodCall(m) => self.lower_method(m, hint),
-            Expr::Call(c) => self.lower_call_expr(c),
+            Expr::Call(c) => match self.array_from_fn(c, hint) {
+                Some(e) => self.lower_expr_hint(&e, hint),
+                None => self.lower_call_expr(c),
+            },
             Expr::Macro(m) if is_vec_macro(&m.mac) => self.buffer_value(e),
             Expr::Macro(m) => {
                 let name = m
@@ -4576,6 +4650,9 @@ impl Lowerer {
                 return unsupported(m, "this `fold`");
             }
             return self.lower_reduction(m, chain, hint);
+        }
+        if let Some(e) = self.array_from_slice(m, hint) {
+            return self.lower_expr_hint(&e, hint);
         }
         if matches!(name.as_str(), "unwrap" | "expect" | "unwrap_or")
             && let Some(e) = self.unwrapped_element(m)?
@@ -6558,13 +6635,19 @@ fn block_may_exit_loop(b: &syn::Block) -> bool {
 }
 
 fn contains_return(b: &syn::Block) -> bool {
-    let mut v = ReturnFinder { found: false };
+    let mut v = ReturnFinder {
+        found: false,
+        at: None,
+    };
     syn::visit::Visit::visit_block(&mut v, b);
     v.found
 }
 
 fn contains_return_expr(e: &Expr) -> bool {
-    let mut v = ReturnFinder { found: false };
+    let mut v = ReturnFinder {
+        found: false,
+        at: None,
+    };
     syn::visit::Visit::visit_expr(&mut v, e);
     v.found
 }
@@ -6616,14 +6699,28 @@ impl<'a> syn::visit::Visit<'a> for ExitFinder {
     }
 }
 
+/// The span of the first `return` in `b` (outside closures).
+fn first_return(b: &syn::Block) -> Option<Span> {
+    let mut v = ReturnFinder {
+        found: false,
+        at: None,
+    };
+    syn::visit::Visit::visit_block(&mut v, b);
+    v.at
+}
+
 struct ReturnFinder {
     found: bool,
+    at: Option<Span>,
 }
 
 impl<'a> syn::visit::Visit<'a> for ReturnFinder {
     fn visit_expr(&mut self, e: &'a Expr) {
         match e {
-            Expr::Return(_) => self.found = true,
+            Expr::Return(r) => {
+                self.found = true;
+                self.at.get_or_insert(r.span());
+            }
             Expr::Closure(_) => {}
             _ => syn::visit::visit_expr(self, e),
         }

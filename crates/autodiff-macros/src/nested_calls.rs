@@ -515,6 +515,14 @@ fn forward_over_pullback(g: &Gen) -> TokenStream {
                 }
                 primal_outs = elems.len();
             }
+            None if g.body.ret_shape == RetShape::Buffer => {
+                // The companion takes a vector's seed as a slice, with a slice tangent
+                // (an empty vector stands for a zero one).
+                convert
+                    .extend(quote!(let __ad_tdret: #r = __ad::ScalarTangent::tangent(__ad_tdret);));
+                args.push(quote!(&__ad_dret[..]));
+                args.push(quote!(__ad::vec_tangent(&__ad_tdret)));
+            }
             None => {
                 args.push(quote!(__ad_dret));
                 args.push(quote!(__ad_tdret));

@@ -1,0 +1,260 @@
+//! Functions that return a vector of floats (`-> Vec<f64>`): helpers called from
+//! differentiated code, whose result the caller indexes, iterates and passes on, and
+//! named companions of such a function (the reverse one takes its seed as `&[f64]`, the
+//! forward one returns the vector and its tangent). The vector is built with `collect`,
+//! `to_vec`, `vec![..]`, `push`, by index, or by another call. Checked against num-dual
+//! in both modes, under forward over reverse (H·v) and forward over forward.
+
+// Index loops are part of the language under test.
+#![allow(clippy::needless_range_loop)]
+
+mod lang_common;
+
+use autodiff_core::prelude::*;
+use lang_common::*;
+use proptest::prelude::*;
+
+/// `softmax(x)`, max-shifted, with `collect`.
+#[differentiable]
+fn softmax(x: &[f64]) -> Vec<f64> {
+    let m = x.iter().fold(f64::NEG_INFINITY, |a, &b| a.max(b));
+    let e: Vec<f64> = x.iter().map(|v| (v - m).exp()).collect();
+    let s: f64 = e.iter().sum();
+    e.iter().map(|v| v / s).collect()
+}
+
+/// `c · x`, from a copy updated in place.
+#[differentiable]
+fn scaled(x: &[f64], c: f64) -> Vec<f64> {
+    let mut v = x.to_vec();
+    for i in 0..v.len() {
+        v[i] *= c;
+    }
+    v
+}
+
+/// `[a b, a + b]`, a literal.
+#[differentiable]
+fn pair(a: f64, b: f64) -> Vec<f64> {
+    vec![a * b, a + b]
+}
+
+/// `x_i²`, pushed, generic over the float type.
+#[differentiable]
+fn squares<T: Real>(x: &[T]) -> Vec<T> {
+    let mut out = Vec::with_capacity(x.len());
+    for v in x {
+        out.push(*v * *v);
+    }
+    out
+}
+
+/// Another call's vector, returned as it is.
+#[differentiable]
+fn passed_on(x: &[f64]) -> Vec<f64> {
+    let p = softmax(x);
+    p
+}
+
+/// A layer whose method returns its output.
+#[differentiable]
+#[derive(Clone, Debug)]
+struct Layer {
+    w: Vec<f64>,
+    b: Vec<f64>,
+}
+
+impl Layer {
+    #[differentiable]
+    fn forward(&self, x: &[f64]) -> Vec<f64> {
+        let n = x.len();
+        let mut out = vec![0.0; self.b.len()];
+        for i in 0..out.len() {
+            let mut s = self.b[i];
+            for j in 0..n {
+                s += self.w[i * n + j] * x[j];
+            }
+            out[i] = s.tanh();
+        }
+        out
+    }
+}
+
+#[autodiff_reverse(d_loss, Duplicated, Active, Duplicated, Active)]
+#[autodiff_forward(j_loss, Dual, Dual, Dual, Dual)]
+fn loss(x: &[f64], c: f64, layer: &Layer) -> f64 {
+    let h = layer.forward(x);
+    let p = passed_on(&h);
+    let q = scaled(&p, c);
+    let r = pair(q[0], c);
+    let sq = squares(&q);
+    let s: f64 = q.iter().zip(sq.iter()).map(|(a, b)| a * b).sum();
+    let mut t = 0.0;
+    for v in softmax(&q) {
+        t += v * v;
+    }
+    s + r[0] * r[1] + t.sqrt() + sq.len() as f64
+}
+
+fn softmax_o<D: Num>(x: &[D]) -> Vec<D> {
+    let m = x.iter().fold(f64::NEG_INFINITY, |a, b| a.max(b.re()));
+    let e: Vec<D> = x.iter().map(|v| (*v - m).exp()).collect();
+    let s = e.iter().fold(D::zero(), |a, b| a + *b);
+    e.iter().map(|v| *v / s).collect()
+}
+
+/// The oracle over `(x, c, w, b)` flattened, with `nx` inputs and `nh` units.
+fn loss_o<D: Num>(p: &[D], nx: usize, nh: usize) -> D {
+    let (x, rest) = p.split_at(nx);
+    let c = rest[0];
+    let (w, b) = rest[1..].split_at(nh * nx);
+    let h: Vec<D> = (0..nh)
+        .map(|i| {
+            let mut s = b[i];
+            for j in 0..nx {
+                s += w[i * nx + j] * x[j];
+            }
+            s.tanh()
+        })
+        .collect();
+    let q: Vec<D> = softmax_o(&h).iter().map(|v| *v * c).collect();
+    let r = [q[0] * c, q[0] + c];
+    let s = q.iter().fold(D::zero(), |a, v| a + *v * *v * *v);
+    let t = softmax_o(&q).iter().fold(D::zero(), |a, v| a + *v * *v);
+    s + r[0] * r[1] + t.sqrt() + nh as f64
+}
+
+/// The gradient of `loss` in `x`, `c` and the layer, whose forward companion is H·v.
+#[autodiff_forward(loss_hvp, Dual, Dual, Dual, Dual, Dual, Dual)]
+fn loss_grad(x: &[f64], gx: &mut [f64], c: f64, layer: &Layer, gl: &mut Layer) -> f64 {
+    d_loss(x, gx, c, layer, gl, 1.0).1
+}
+
+/// Named companions of a function that returns a vector.
+#[autodiff_reverse(d_direct, Duplicated, Active, Active)]
+#[autodiff_forward(j_direct, Dual, Dual, Dual)]
+fn direct(x: &[f64], c: f64) -> Vec<f64> {
+    let mut out = vec![0.0; x.len()];
+    for i in 0..x.len() {
+        out[i] = (x[i] * c).sin() * x[0];
+    }
+    out
+}
+
+fn direct_o<D: Num>(x: &[D], c: D) -> Vec<D> {
+    x.iter().map(|v| (*v * c).sin() * x[0]).collect()
+}
+
+/// The second derivative of a scalar function through vector-returning calls, by forward
+/// over forward and by reverse over forward.
+#[autodiff_forward(curve_fwd, Dual, Dual)]
+fn curve(t: f64) -> f64 {
+    let v = pair(t, t * t);
+    let s = softmax(&v);
+    v[0] * v[1] + s[0]
+}
+
+#[autodiff_forward(curve_fwd2, Dual, Dual)]
+#[autodiff_reverse(curve_rev2, Active, Active)]
+fn curve_slope(t: f64) -> f64 {
+    curve_fwd(t, 1.0).1
+}
+
+fn curve_o<D: Num>(t: D) -> D {
+    let v = [t * t * t, t + t * t];
+    let s = softmax_o(&v);
+    v[0] * v[1] + s[0]
+}
+
+/// `Σ x_i²` at `f32`, through the generic helper.
+#[autodiff_reverse(d_sum_sq32, Duplicated, Active)]
+fn sum_sq32(x: &[f32]) -> f32 {
+    squares(x).iter().sum()
+}
+
+fn layer_of(p: &[f64], nx: usize, nh: usize) -> Layer {
+    Layer {
+        w: p[..nh * nx].to_vec(),
+        b: p[nh * nx..nh * nx + nh].to_vec(),
+    }
+}
+
+fn flat(gx: &[f64], gc: f64, gl: &Layer) -> Vec<f64> {
+    let mut g = gx.to_vec();
+    g.push(gc);
+    g.extend(&gl.w);
+    g.extend(&gl.b);
+    g
+}
+
+const NX: usize = 3;
+const NH: usize = 2;
+const NP: usize = NX + 1 + NH * NX + NH;
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn vectors_returned_by_helpers_in_both_modes_and_hvp(p in vecf(-1.0, 1.0, NP), dir in dirs(NP), seed in seed()) {
+        let (x, c, layer) = (&p[..NX], p[NX], layer_of(&p[NX + 1..], NX, NH));
+        let (value, grad) = oracle_grad(|d| loss_o(d, NX, NH), &p);
+        check("primal", loss(x, c, &layer), value);
+
+        let mut gx = [0.0; NX];
+        let mut gl = layer_of(&[0.0; NH * NX + NH], NX, NH);
+        let (f, gc) = d_loss(x, &mut gx, c, &layer, &mut gl, seed);
+        check("value", f, value);
+        let want: Vec<f64> = grad.iter().map(|g| g * seed).collect();
+        check_all("gradient", &flat(&gx, gc, &gl), &want);
+
+        let dl = layer_of(&dir[NX + 1..], NX, NH);
+        let (fv, t) = j_loss(x, &dir[..NX], c, dir[NX], &layer, &dl);
+        check("forward value", fv, value);
+        check("forward tangent", t, grad.iter().zip(&dir).map(|(g, d)| g * d).sum());
+
+        let (mut gx, mut hx) = ([0.0; NX], [0.0; NX]);
+        let (mut gl, mut hl) = (layer_of(&[0.0; NH * NX + NH], NX, NH), layer_of(&[0.0; NH * NX + NH], NX, NH));
+        let (gc, hc) = loss_hvp(x, &dir[..NX], &mut gx, &mut hx, c, dir[NX], &layer, &dl, &mut gl, &mut hl);
+        check_all("gradient under H·v", &flat(&gx, gc, &gl), &grad);
+        check_hvp(&flat(&hx, hc, &hl), &p, &dir, |d| loss_o(d, NX, NH));
+    }
+
+    #[test]
+    fn named_companions_of_a_function_returning_a_vector(x in vecf(-1.5, 1.5, 4), c in float(-1.5, 1.5), wbar in vecf(-1.0, 1.0, 4), dir in dirs(5)) {
+        let mut inputs = x.clone();
+        inputs.push(c);
+        let oracle = |d: &[Dual64]| direct_o(&d[..4], d[4]);
+        let (want_out, want_t) = oracle_jvp(oracle, &inputs, &dir);
+        let (out, t) = j_direct(&x, &dir[..4], c, dir[4]);
+        check_all("out", &out, &want_out);
+        check_all("out tangent", &t, &want_t);
+
+        // The seed is the vector's adjoint, as a slice.
+        let want = oracle_vjp(oracle, &inputs, &wbar);
+        let mut gx = [0.0; 4];
+        let (out, gc) = d_direct(&x, &mut gx, c, &wbar);
+        check_all("out (reverse)", &out, &want_out);
+        let mut got = gx.to_vec();
+        got.push(gc);
+        check_all("vjp", &got, &want);
+    }
+
+    #[test]
+    fn second_derivatives_through_vector_results(t in float(-1.2, 1.2)) {
+        let d2 = num_dual::second_derivative(|t| curve_o(t), t).2;
+        check("primal", curve(t), curve_o(num_dual::Dual64::from(t)).re);
+        check("forward over forward", curve_fwd2(t, 1.0).1, d2);
+        check("reverse over forward", curve_rev2(t, 1.0).1, d2);
+    }
+
+    #[test]
+    fn a_generic_helper_at_f32(x in prop::collection::vec(-2.0f32..2.0, 1..6)) {
+        let mut g = vec![0.0f32; x.len()];
+        let f = d_sum_sq32(&x, &mut g, 1.0);
+        let want: f32 = x.iter().map(|v| v * v).sum();
+        prop_assert!((f - want).abs() <= 1e-5 * (1.0 + want.abs()));
+        for i in 0..x.len() {
+            prop_assert!((g[i] - 2.0 * x[i]).abs() <= 1e-5 * (1.0 + x[i].abs()));
+        }
+    }
+}
