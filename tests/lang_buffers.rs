@@ -1067,6 +1067,27 @@ fn repeated_rows_o<D: Num>(x: &[D]) -> D {
     k10 * x[1] + x[2] * x[0] * 1.5 - x[1] * 1.5
 }
 
+/// Rows of a vector of arrays assigned whole through `iter_mut()` (`*p = [..]`), alone and
+/// zipped with `chunks_exact`.
+#[autodiff_forward(rows_through_iter_mut_fwd, Dual, Dual)]
+#[autodiff_reverse(rows_through_iter_mut_rev, Duplicated, Active)]
+fn rows_through_iter_mut(x: &[f64]) -> f64 {
+    let mut pts = vec![[0.0; 2]; 2];
+    for p in pts.iter_mut() {
+        *p = [x[0].sin(), x[1] * x[0]];
+    }
+    let mut s = pts[0][1] * pts[1][0];
+    for (p, c) in pts.iter_mut().zip(x.chunks_exact(2)) {
+        *p = [c[0] * 2.0, c[1].exp()];
+    }
+    s += pts[0][0] * pts[1][1] + pts[0][1];
+    s
+}
+
+fn rows_through_iter_mut_o<D: Num>(x: &[D]) -> D {
+    x[1] * x[0] * x[0].sin() + x[0] * 2.0 * x[3].exp() + x[1].exp()
+}
+
 fn rows_assigned_o<D: Num>(x: &[D]) -> D {
     let (a, h) = (x[0], 0.1);
     let mut y = [x[1], x[2]];
@@ -1195,6 +1216,12 @@ proptest! {
     fn rows_assigned_whole((x, v, s0) in slice_case(-1.0, 1.0, 3..4, 0), s in seed()) {
         check_slice("rows_assigned", (&x, &v, &s0, s), rows_assigned, rows_assigned_fwd, rows_assigned_rev, rows_assigned_o::<Dual64>);
         check_hvp_of::<rows_assigned_rev>(&x, &v, rows_assigned_o);
+    }
+
+    #[test]
+    fn rows_assigned_through_iter_mut((x, v, s0) in slice_case(-1.0, 1.0, 4..5, 0), s in seed()) {
+        check_slice("rows_through_iter_mut", (&x, &v, &s0, s), rows_through_iter_mut, rows_through_iter_mut_fwd, rows_through_iter_mut_rev, rows_through_iter_mut_o::<Dual64>);
+        check_hvp_of::<rows_through_iter_mut_rev>(&x, &v, rows_through_iter_mut_o);
     }
 
     #[test]

@@ -2450,7 +2450,9 @@ impl Lowerer {
             }
             _ => return self.copy_row(a),
         };
-        if !matches!(strip(&a.left), Expr::Index(_) | Expr::Field(_)) {
+        // (`*p` of a row that `iter_mut()` gave: `for p in pts.iter_mut() { *p = [..]; }`.)
+        let deref = matches!(strip(&a.left), Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)));
+        if !matches!(strip(&a.left), Expr::Index(_) | Expr::Field(_)) && !deref {
             return Ok(false);
         }
         let place = self.lower_place(&a.left)?;
