@@ -104,6 +104,17 @@ fn norm2(v: &[f64; 2]) -> f64 {
     v[0] * v[0] + v[1] * v[1]
 }
 
+/// The derivative of `integrate` along a line, differentiated again: forward over forward
+/// through callees that return arrays and tuples holding arrays.
+#[autodiff_forward(along_fwd, Dual, Dual)]
+fn along(t: f64) -> f64 {
+    integrate_fwd(&[t, 0.5 * t, 0.3 - t * t], &[1.0, 0.5, -2.0 * t]).1
+}
+
+fn line_o<D: Num>(t: D) -> D {
+    integrate_o(&[t, t * 0.5, -t * t + 0.3])
+}
+
 /// Arrays made from slices (`try_into`, `try_from`) and by `std::array::from_fn`.
 #[autodiff_forward(converted_fwd, Dual, Dual)]
 #[autodiff_reverse(converted_rev, Duplicated, Active)]
@@ -132,6 +143,17 @@ proptest! {
     fn arrays_returned_by_callees(x in vecf(-1.0, 1.0, 3), v in dirs(3), s0 in dirs(3), s in seed()) {
         check_slice("integrate", (&x, &v, &s0, s), integrate, integrate_fwd, integrate_rev, integrate_o::<Dual64>);
         check_hvp_of::<integrate_rev>(&x, &v, integrate_o);
+    }
+
+    #[test]
+    fn second_derivatives_through_array_results(t in -0.8..0.8f64) {
+        let (d1, d2) = {
+            let (_, d1, d2) = num_dual::second_derivative(|t| line_o(t), t);
+            (d1, d2)
+        };
+        let (v, dv) = along_fwd(t, 1.0);
+        check("first derivative", v, d1);
+        check("second derivative", dv, d2);
     }
 
     #[test]

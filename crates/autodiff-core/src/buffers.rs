@@ -207,6 +207,18 @@ impl<T: Real> AddInto for T {
     }
 }
 
+// The adjoint of an integer (an integer result of a call, `let i = locate(t, grid);`)
+// carries nothing: adding into it does nothing.
+macro_rules! inert_add_into {
+    ($($t:ty),*) => {$(
+        impl AddInto for $t {
+            #[inline(always)]
+            fn add_into(&mut self, _rhs: &$t) {}
+        }
+    )*};
+}
+inert_add_into!(usize, isize, u8, u16, u32, u64, i8, i16, i32, i64, bool);
+
 impl<A: AddInto<B>, B> AddInto<[B]> for [A] {
     #[inline]
     fn add_into(&mut self, rhs: &[B]) {

@@ -88,10 +88,25 @@ impl NoDerivative for () {}
 // An integer or a `bool` carries no derivative, so none is lost where the shadow of a
 // struct's integer member (which holds a copy of the count), or an adjoint of one, is
 // passed for one.
+// The "tangent" of an integer result (`fn locate(t: f64, grid: &[f64]) -> usize`) is the
+// integer's zero: a caller's derivative code computes with it as with any result's, and
+// a conversion drops it (`conversions.rs`).
 macro_rules! no_derivative {
     ($($t:ty),*) => {$(
         impl NoDerivative for $t {}
         impl NoDerivative for &mut $t {}
+        impl ScalarTangent<$t> for $t {
+            #[inline(always)]
+            fn tangent(self) -> $t {
+                self
+            }
+        }
+        impl ScalarTangent<$t> for Zero {
+            #[inline(always)]
+            fn tangent(self) -> $t {
+                <$t>::default()
+            }
+        }
     )*};
 }
 no_derivative!(

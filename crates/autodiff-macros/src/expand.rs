@@ -682,6 +682,13 @@ impl Gen<'_> {
     }
 
     pub fn forward_companion(&self, spec: &Spec) -> TokenStream {
+        self.forward_companion_as(spec, None)
+    }
+
+    /// The forward companion `spec`; with `flat`, the element types of a tuple or array
+    /// result, a `Dual` result is returned as one flat tuple, the elements then their
+    /// tangents, so that its code, lowered again, has only scalars at its boundary.
+    pub fn forward_companion_as(&self, spec: &Spec, flat: Option<&[syn::Type]>) -> TokenStream {
         let acts: Vec<Activity> = spec.inputs.iter().map(|a| a.0).collect();
         let an = self.analysis(&acts, Mode::Forward);
         let mut params = Vec::new();
@@ -708,6 +715,16 @@ impl Gen<'_> {
         let (prim, tan) = self.forward_ret(&an);
         let r = ret_type(&self.sig.ret);
         let (ret_ty, ret_val) = match spec.ret.map(|r| r.0) {
+            Some(Activity::Dual) if flat.is_some() => {
+                let elems = flat.unwrap_or_default();
+                let ret = &self.body.ret;
+                let prims = ret.iter().map(Operand::primal);
+                let tans = ret.iter().map(|o| tangent_or_zero(&an, o));
+                (
+                    quote!((#(#elems,)* #(#elems,)*)),
+                    quote!((#(#prims,)* #(#tans,)*)),
+                )
+            }
             Some(Activity::Dual) => (quote!((#r, #r)), quote!((#prim, #tan))),
             Some(Activity::DualOnly) => (quote!(#r), quote!(#tan)),
             _ => (quote!(#r), quote!(#prim)),

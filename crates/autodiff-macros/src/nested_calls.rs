@@ -179,10 +179,18 @@ fn flat_tuple(g: &Gen) -> Option<Vec<syn::Type>> {
         (t, RetShape::Array(_)) => scalars(t),
         _ => return None,
     };
-    let floats = elems
+    // (An integer among them, `-> (f64, usize)`, has a seed and a tangent of its own
+    // type, which carry nothing.)
+    let scalars = elems
         .iter()
-        .all(|e| crate::signature::is_float_type(e, &g.sig.float_params));
-    (g.body.ret.len() == elems.len() && !elems.is_empty() && floats).then_some(elems)
+        .all(|e| crate::signature::is_float_type(e, &g.sig.float_params) || is_integer_type(e));
+    (g.body.ret.len() == elems.len() && !elems.is_empty() && scalars).then_some(elems)
+}
+
+/// `usize`, `i32`, `bool` and the other integer types.
+fn is_integer_type(t: &syn::Type) -> bool {
+    matches!(t, syn::Type::Path(p) if p.qself.is_none()
+        && p.path.get_ident().is_some_and(|i| crate::signature::is_integer_or_bool_name(&i.to_string())))
 }
 
 /// A float-buffer parameter typed as a slice (`&[f64]`, `&mut [f64]`).
@@ -524,6 +532,10 @@ fn forward_over_pullback(g: &Gen) -> TokenStream {
                 args.push(quote!(__ad::vec_tangent(&__ad_tdret)));
             }
             None => {
+                // (Converted: an integer result's seed tangent goes to a parameter that
+                // takes only what carries no derivative.)
+                convert
+                    .extend(quote!(let __ad_tdret: #r = __ad::ScalarTangent::tangent(__ad_tdret);));
                 args.push(quote!(__ad_dret));
                 args.push(quote!(__ad_tdret));
             }
@@ -620,10 +632,33 @@ fn forward_over_forward(g: &Gen) -> TokenStream {
     args.push(quote!(__ad_mark));
     let r = ret_type(&g.sig.ret);
     let call = call_own(g, &inner, &args);
-    let body = if has_ret {
-        quote!(#convert #call)
-    } else {
-        quote!(#convert #call; (((), ()), ((), ())))
+    let body = match flat_tuple(g) {
+        // The inner function returns the elements and their tangents in one flat tuple
+        // (see `Gen::forward_companion_as`), and its tangents likewise: each half is put
+        // back into the result's shape.
+        Some(elems) if has_ret => {
+            let n = elems.len();
+            let shape = &g.body.ret_shape;
+            let part = |t: &str, range: std::ops::Range<usize>| {
+                let t = format_ident!("{}", t);
+                let items: Vec<TokenStream> = range
+                    .map(|i| {
+                        let i = syn::Index::from(i);
+                        quote!(#t.#i)
+                    })
+                    .collect();
+                shape.assemble(&items)
+            };
+            let (y, t) = (part("__ad_v", 0..n), part("__ad_v", n..2 * n));
+            let (dy, dt) = (part("__ad_d", 0..n), part("__ad_d", n..2 * n));
+            quote! {
+                #convert
+                let (__ad_v, __ad_d) = #call;
+                ((#y, #t), (#dy, #dt))
+            }
+        }
+        _ if has_ret => quote!(#convert #call),
+        _ => quote!(#convert #call; (((), ()), ((), ()))),
     };
     let wrapper = item(
         g,
@@ -664,7 +699,7 @@ fn derived_forward(g: &Gen, mode: Mode, what: &str) -> (Ident, TokenStream) {
     };
     let code = match mode {
         Mode::Reverse => g.reverse_companion_as(&spec, flat_tuple(g).as_deref()),
-        Mode::Forward => g.forward_companion(&spec),
+        Mode::Forward => g.forward_companion_as(&spec, flat_tuple(g).as_deref()),
     };
     let inner = variant_name(g, "fwd", what);
     let keep = g.npull.filter(|_| mode == Mode::Reverse);

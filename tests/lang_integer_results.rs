@@ -1,0 +1,118 @@
+//! `#[differentiable]` functions whose result is, or holds, an integer: an index found by
+//! a search (`fn locate(t: f64, grid: &[f64]) -> usize`) and a solver's iteration count
+//! beside its root (`-> (f64, usize)`). The integer carries no derivative; the caller
+//! indexes with it, converts it and compares it. Checked against num-dual in both modes,
+//! under forward over reverse (H·v), forward over forward and reverse over forward.
+
+mod lang_common;
+
+use autodiff_core::prelude::*;
+use lang_common::*;
+use proptest::prelude::*;
+
+const GRID: [f64; 5] = [-2.0, -0.5, 0.25, 1.0, 2.5];
+const VALS: [f64; 5] = [1.0, -0.5, 2.0, 0.5, 1.5];
+
+/// The interval of `grid` that holds `t` (clamped to the first and last).
+#[differentiable]
+fn locate(t: f64, grid: &[f64]) -> usize {
+    let mut i = 0;
+    while i + 2 < grid.len() && grid[i + 1] <= t {
+        i += 1;
+    }
+    i
+}
+
+/// `√a` by Newton's method, with the number of steps taken.
+#[differentiable]
+fn newton_sqrt(a: f64) -> (f64, usize) {
+    let mut x = a.max(1.0);
+    let mut steps = 0;
+    while (x * x - a).abs() > 1e-14 * a && steps < 60 {
+        x = 0.5 * (x + a / x);
+        steps += 1;
+    }
+    (x, steps)
+}
+
+/// Linear interpolation of `vals` on `grid` at each `x_i`, squared and summed, plus a
+/// Newton root.
+#[autodiff_forward(curve_fwd, Dual, Dual)]
+#[autodiff_reverse(curve_rev, Duplicated, Active)]
+fn curve(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for k in 0..x.len() {
+        let i = locate(x[k], &GRID);
+        let w = (x[k] - GRID[i]) / (GRID[i + 1] - GRID[i]);
+        let y = VALS[i] * (1.0 - w) + VALS[i + 1] * w;
+        s += y * y * (1.0 + i as f64);
+    }
+    let (r, steps) = newton_sqrt(x[0] * x[0] + 1.0);
+    let weight = if steps > 0 { 1.0 } else { 2.0 };
+    s + weight * r * x[x.len() - 1]
+}
+
+fn curve_o<D: Num>(x: &[D]) -> D {
+    let mut s = D::zero();
+    for xk in x {
+        let t = xk.re();
+        let mut i = 0;
+        while i + 2 < GRID.len() && GRID[i + 1] <= t {
+            i += 1;
+        }
+        let w = (*xk - GRID[i]) / (GRID[i + 1] - GRID[i]);
+        let y = (-w + 1.0) * VALS[i] + w * VALS[i + 1];
+        s += y * y * (1.0 + i as f64);
+    }
+    // `newton_sqrt` of a ≥ 1 takes at least one step.
+    s + (x[0] * x[0] + 1.0).sqrt() * x[x.len() - 1]
+}
+
+/// A second derivative through calls returning an integer and a tuple with one.
+#[autodiff_forward(root_fwd, Dual, Dual)]
+fn root(a: f64) -> f64 {
+    let (r, steps) = newton_sqrt(a * a + 2.0);
+    let i = locate(a, &GRID);
+    let bonus = if steps > 100 { 1.0 } else { 0.0 };
+    r * (a * 0.5).sin() + bonus * a + VALS[i] * a * a
+}
+
+#[autodiff_forward(root_fwd2, Dual, Dual)]
+#[autodiff_reverse(root_rev2, Active, Active)]
+fn root_slope(a: f64) -> f64 {
+    root_fwd(a, 1.0).1
+}
+
+fn root_o<D: Num>(a: D) -> D {
+    let t = a.re();
+    let mut i = 0;
+    while i + 2 < GRID.len() && GRID[i + 1] <= t {
+        i += 1;
+    }
+    (a * a + 2.0).sqrt() * (a * 0.5).sin() + a * a * VALS[i]
+}
+
+/// Away from the grid's knots, where the interpolation has a kink.
+fn off_knots(x: f64) -> bool {
+    GRID.iter().all(|g| (x - g).abs() > 1e-3)
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn integer_results_in_both_modes_and_hvp(x in vecf(-2.5, 3.0, 4), v in dirs(4), s0 in dirs(4), s in seed()) {
+        prop_assume!(x.iter().all(|t| off_knots(*t)));
+        check_slice("curve", (&x, &v, &s0, s), curve, curve_fwd, curve_rev, curve_o::<Dual64>);
+        check_hvp_of::<curve_rev>(&x, &v, curve_o);
+    }
+
+    #[test]
+    fn second_derivatives_through_integer_results(a in float(-2.5, 3.0)) {
+        prop_assume!(off_knots(a));
+        let d2 = num_dual::second_derivative(|t| root_o(t), a).2;
+        check("primal", root(a), root_o(num_dual::Dual64::from(a)).re);
+        check("forward over forward", root_fwd2(a, 1.0).1, d2);
+        check("reverse over forward", root_rev2(a, 1.0).1, d2);
+    }
+}
