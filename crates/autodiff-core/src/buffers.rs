@@ -207,18 +207,6 @@ impl<T: Real> AddInto for T {
     }
 }
 
-// The adjoint of an integer (an integer result of a call, `let i = locate(t, grid);`)
-// carries nothing: adding into it does nothing.
-macro_rules! inert_add_into {
-    ($($t:ty),*) => {$(
-        impl AddInto for $t {
-            #[inline(always)]
-            fn add_into(&mut self, _rhs: &$t) {}
-        }
-    )*};
-}
-inert_add_into!(usize, isize, u8, u16, u32, u64, i8, i16, i32, i64, bool);
-
 impl<A: AddInto<B>, B> AddInto<[B]> for [A] {
     #[inline]
     fn add_into(&mut self, rhs: &[B]) {
@@ -262,17 +250,45 @@ tuple_add_into!(
     (0 A0 B0, 1 A1 B1, 2 A2 B2, 3 A3 B3)
 );
 
+/// An adjoint that [`add_to()`] adds into: one that sums ([`AddInto`]), or the adjoint of
+/// an integer (an integer a call returned, `let (root, steps) = solve(a);`), which carries
+/// nothing, so adding into it does nothing. (Integers do not implement [`AddInto`]: a
+/// struct's zero shadow tells the members it copies from those it zeroes by it.)
+pub trait Accumulate {
+    /// `*self += g`.
+    fn accumulate(&mut self, g: &Self);
+}
+
+impl<T: AddInto> Accumulate for T {
+    #[inline(always)]
+    fn accumulate(&mut self, g: &T) {
+        self.add_into(g);
+    }
+}
+
+macro_rules! inert_accumulate {
+    ($($t:ty),*) => {$(
+        impl Accumulate for $t {
+            #[inline(always)]
+            fn accumulate(&mut self, _g: &$t) {}
+        }
+    )*};
+}
+inert_accumulate!(
+    usize, isize, u8, u16, u32, u64, u128, i8, i16, i32, i64, i128, bool
+);
+
 /// `*acc += g` for an adjoint that may be a tuple or an array (the result of a call that
 /// returns one, such as a forward companion's `(value, tangent)`), which has no `+=`.
 #[inline(always)]
-pub fn add_to<T: AddInto>(acc: &mut T, g: T) {
-    acc.add_into(&g);
+pub fn add_to<T: Accumulate>(acc: &mut T, g: T) {
+    acc.accumulate(&g);
 }
 
 /// The forward protocol of [`add_to()`], which a reverse sweep differentiated again calls:
 /// the tangents add up as the values do.
 pub mod add_to {
-    use super::AddInto;
+    use super::Accumulate;
     use crate::protocol::{ScalarTangent, Zero};
 
     /// Where the tangent of `g` goes: the tangent of the adjoint, or nowhere when the
@@ -282,10 +298,10 @@ pub mod add_to {
         fn add(self, t_g: T);
     }
 
-    impl<T: AddInto> TangentOfSum<T> for &mut T {
+    impl<T: Accumulate> TangentOfSum<T> for &mut T {
         #[inline(always)]
         fn add(self, t_g: T) {
-            self.add_into(&t_g);
+            self.accumulate(&t_g);
         }
     }
 
@@ -296,14 +312,14 @@ pub mod add_to {
 
     /// `add_to(acc, g)` and `add_to(t_acc, t_g)`.
     #[inline(always)]
-    pub fn __ad_fwd<T: AddInto>(
+    pub fn __ad_fwd<T: Accumulate>(
         acc: &mut T,
         t_acc: impl TangentOfSum<T>,
         g: T,
         t_g: impl ScalarTangent<T>,
         _mark: impl Copy,
     ) -> ((), ()) {
-        acc.add_into(&g);
+        acc.accumulate(&g);
         t_acc.add(t_g.tangent());
         ((), ())
     }
