@@ -425,3 +425,50 @@ fn rules_on_local_buffers_and_outputs() {
     let want: f64 = x.iter().zip(&v).map(|(a, b)| 8.0 * a * b).sum();
     close("doubled tangent", t, want, 1e-14).unwrap();
 }
+
+// ---------------------------------------------------------------- a rule's vector result
+
+/// `x_i²`, a vector, with rules: the forward rule returns the vector and its tangent, the
+/// pullback takes the vector's cotangent.
+#[custom_rule(forward = squares_fwd, reverse = squares_rev)]
+fn squares(x: &[f64]) -> Vec<f64> {
+    x.iter().map(|v| v * v).collect()
+}
+
+fn squares_fwd(x: &[f64], dx: &[f64]) -> (Vec<f64>, Vec<f64>) {
+    (
+        squares(x),
+        x.iter().zip(dx).map(|(a, d)| 2.0 * a * d).collect(),
+    )
+}
+
+fn squares_rev(x: &[f64]) -> (Vec<f64>, impl FnOnce(&mut [f64], Vec<f64>) + '_) {
+    (squares(x), move |dx: &mut [f64], g: Vec<f64>| {
+        for i in 0..x.len() {
+            dx[i] += 2.0 * x[i] * g[i];
+        }
+    })
+}
+
+#[autodiff_reverse(d_squares_used, Duplicated, Active)]
+#[autodiff_forward(j_squares_used, Dual, Dual)]
+fn squares_used(x: &[f64]) -> f64 {
+    let s = squares(x);
+    s[0] * s[1] + s.iter().sum::<f64>()
+}
+
+#[test]
+fn a_rule_that_returns_a_vector() {
+    let x = [0.5, -1.5];
+    // f = x0² x1² + x0² + x1²: ∂f/∂x0 = 2 x0 x1² + 2 x0, ∂f/∂x1 = 2 x1 x0² + 2 x1.
+    let want = [2.0 * 0.5 * 2.25 + 1.0, 2.0 * -1.5 * 0.25 - 3.0];
+    let mut dx = [0.0; 2];
+    let v = d_squares_used(&x, &mut dx, 1.0);
+    assert_eq!(v, 0.25 * 2.25 + 0.25 + 2.25);
+    assert!(
+        (dx[0] - want[0]).abs() < 1e-12 && (dx[1] - want[1]).abs() < 1e-12,
+        "{dx:?}"
+    );
+    let (_, t) = j_squares_used(&x, &[0.25, 1.0]);
+    assert!((t - (0.25 * want[0] + want[1])).abs() < 1e-12);
+}
