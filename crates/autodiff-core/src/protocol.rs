@@ -458,6 +458,28 @@ macro_rules! tuple_tangent {
 }
 tuple_tangent!((A, B), (A, B, C), (A, B, C, D));
 
+/// What the forward rule of a function that returns `()` returns: `()`, as the forward
+/// companion of such a function does (`#[autodiff_forward]` gives it no result), or the
+/// pair `((), ())` of a value and its tangent.
+#[diagnostic::on_unimplemented(
+    message = "a forward rule of a function that returns `()` must return `()`, not `{Self}`",
+    label = "the forward rule's result",
+    note = "the forward rule has the signature `#[autodiff_forward]` gives the function: no result when the function has none"
+)]
+pub trait UnitForward {}
+
+impl UnitForward for () {}
+
+impl UnitForward for ((), ()) {}
+
+/// The value and tangent, `((), ())`, of a call of the forward rule `r` of a function that
+/// returns `()`.
+#[inline(always)]
+pub fn unit_forward<R: UnitForward>(r: R) -> ((), ()) {
+    let _ = r;
+    ((), ())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -483,26 +505,4 @@ mod tests {
             assert!(z.len() == n && z.iter().all(|v| *v == 0.0));
         }
     }
-}
-
-/// What the forward rule of a function that returns `()` returns: `()`, as the forward
-/// companion of such a function does (`#[autodiff_forward]` gives it no result), or the
-/// pair `((), ())` of a value and its tangent.
-#[diagnostic::on_unimplemented(
-    message = "a forward rule of a function that returns `()` must return `()`, not `{Self}`",
-    label = "the forward rule's result",
-    note = "the forward rule has the signature `#[autodiff_forward]` gives the function: no result when the function has none"
-)]
-pub trait UnitForward {}
-
-impl UnitForward for () {}
-
-impl UnitForward for ((), ()) {}
-
-/// The value and tangent, `((), ())`, of a call of the forward rule `r` of a function that
-/// returns `()`.
-#[inline(always)]
-pub fn unit_forward<R: UnitForward>(r: R) -> ((), ()) {
-    let _ = r;
-    ((), ())
 }
