@@ -226,6 +226,52 @@ fn polar_o<D: Num>(r: D, t: D) -> D {
     (vx * vy + vy * vx * vx).tanh()
 }
 
+/// An accumulator whose state starts at constants and that `&mut self` methods update
+/// from values that carry derivatives.
+#[differentiable]
+#[derive(Clone, Debug)]
+pub struct Acc {
+    pub s: f64,
+    pub k: f64,
+}
+
+impl Acc {
+    #[differentiable]
+    fn add(&mut self, v: f64) {
+        self.s += v;
+    }
+
+    #[differentiable]
+    fn bump(&mut self, v: f64) {
+        self.k += v;
+    }
+
+    #[differentiable]
+    fn apply(&self, v: f64) -> f64 {
+        self.k * v * v + self.s
+    }
+}
+
+/// Struct values built from constants that methods then make depend on `x`.
+#[autodiff_forward(accumulated_fwd, Dual, Dual)]
+#[autodiff_reverse(accumulated_rev, Duplicated, Active)]
+fn accumulated(x: &[f64]) -> f64 {
+    let mut a = Acc { s: 0.0, k: 2.0 };
+    a.add(x[0] * x[0]);
+    let mut c = Acc { s: 1.0, k: 2.0 };
+    for i in 0..x.len() {
+        c.bump(x[i]);
+    }
+    a.s + c.apply(x[0]) + a.apply(x[x.len() - 1])
+}
+
+fn accumulated_o<D: Num>(x: &[D]) -> D {
+    let a_s = x[0] * x[0];
+    let c_k = x.iter().fold(c::<D>(2.0), |k, v| k + *v);
+    let last = x[x.len() - 1];
+    a_s + c_k * x[0] * x[0] + 1.0 + last * last * 2.0 + a_s
+}
+
 proptest! {
     #![proptest_config(config())]
 
@@ -245,6 +291,12 @@ proptest! {
     fn method_of_a_mutable_struct_value((x, v, s0) in slice_case(-1.2, 1.2, 1..7, 0), s in seed()) {
         check_slice("stepped", (&x, &v, &s0, s), stepped, stepped_fwd, stepped_rev, stepped_o::<Dual64>);
         check_hvp_of::<stepped_rev>(&x, &v, stepped_o);
+    }
+
+    #[test]
+    fn constant_struct_values_updated_by_methods((x, v, s0) in slice_case(-1.2, 1.2, 1..6, 0), s in seed()) {
+        check_slice("accumulated", (&x, &v, &s0, s), accumulated, accumulated_fwd, accumulated_rev, accumulated_o::<Dual64>);
+        check_hvp_of::<accumulated_rev>(&x, &v, accumulated_o);
     }
 
     #[test]

@@ -260,17 +260,24 @@ fn op_call_outputs<'a>(op: &'a Op, an: &Analysis) -> Vec<&'a proc_macro2::Ident>
     }
 }
 
-/// A call with an active argument makes everything it can write active: those places.
+/// A call with an active argument makes everything it can write active: those places,
+/// and the receiver of a method, which a `&mut self` method may write (`acc.add(x * x)`
+/// on a struct built from constants).
 fn call_outputs<'a>(c: &'a Call, an: &Analysis) -> Vec<&'a proc_macro2::Ident> {
     if !an.call_active(c) {
         return Vec::new();
     }
+    let receiver = match &c.callee {
+        Callee::Method(p, _) => Some(&p.base),
+        _ => None,
+    };
     c.args
         .iter()
         .filter_map(|a| match a {
             Arg::Ref(p, true) => Some(&p.base),
             _ => None,
         })
+        .chain(receiver)
         .collect()
 }
 
