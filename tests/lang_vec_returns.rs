@@ -172,6 +172,83 @@ fn sum_sq32(x: &[f32]) -> f32 {
     squares(x).iter().sum()
 }
 
+/// One step of a recurrence, returning the new state.
+#[differentiable]
+fn step(h: &[f64], w: f64) -> Vec<f64> {
+    let mut o = vec![0.0; h.len()];
+    for i in 0..h.len() {
+        o[i] = (w * h[i] + h[(i + 1) % h.len()] * 0.5).tanh();
+    }
+    o
+}
+
+/// A rotation by `a`, as an array.
+#[differentiable]
+fn rot(a: f64, p: &[f64; 2]) -> [f64; 2] {
+    [
+        a.cos() * p[0] - a.sin() * p[1],
+        a.sin() * p[0] + a.cos() * p[1],
+    ]
+}
+
+/// Vector results in loops and branches, and assigned to an existing vector or array
+/// (`h = step(&h, w)`, `p = rot(a, &p)`).
+#[autodiff_forward(recurrent_fwd, Dual, Dual)]
+#[autodiff_reverse(recurrent_rev, Duplicated, Active)]
+fn recurrent(x: &[f64]) -> f64 {
+    let w = x[0];
+    let mut h = x[1..].to_vec();
+    let mut s = 0.0;
+    for k in 0..3 {
+        h = step(&h, w);
+        let g = step(&h, 0.5);
+        s += g[0] * h[1];
+        if k == 1 {
+            s += step(&g, w)[1];
+        }
+    }
+    let mut p = [x[1], x[2]];
+    for _ in 0..2 {
+        p = rot(w, &p);
+    }
+    let q = rot(0.25, &p);
+    p = q;
+    s + h[0] + p[0] * p[1]
+}
+
+fn step_o<D: Num>(h: &[D], w: D) -> Vec<D> {
+    (0..h.len())
+        .map(|i| (w * h[i] + h[(i + 1) % h.len()] * 0.5).tanh())
+        .collect()
+}
+
+fn rot_o<D: Num>(a: D, p: [D; 2]) -> [D; 2] {
+    [
+        a.cos() * p[0] - a.sin() * p[1],
+        a.sin() * p[0] + a.cos() * p[1],
+    ]
+}
+
+fn recurrent_o<D: Num>(x: &[D]) -> D {
+    let w = x[0];
+    let mut h = x[1..].to_vec();
+    let mut s = D::zero();
+    for k in 0..3 {
+        h = step_o(&h, w);
+        let g = step_o(&h, c(0.5));
+        s += g[0] * h[1];
+        if k == 1 {
+            s += step_o(&g, w)[1];
+        }
+    }
+    let mut p = [x[1], x[2]];
+    for _ in 0..2 {
+        p = rot_o(w, p);
+    }
+    let p = rot_o(c(0.25), p);
+    s + h[0] + p[0] * p[1]
+}
+
 fn layer_of(p: &[f64], nx: usize, nh: usize) -> Layer {
     Layer {
         w: p[..nh * nx].to_vec(),
@@ -217,6 +294,12 @@ proptest! {
         let (gc, hc) = loss_hvp(x, &dir[..NX], &mut gx, &mut hx, c, dir[NX], &layer, &dl, &mut gl, &mut hl);
         check_all("gradient under H·v", &flat(&gx, gc, &gl), &grad);
         check_hvp(&flat(&hx, hc, &hl), &p, &dir, |d| loss_o(d, NX, NH));
+    }
+
+    #[test]
+    fn vector_results_in_loops_and_assigned_again(x in vecf(-1.0, 1.0, 4), v in dirs(4), s0 in dirs(4), s in seed()) {
+        check_slice("recurrent", (&x, &v, &s0, s), recurrent, recurrent_fwd, recurrent_rev, recurrent_o::<Dual64>);
+        check_hvp_of::<recurrent_rev>(&x, &v, recurrent_o);
     }
 
     #[test]

@@ -1759,7 +1759,11 @@ impl Lowerer {
                         Val::Op(Operand::Var(o)) => Some(Place::local(o.clone())),
                         _ => None,
                     };
-                    if let Some(src) = src.filter(|s| whole_buffer(self, s)) {
+                    // (Or the vector or array a call returned: `h = layer(&w, &h);`.)
+                    let returned = matches!(&v, Val::Op(Operand::Var(o))
+                        if !self.companion
+                            && self.kinds.get(&o.to_string()).is_none_or(|k| *k == VarKind::Scalar));
+                    if let Some(src) = src.filter(|s| whole_buffer(self, s) || returned) {
                         self.emit(Stmt::CopyFrom {
                             dst: place,
                             src,

@@ -50,6 +50,9 @@ pub struct Reverse<'a> {
     /// Locals that may hold a tuple: results of calls, and what is bound from them. Their
     /// adjoints are added with `__ad::add_to`, since tuples have no `+=`.
     maybe_tuples: RefCell<HashSet<String>>,
+    /// Locals read as places somewhere (indexed, lent, iterated): of the call results,
+    /// those that are buffers.
+    placed: RefCell<HashSet<String>>,
     /// Local buffers that the reverse sweep fills again instead of restoring (see
     /// [`crate::replay`]).
     replayed: RefCell<HashSet<String>>,
@@ -105,6 +108,7 @@ impl<'a> Reverse<'a> {
             late_vars: RefCell::new(HashSet::default()),
             loops: RefCell::new(Vec::new()),
             maybe_tuples: RefCell::new(HashSet::default()),
+            placed: RefCell::new(HashSet::default()),
             replayed: RefCell::new(HashSet::default()),
             kept_state: false,
             known_seed: None,
@@ -206,6 +210,7 @@ impl<'a> Reverse<'a> {
 
     pub fn sweeps(&self, body: &Block) -> Sweeps {
         collect_maybe_tuples(body, &mut self.maybe_tuples.borrow_mut());
+        collect_placed(body, &mut self.placed.borrow_mut());
         // A buffer that the reverse sweep never reads needs neither records nor a refill.
         *self.replayed.borrow_mut() = crate::replay::replayed_buffers(body, self.kinds)
             .into_iter()
@@ -312,7 +317,19 @@ impl<'a> Reverse<'a> {
                 .iter()
                 .map(|m| self.keep_as(&member_key(var, m), quote!(#var.#m), level))
                 .collect(),
-            None => self.keep_as(&var.to_string(), quote!(#var), level),
+            None => self.keep_as(&var.to_string(), self.kept_value(var), level),
+        }
+    }
+
+    /// The value of `var` to record: `var` itself, or a copy where `var` is a call's
+    /// result that the forward sweep goes on reading as a buffer (`let h = layer(x);
+    /// h[0]`, a vector the store would otherwise take away).
+    fn kept_value(&self, var: &Ident) -> TokenStream {
+        let name = var.to_string();
+        if self.maybe_tuples.borrow().contains(&name) && self.placed.borrow().contains(&name) {
+            quote!(__ad::copy_of(&#var))
+        } else {
+            quote!(#var)
         }
     }
 
@@ -1556,6 +1573,46 @@ impl Frame {
             writes,
             overwrites,
             late_points: HashMap::default(),
+        }
+    }
+}
+
+/// Adds to `out` the locals of `b` that some statement reads or writes as a place: loaded
+/// from by index, copied, lent to a call, a method's receiver, written into.
+fn collect_placed(b: &Block, out: &mut HashSet<String>) {
+    fn call(c: &Call, out: &mut HashSet<String>) {
+        for a in &c.args {
+            if let Arg::Ref(p, _) = a {
+                out.insert(p.base.to_string());
+            }
+        }
+        if let Callee::Method(p, _) = &c.callee {
+            out.insert(p.base.to_string());
+        }
+    }
+    for s in b {
+        match s {
+            Stmt::Let { op, .. } | Stmt::LetTuple { op, .. } => match op {
+                Op::Load(p) | Op::CloneOf(p, _) | Op::Pop(p) => {
+                    out.insert(p.base.to_string());
+                }
+                Op::Call(c) => call(c, out),
+                _ => {}
+            },
+            Stmt::Assign { place, .. } | Stmt::Push { place, .. } | Stmt::Fill { place, .. } => {
+                out.insert(place.base.to_string());
+            }
+            Stmt::CopyFrom { dst, src, .. } => {
+                out.insert(dst.base.to_string());
+                out.insert(src.base.to_string());
+            }
+            Stmt::Call(c) => call(c, out),
+            Stmt::If { then, els, .. } => {
+                collect_placed(then, out);
+                collect_placed(els, out);
+            }
+            Stmt::For { body, .. } | Stmt::Loop { body, .. } => collect_placed(body, out),
+            Stmt::Inactive(_) => {}
         }
     }
 }
