@@ -5508,13 +5508,147 @@ impl Lowerer {
 
     fn render_macro(&self, mac: &syn::Macro) -> TokenStream {
         let mut m = mac.clone();
-        m.tokens = self.rename_tokens(&m.tokens);
+        let name = mac.path.segments.last().map(|s| s.ident.to_string());
+        m.tokens = self.pass_captures(name.as_deref(), self.rename_tokens(&m.tokens));
         m.to_token_stream()
+    }
+
+    /// The tokens of a macro call named `name` (and of the macro calls inside them), with
+    /// each name that a format string captures (`println!("{s:.3}")`) passed as a named
+    /// argument too (`s = __ad4_s`): locals are renamed, and the string keeps the name.
+    fn pass_captures(&self, name: Option<&str>, tokens: TokenStream) -> TokenStream {
+        let tts: Vec<TokenTree> = tokens.into_iter().collect();
+        let mut out = TokenStream::new();
+        for (i, tt) in tts.iter().enumerate() {
+            match tt {
+                TokenTree::Group(g) => {
+                    // `format!(..)` inside: its own captures; any other group: searched.
+                    let before = i.checked_sub(2).map(|k| (&tts[k], &tts[k + 1]));
+                    let inner_name = match before {
+                        Some((TokenTree::Ident(id), TokenTree::Punct(p))) if p.as_char() == '!' => {
+                            Some(id.to_string())
+                        }
+                        _ => None,
+                    };
+                    let stream = self.pass_captures(inner_name.as_deref(), g.stream());
+                    let mut ng = proc_macro2::Group::new(g.delimiter(), stream);
+                    ng.set_span(g.span());
+                    out.extend(std::iter::once(TokenTree::Group(ng)));
+                }
+                tt => out.extend(std::iter::once(tt.clone())),
+            }
+        }
+        let mut ends_with_comma =
+            matches!(tts.last(), Some(TokenTree::Punct(p)) if p.as_char() == ',');
+        for id in inline_format_args(name, &tts) {
+            if let Some(b) = lookup_in(&self.scopes, &id.to_string()) {
+                let v = binding_tokens(b, id.span());
+                if !ends_with_comma {
+                    out.extend(quote!(,));
+                }
+                out.extend(quote!(#id = #v));
+                ends_with_comma = false;
+            }
+        }
+        out
     }
 
     fn rename_tokens(&self, ts: &TokenStream) -> TokenStream {
         rename_tokens_in(&self.scopes, ts)
     }
+}
+
+/// The names the format string of a formatting macro named `name`, whose tokens are
+/// `tokens`, captures implicitly (`{s}`, `{s:.3}`, `{x:>width$}`), leaving out those
+/// passed as named arguments (`s = ..`).
+fn inline_format_args(name: Option<&str>, tokens: &[TokenTree]) -> Vec<Ident> {
+    let formats = matches!(
+        name,
+        Some(
+            "print"
+                | "println"
+                | "eprint"
+                | "eprintln"
+                | "format"
+                | "format_args"
+                | "write"
+                | "writeln"
+                | "panic"
+                | "assert"
+                | "assert_eq"
+                | "assert_ne"
+                | "debug_assert"
+                | "debug_assert_eq"
+                | "debug_assert_ne"
+                | "unreachable"
+                | "todo"
+                | "unimplemented"
+        )
+    );
+    if !formats {
+        return vec![];
+    }
+    let mut explicit = HashSet::default();
+    for w in tokens.windows(3) {
+        if let [TokenTree::Ident(id), TokenTree::Punct(eq), next] = w
+            && eq.as_char() == '='
+            && !matches!(next, TokenTree::Punct(p) if p.as_char() == '=')
+        {
+            explicit.insert(id.to_string());
+        }
+    }
+    let Some((text, span)) = tokens.iter().find_map(|t| match t {
+        TokenTree::Literal(l) => syn::parse2::<syn::LitStr>(quote!(#l))
+            .ok()
+            .map(|s| (s.value(), l.span())),
+        _ => None,
+    }) else {
+        return vec![];
+    };
+    let mut names: Vec<String> = Vec::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '{' {
+            continue;
+        }
+        if chars.peek() == Some(&'{') {
+            chars.next();
+            continue;
+        }
+        let mut inner = String::new();
+        for c in chars.by_ref() {
+            if c == '}' {
+                break;
+            }
+            inner.push(c);
+        }
+        let (arg, spec) = inner.split_once(':').unwrap_or((&inner, ""));
+        names.push(arg.trim().to_string());
+        // `width$` and `.prec$` in the spec name arguments too.
+        let mut word = String::new();
+        for c in spec.chars() {
+            if c.is_alphanumeric() || c == '_' {
+                word.push(c);
+            } else {
+                if c == '$' {
+                    names.push(std::mem::take(&mut word));
+                }
+                word.clear();
+            }
+        }
+    }
+    let mut out: Vec<Ident> = Vec::new();
+    for n in names {
+        let is_ident = n
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_')
+            && n.chars().all(|c| c.is_alphanumeric() || c == '_');
+        if is_ident && !explicit.contains(&n) && !out.iter().any(|o| o == &n) {
+            out.push(Ident::new(&n, span));
+        }
+    }
+    out
 }
 
 /// `ts` with the locals that `scopes` bind renamed.
