@@ -353,3 +353,82 @@ proptest! {
         check_tol("f32 value", f64::from(value32), d.re, 1e-4);
     }
 }
+
+/// A struct whose own methods are named like the standard library's (`sum`, `get`): they
+/// are its methods, not reductions or element reads.
+#[differentiable]
+#[derive(Clone, Debug)]
+pub struct Bag {
+    pub v: Vec<f64>,
+    pub k: f64,
+}
+
+impl Bag {
+    #[differentiable]
+    fn sum(&self) -> f64 {
+        let mut s = 0.0;
+        for i in 0..self.v.len() {
+            s += self.v[i];
+        }
+        s * self.k
+    }
+
+    #[differentiable]
+    fn get(&self) -> f64 {
+        self.k * 2.0
+    }
+}
+
+#[autodiff_reverse(d_bag_total, Duplicated, Active)]
+#[autodiff_forward(j_bag_total, Dual, Dual)]
+fn bag_total(b: &Bag) -> f64 {
+    b.sum() + b.get()
+}
+
+/// The same methods on a struct value built in the function.
+#[differentiable]
+pub struct Scalar2 {
+    pub k: f64,
+}
+
+impl Scalar2 {
+    #[differentiable]
+    fn sum(&self) -> f64 {
+        self.k * self.k
+    }
+
+    #[differentiable]
+    fn get(&self) -> f64 {
+        self.k * 2.0
+    }
+}
+
+#[autodiff_reverse(d_scalar_total, Active, Active)]
+fn scalar_total(x: f64) -> f64 {
+    let b = Scalar2 { k: x };
+    b.sum() + b.get()
+}
+
+#[test]
+fn methods_named_like_the_standard_librarys() {
+    let b = Bag {
+        v: vec![1.0, 2.0, -0.5],
+        k: 3.0,
+    };
+    // f = k Σv + 2k: ∂f/∂v_i = k, ∂f/∂k = Σv + 2.
+    let mut db = Bag {
+        v: vec![0.0; 3],
+        k: 0.0,
+    };
+    let f = d_bag_total(&b, &mut db, 1.0);
+    assert_eq!(f, 3.0 * 2.5 + 6.0);
+    assert_eq!(db.v, vec![3.0; 3]);
+    assert_eq!(db.k, 2.5 + 2.0);
+    let t = Bag {
+        v: vec![1.0, 0.0, 0.0],
+        k: 1.0,
+    };
+    assert_eq!(j_bag_total(&b, &t).1, 3.0 + 2.5 + 2.0);
+    // g = x² + 2x.
+    assert_eq!(d_scalar_total(3.0, 1.0), (15.0, 8.0));
+}

@@ -4649,7 +4649,10 @@ impl Lowerer {
         {
             return self.lower_expr_hint(&e, hint);
         }
+        // (A struct's own `sum` or `get` is the user's method.)
+        let on_struct = self.is_struct_receiver(&m.receiver);
         if matches!(name.as_str(), "sum" | "product" | "fold")
+            && !on_struct
             && let Some(chain) = self.parse_chain(&m.receiver)?
         {
             if name == "fold" && m.args.len() != 2 {
@@ -4661,6 +4664,7 @@ impl Lowerer {
             return self.lower_expr_hint(&e, hint);
         }
         if matches!(name.as_str(), "unwrap" | "expect" | "unwrap_or")
+            && !on_struct
             && let Some(e) = self.unwrapped_element(m)?
         {
             return self.lower_expr_hint(&e, hint);
@@ -4809,6 +4813,7 @@ impl Lowerer {
             && !self.companion
             && p.is_whole()
             && self.is_float_buffer(&p.base)
+            && !self.struct_values.contains(&p.base.to_string())
             && is_std_buffer_method(&name)
         {
             return unsupported(
@@ -4852,6 +4857,25 @@ impl Lowerer {
 
     /// Whether `e` is `self`, a struct parameter, a field or an element: a receiver whose
     /// methods may be the user's own.
+    /// Whether `e` names a struct: `self`, a struct reference parameter or a struct value
+    /// built in the function (not an `ndarray` array, whose `sum` is a reduction).
+    fn is_struct_receiver(&self, e: &Expr) -> bool {
+        let Expr::Path(p) = strip(strip_ref(e)) else {
+            return false;
+        };
+        let Some(id) = p.path.get_ident() else {
+            return false;
+        };
+        let name = id.to_string();
+        if self.array_params.contains(&name) {
+            return false;
+        }
+        if name == "self" || self.struct_refs.contains(&name) {
+            return true;
+        }
+        matches!(self.lookup(&name), Some(Binding::Var(v)) if self.struct_values.contains(&v.to_string()))
+    }
+
     fn may_be_user_value(&self, e: &Expr) -> bool {
         match strip_ref(e) {
             Expr::Field(_) | Expr::Index(_) => true,
