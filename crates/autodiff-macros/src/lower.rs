@@ -984,6 +984,20 @@ impl Lowerer {
                 self.bind(name, Binding::Iter(Rc::new(e.clone()), Rc::new(meaning)));
                 return Ok(());
             }
+            if !mutable && is_constant_tuple_table(e) && !self.mentions_locals(e) {
+                // A table of tuples of constants (`[(0.5, 0.2), (1.0, -0.4)]`): data with
+                // no derivative, read as a constant parameter's elements are.
+                let var = self.fresh(&name.to_string(), name.span());
+                self.kinds.insert(var.to_string(), VarKind::Scalar);
+                self.inert_params.insert(var.to_string());
+                self.emit(Stmt::Let {
+                    var: var.clone(),
+                    mutable: false,
+                    op: Op::Inactive(self.render(e)),
+                });
+                self.bind(name, Binding::Var(var));
+                return Ok(());
+            }
             if let Some(matrix) = self.lower_matrix_literal(e)? {
                 self.matrix_vars.insert(matrix.to_string());
                 self.bind(name, Binding::Var(matrix));
@@ -3090,7 +3104,12 @@ impl Lowerer {
     /// binding would drop.
     fn is_inert_scrutinee(&self, e: &Expr) -> bool {
         match strip(e) {
-            Expr::Path(p) => p.path.get_ident().is_some_and(|id| self.is_inert_param(id)),
+            // (Or a local table of constants, `let pairs = [(0.5, 0.2), ..];`.)
+            Expr::Path(p) => p.path.get_ident().is_some_and(|id| {
+                self.is_inert_param(id)
+                    || matches!(self.lookup(&id.to_string()), Some(Binding::Var(v))
+                        if self.holds_constant(v) && self.kinds.get(&v.to_string()) == Some(&VarKind::Scalar))
+            }),
             _ => false,
         }
     }
@@ -6486,6 +6505,21 @@ fn is_iterator_chain(e: &Expr) -> bool {
             "iter" | "map" | "zip" | "enumerate" | "chunks" | "chunks_exact" | "rev" | "step_by"
                 | "copied" | "cloned" | "windows" | "filter" | "skip" | "take"
         ))
+}
+
+/// An array or `vec![..]` literal whose elements are tuples (`[(0.5, 0.2), (1.0, -0.4)]`,
+/// `vec![([0.5, -0.3], 0.2)]`).
+fn is_constant_tuple_table(e: &Expr) -> bool {
+    let items: Vec<Expr> = match strip(e) {
+        Expr::Array(a) => a.elems.iter().cloned().collect(),
+        Expr::Macro(m) if m.mac.path.is_ident("vec") => m
+            .mac
+            .parse_body_with(syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated)
+            .map(|p| p.into_iter().collect())
+            .unwrap_or_default(),
+        _ => return false,
+    };
+    !items.is_empty() && items.iter().all(|i| matches!(strip(i), Expr::Tuple(_)))
 }
 
 /// `Vec::new()`, `Vec::with_capacity(n)` or `vec![]`.

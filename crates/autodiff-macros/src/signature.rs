@@ -293,7 +293,7 @@ pub fn shape_of(ty: &Type, floats: &HashSet<String>) -> (Shape, Option<Type>) {
 }
 
 /// Types behind a reference that never carry a derivative: text, integers, `bool`, and
-/// slices, arrays and `Vec`s of them.
+/// slices, arrays and `Vec`s of them or of tuples.
 fn is_inert(ty: &Type) -> bool {
     match ty {
         Type::Path(tp) if tp.qself.is_none() => match tp.path.get_ident() {
@@ -301,12 +301,18 @@ fn is_inert(ty: &Type) -> bool {
                 let id = id.to_string();
                 matches!(id.as_str(), "str" | "char" | "String") || is_integer_or_bool_name(&id)
             }
-            None => vec_elem(&tp.path).is_some_and(is_inert),
+            None => vec_elem(&tp.path).is_some_and(|e| is_inert(e) || is_tuple(e)),
         },
-        Type::Slice(s) => is_inert(&s.elem),
-        Type::Array(a) => is_inert(&a.elem),
+        Type::Slice(s) => is_inert(&s.elem) || is_tuple(&s.elem),
+        Type::Array(a) => is_inert(&a.elem) || is_tuple(&a.elem),
         _ => false,
     }
+}
+
+/// A tuple type: the rows of a table of data (`&[(f64, f64)]`), which are read, not
+/// differentiated.
+fn is_tuple(ty: &Type) -> bool {
+    matches!(ty, Type::Tuple(t) if !t.elems.is_empty())
 }
 
 /// The element type of `Vec<T>` (`std::vec::Vec<T>` and the like).

@@ -1,0 +1,85 @@
+//! Tables of data as tuples: a constant `&[(f64, f64)]` parameter and a local array of
+//! tuple literals, iterated with `&(a, y)` and `(a, y)` patterns and read by index
+//! (`data[i].0`). The rows carry no derivative; checked against num-dual in both modes
+//! and under forward over reverse.
+
+mod lang_common;
+
+use autodiff_core::prelude::*;
+use lang_common::*;
+use proptest::prelude::*;
+
+/// A least-squares fit of a line to `(a, y)` rows, plus terms that read the rows by
+/// reference and by index.
+#[autodiff_forward(fit_fwd, Dual, Const, Dual)]
+#[autodiff_reverse(fit_rev, Duplicated, Const, Active)]
+fn fit(w: &[f64], data: &[(f64, f64)]) -> f64 {
+    let mut s = 0.0;
+    for &(a, y) in data.iter() {
+        let r = w[0] * a + w[1] - y;
+        s += r * r;
+    }
+    for (a, y) in data.iter() {
+        s += w[0] * a * y;
+    }
+    for i in 0..data.len() {
+        s += data[i].0 * w[1] * w[1];
+    }
+    s
+}
+
+fn fit_o<D: Num>(w: &[D], data: &[(f64, f64)]) -> D {
+    let mut s = D::zero();
+    for &(a, y) in data {
+        let r = w[0] * a + w[1] - y;
+        s += r * r + w[0] * a * y + w[1] * w[1] * a;
+    }
+    s
+}
+
+/// The same with the table a local array of tuple literals.
+#[autodiff_forward(fixed_fwd, Dual, Dual)]
+#[autodiff_reverse(fixed_rev, Duplicated, Active)]
+fn fixed(w: &[f64]) -> f64 {
+    let pairs = [(0.5, 0.2), (1.0, -0.4), (-1.5, 0.9)];
+    let mut s = 0.0;
+    for &(a, y) in pairs.iter() {
+        s += (w[0] * a - y).powi(2) * w[1].exp();
+    }
+    s
+}
+
+fn fixed_o<D: Num>(w: &[D]) -> D {
+    let mut s = D::zero();
+    for (a, y) in [(0.5, 0.2), (1.0, -0.4), (-1.5, 0.9)] {
+        s += (w[0] * a - y).powi(2) * w[1].exp();
+    }
+    s
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn a_constant_table_parameter(
+        w in vecf(-1.5, 1.5, 2),
+        rows in prop::collection::vec((-2.0f64..2.0, -2.0f64..2.0), 1..6),
+        v in dirs(2),
+        s in seed(),
+    ) {
+        let (value, grad) = oracle_grad(|d| fit_o(d, &rows), &w);
+        let mut gw = [0.0; 2];
+        check("value", fit_rev(&w, &mut gw, &rows, s), value);
+        check_all("gradient", &gw, &grad.iter().map(|g| g * s).collect::<Vec<_>>());
+        let (fv, t) = fit_fwd(&w, &v, &rows);
+        check("forward value", fv, value);
+        check("forward tangent", t, grad[0] * v[0] + grad[1] * v[1]);
+        check("primal", fit(&w, &rows), value);
+    }
+
+    #[test]
+    fn a_local_table_of_tuple_literals((x, v, s0) in slice_case(-1.5, 1.5, 2..3, 0), s in seed()) {
+        check_slice("fixed", (&x, &v, &s0, s), fixed, fixed_fwd, fixed_rev, fixed_o::<Dual64>);
+        check_hvp_of::<fixed_rev>(&x, &v, fixed_o);
+    }
+}
