@@ -4791,6 +4791,16 @@ impl Lowerer {
                         self.render(&Expr::MethodCall(m.clone())),
                     )));
                 }
+                // An adapter the chains do not read (`chain`, `take_while`, `scan`) is named.
+                if let Some(a) = unread_adapter(&m.receiver) {
+                    let adapter = a.method.to_string();
+                    return unsupported(
+                        &a.method,
+                        &format!(
+                            "the iterator adapter `.{adapter}()` (chains of `iter`, `map`, `zip`, `enumerate`, `filter`, `rev`, `skip`, `take`, `step_by`, `chunks`, `windows`, `copied` are read; write the loop by index)"
+                        ),
+                    );
+                }
                 return unsupported(
                     m,
                     &format!(
@@ -6491,6 +6501,39 @@ fn is_buffer_literal(e: &Expr) -> bool {
         Expr::Repeat(_) => true,
         _ => false,
     }
+}
+
+/// The first method, going down the receivers of an iterator chain, that is not one of
+/// the adapters the chains read (`x.iter().chain(y.iter())`: `chain`).
+fn unread_adapter(e: &Expr) -> Option<&syn::ExprMethodCall> {
+    let mut e = strip(e);
+    let mut found = None;
+    while let Expr::MethodCall(m) = e {
+        let known = matches!(
+            m.method.to_string().as_str(),
+            "iter"
+                | "iter_mut"
+                | "into_iter"
+                | "map"
+                | "zip"
+                | "enumerate"
+                | "chunks"
+                | "chunks_exact"
+                | "rev"
+                | "step_by"
+                | "copied"
+                | "cloned"
+                | "windows"
+                | "filter"
+                | "skip"
+                | "take"
+        );
+        if !known {
+            found = Some(m);
+        }
+        e = strip(&m.receiver);
+    }
+    found
 }
 
 /// An iterator written as a chain of adapters (`x.iter().map(..)`), not yet consumed.
