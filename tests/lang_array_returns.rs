@@ -148,7 +148,7 @@ proptest! {
     #[test]
     fn second_derivatives_through_array_results(t in -0.8..0.8f64) {
         let (d1, d2) = {
-            let (_, d1, d2) = num_dual::second_derivative(|t| line_o(t), t);
+            let (_, d1, d2) = num_dual::second_derivative(line_o, t);
             (d1, d2)
         };
         let (v, dv) = along_fwd(t, 1.0);

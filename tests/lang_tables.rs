@@ -3,6 +3,9 @@
 //! (`data[i].0`). The rows carry no derivative; checked against num-dual in both modes
 //! and under forward over reverse.
 
+// Index loops are part of the language under test.
+#![allow(clippy::needless_range_loop)]
+
 mod lang_common;
 
 use autodiff_core::prelude::*;

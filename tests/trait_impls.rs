@@ -5,6 +5,9 @@
 //! method on a value of the concrete type are differentiated in both modes and under
 //! forward over reverse, against num-dual.
 
+// Index loops are part of the language under test.
+#![allow(clippy::needless_range_loop)]
+
 mod lang_common;
 
 use autodiff_core::prelude::*;
