@@ -21,6 +21,35 @@ use proc_macro2::TokenStream;
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
+/// A type parameter with no bound at all (on the parameter or in the `where` clause)
+/// that a member's type names (`struct Poly<T> { c: Vec<T> }`).
+fn unbounded_member_param(item: &Declaration, generics: &syn::Generics) -> Option<syn::Ident> {
+    let fields: Vec<&syn::Field> = match item {
+        Declaration::Struct(s) => s.fields.iter().collect(),
+        Declaration::Enum(e) => e.variants.iter().flat_map(|v| v.fields.iter()).collect(),
+    };
+    let in_where = |t: &syn::Ident| {
+        generics.where_clause.as_ref().is_some_and(|w| {
+            w.predicates.iter().any(|p| {
+                matches!(p, syn::WherePredicate::Type(pt)
+                    if matches!(&pt.bounded_ty, syn::Type::Path(tp) if tp.path.is_ident(t)))
+            })
+        })
+    };
+    generics
+        .type_params()
+        .filter(|p| p.bounds.is_empty() && !in_where(&p.ident))
+        .find(|p| {
+            fields.iter().any(|f| {
+                let ty = &f.ty;
+                let mut named = false;
+                crate::lower::walk_idents(&quote!(#ty), &mut |id| named |= *id == p.ident);
+                named
+            })
+        })
+        .map(|p| p.ident.clone())
+}
+
 /// A struct or enum declaration, unchanged, and the impls of its shadows.
 pub fn expand(item: &Declaration) -> TokenStream {
     let (name, generics, tokens) = match item {
@@ -29,6 +58,16 @@ pub fn expand(item: &Declaration) -> TokenStream {
     };
     // Members of a float type parameter (`T: Real`, `T: Float`) get zeros, not copies.
     let floats = crate::signature::float_type_params(generics);
+    if let Some(t) = unbounded_member_param(item, generics) {
+        let err = syn::Error::new(
+            t.span(),
+            format!(
+                "`{t}` has no bound on the declaration of this `#[differentiable]` type, so its zero shadow cannot tell whether members of type `{t}` carry derivatives: when `{t}` is the float type, bound it here (`{t}: Float` or `{t}: Real`)"
+            ),
+        )
+        .to_compile_error();
+        return quote!(#err #tokens);
+    }
     let mut bounded = generics.clone();
     let where_clause = bounded.make_where_clause();
     for param in generics.type_params() {
