@@ -432,3 +432,61 @@ fn methods_named_like_the_standard_librarys() {
     // g = x² + 2x.
     assert_eq!(d_scalar_total(3.0, 1.0), (15.0, 8.0));
 }
+
+/// A point, marked so that slices of it have shadows.
+#[differentiable]
+#[derive(Clone, Debug, PartialEq)]
+pub struct Pt {
+    pub x: f64,
+    pub y: f64,
+}
+
+#[differentiable]
+fn spread(ps: &[Pt]) -> f64 {
+    let mut s = 0.0;
+    for p in ps {
+        s += p.x * p.x * p.y;
+    }
+    s
+}
+
+/// A `&Vec` of structs given to a callee that takes a slice of them.
+#[autodiff_reverse(d_spread_vec, Duplicated, Active)]
+#[autodiff_forward(j_spread_vec, Dual, Dual)]
+fn spread_vec(ps: &Vec<Pt>) -> f64 {
+    spread(ps)
+}
+
+#[autodiff_forward(hvp_spread_vec, Dual, Dual)]
+fn spread_vec_grad(ps: &Vec<Pt>, g: &mut Vec<Pt>) {
+    d_spread_vec(ps, g, 1.0);
+}
+
+#[test]
+fn a_vec_of_structs_given_where_a_slice_is_taken() {
+    let ps = vec![Pt { x: 1.5, y: 2.0 }, Pt { x: -0.5, y: 3.0 }];
+    let zero = || vec![Pt { x: 0.0, y: 0.0 }; 2];
+    // f = Σ x² y: ∂f/∂x = 2xy, ∂f/∂y = x².
+    let mut g = zero();
+    let f = d_spread_vec(&ps, &mut g, 1.0);
+    assert_eq!(f, 2.25 * 2.0 + 0.25 * 3.0);
+    assert_eq!(g, vec![Pt { x: 6.0, y: 2.25 }, Pt { x: -3.0, y: 0.25 }]);
+    let dir = vec![Pt { x: 1.0, y: 0.5 }, Pt { x: 0.0, y: 1.0 }];
+    assert_eq!(j_spread_vec(&ps, &dir).1, 6.0 + 0.5 * 2.25 + 0.25);
+    // H·v: ∂²f/∂x² = 2y, ∂²f/∂x∂y = 2x, ∂²f/∂y² = 0.
+    let (mut g, mut hv) = (zero(), zero());
+    hvp_spread_vec(&ps, &dir, &mut g, &mut hv);
+    assert_eq!(
+        hv,
+        vec![
+            Pt {
+                x: 2.0 * 2.0 * 1.0 + 2.0 * 1.5 * 0.5,
+                y: 2.0 * 1.5 * 1.0
+            },
+            Pt {
+                x: 2.0 * -0.5 * 1.0,
+                y: 0.0
+            },
+        ]
+    );
+}

@@ -399,6 +399,56 @@ impl<S: ?Sized> StructShadowMut<S> for &mut S {
     }
 }
 
+// The shadow of a `Vec` or an array of structs, given where the callee takes a slice of
+// them (`spread(ps)` with `ps: &Vec<Pt>` and `fn spread(ps: &[Pt])`).
+impl<T> StructShadow<[T]> for &Vec<T> {
+    type Scratch = ();
+    #[inline(always)]
+    fn shadow<'a>(&'a self, _primal: &[T], _scratch: &'a mut ()) -> &'a [T] {
+        self
+    }
+}
+
+impl<T> StructShadow<[T]> for &mut Vec<T> {
+    type Scratch = ();
+    #[inline(always)]
+    fn shadow<'a>(&'a self, _primal: &[T], _scratch: &'a mut ()) -> &'a [T] {
+        self
+    }
+}
+
+impl<T> StructShadowMut<[T]> for &mut Vec<T> {
+    type Scratch = ();
+    #[inline(always)]
+    fn shadow_mut<'a>(&'a mut self, _primal: &[T], _scratch: &'a mut ()) -> &'a mut [T] {
+        self
+    }
+}
+
+impl<T, const N: usize> StructShadow<[T]> for &[T; N] {
+    type Scratch = ();
+    #[inline(always)]
+    fn shadow<'a>(&'a self, _primal: &[T], _scratch: &'a mut ()) -> &'a [T] {
+        &self[..]
+    }
+}
+
+impl<T, const N: usize> StructShadow<[T]> for &mut [T; N] {
+    type Scratch = ();
+    #[inline(always)]
+    fn shadow<'a>(&'a self, _primal: &[T], _scratch: &'a mut ()) -> &'a [T] {
+        &self[..]
+    }
+}
+
+impl<T, const N: usize> StructShadowMut<[T]> for &mut [T; N] {
+    type Scratch = ();
+    #[inline(always)]
+    fn shadow_mut<'a>(&'a mut self, _primal: &[T], _scratch: &'a mut ()) -> &'a mut [T] {
+        &mut self[..]
+    }
+}
+
 // A constant float, or a constant buffer of floats or of rows (a matrix `&[Vec<f64>]`):
 // a zero shadow of the same shape. A user struct gets these impls from `#[differentiable]`
 // on its declaration; without it, no impl, the error above.
