@@ -1088,6 +1088,36 @@ fn rows_through_iter_mut_o<D: Num>(x: &[D]) -> D {
     x[1] * x[0] * x[0].sin() + x[0] * 2.0 * x[3].exp() + x[1].exp()
 }
 
+/// A whole local matrix assigned again: from a literal that reads it (a covariance
+/// update), and from another matrix.
+#[autodiff_forward(matrix_assigned_fwd, Dual, Dual)]
+#[autodiff_reverse(matrix_assigned_rev, Duplicated, Active)]
+fn matrix_assigned(x: &[f64]) -> f64 {
+    let mut p = [[x[0], 0.0], [0.0, x[1]]];
+    for _ in 0..2 {
+        p = [
+            [p[0][0] * x[2], p[0][1] + p[1][0]],
+            [p[1][0] + x[0], p[1][1] * 0.5],
+        ];
+    }
+    let q = [[p[1][1], x[1]], [p[0][0], p[0][1]]];
+    p = q;
+    p[0][0] * p[1][0] + p[0][1] * p[1][1].sin()
+}
+
+fn matrix_assigned_o<D: Num>(x: &[D]) -> D {
+    let z = D::zero();
+    let mut p = [[x[0], z], [z, x[1]]];
+    for _ in 0..2 {
+        p = [
+            [p[0][0] * x[2], p[0][1] + p[1][0]],
+            [p[1][0] + x[0], p[1][1] * 0.5],
+        ];
+    }
+    let p = [[p[1][1], x[1]], [p[0][0], p[0][1]]];
+    p[0][0] * p[1][0] + p[0][1] * p[1][1].sin()
+}
+
 fn rows_assigned_o<D: Num>(x: &[D]) -> D {
     let (a, h) = (x[0], 0.1);
     let mut y = [x[1], x[2]];
@@ -1216,6 +1246,12 @@ proptest! {
     fn rows_assigned_whole((x, v, s0) in slice_case(-1.0, 1.0, 3..4, 0), s in seed()) {
         check_slice("rows_assigned", (&x, &v, &s0, s), rows_assigned, rows_assigned_fwd, rows_assigned_rev, rows_assigned_o::<Dual64>);
         check_hvp_of::<rows_assigned_rev>(&x, &v, rows_assigned_o);
+    }
+
+    #[test]
+    fn a_whole_matrix_assigned_again((x, v, s0) in slice_case(-1.0, 1.0, 3..4, 0), s in seed()) {
+        check_slice("matrix_assigned", (&x, &v, &s0, s), matrix_assigned, matrix_assigned_fwd, matrix_assigned_rev, matrix_assigned_o::<Dual64>);
+        check_hvp_of::<matrix_assigned_rev>(&x, &v, matrix_assigned_o);
     }
 
     #[test]

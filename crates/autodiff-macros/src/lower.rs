@@ -1758,6 +1758,27 @@ impl Lowerer {
                 let left = &a.left;
                 self.lower_resize(&syn::parse_quote_spanned!(a.span()=> #left.clear()))
             }
+            Expr::Assign(a) if self.is_local_matrix(&a.left) => {
+                // A whole local matrix assigned again (`p = [[..], [..]];`, `p = q;`): the
+                // new rows, all read first, then copied row by row.
+                let (left, right) = (&a.left, &a.right);
+                let block: syn::Block = if self.is_local_matrix(right) {
+                    // (Another matrix: its rows are copied from where they are.)
+                    syn::parse_quote_spanned!(a.span()=> {
+                        for __ad_r in 0..__ad::same_row_length(#left.len(), #right.len()) {
+                            #left[__ad_r] = #right[__ad_r];
+                        }
+                    })
+                } else {
+                    syn::parse_quote_spanned!(a.span()=> {
+                        let __ad_rows = #right;
+                        for __ad_r in 0..__ad_rows.len() {
+                            #left[__ad_r] = __ad_rows[__ad_r];
+                        }
+                    })
+                };
+                self.lower_scoped(&block).map(|_| ())
+            }
             Expr::Assign(a) => {
                 let place = self.lower_place(&a.left)?;
                 let v = self.lower_expr(&a.right)?;
@@ -4886,6 +4907,20 @@ impl Lowerer {
 
     /// Whether `e` is `self`, a struct parameter, a field or an element: a receiver whose
     /// methods may be the user's own.
+    /// Whether `e` names a matrix (an array or vector of rows) built in the function.
+    fn is_local_matrix(&self, e: &Expr) -> bool {
+        if self.companion {
+            return false;
+        }
+        let Expr::Path(p) = strip(e) else {
+            return false;
+        };
+        p.path.get_ident().is_some_and(|id| {
+            matches!(self.lookup(&id.to_string()), Some(Binding::Var(v))
+                if self.matrix_vars.contains(&v.to_string()))
+        })
+    }
+
     /// Whether `e` names a struct: `self`, a struct reference parameter or a struct value
     /// built in the function (not an `ndarray` array, whose `sum` is a reduction).
     fn is_struct_receiver(&self, e: &Expr) -> bool {
