@@ -450,13 +450,16 @@ fn spread(ps: &[Pt]) -> f64 {
     s
 }
 
-/// A `&Vec` of structs given to a callee that takes a slice of them.
+/// A `&Vec` of structs given to a callee that takes a slice of them (the `&Vec` is the
+/// case under test).
+#[allow(clippy::ptr_arg)]
 #[autodiff_reverse(d_spread_vec, Duplicated, Active)]
 #[autodiff_forward(j_spread_vec, Dual, Dual)]
 fn spread_vec(ps: &Vec<Pt>) -> f64 {
     spread(ps)
 }
 
+#[allow(clippy::ptr_arg)]
 #[autodiff_forward(hvp_spread_vec, Dual, Dual)]
 fn spread_vec_grad(ps: &Vec<Pt>, g: &mut Vec<Pt>) {
     d_spread_vec(ps, g, 1.0);
