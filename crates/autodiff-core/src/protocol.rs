@@ -87,10 +87,9 @@ impl NoDerivative for () {}
 
 // An integer or a `bool` carries no derivative, so none is lost where the shadow of a
 // struct's integer member (which holds a copy of the count), or an adjoint of one, is
-// passed for one.
-// The "tangent" of an integer result (`fn locate(t: f64, grid: &[f64]) -> usize`) is the
-// integer's zero: a caller's derivative code computes with it as with any result's, and
-// a conversion drops it (`conversions.rs`).
+// passed for one. The "tangent" of an integer result (`fn locate(t: f64, grid: &[f64])
+// -> usize`) is the integer's zero: a caller's derivative code computes with it as with
+// any result's, and a conversion drops it (`conversions.rs`).
 macro_rules! no_derivative {
     ($($t:ty),*) => {$(
         impl NoDerivative for $t {}
@@ -401,52 +400,36 @@ impl<S: ?Sized> StructShadowMut<S> for &mut S {
 
 // The shadow of a `Vec` or an array of structs, given where the callee takes a slice of
 // them (`spread(ps)` with `ps: &Vec<Pt>` and `fn spread(ps: &[Pt])`).
-impl<T> StructShadow<[T]> for &Vec<T> {
-    type Scratch = ();
-    #[inline(always)]
-    fn shadow<'a>(&'a self, _primal: &[T], _scratch: &'a mut ()) -> &'a [T] {
-        self
-    }
-}
+macro_rules! slice_of_shadows {
+    ($(impl[$($g:tt)*] $c:ty;)*) => {$(
+        impl<$($g)*> StructShadow<[T]> for &$c {
+            type Scratch = ();
+            #[inline(always)]
+            fn shadow<'a>(&'a self, _primal: &[T], _scratch: &'a mut ()) -> &'a [T] {
+                &self[..]
+            }
+        }
 
-impl<T> StructShadow<[T]> for &mut Vec<T> {
-    type Scratch = ();
-    #[inline(always)]
-    fn shadow<'a>(&'a self, _primal: &[T], _scratch: &'a mut ()) -> &'a [T] {
-        self
-    }
-}
+        impl<$($g)*> StructShadow<[T]> for &mut $c {
+            type Scratch = ();
+            #[inline(always)]
+            fn shadow<'a>(&'a self, _primal: &[T], _scratch: &'a mut ()) -> &'a [T] {
+                &self[..]
+            }
+        }
 
-impl<T> StructShadowMut<[T]> for &mut Vec<T> {
-    type Scratch = ();
-    #[inline(always)]
-    fn shadow_mut<'a>(&'a mut self, _primal: &[T], _scratch: &'a mut ()) -> &'a mut [T] {
-        self
-    }
+        impl<$($g)*> StructShadowMut<[T]> for &mut $c {
+            type Scratch = ();
+            #[inline(always)]
+            fn shadow_mut<'a>(&'a mut self, _primal: &[T], _scratch: &'a mut ()) -> &'a mut [T] {
+                &mut self[..]
+            }
+        }
+    )*};
 }
-
-impl<T, const N: usize> StructShadow<[T]> for &[T; N] {
-    type Scratch = ();
-    #[inline(always)]
-    fn shadow<'a>(&'a self, _primal: &[T], _scratch: &'a mut ()) -> &'a [T] {
-        &self[..]
-    }
-}
-
-impl<T, const N: usize> StructShadow<[T]> for &mut [T; N] {
-    type Scratch = ();
-    #[inline(always)]
-    fn shadow<'a>(&'a self, _primal: &[T], _scratch: &'a mut ()) -> &'a [T] {
-        &self[..]
-    }
-}
-
-impl<T, const N: usize> StructShadowMut<[T]> for &mut [T; N] {
-    type Scratch = ();
-    #[inline(always)]
-    fn shadow_mut<'a>(&'a mut self, _primal: &[T], _scratch: &'a mut ()) -> &'a mut [T] {
-        &mut self[..]
-    }
+slice_of_shadows! {
+    impl[T] Vec<T>;
+    impl[T, const N: usize] [T; N];
 }
 
 // A constant float, or a constant buffer of floats or of rows (a matrix `&[Vec<f64>]`):

@@ -298,26 +298,16 @@ fn check_return(mode: Mode, act: Activity, span: Span) -> syn::Result<()> {
     }
 }
 
-/// Whether `ty` is certainly not a float, a tuple of floats nor an array of floats of a
-/// literal length (a type alias or a type parameter may be one).
 /// `Vec<F>` of a type that may be a float (`Vec<f64>`, `Vec<T>`): a returned vector,
 /// whose tangent and adjoint are vectors too.
 pub(crate) fn is_vec_of_scalars(ty: &syn::Type) -> bool {
-    let syn::Type::Path(tp) = ty else {
-        return false;
-    };
-    let Some(last) = tp.path.segments.last() else {
-        return false;
-    };
-    let syn::PathArguments::AngleBracketed(a) = &last.arguments else {
-        return false;
-    };
-    last.ident == "Vec"
-        && a.args.len() == 1
-        && matches!(a.args.first(), Some(syn::GenericArgument::Type(e @ syn::Type::Path(_)))
-            if !clearly_not_float(e))
+    matches!(ty, syn::Type::Path(tp)
+        if matches!(crate::signature::vec_elem(&tp.path), Some(e @ syn::Type::Path(_))
+            if !clearly_not_float(e)))
 }
 
+/// Whether `ty` is certainly not a float, a tuple of floats nor an array of floats of a
+/// literal length (a type alias or a type parameter may be one).
 fn clearly_not_float(ty: &syn::Type) -> bool {
     use syn::Type;
     match ty {

@@ -714,9 +714,8 @@ impl Gen<'_> {
         let zeros = self.inactive_param_shadows(&acts, &an, Mode::Forward);
         let (prim, tan) = self.forward_ret(&an);
         let r = ret_type(&self.sig.ret);
-        let (ret_ty, ret_val) = match spec.ret.map(|r| r.0) {
-            Some(Activity::Dual) if flat.is_some() => {
-                let elems = flat.unwrap_or_default();
+        let (ret_ty, ret_val) = match (spec.ret.map(|r| r.0), flat) {
+            (Some(Activity::Dual), Some(elems)) => {
                 let ret = &self.body.ret;
                 let prims = ret.iter().map(Operand::primal);
                 let tans = ret.iter().map(|o| tangent_or_zero(&an, o));
@@ -725,8 +724,8 @@ impl Gen<'_> {
                     quote!((#(#prims,)* #(#tans,)*)),
                 )
             }
-            Some(Activity::Dual) => (quote!((#r, #r)), quote!((#prim, #tan))),
-            Some(Activity::DualOnly) => (quote!(#r), quote!(#tan)),
+            (Some(Activity::Dual), None) => (quote!((#r, #r)), quote!((#prim, #tan))),
+            (Some(Activity::DualOnly), _) => (quote!(#r), quote!(#tan)),
             _ => (quote!(#r), quote!(#prim)),
         };
         let name = &spec.name;

@@ -150,8 +150,6 @@ pub struct Lowerer {
     /// Parameters that are references to `ndarray` arrays (`&Array2<f64>`): their shape
     /// methods (`a.dim()`, `a.nrows()`) carry no derivative.
     array_params: HashSet<String>,
-    /// Those of them with more than one dimension, or an unknown number (`Array2<f64>`).
-    multi_dim_arrays: HashSet<String>,
     /// Those of them whose type names their number of dimensions, with that number.
     ranked_arrays: HashMap<String, usize>,
     /// Struct parameters whose values a pattern binds (see [`Body::pattern_params`]).
@@ -292,8 +290,7 @@ impl Lowerer {
             companion: false,
             scalar_refs: struct_shaped_params(sig, true),
             struct_refs: struct_shaped_params(sig, false),
-            array_params: ndarray_params(sig, |_| true),
-            multi_dim_arrays: ndarray_params(sig, |r| r != Some(1)),
+            array_params: ndarray_params(sig),
             ranked_arrays: ndarray_ranks(sig),
             pattern_params: Vec::new(),
             struct_values: HashSet::default(),
@@ -349,7 +346,6 @@ impl Lowerer {
             scalar_refs: self.scalar_refs.clone(),
             struct_refs: self.struct_refs.clone(),
             array_params: self.array_params.clone(),
-            multi_dim_arrays: self.multi_dim_arrays.clone(),
             ranked_arrays: self.ranked_arrays.clone(),
             pattern_params: Vec::new(),
             struct_values: self.struct_values.clone(),
@@ -1502,20 +1498,7 @@ impl Lowerer {
     /// d]]` (rectangular), with elements that read locals: a matrix of zeros of the
     /// elements' type, then each element written in order.
     fn lower_matrix_literal(&mut self, e: &Expr) -> Result<Option<Ident>> {
-        let list = |e: &Expr| -> Option<(Vec<Expr>, bool)> {
-            match strip(e) {
-                Expr::Array(a) => Some((a.elems.iter().cloned().collect(), false)),
-                Expr::Macro(m) if is_vec_macro(&m.mac) => m
-                    .mac
-                    .parse_body_with(
-                        syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated,
-                    )
-                    .ok()
-                    .map(|items| (items.into_iter().collect(), true)),
-                _ => None,
-            }
-        };
-        let Some((rows, is_vec)) = list(e) else {
+        let Some((rows, is_vec)) = literal_items(e) else {
             return Ok(None);
         };
         // Rows of the same kind: `vec!`s in a `vec!`, arrays in an array or in a `vec!`. A
@@ -1523,7 +1506,7 @@ impl Lowerer {
         let mut cells: Vec<Vec<Expr>> = Vec::new();
         let mut rows_vec = None;
         for r in &rows {
-            let row = list(r).or_else(|| {
+            let row = literal_items(r).or_else(|| {
                 repeated_row(r).filter(|(items, _)| !items.iter().any(|c| self.mentions_locals(c)))
             });
             match row {
@@ -3592,8 +3575,11 @@ impl Lowerer {
                             })),
                             Val::Place(p, _)
                                 if p.is_whole()
-                                    && self.multi_dim_arrays.contains(&p.base.to_string())
-                                    && self.ranked_arrays.get(&p.base.to_string()) != Some(&2) =>
+                                    && self.array_params.contains(&p.base.to_string())
+                                    && !matches!(
+                                        self.ranked_arrays.get(&p.base.to_string()),
+                                        Some(1 | 2)
+                                    ) =>
                             {
                                 unsupported(
                                     e,
@@ -4905,8 +4891,6 @@ impl Lowerer {
         }
     }
 
-    /// Whether `e` is `self`, a struct parameter, a field or an element: a receiver whose
-    /// methods may be the user's own.
     /// Whether `e` names a matrix (an array or vector of rows) built in the function.
     fn is_local_matrix(&self, e: &Expr) -> bool {
         if self.companion {
@@ -4940,6 +4924,8 @@ impl Lowerer {
         matches!(self.lookup(&name), Some(Binding::Var(v)) if self.struct_values.contains(&v.to_string()))
     }
 
+    /// Whether `e` is `self`, a struct parameter, a field or an element: a receiver whose
+    /// methods may be the user's own.
     fn may_be_user_value(&self, e: &Expr) -> bool {
         match strip_ref(e) {
             Expr::Field(_) | Expr::Index(_) => true,
@@ -6256,16 +6242,14 @@ fn struct_shaped_params(sig: &SigInfo, scalar: bool) -> HashSet<String> {
         .collect()
 }
 
-/// The parameters that are references to `ndarray` arrays whose number of dimensions
-/// (`None` where the type does not name it) `rank` accepts.
-fn ndarray_params(sig: &SigInfo, rank: impl Fn(Option<usize>) -> bool) -> HashSet<String> {
+/// The parameters that are references to `ndarray` arrays.
+fn ndarray_params(sig: &SigInfo) -> HashSet<String> {
     sig.params
         .iter()
         .filter(|p| matches!(p.shape, Shape::Struct { .. }))
         .filter(|p| {
             matches!(&p.ty, Some(syn::Type::Reference(r))
-                if crate::builtins::is_ndarray_type(&r.elem)
-                    && rank(crate::builtins::ndarray_rank(&r.elem)))
+                if crate::builtins::is_ndarray_type(&r.elem))
         })
         .map(|p| p.name.to_string())
         .collect()
@@ -6544,31 +6528,34 @@ fn unread_adapter(e: &Expr) -> Option<&syn::ExprMethodCall> {
     let mut e = strip(e);
     let mut found = None;
     while let Expr::MethodCall(m) = e {
-        let known = matches!(
-            m.method.to_string().as_str(),
-            "iter"
-                | "iter_mut"
-                | "into_iter"
-                | "map"
-                | "zip"
-                | "enumerate"
-                | "chunks"
-                | "chunks_exact"
-                | "rev"
-                | "step_by"
-                | "copied"
-                | "cloned"
-                | "windows"
-                | "filter"
-                | "skip"
-                | "take"
-        );
-        if !known {
+        let name = m.method.to_string();
+        if !is_chain_adapter(&name) && !matches!(name.as_str(), "iter_mut" | "into_iter") {
             found = Some(m);
         }
         e = strip(&m.receiver);
     }
     found
+}
+
+/// The iterator sources and adapters that chains are read through.
+fn is_chain_adapter(name: &str) -> bool {
+    matches!(
+        name,
+        "iter"
+            | "map"
+            | "zip"
+            | "enumerate"
+            | "chunks"
+            | "chunks_exact"
+            | "rev"
+            | "step_by"
+            | "copied"
+            | "cloned"
+            | "windows"
+            | "filter"
+            | "skip"
+            | "take"
+    )
 }
 
 /// An iterator written as a chain of adapters (`x.iter().map(..)`), not yet consumed.
@@ -6577,27 +6564,28 @@ fn unread_adapter(e: &Expr) -> Option<&syn::ExprMethodCall> {
 fn is_iterator_chain(e: &Expr) -> bool {
     let mut moves = false;
     walk_idents(&e.to_token_stream(), &mut |id| moves |= id == "move");
-    !moves
-        && matches!(strip(e), Expr::MethodCall(m) if matches!(
-            m.method.to_string().as_str(),
-            "iter" | "map" | "zip" | "enumerate" | "chunks" | "chunks_exact" | "rev" | "step_by"
-                | "copied" | "cloned" | "windows" | "filter" | "skip" | "take"
-        ))
+    !moves && matches!(strip(e), Expr::MethodCall(m) if is_chain_adapter(&m.method.to_string()))
 }
 
 /// An array or `vec![..]` literal whose elements are tuples (`[(0.5, 0.2), (1.0, -0.4)]`,
 /// `vec![([0.5, -0.3], 0.2)]`).
 fn is_constant_tuple_table(e: &Expr) -> bool {
-    let items: Vec<Expr> = match strip(e) {
-        Expr::Array(a) => a.elems.iter().cloned().collect(),
-        Expr::Macro(m) if m.mac.path.is_ident("vec") => m
+    literal_items(e).is_some_and(|(items, _)| {
+        !items.is_empty() && items.iter().all(|i| matches!(strip(i), Expr::Tuple(_)))
+    })
+}
+
+/// The items of an array literal or of a `vec![..]` list, and whether it is a `vec!`.
+fn literal_items(e: &Expr) -> Option<(Vec<Expr>, bool)> {
+    match strip(e) {
+        Expr::Array(a) => Some((a.elems.iter().cloned().collect(), false)),
+        Expr::Macro(m) if is_vec_macro(&m.mac) => m
             .mac
             .parse_body_with(syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated)
-            .map(|p| p.into_iter().collect())
-            .unwrap_or_default(),
-        _ => return false,
-    };
-    !items.is_empty() && items.iter().all(|i| matches!(strip(i), Expr::Tuple(_)))
+            .ok()
+            .map(|items| (items.into_iter().collect(), true)),
+        _ => None,
+    }
 }
 
 /// `Vec::new()`, `Vec::with_capacity(n)` or `vec![]`.
@@ -6911,21 +6899,13 @@ fn block_may_exit_loop(b: &syn::Block) -> bool {
 }
 
 fn contains_return(b: &syn::Block) -> bool {
-    let mut v = ReturnFinder {
-        found: false,
-        at: None,
-    };
-    syn::visit::Visit::visit_block(&mut v, b);
-    v.found
+    first_return(b).is_some()
 }
 
 fn contains_return_expr(e: &Expr) -> bool {
-    let mut v = ReturnFinder {
-        found: false,
-        at: None,
-    };
+    let mut v = ReturnFinder { at: None };
     syn::visit::Visit::visit_expr(&mut v, e);
-    v.found
+    v.at.is_some()
 }
 
 struct ExitFinder {
@@ -6977,16 +6957,13 @@ impl<'a> syn::visit::Visit<'a> for ExitFinder {
 
 /// The span of the first `return` in `b` (outside closures).
 fn first_return(b: &syn::Block) -> Option<Span> {
-    let mut v = ReturnFinder {
-        found: false,
-        at: None,
-    };
+    let mut v = ReturnFinder { at: None };
     syn::visit::Visit::visit_block(&mut v, b);
     v.at
 }
 
 struct ReturnFinder {
-    found: bool,
+    /// The span of the first `return` found.
     at: Option<Span>,
 }
 
@@ -6994,7 +6971,6 @@ impl<'a> syn::visit::Visit<'a> for ReturnFinder {
     fn visit_expr(&mut self, e: &'a Expr) {
         match e {
             Expr::Return(r) => {
-                self.found = true;
                 self.at.get_or_insert(r.span());
             }
             Expr::Closure(_) => {}
