@@ -31,19 +31,9 @@ fn buffer_member(x: &[f64]) -> f64 {
     m.b
 }
 
-#[autodiff_reverse(d_copied_whole, Active, Active)]
-fn copied_whole(a: f64) -> f64 {
-    let q = Point { x: a, y: 1.0 };
-    let mut p = Point { x: 0.0, y: a };
-    let s = p.y;
-    p = q;
-    s + p.x * p.y
-}
-
 fn main() {
     update_syntax(1.0);
     buffer_member(&[1.0]);
-    copied_whole(1.0);
     collected(1.0);
     mutable_copy(1.0);
     captured(1.0);

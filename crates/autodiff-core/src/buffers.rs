@@ -9,7 +9,7 @@ use core::mem::{MaybeUninit, needs_drop};
 #[diagnostic::on_unimplemented(
     message = "differentiated code needs a zero shadow of a `{Self}` here, and it has none",
     label = "a zero `{Self}` is needed here",
-    note = "floats, buffers of floats and integers have zeros; a user struct has one when its declaration is marked `#[differentiable]`. Derivative code needs one where one struct, or two parts of one struct (`s.ps[i]` and `s.ps[j]`), is passed twice to one call: pass the parts as separate parameters, or copy the values out first"
+    note = "floats, buffers of floats and integers have zeros; a user struct has one when its declaration is marked `#[differentiable]`. Derivative code needs one for a struct that a differentiated function returns by value (mark the struct's declaration), and where one struct, or two parts of one struct (`s.ps[i]` and `s.ps[j]`), is passed twice to one call: pass the parts as separate parameters, or copy the values out first"
 )]
 pub trait ZeroLike {
     /// The shadow type.

@@ -114,8 +114,8 @@ pub mod __private {
     pub use crate::partials as d;
     pub use crate::protocol::{
         Discard, NoDerivative, ScalarSink, ScalarTangent, Scratch, SliceShadow, SliceTangent,
-        StructShadow, StructShadowMut, UnitForward, Zero, slice_shadow, slice_tangent,
-        unit_forward, vec_tangent,
+        StructCotangent, StructSeed, StructShadow, StructShadowMut, UnitForward, Zero,
+        slice_shadow, slice_tangent, unit_forward, vec_tangent,
     };
     pub use crate::real::Real;
     pub use crate::saved_runs::{SavedRun, SavedSlices};

@@ -8,7 +8,7 @@
 //! needs, so the caller never has to know the callee's parameter types.
 
 use crate::Real;
-use crate::buffers::ZeroLike;
+use crate::buffers::{AddInto, ZeroLike};
 use core::mem::MaybeUninit;
 
 /// Tangent marker passed for an argument that is constant at the call site.
@@ -67,6 +67,77 @@ impl<T: Real> ScalarTangent<T> for Zero {
     #[inline(always)]
     fn tangent(self) -> T {
         T::zero()
+    }
+}
+
+/// The cotangent of a struct result (`-> V2`, `-> Self`): the caller's adjoint of the
+/// struct (by value from a caller, by reference in a named reverse companion), or
+/// [`Zero`] where it has none. It is added into the adjoint of the struct the function
+/// returns, member by member, which needs the struct's own [`AddInto`]: the one that
+/// `#[differentiable]` on its declaration writes.
+#[diagnostic::on_unimplemented(
+    message = "a struct returned from differentiated code needs `#[differentiable]` on its declaration",
+    label = "its adjoint is added here",
+    note = "a struct that a differentiated function returns by value gets its zero and its sum from `#[differentiable]` on the struct's declaration"
+)]
+pub trait StructSeed<S> {
+    /// `adjoint += self`.
+    fn add_to(self, adjoint: &mut S);
+}
+
+impl<S: AddInto> StructSeed<S> for S {
+    #[inline(always)]
+    fn add_to(self, adjoint: &mut S) {
+        adjoint.add_into(&self);
+    }
+}
+
+impl<S: AddInto> StructSeed<S> for &S {
+    #[inline(always)]
+    fn add_to(self, adjoint: &mut S) {
+        adjoint.add_into(self);
+    }
+}
+
+impl<S> StructSeed<S> for Zero {
+    #[inline(always)]
+    fn add_to(self, _: &mut S) {}
+}
+
+/// A cotangent a pullback that keeps its forward state holds until it runs: `None` for
+/// a zero one.
+impl<S: AddInto> StructSeed<S> for Option<S> {
+    #[inline(always)]
+    fn add_to(self, adjoint: &mut S) {
+        if let Some(g) = self {
+            adjoint.add_into(&g);
+        }
+    }
+}
+
+/// What a caller passes for the cotangent of a struct result: its adjoint of the
+/// struct, or [`Zero`].
+#[diagnostic::on_unimplemented(
+    message = "a struct returned from differentiated code needs `#[differentiable]` on its declaration",
+    label = "its adjoint is added here",
+    note = "a struct that a differentiated function returns by value gets its zero and its sum from `#[differentiable]` on the struct's declaration"
+)]
+pub trait StructCotangent<S>: StructSeed<S> {
+    /// The cotangent as a value, `None` when it is zero.
+    fn into_option(self) -> Option<S>;
+}
+
+impl<S: AddInto> StructCotangent<S> for S {
+    #[inline(always)]
+    fn into_option(self) -> Option<S> {
+        Some(self)
+    }
+}
+
+impl<S> StructCotangent<S> for Zero {
+    #[inline(always)]
+    fn into_option(self) -> Option<S> {
+        None
     }
 }
 

@@ -308,7 +308,7 @@ pub(crate) fn is_vec_of_scalars(ty: &syn::Type) -> bool {
 
 /// Whether `ty` is certainly not a float, a tuple of floats nor an array of floats of a
 /// literal length (a type alias or a type parameter may be one).
-fn clearly_not_float(ty: &syn::Type) -> bool {
+pub(crate) fn clearly_not_float(ty: &syn::Type) -> bool {
     use syn::Type;
     match ty {
         Type::Path(tp) => tp.path.segments.last().is_some_and(|s| {

@@ -316,6 +316,9 @@ pub enum RetShape {
     /// A vector of floats (`-> Vec<f64>`): one local buffer, returned whole, whose
     /// tangent and adjoint are vectors too.
     Buffer,
+    /// A struct (`-> Self`, `-> V2`): one local, returned whole, whose tangent and
+    /// adjoint are structs of the same type.
+    Value,
 }
 
 impl RetShape {
@@ -337,14 +340,16 @@ impl RetShape {
         match self {
             RetShape::Array(_) => true,
             RetShape::Tuple(elems) => elems.iter().any(Option::is_some),
-            RetShape::Single | RetShape::Buffer => false,
+            RetShape::Single | RetShape::Buffer | RetShape::Value => false,
         }
     }
 
     /// The value built from `items`, one per returned scalar.
     pub fn assemble(&self, items: &[TokenStream]) -> TokenStream {
         match self {
-            RetShape::Single | RetShape::Buffer => items.first().cloned().unwrap_or(quote!(())),
+            RetShape::Single | RetShape::Buffer | RetShape::Value => {
+                items.first().cloned().unwrap_or(quote!(()))
+            }
             RetShape::Array(_) => quote!([#(#items),*]),
             RetShape::Tuple(elems) => {
                 let mut rest = items.iter();
@@ -364,7 +369,7 @@ impl RetShape {
     pub fn parts(&self, v: &TokenStream) -> Vec<TokenStream> {
         let index = |i: usize| proc_macro2::Literal::usize_unsuffixed(i);
         match self {
-            RetShape::Single | RetShape::Buffer => vec![v.clone()],
+            RetShape::Single | RetShape::Buffer | RetShape::Value => vec![v.clone()],
             RetShape::Array(n) => (0..*n)
                 .map(|i| {
                     let i = index(i);

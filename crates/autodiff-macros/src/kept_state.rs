@@ -297,7 +297,13 @@ impl Gen<'_> {
                 _ => {}
             }
         }
-        let seed = if has_ret {
+        let seed = if has_ret && self.body.ret_shape == crate::ir::RetShape::Value {
+            // A struct's cotangent, held as a value (`None` for a zero one).
+            closure_params.push(quote!(__ad_dret: ::core::option::Option<#r>));
+            closure_tys.push(quote!(::core::option::Option<#r>));
+            call_args.push(quote!(__ad::StructCotangent::into_option(__ad_dret)));
+            Some(quote!(__ad_dret))
+        } else if has_ret {
             closure_params.push(quote!(__ad_dret: #r));
             closure_tys.push(quote!(#r));
             call_args.push(quote!(__ad_dret));

@@ -579,6 +579,10 @@ impl Lowerer {
                 Some(v) if self.ret_shape == RetShape::Buffer => {
                     vec![self.returned_buffer(v, body)?]
                 }
+                Some(v) if self.may_return_struct(sig) && self.returned_struct(&v, body) => {
+                    self.ret_shape = RetShape::Value;
+                    vec![self.returned_value(v)]
+                }
                 Some(v) if self.ret_shape.has_arrays() => {
                     let v = self.shaped_items(v, body.span())?;
                     self.flatten(v, ret_len)?
@@ -616,6 +620,90 @@ impl Lowerer {
             },
             self.kinds,
         ))
+    }
+
+    /// Whether the function's type may be a struct's: a path that is not a float, a vector
+    /// of floats, an integer or another type of the standard library (`-> Self`,
+    /// `-> V2`, `-> Point<T>`), in a function without an early `return`.
+    fn may_return_struct(&self, sig: &SigInfo) -> bool {
+        let Ret::Ty(t) = &sig.ret else {
+            return false;
+        };
+        matches!(&**t, syn::Type::Path(tp) if tp.qself.is_none())
+            && !crate::signature::is_float_type(t, &self.floats)
+            && !crate::activity::clearly_not_float(t)
+            && !self.is_float_vec(t)
+            && self.ret.is_none()
+    }
+
+    /// Whether the value a function ends with is a struct: one built in the body, or a
+    /// value a call returned (whose type is the function's, a struct's).
+    fn returned_struct(&self, v: &Val, body: &syn::Block) -> bool {
+        match v {
+            Val::Place(p, _) => self.is_struct_value(p),
+            Val::Op(Operand::Var(t)) => self.is_call_result(t),
+            // A struct literal of constants, kept as written.
+            Val::Op(Operand::Lit(_)) => matches!(
+                body.stmts.last(),
+                Some(syn::Stmt::Expr(Expr::Struct(_), None))
+            ),
+            _ => false,
+        }
+    }
+
+    /// Whether the local `t` holds what a call returned (a value of any type: a float, a
+    /// vector, a struct), in one of the blocks open here.
+    fn is_call_result(&self, t: &Ident) -> bool {
+        self.out.iter().any(|b| {
+            b.iter().any(|s| match s {
+                Stmt::Let { var, op, .. } if var == t => match op {
+                    Op::Call(_) => true,
+                    // A call with constant arguments, kept as written.
+                    Op::Inactive(toks) => matches!(
+                        syn::parse2::<Expr>(toks.clone()),
+                        Ok(Expr::Call(_) | Expr::MethodCall(_))
+                    ),
+                    _ => false,
+                },
+                _ => false,
+            })
+        })
+    }
+
+    /// Whether the local `t` holds a call's result or a part of one (`let p =
+    /// __ad_result.0;` in a companion lowered again).
+    fn is_call_result_part(&self, t: &Ident) -> bool {
+        self.is_call_result(t)
+            || self.out.iter().any(|b| {
+                b.iter().any(|s| match s {
+                    Stmt::Let {
+                        var,
+                        op: Op::Load(p),
+                        ..
+                    } if var == t => self.is_call_result(&p.base),
+                    _ => false,
+                })
+            })
+    }
+
+    /// The local holding the struct a function returns (a constant one is bound to a
+    /// local of its own).
+    fn returned_value(&mut self, v: Val) -> Operand {
+        match v {
+            Val::Place(p, _) => Operand::Var(p.base),
+            Val::Op(Operand::Lit(t)) => {
+                let var = self.fresh("value", Span::call_site());
+                self.kinds.insert(var.to_string(), VarKind::Value);
+                self.emit(Stmt::Let {
+                    var: var.clone(),
+                    mutable: false,
+                    op: Op::Inactive(t),
+                });
+                Operand::Var(var)
+            }
+            Val::Op(o) => o,
+            Val::Tuple(_) => unreachable!("not a struct (`returned_struct`)"),
+        }
     }
 
     /// `-> Vec<f64>` (of a float type: `f32`, `f64` or a float type parameter).
@@ -669,7 +757,7 @@ impl Lowerer {
                 }
                 Ok(Val::Tuple(out))
             }
-            RetShape::Single | RetShape::Buffer => Ok(v),
+            RetShape::Single | RetShape::Buffer | RetShape::Value => Ok(v),
         }
     }
 
@@ -724,7 +812,7 @@ impl Lowerer {
                         // a tuple with its tangent or adjoints.)
                         return unsupported_at(
                             p.base.span(),
-                            "returning an array, a vector or a struct in a tuple (return the vector alone, or write it into a `&mut` parameter)",
+                            "returning an array, a vector or a struct in a tuple (return it alone, or write it into a `&mut` parameter)",
                         );
                     }
                     out.push(self.operand(it, Span::call_site())?);
@@ -882,11 +970,18 @@ impl Lowerer {
         } else {
             v
         };
+        if let Val::Place(p, _) = &v
+            && self.is_struct_value(p)
+        {
+            return unsupported_at(
+                span,
+                "returning a struct from a function with an early `return` (make the struct the function's last expression, built by `if` or `match` where it depends on a condition)",
+            );
+        }
         let ctl = self.ret.as_ref().expect("return control");
         let vals = ctl.vals.clone();
         let flag = ctl.flag.clone();
         self.assign_slots(&vals, v)?;
-        let _ = span;
         self.emit(Stmt::Assign {
             place: Place::local(flag),
             kind: AssignKind::Set,
@@ -2429,6 +2524,24 @@ impl Lowerer {
             _ => return Ok(false),
         };
         if !self.is_struct_value(&place) {
+            // A struct a call returned (`let mut acc = V2::new(..)`), whose members the
+            // function does not see, given another struct: a literal, or a user method's
+            // result (a float's methods are builtins).
+            let struct_like = match strip(&a.right) {
+                Expr::Struct(_) => true,
+                Expr::MethodCall(m) => {
+                    let name = m.method.to_string();
+                    crate::builtins::math_arity(&name).is_none()
+                        && !crate::builtins::is_inert_method(&name)
+                }
+                _ => false,
+            };
+            if struct_like && self.is_call_result(&place.base) {
+                return unsupported(
+                    a,
+                    "assigning a whole struct to one that a call returned (build the struct that is assigned again with a literal, `let mut acc = V2 { x: 0.0, y: 0.0 };`)",
+                );
+            }
             return Ok(false);
         }
         let op = match strip(&a.right) {
@@ -2436,11 +2549,38 @@ impl Lowerer {
             Expr::Call(c) if is_tuple_struct_call(c) => self.lower_tuple_struct(c, true)?,
             _ => None,
         };
-        let Some(Op::StructLit(_, fields)) = op else {
-            return unsupported(
-                a,
-                "assigning a whole struct built in the function from anything but a struct literal (assign its members)",
-            );
+        let fields = match op {
+            Some(Op::StructLit(_, fields)) => fields,
+            // Another struct of the same shape (`acc = acc.add(&v)`, `p = q`): its
+            // members, read first, then assigned one by one.
+            _ => match self.struct_shape(&Vec::new(), &Val::Place(place.clone(), false)) {
+                Some((_, members)) if !matches!(strip(&a.right), Expr::Struct(_)) => {
+                    let v = self.lower_expr(&a.right)?;
+                    let v = match v {
+                        Val::Op(Operand::Var(t)) => Val::Place(Place::local(t), false),
+                        v => v,
+                    };
+                    let reads = match struct_member_places(&v, &members) {
+                        Val::Tuple(items) => items,
+                        one => vec![one],
+                    };
+                    let mut fields = Vec::new();
+                    for (m, r) in members.into_iter().zip(reads) {
+                        let o = match r {
+                            Val::Place(p, _) => self.let_op(Op::Load(p), a.span()),
+                            v => self.operand(v, a.span())?,
+                        };
+                        fields.push((m, o));
+                    }
+                    fields
+                }
+                _ => {
+                    return unsupported(
+                        a,
+                        "assigning a whole struct built in the function from anything but a struct literal (assign its members)",
+                    );
+                }
+            },
         };
         for (m, val) in fields {
             let mut p = place.clone();
@@ -2705,10 +2845,38 @@ impl Lowerer {
             }
             _ => return Err(syn::Error::new(span, missing)),
         };
+        // Two structs of one shape (`if c { V2 { .. } } else { V2 { .. } }`): the `if`
+        // produces their members, from which the struct is built after it.
+        let shape = self
+            .struct_shape(&then_b, &tv)
+            .filter(|s| Some(s) == self.struct_shape(&else_b, &ev).as_ref());
+        let (tv, ev) = match &shape {
+            Some((_, members)) => (
+                struct_member_places(&tv, members),
+                struct_member_places(&ev, members),
+            ),
+            None => (tv, ev),
+        };
         let n = val_len(&tv);
         let (then_b, then_vals) = self.reopen(then_b, tv, n)?;
         let (else_b, else_vals) = self.reopen(else_b, ev, n)?;
         let outs: Vec<Ident> = (0..n).map(|_| self.temp(span)).collect();
+        if let Some((path, members)) = shape {
+            self.emit(Stmt::If {
+                cond,
+                then: then_b,
+                els: else_b,
+                outs: outs.clone(),
+                then_vals,
+                else_vals,
+            });
+            let fields = members.into_iter().zip(outs.into_iter().map(Operand::Var));
+            let op = Op::StructLit(path, fields.collect());
+            let var = self.fresh("value", span);
+            self.kinds.insert(var.to_string(), VarKind::Value);
+            self.emit_owned(&var, false, op);
+            return Ok(Some(Val::Place(Place::local(var), false)));
+        }
         self.emit(Stmt::If {
             cond,
             then: then_b,
@@ -2718,6 +2886,31 @@ impl Lowerer {
             else_vals,
         });
         Ok(Some(slots_val(outs)))
+    }
+
+    /// The path and members of the struct built in `block` (or before it) that `v`
+    /// names whole.
+    fn struct_shape(&self, block: &Block, v: &Val) -> Option<(syn::Path, Vec<syn::Member>)> {
+        let Val::Place(p, _) = v else {
+            return None;
+        };
+        if !self.is_struct_value(p) {
+            return None;
+        }
+        let found = |b: &Block| {
+            b.iter().find_map(|s| match s {
+                Stmt::Let {
+                    var,
+                    op: Op::StructLit(path, fields),
+                    ..
+                } if *var == p.base => Some((
+                    path.clone(),
+                    fields.iter().map(|(m, _)| m.clone()).collect::<Vec<_>>(),
+                )),
+                _ => None,
+            })
+        };
+        found(block).or_else(|| self.out.iter().find_map(found))
     }
 
     fn stand_in(&mut self, block: &mut Block, shape: &Val) -> Val {
@@ -4489,6 +4682,18 @@ impl Lowerer {
                         _ => unsupported(e, "this field of a tuple"),
                     },
                     Val::Op(Operand::Lit(_)) => Ok(Val::Op(Operand::Lit(self.render(e)))),
+                    // A companion lowered again for nesting reads the struct a call
+                    // returned as a scalar (see `lower_method_call`).
+                    Val::Op(Operand::Var(v))
+                        if self.companion
+                            && matches!(f.member, syn::Member::Named(_))
+                            && self.is_call_result_part(&v) =>
+                    {
+                        unsupported(
+                            e,
+                            "nested differentiation of a member of a struct that a call returned by value",
+                        )
+                    }
                     Val::Op(Operand::Var(v)) => {
                         // A field of a value produced by a call: keep it as a place.
                         let mut p = Place::local(v);
@@ -4872,6 +5077,30 @@ impl Lowerer {
             Val::Place(p, _) => {
                 self.lower_call(Callee::Method(p, m.method.clone()), args, false, span)
             }
+            // A method of a struct a call returned (`make(a, b).norm()`, `let p =
+            // V2::new(a, b); p.norm()`).
+            Val::Op(Operand::Var(t)) if self.is_call_result(&t) && !self.holds_constant(&t) => {
+                let p = Place::local(t);
+                self.lower_call(Callee::Method(p, m.method.clone()), args, false, span)
+            }
+            // A method of a constant a call returned (`V2::new(1.0, 2.0).add(&v)`), with
+            // arguments that may carry derivatives: the receiver is bound to a local.
+            Val::Op(Operand::Lit(t))
+                if matches!(strip(&m.receiver), Expr::Call(_) | Expr::MethodCall(_))
+                    && !args
+                        .iter()
+                        .all(|a| matches!(a, Arg::Val(o) if constant(self, o))) =>
+            {
+                let var = self.fresh("value", m.receiver.span());
+                self.kinds.insert(var.to_string(), VarKind::Scalar);
+                self.emit(Stmt::Let {
+                    var: var.clone(),
+                    mutable: false,
+                    op: Op::Inactive(t),
+                });
+                let p = Place::local(var);
+                self.lower_call(Callee::Method(p, m.method.clone()), args, false, span)
+            }
             Val::Op(o)
                 if constant(self, &o)
                     && args
@@ -4882,6 +5111,12 @@ impl Lowerer {
                     self.render(&Expr::MethodCall(m.clone())),
                 )))
             }
+            // A companion lowered again for nesting: its receiver is a struct a call
+            // returned, read back as a scalar.
+            _ if self.companion && protocol_kind(&name).is_some() => unsupported(
+                m,
+                "nested differentiation of a method call on a struct that a call returned by value",
+            ),
             _ => Err(syn::Error::new(
                 m.method.span(),
                 format!(
@@ -5950,6 +6185,29 @@ fn type_constant_fill(e: &mut Expr, elem: &syn::Type) -> bool {
         }
         _ => false,
     }
+}
+
+/// The members of the struct `v` names, as places (`v.x`, `v.y`), in the order of
+/// `members`.
+fn struct_member_places(v: &Val, members: &[syn::Member]) -> Val {
+    let Val::Place(p, m) = v else {
+        return v.clone();
+    };
+    if let [member] = members {
+        let mut q = p.clone();
+        q.proj.push(Proj::Field(member.clone()));
+        return Val::Place(q, *m);
+    }
+    Val::Tuple(
+        members
+            .iter()
+            .map(|member| {
+                let mut q = p.clone();
+                q.proj.push(Proj::Field(member.clone()));
+                Val::Place(q, *m)
+            })
+            .collect(),
+    )
 }
 
 fn guard(cond: TokenStream, then: Block) -> Stmt {

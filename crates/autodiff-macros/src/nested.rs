@@ -52,7 +52,7 @@ pub fn companion_protocol(
     let Ok(func) = syn::parse2::<ImplItemFn>(companion.clone()) else {
         return TokenStream::new();
     };
-    let Ok(sig) = crate::signature::analyse(&func.sig) else {
+    let Ok(sig) = crate::signature::analyse_fn(&func) else {
         return TokenStream::new();
     };
     let name = func.sig.ident.to_string();

@@ -129,6 +129,8 @@ fn unsupported(g: &Gen) -> Option<&'static str> {
         Some(
             "nested differentiation of a function generic over a constant (`[f64; N]`) is not supported",
         )
+    } else if g.body.ret_shape == RetShape::Value {
+        Some("nested differentiation of a function that returns a struct is not supported")
     } else {
         None
     }
@@ -719,7 +721,7 @@ fn forward_of(
     let Ok(func) = syn::parse2::<ImplItemFn>(code) else {
         return TokenStream::new();
     };
-    let Ok(sig) = crate::signature::analyse(&func.sig) else {
+    let Ok(sig) = crate::signature::analyse_fn(&func) else {
         return TokenStream::new();
     };
     let lowered = Lowerer::for_companion(&sig).lower_body(&func.block, &sig);

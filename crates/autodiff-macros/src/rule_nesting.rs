@@ -343,7 +343,7 @@ fn strip(e: &Expr) -> &Expr {
 /// The forward protocol function, named `name`, of the function `code` (user code).
 fn forward_protocol(code: &TokenStream, name: &Ident) -> syn::Result<TokenStream> {
     let func: ImplItemFn = syn::parse2(code.clone())?;
-    let sig = crate::signature::analyse(&func.sig)?;
+    let sig = crate::signature::analyse_fn(&func)?;
     let (body, kinds): (Body, HashMap<_, _>) = Lowerer::new(&sig).lower_body(&func.block, &sig)?;
     let g = Gen {
         func: &func,

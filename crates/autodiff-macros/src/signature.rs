@@ -225,6 +225,34 @@ fn floats_named_by_return(sig: &Signature) -> Vec<String> {
         .collect()
 }
 
+/// Type parameters of the enclosing `impl` that a method takes by value, named by one
+/// capital letter (`fn new(a: T, b: T) -> Self` in `impl<T: Real> P<T>`): a method's
+/// macro does not see the `impl`'s bounds, and a value of a type parameter that a
+/// differentiated function takes is a float (a struct is taken by reference).
+fn impl_params_taken_by_value(sig: &Signature) -> Vec<String> {
+    let declared: HashSet<String> = sig
+        .generics
+        .params
+        .iter()
+        .filter_map(|p| match p {
+            GenericParam::Type(t) => Some(t.ident.to_string()),
+            GenericParam::Const(c) => Some(c.ident.to_string()),
+            GenericParam::Lifetime(_) => None,
+        })
+        .collect();
+    sig.inputs
+        .iter()
+        .filter_map(|a| match a {
+            FnArg::Typed(pt) => match &*pt.ty {
+                Type::Path(tp) if tp.qself.is_none() => tp.path.get_ident().map(Ident::to_string),
+                _ => None,
+            },
+            FnArg::Receiver(_) => None,
+        })
+        .filter(|n| n.len() == 1 && n.starts_with(char::is_uppercase) && !declared.contains(n))
+        .collect()
+}
+
 fn is_builtin_type_name(n: &str) -> bool {
     matches!(n, "f32" | "f64" | "char" | "str" | "String" | "Self") || is_integer_or_bool_name(n)
 }
@@ -329,9 +357,74 @@ pub fn vec_elem(path: &syn::Path) -> Option<&Type> {
     }
 }
 
+/// [`analyse`] of a function with its body: a name its result type gives that the body
+/// uses as a struct's is not a float (see [`struct_names`]).
+pub fn analyse_fn(func: &syn::ImplItemFn) -> syn::Result<SigInfo> {
+    let mut info = analyse(&func.sig)?;
+    let declared = float_type_params(&func.sig.generics);
+    let structs = struct_names(&func.sig, &func.block);
+    info.float_params
+        .retain(|n| declared.contains(n) || !structs.contains(n));
+    Ok(info)
+}
+
+/// The type names a function uses as structs': in a struct literal (`V2 { .. }`, a
+/// tuple struct's `Pair(a, b)`), as
+/// the type behind a reference parameter (`o: &V2`), or as the type of an associated
+/// function it calls (`V2::new(..)`; a name of one letter is left out, as a float type
+/// parameter's, `T::from(..)`). A struct returned by value (`-> V2`) is then not taken
+/// for a float.
+fn struct_names(sig: &Signature, body: &syn::Block) -> HashSet<String> {
+    struct Names(HashSet<String>);
+    impl<'a> syn::visit::Visit<'a> for Names {
+        fn visit_expr_struct(&mut self, e: &'a syn::ExprStruct) {
+            if let Some(last) = e.path.segments.last() {
+                self.0.insert(last.ident.to_string());
+            }
+            syn::visit::visit_expr_struct(self, e);
+        }
+        fn visit_expr_call(&mut self, c: &'a syn::ExprCall) {
+            if let syn::Expr::Path(p) = &*c.func
+                && p.qself.is_none()
+            {
+                let names: Vec<String> = p
+                    .path
+                    .segments
+                    .iter()
+                    .map(|s| s.ident.to_string())
+                    .collect();
+                match names.as_slice() {
+                    [ty, _] if ty.len() > 1 => {
+                        self.0.insert(ty.clone());
+                    }
+                    // A tuple struct built (`Pair(a, b)`).
+                    [ty] if ty.starts_with(char::is_uppercase) => {
+                        self.0.insert(ty.clone());
+                    }
+                    _ => {}
+                }
+            }
+            syn::visit::visit_expr_call(self, c);
+        }
+    }
+    let mut names = Names(HashSet::default());
+    syn::visit::Visit::visit_block(&mut names, body);
+    for input in &sig.inputs {
+        if let FnArg::Typed(pt) = input
+            && let Type::Reference(r) = &*pt.ty
+            && let Type::Path(tp) = &*r.elem
+            && let Some(last) = tp.path.segments.last()
+        {
+            names.0.insert(last.ident.to_string());
+        }
+    }
+    names.0
+}
+
 pub fn analyse(sig: &Signature) -> syn::Result<SigInfo> {
     let mut floats = float_type_params(&sig.generics);
     floats.extend(floats_named_by_return(sig));
+    floats.extend(impl_params_taken_by_value(sig));
     let mut params = Vec::new();
     for input in &sig.inputs {
         match input {

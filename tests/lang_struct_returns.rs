@@ -1,0 +1,341 @@
+//! Functions and methods that return a struct by value (`fn new(..) -> Self`,
+//! `fn add(&self, o: &V2) -> V2`), called from differentiated code: constructors, methods
+//! built on other struct-returning calls, a struct chosen by `if` or `match`, updated
+//! member by member before it is returned, returned from a callee that calls into libm
+//! (whose pullback keeps its forward state), generic over the float type, a tuple struct,
+//! with an integer member; the caller binds the result, reads its members, calls its
+//! methods, passes it on by reference, builds it from constants, and assigns it again in
+//! a loop (`acc = acc.add(..)`). Named companions of such a function take the seed as
+//! `&V2` and return `(V2, V2)`. Checked against num-dual in both modes.
+
+// Index loops are part of the language under test.
+#![allow(clippy::needless_range_loop)]
+
+mod lang_common;
+
+use autodiff_core::prelude::*;
+use lang_common::*;
+use proptest::prelude::*;
+
+/// Not `Copy`: a call that returns it inside a loop needs `Clone` (the reverse sweep
+/// keeps a copy of each result), nothing else.
+#[derive(Clone, Debug, PartialEq)]
+#[differentiable]
+pub struct V2 {
+    pub x: f64,
+    pub y: f64,
+}
+
+impl V2 {
+    #[differentiable]
+    pub fn new(x: f64, y: f64) -> Self {
+        Self { x, y }
+    }
+
+    #[differentiable]
+    pub fn norm(&self) -> f64 {
+        (self.x * self.x + self.y * self.y).sqrt()
+    }
+
+    #[differentiable]
+    pub fn add(&self, o: &V2) -> V2 {
+        V2 {
+            x: self.x + o.x,
+            y: self.y + o.y,
+        }
+    }
+
+    /// Through another call that returns a struct.
+    #[differentiable]
+    pub fn scale(&self, c: f64) -> Self {
+        Self::new(self.x * c, self.y * c)
+    }
+
+    /// Calls into libm (its pullback keeps its forward state), and writes a member
+    /// before it returns the struct.
+    #[differentiable]
+    pub fn rot(&self, t: f64) -> V2 {
+        let (s, c) = t.sin_cos();
+        let mut r = V2 {
+            x: c * self.x - s * self.y,
+            y: 0.0,
+        };
+        r.y = s * self.x + c * self.y;
+        r
+    }
+}
+
+/// Generic over the float type, with an integer member.
+#[derive(Debug)]
+#[differentiable]
+pub struct Scaled<T: Real> {
+    pub a: T,
+    pub b: T,
+    pub n: usize,
+}
+
+impl<T: Real> Scaled<T> {
+    #[differentiable]
+    pub fn build(a: T, b: T) -> Self {
+        Scaled {
+            a: a * b,
+            b: a - b,
+            n: 3,
+        }
+    }
+
+    #[differentiable]
+    pub fn value(&self) -> T {
+        self.a * self.b + self.a * T::from(self.n).unwrap()
+    }
+}
+
+#[derive(Debug)]
+#[differentiable]
+pub struct Pair(pub f64, pub f64);
+
+/// A tuple struct, from libm calls.
+#[differentiable]
+fn polar(r: f64, t: f64) -> Pair {
+    Pair(r * t.cos(), r * t.sin())
+}
+
+/// A struct chosen by `if`, one branch with a statement of its own.
+#[differentiable]
+fn pick(a: f64, b: f64) -> V2 {
+    if a > b {
+        V2 { x: a, y: b * b }
+    } else {
+        let t = a * a;
+        V2 { x: b, y: t }
+    }
+}
+
+/// A struct chosen by `match`.
+#[differentiable]
+fn quadrant(a: f64, b: f64, k: usize) -> V2 {
+    match k % 3 {
+        0 => V2 { x: a, y: b },
+        1 => V2 { x: -b, y: a },
+        _ => V2 { x: a * b, y: a - b },
+    }
+}
+
+#[differentiable]
+fn len2(v: &V2) -> f64 {
+    v.x * v.x + v.y * v.y
+}
+
+/// Named companions of a function that returns a struct.
+#[autodiff_forward(make_fwd, Dual, Dual, Dual)]
+#[autodiff_reverse(make_rev, Active, Active, Active)]
+fn make(a: f64, b: f64) -> V2 {
+    V2 {
+        x: a * b,
+        y: (a + b).exp(),
+    }
+}
+
+/// The caller: results bound, read, chained, passed by reference, in a loop.
+#[autodiff_forward(calls_fwd, Dual, Dual, Dual)]
+#[autodiff_reverse(calls_rev, Active, Active, Active)]
+fn calls(a: f64, b: f64) -> f64 {
+    let p = make(a, b);
+    let q = p.add(&p).scale(b);
+    let mut s = 0.0;
+    for i in 0..3 {
+        let r = q.rot(a * i as f64);
+        s += r.x * r.y + V2::new(a, r.x).norm();
+    }
+    let w = polar(a, b);
+    let k = Scaled::<f64>::build(a, b);
+    s + q.norm() + p.x + make(b, a).y + len2(&pick(a, b)) + w.0 * w.1 + k.value()
+}
+
+fn calls_oracle<D: Num>(a: D, b: D) -> D {
+    let v2 = |x: D, y: D| (x, y);
+    let p = v2(a * b, (a + b).exp());
+    let q = v2((p.0 + p.0) * b, (p.1 + p.1) * b);
+    let mut s = D::zero();
+    for i in 0..3 {
+        let t = a * c::<D>(i as f64);
+        let (sn, cs) = (t.sin(), t.cos());
+        let r = v2(cs * q.0 - sn * q.1, sn * q.0 + cs * q.1);
+        s += r.0 * r.1 + (a * a + r.0 * r.0).sqrt();
+    }
+    let w = v2(a * b.cos(), a * b.sin());
+    let k = v2(a * b, a - b);
+    let picked = if a.re() > b.re() {
+        v2(a, b * b)
+    } else {
+        v2(b, a * a)
+    };
+    s + (q.0 * q.0 + q.1 * q.1).sqrt()
+        + p.0
+        + (b + a).exp()
+        + (picked.0 * picked.0 + picked.1 * picked.1)
+        + w.0 * w.1
+        + k.0 * k.1
+        + k.0 * c::<D>(3.0)
+}
+
+/// A struct updated in a loop by assigning it whole from calls, and a method of a
+/// constant struct with an argument that carries derivatives.
+#[autodiff_forward(carried_fwd, Dual, Dual)]
+#[autodiff_reverse(carried_rev, Duplicated, Active)]
+fn carried(x: &[f64]) -> f64 {
+    let mut acc = V2 { x: 0.0, y: 1.0 };
+    for i in 0..x.len() {
+        acc = acc.add(&V2::new(x[i], x[i] * x[i])).scale(0.9);
+    }
+    let mut s = acc.norm();
+    for i in 0..x.len() {
+        let v = V2::new(x[i], 0.5);
+        s += V2::new(1.0, 2.0).add(&v).rot(x[0]).y;
+    }
+    s
+}
+
+fn carried_oracle<D: Num>(x: &[D]) -> D {
+    let (mut ax, mut ay) = (D::zero(), D::one());
+    for &v in x {
+        ax = (ax + v) * c::<D>(0.9);
+        ay = (ay + v * v) * c::<D>(0.9);
+    }
+    let mut s = (ax * ax + ay * ay).sqrt();
+    for &v in x {
+        let (px, py) = (c::<D>(1.0) + v, c::<D>(2.5));
+        s += x[0].sin() * px + x[0].cos() * py;
+    }
+    s
+}
+
+/// A struct chosen by `match` on a constant, its members read.
+#[autodiff_forward(matched_fwd, Dual, Dual, Const, Dual)]
+#[autodiff_reverse(matched_rev, Active, Active, Const, Active)]
+fn matched(a: f64, b: f64, k: usize) -> f64 {
+    let v = quadrant(a, b, k);
+    v.x * v.y.sin()
+}
+
+fn matched_oracle<D: Num>(a: D, b: D, k: usize) -> D {
+    let (x, y) = match k % 3 {
+        0 => (a, b),
+        1 => (-b, a),
+        _ => (a * b, a - b),
+    };
+    x * y.sin()
+}
+
+/// A struct built in the function assigned whole from another (`p = q`).
+#[autodiff_forward(copied_fwd, Dual, Dual, Dual)]
+#[autodiff_reverse(copied_rev, Active, Active, Active)]
+fn copied(a: f64, b: f64) -> f64 {
+    let q = V2 { x: a, y: 1.0 };
+    let mut p = V2 { x: b, y: a };
+    let s = p.y * p.x;
+    p = q;
+    s + p.x * p.y.exp() + p.scale(2.0).x.sin()
+}
+
+fn copied_oracle<D: Num>(a: D, b: D) -> D {
+    a * b + a * D::one().exp() + (a + a).sin()
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn a_struct_assigned_from_another(x in vecf(-1.5, 1.5, 2), v in dirs(2), s in seed()) {
+        check2(
+            "copied",
+            ([x[0], x[1]], [v[0], v[1]], s),
+            copied,
+            copied_fwd,
+            copied_rev,
+            copied_oracle,
+        );
+    }
+
+    #[test]
+    fn struct_results_of_calls(x in vecf(-1.5, 1.5, 2), v in dirs(2), s in seed()) {
+        check2(
+            "calls",
+            ([x[0], x[1]], [v[0], v[1]], s),
+            calls,
+            calls_fwd,
+            calls_rev,
+            calls_oracle,
+        );
+    }
+
+    #[test]
+    fn a_struct_assigned_again_in_a_loop(case in slice_seed_case(-1.0, 1.0, 1..6)) {
+        let (x, v, s0, s) = case;
+        check_slice("carried", (&x, &v, &s0, s), carried, carried_fwd, carried_rev, carried_oracle);
+    }
+
+    #[test]
+    fn a_struct_chosen_by_match(x in vecf(-1.5, 1.5, 2), v in dirs(2), s in seed(), k in 0usize..6) {
+        let f = |a, b| matched(a, b, k);
+        let fwd = |a, da, b, db| matched_fwd(a, da, b, db, k);
+        let rev = |a, b, s| matched_rev(a, b, k, s);
+        check2("matched", ([x[0], x[1]], [v[0], v[1]], s), f, fwd, rev, |a, b| {
+            matched_oracle(a, b, k)
+        });
+    }
+
+    /// `make_fwd` returns the struct and its tangent; `make_rev` takes the seed by
+    /// reference and returns the struct before the adjoints.
+    #[test]
+    fn named_companions_of_a_struct_result(
+        x in vecf(-1.0, 1.0, 2),
+        v in dirs(2),
+        w in dirs(2),
+    ) {
+        let (a, b) = (x[0], x[1]);
+        let oracle = |d: &[Dual64]| vec![d[0] * d[1], (d[0] + d[1]).exp()];
+        let (value, tangent) = oracle_jvp(oracle, &x, &v);
+        let (p, dp) = make_fwd(a, v[0], b, v[1]);
+        check_all("make_fwd value", &[p.x, p.y], &value);
+        check_all("make_fwd tangent", &[dp.x, dp.y], &tangent);
+        let (p, da, db) = make_rev(a, b, &V2 { x: w[0], y: w[1] });
+        check_all("make_rev value", &[p.x, p.y], &value);
+        check_all("make_rev adjoints", &[da, db], &oracle_vjp(oracle, &x, &w));
+        prop_assert_eq!(make(a, b), p);
+    }
+}
+
+/// The generic struct at `f32`, in both modes, against num-dual's `Dual32`.
+#[autodiff_forward(generic32_fwd, Dual, Dual, Dual)]
+#[autodiff_reverse(generic32_rev, Active, Active, Active)]
+fn generic32(a: f32, b: f32) -> f32 {
+    Scaled::<f32>::build(a, b).value()
+}
+
+#[test]
+fn a_generic_struct_result_at_f32() {
+    for (a, b) in [(0.5f32, -1.25f32), (1.5, 0.75), (-0.3, 2.0)] {
+        let want = |da: f32, db: f32| {
+            let (a, b) = (Dual32::new(a, da), Dual32::new(b, db));
+            let (x, y) = (a * b, a - b);
+            x * y + x * 3.0
+        };
+        let (v, ga, gb) = generic32_rev(a, b, 1.0);
+        let (v2, ta) = generic32_fwd(a, 1.0, b, 0.0);
+        let (_, tb) = generic32_fwd(a, 0.0, b, 1.0);
+        for (what, got, exp) in [
+            ("value", v, want(0.0, 0.0).re),
+            ("forward value", v2, want(0.0, 0.0).re),
+            ("d/da reverse", ga, want(1.0, 0.0).eps),
+            ("d/db reverse", gb, want(0.0, 1.0).eps),
+            ("d/da forward", ta, want(1.0, 0.0).eps),
+            ("d/db forward", tb, want(0.0, 1.0).eps),
+        ] {
+            assert!(
+                (got - exp).abs() <= 1e-5 * (1.0 + exp.abs()),
+                "{what} at ({a}, {b}): got {got}, want {exp}"
+            );
+        }
+    }
+}

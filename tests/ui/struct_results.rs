@@ -1,0 +1,51 @@
+// A function may return a struct (`-> V2`, `-> Self`) as its last expression, when the
+// struct's declaration is marked `#[differentiable]`. An early `return` of a struct, a
+// struct in a tuple, and a struct a call returned assigned again whole are compile errors
+// that say so.
+use autodiff_core::prelude::*;
+
+#[differentiable]
+struct V2 {
+    x: f64,
+    y: f64,
+}
+
+impl V2 {
+    #[differentiable]
+    fn new(x: f64, y: f64) -> Self {
+        Self { x, y }
+    }
+
+    #[differentiable]
+    fn add(&self, o: &V2) -> V2 {
+        V2 {
+            x: self.x + o.x,
+            y: self.y + o.y,
+        }
+    }
+}
+
+#[differentiable]
+fn clamped(a: f64) -> V2 {
+    if a > 1.0 {
+        return V2 { x: 1.0, y: a };
+    }
+    V2 { x: a, y: a }
+}
+
+#[differentiable]
+fn with_norm(a: f64) -> (V2, f64) {
+    let v = V2 { x: a, y: 2.0 * a };
+    (v, a * a)
+}
+
+#[autodiff_reverse(d_summed, Duplicated, Active)]
+fn summed(x: &[f64]) -> f64 {
+    let mut acc = V2::new(0.0, 0.0);
+    for v in x {
+        acc = acc.add(&V2::new(*v, 1.0));
+    }
+    acc.x * acc.y
+}
+
+fn main() {}
