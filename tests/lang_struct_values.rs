@@ -250,6 +250,30 @@ impl Acc {
     fn apply(&self, v: f64) -> f64 {
         self.k * v * v + self.s
     }
+
+    #[differentiable]
+    fn dot(&self, o: &Acc) -> f64 {
+        self.s * o.s + self.k * o.k
+    }
+}
+
+/// A mutable struct value given twice to one method, as its receiver and its argument
+/// (`a.dot(&a)`).
+#[autodiff_forward(self_dot_fwd, Dual, Dual)]
+#[autodiff_reverse(self_dot_rev, Duplicated, Active)]
+fn self_dot(x: &[f64]) -> f64 {
+    let mut a = Acc { s: x[0], k: 1.0 };
+    for i in 0..x.len() {
+        a.k *= x[i].cos();
+    }
+    a.s = a.s * a.k;
+    a.dot(&a)
+}
+
+fn self_dot_o<D: Num>(x: &[D]) -> D {
+    let k = x.iter().fold(D::one(), |k, v| k * v.cos());
+    let s = x[0] * k;
+    s * s + k * k
 }
 
 /// Struct values built from constants that methods then make depend on `x`.
@@ -291,6 +315,12 @@ proptest! {
     fn method_of_a_mutable_struct_value((x, v, s0) in slice_case(-1.2, 1.2, 1..7, 0), s in seed()) {
         check_slice("stepped", (&x, &v, &s0, s), stepped, stepped_fwd, stepped_rev, stepped_o::<Dual64>);
         check_hvp_of::<stepped_rev>(&x, &v, stepped_o);
+    }
+
+    #[test]
+    fn mutable_struct_value_given_twice((x, v, s0) in slice_case(-1.2, 1.2, 1..6, 0), s in seed()) {
+        check_slice("self_dot", (&x, &v, &s0, s), self_dot, self_dot_fwd, self_dot_rev, self_dot_o::<Dual64>);
+        check_hvp_of::<self_dot_rev>(&x, &v, self_dot_o);
     }
 
     #[test]

@@ -209,11 +209,18 @@ pub fn forward_call(c: &Call, an: &Analysis, refs: &Refs) -> TokenStream {
         Callee::Method(recv, name) => {
             let m = method_companion(name, "fwd");
             let r = recv.primal();
+            // A receiver also lent as an argument (`p.dot(&p)`) is `&self`: its tangent is
+            // lent shared too, though the local is mutable.
+            let lent = c
+                .args
+                .iter()
+                .any(|a| matches!(a, Arg::Ref(p, false) if p.base == recv.base));
+            let mutable = refs.is_mutable(recv) && !lent;
             let t = if an.place_active(recv) {
-                refs.reference(recv, recv.tangent(), refs.is_mutable(recv))
+                refs.reference(recv, recv.tangent(), mutable)
             } else if is_struct_value(an, recv) {
                 let z = format_ident!("__ad_zero_self");
-                struct_zero(an, recv, refs.is_mutable(recv), &mut zeros, z)
+                struct_zero(an, recv, mutable, &mut zeros, z)
             } else {
                 quote!(__ad::Zero)
             };

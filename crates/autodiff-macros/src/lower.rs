@@ -2861,22 +2861,6 @@ impl Lowerer {
         let (then_b, then_vals) = self.reopen(then_b, tv, n)?;
         let (else_b, else_vals) = self.reopen(else_b, ev, n)?;
         let outs: Vec<Ident> = (0..n).map(|_| self.temp(span)).collect();
-        if let Some((path, members)) = shape {
-            self.emit(Stmt::If {
-                cond,
-                then: then_b,
-                els: else_b,
-                outs: outs.clone(),
-                then_vals,
-                else_vals,
-            });
-            let fields = members.into_iter().zip(outs.into_iter().map(Operand::Var));
-            let op = Op::StructLit(path, fields.collect());
-            let var = self.fresh("value", span);
-            self.kinds.insert(var.to_string(), VarKind::Value);
-            self.emit_owned(&var, false, op);
-            return Ok(Some(Val::Place(Place::local(var), false)));
-        }
         self.emit(Stmt::If {
             cond,
             then: then_b,
@@ -2885,7 +2869,15 @@ impl Lowerer {
             then_vals,
             else_vals,
         });
-        Ok(Some(slots_val(outs)))
+        let Some((path, members)) = shape else {
+            return Ok(Some(slots_val(outs)));
+        };
+        let fields = members.into_iter().zip(outs.into_iter().map(Operand::Var));
+        let op = Op::StructLit(path, fields.collect());
+        let var = self.fresh("value", span);
+        self.kinds.insert(var.to_string(), VarKind::Value);
+        self.emit_owned(&var, false, op);
+        Ok(Some(Val::Place(Place::local(var), false)))
     }
 
     /// The path and members of the struct built in `block` (or before it) that `v`
@@ -5613,6 +5605,17 @@ impl Lowerer {
             ["__ad", "add_into"] if c.args.len() == 2 => {
                 let dst = strip_full_range(strip_ref(&c.args[0]));
                 let src = strip_full_range(strip_ref(&c.args[1]));
+                // The adjoint of a struct built in the body (`let mut p = V2 { .. }`,
+                // passed twice to one call): added member by member.
+                if let Val::Place(p, _) = self.lower_expr(dst)?
+                    && let Some((_, members)) =
+                        self.struct_shape(&Vec::new(), &Val::Place(p, false))
+                {
+                    for m in members {
+                        self.lower_expr_stmt(&syn::parse_quote!(#dst.#m += #src.#m))?;
+                    }
+                    return Ok(Some(Val::Op(Operand::Lit(quote!(())))));
+                }
                 // A struct's adjoint (the scratch shadow of a struct passed twice to one
                 // call) has no elements to add one by one.
                 if !self.names_buffer(&c.args[1]) && !self.names_buffer(&c.args[0]) {

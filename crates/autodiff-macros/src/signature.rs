@@ -193,6 +193,19 @@ pub fn float_type_params(generics: &syn::Generics) -> HashSet<String> {
     out
 }
 
+/// The names of the function's own type and constant parameters.
+fn declared_params(sig: &Signature) -> HashSet<String> {
+    sig.generics
+        .params
+        .iter()
+        .filter_map(|p| match p {
+            GenericParam::Type(t) => Some(t.ident.to_string()),
+            GenericParam::Const(c) => Some(c.ident.to_string()),
+            GenericParam::Lifetime(_) => None,
+        })
+        .collect()
+}
+
 /// Float types that the function does not declare, named by its return type (alone or
 /// in a tuple): the type parameter of a generic `impl<T: Float> Model<T>` that a method
 /// returns, or an alias such as `type Scalar = f64`. A differentiated function returns
@@ -201,15 +214,7 @@ fn floats_named_by_return(sig: &Signature) -> Vec<String> {
     let ReturnType::Type(_, ty) = &sig.output else {
         return Vec::new();
     };
-    let declared: HashSet<String> = sig
-        .generics
-        .params
-        .iter()
-        .filter_map(|p| match p {
-            GenericParam::Type(t) => Some(t.ident.to_string()),
-            _ => None,
-        })
-        .collect();
+    let declared = declared_params(sig);
     let named = |t: &Type| match t {
         Type::Path(tp) if tp.qself.is_none() => tp.path.get_ident().map(|i| i.to_string()),
         _ => None,
@@ -230,16 +235,7 @@ fn floats_named_by_return(sig: &Signature) -> Vec<String> {
 /// macro does not see the `impl`'s bounds, and a value of a type parameter that a
 /// differentiated function takes is a float (a struct is taken by reference).
 fn impl_params_taken_by_value(sig: &Signature) -> Vec<String> {
-    let declared: HashSet<String> = sig
-        .generics
-        .params
-        .iter()
-        .filter_map(|p| match p {
-            GenericParam::Type(t) => Some(t.ident.to_string()),
-            GenericParam::Const(c) => Some(c.ident.to_string()),
-            GenericParam::Lifetime(_) => None,
-        })
-        .collect();
+    let declared = declared_params(sig);
     sig.inputs
         .iter()
         .filter_map(|a| match a {
