@@ -6,7 +6,8 @@
 //! with an integer member; the caller binds the result, reads its members, calls its
 //! methods, passes it on by reference, builds it from constants, and assigns it again in
 //! a loop (`acc = acc.add(..)`). Named companions of such a function take the seed as
-//! `&V2` and return `(V2, V2)`. Checked against num-dual in both modes.
+//! `&V2` and return `(V2, V2)`. Checked against num-dual in both modes, and under forward
+//! over reverse (H·v) against `HyperDual64`.
 
 // Index loops are part of the language under test.
 #![allow(clippy::needless_range_loop)]
@@ -242,8 +243,40 @@ fn copied_oracle<D: Num>(a: D, b: D) -> D {
     a * b + a * D::one().exp() + (a + a).sin()
 }
 
+/// `calls`, `matched` and `copied` on a slice, for their Hessian-vector products.
+#[autodiff_reverse(calls_on_slice_rev, Duplicated, Active)]
+fn calls_on_slice(x: &[f64]) -> f64 {
+    calls(x[0], x[1])
+}
+
+#[autodiff_reverse(matched_on_slice_rev, Duplicated, Active)]
+fn matched_on_slice(x: &[f64]) -> f64 {
+    matched(x[0], x[1], 1) + matched(x[1], x[0], 2)
+}
+
+#[autodiff_reverse(copied_on_slice_rev, Duplicated, Active)]
+fn copied_on_slice(x: &[f64]) -> f64 {
+    copied(x[0], x[1])
+}
+
 proptest! {
     #![proptest_config(config())]
+
+    /// Forward over reverse through the calls that return structs.
+    #[test]
+    fn hessian_vector_products_through_struct_results(
+        x in vecf(-1.5, 1.5, 2),
+        v in dirs(2),
+        case in slice_case(-1.0, 1.0, 1..5, 0),
+    ) {
+        check_hvp_of::<calls_on_slice_rev>(&x, &v, |d| calls_oracle(d[0], d[1]));
+        check_hvp_of::<matched_on_slice_rev>(&x, &v, |d| {
+            matched_oracle(d[0], d[1], 1) + matched_oracle(d[1], d[0], 2)
+        });
+        check_hvp_of::<copied_on_slice_rev>(&x, &v, |d| copied_oracle(d[0], d[1]));
+        let (y, w, _) = case;
+        check_hvp_of::<carried_rev>(&y, &w, carried_oracle);
+    }
 
     #[test]
     fn a_struct_assigned_from_another(x in vecf(-1.5, 1.5, 2), v in dirs(2), s in seed()) {

@@ -331,6 +331,71 @@ pub fn add_into<A: AddInto<B> + ?Sized, B: ?Sized>(dst: &mut A, src: &B) {
     dst.add_into(src);
 }
 
+/// The forward protocol of [`add_into()`] (of a function's code differentiated again,
+/// where a struct's adjoint is added into another's whole): the tangents are added as the
+/// values are.
+pub mod add_into {
+    use super::AddInto;
+    use crate::protocol::Zero;
+
+    /// The tangent of the destination: a shadow written through, or [`Zero`] where the
+    /// destination carries no derivative.
+    pub trait DestinationTangent<'a, A: ?Sized> {
+        /// The shadow, if any.
+        fn shadow(self) -> Option<&'a mut A>;
+    }
+
+    impl<'a, A: ?Sized> DestinationTangent<'a, A> for &'a mut A {
+        #[inline(always)]
+        fn shadow(self) -> Option<&'a mut A> {
+            Some(self)
+        }
+    }
+
+    impl<'a, A: ?Sized> DestinationTangent<'a, A> for Zero {
+        #[inline(always)]
+        fn shadow(self) -> Option<&'a mut A> {
+            None
+        }
+    }
+
+    /// The tangent of the source: a shadow, or [`Zero`].
+    pub trait SourceTangent<'a, B: ?Sized> {
+        /// The shadow, if any.
+        fn shadow(self) -> Option<&'a B>;
+    }
+
+    impl<'a, B: ?Sized> SourceTangent<'a, B> for &'a B {
+        #[inline(always)]
+        fn shadow(self) -> Option<&'a B> {
+            Some(self)
+        }
+    }
+
+    impl<'a, B: ?Sized> SourceTangent<'a, B> for Zero {
+        #[inline(always)]
+        fn shadow(self) -> Option<&'a B> {
+            None
+        }
+    }
+
+    /// `add_into(dst, src)` and `add_into(t_dst, t_src)`.
+    #[inline(always)]
+    pub fn __ad_fwd<'a, A: AddInto<B> + ?Sized + 'a, B: ?Sized + 'a>(
+        dst: &mut A,
+        t_dst: impl DestinationTangent<'a, A>,
+        src: &B,
+        t_src: impl SourceTangent<'a, B>,
+        _mark: impl Copy,
+    ) -> ((), ()) {
+        dst.add_into(src);
+        if let (Some(td), Some(ts)) = (t_dst.shadow(), t_src.shadow()) {
+            td.add_into(ts);
+        }
+        ((), ())
+    }
+}
+
 /// A buffer whose length can be made that of another: a `Vec` resizes; an array or a
 /// slice must already have it.
 pub trait ResizeLike<T> {

@@ -233,7 +233,9 @@ fn expand_fn(trigger: Trigger, func: &ImplItemFn) -> syn::Result<TokenStream> {
             Mode::Forward => g.forward_companion(spec),
             Mode::Reverse => g.reverse_companion(spec),
         };
-        if !g.suffixed() {
+        // (A named companion of a function that returns a struct returns the struct in a
+        // tuple, which its code lowered again cannot: it has no protocol of its own.)
+        if !g.suffixed() && g.body.ret_shape != crate::ir::RetShape::Value {
             // The companion's own protocol and helpers live on a type named after it,
             // which only a module can hold.
             let delegate =

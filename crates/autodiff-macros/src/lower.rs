@@ -670,9 +670,11 @@ impl Lowerer {
         })
     }
 
-    /// Whether the local `t` holds a call's result or a part of one (`let p =
-    /// __ad_result.0;` in a companion lowered again).
-    fn is_call_result_part(&self, t: &Ident) -> bool {
+    /// Whether the local `t` holds a call's result, a part of one (`let p =
+    /// __ad_result.0;` in a companion lowered again) or such a value kept by the forward
+    /// sweep (`let p = __ad::take(__ad_keep_p.pop());`): a value of any type, a struct's
+    /// among them.
+    fn holds_call_value(&self, t: &Ident) -> bool {
         self.is_call_result(t)
             || self.out.iter().any(|b| {
                 b.iter().any(|s| match s {
@@ -681,6 +683,11 @@ impl Lowerer {
                         op: Op::Load(p),
                         ..
                     } if var == t => self.is_call_result(&p.base),
+                    Stmt::Let {
+                        var,
+                        op: Op::Pop(_),
+                        ..
+                    } => var == t,
                     _ => false,
                 })
             })
@@ -794,10 +801,12 @@ impl Lowerer {
                     if let Val::Place(p, _) = &it
                         && p.is_whole()
                         && self.companion
-                        && self.kinds.get(&p.base.to_string()) == Some(&VarKind::Buffer)
+                        && (self.kinds.get(&p.base.to_string()) == Some(&VarKind::Buffer)
+                            || self.is_struct_value(p))
                     {
-                        // A reverse companion of a function that returns a vector, lowered
-                        // again: the vector, then the adjoints of its scalar parameters.
+                        // A reverse companion of a function that returns a vector or a
+                        // struct, lowered again: the value, then the adjoints of its scalar
+                        // parameters (a forward companion's: the value and its tangent).
                         out.push(Operand::Var(p.base.clone()));
                         continue;
                     }
@@ -4674,18 +4683,6 @@ impl Lowerer {
                         _ => unsupported(e, "this field of a tuple"),
                     },
                     Val::Op(Operand::Lit(_)) => Ok(Val::Op(Operand::Lit(self.render(e)))),
-                    // A companion lowered again for nesting reads the struct a call
-                    // returned as a scalar (see `lower_method_call`).
-                    Val::Op(Operand::Var(v))
-                        if self.companion
-                            && matches!(f.member, syn::Member::Named(_))
-                            && self.is_call_result_part(&v) =>
-                    {
-                        unsupported(
-                            e,
-                            "nested differentiation of a member of a struct that a call returned by value",
-                        )
-                    }
                     Val::Op(Operand::Var(v)) => {
                         // A field of a value produced by a call: keep it as a place.
                         let mut p = Place::local(v);
@@ -5071,7 +5068,7 @@ impl Lowerer {
             }
             // A method of a struct a call returned (`make(a, b).norm()`, `let p =
             // V2::new(a, b); p.norm()`).
-            Val::Op(Operand::Var(t)) if self.is_call_result(&t) && !self.holds_constant(&t) => {
+            Val::Op(Operand::Var(t)) if self.holds_call_value(&t) => {
                 let p = Place::local(t);
                 self.lower_call(Callee::Method(p, m.method.clone()), args, false, span)
             }
@@ -5103,12 +5100,6 @@ impl Lowerer {
                     self.render(&Expr::MethodCall(m.clone())),
                 )))
             }
-            // A companion lowered again for nesting: its receiver is a struct a call
-            // returned, read back as a scalar.
-            _ if self.companion && protocol_kind(&name).is_some() => unsupported(
-                m,
-                "nested differentiation of a method call on a struct that a call returned by value",
-            ),
             _ => Err(syn::Error::new(
                 m.method.span(),
                 format!(
@@ -5602,6 +5593,12 @@ impl Lowerer {
             // `+=`): a call, whose forward protocol adds the tangents alike
             // (`add_to::__ad_fwd`).
             ["__ad", "add_to"] if c.args.len() == 2 => Ok(None),
+            // The seed of a struct result added into its adjoint: `add_into(&mut b, s)`.
+            ["__ad", "StructSeed", "add_to"] if c.args.len() == 2 => {
+                let (seed, adjoint) = (&c.args[0], &c.args[1]);
+                let added: Expr = syn::parse_quote!(__ad::add_into(#adjoint, #seed));
+                self.lower_expr(&added).map(Some)
+            }
             ["__ad", "add_into"] if c.args.len() == 2 => {
                 let dst = strip_full_range(strip_ref(&c.args[0]));
                 let src = strip_full_range(strip_ref(&c.args[1]));
@@ -5616,10 +5613,12 @@ impl Lowerer {
                     }
                     return Ok(Some(Val::Op(Operand::Lit(quote!(())))));
                 }
-                // A struct's adjoint (the scratch shadow of a struct passed twice to one
-                // call) has no elements to add one by one.
+                // Another struct's adjoint (the scratch shadow of a struct a call returned,
+                // passed twice to one call, or the seed of a struct result): added whole,
+                // as a call whose forward protocol adds the tangents alike
+                // (`add_into::__ad_fwd`).
                 if !self.names_buffer(&c.args[1]) && !self.names_buffer(&c.args[0]) {
-                    return unsupported(c, "adding up the adjoints of a struct");
+                    return Ok(None);
                 }
                 self.lower_expr(&syn::parse_quote! {
                     for __ad_k in 0..#src.len() {

@@ -43,6 +43,12 @@ pub fn variants(g: &Gen) -> TokenStream {
             "`{name}` cannot be differentiated {what} where a differentiated caller calls it: {reason}"
         )
     };
+    let struct_result = (g.body.ret_shape == RetShape::Value).then(|| {
+        why(
+            "twice in forward mode, or in reverse mode over forward mode,",
+            "nested differentiation of a function that returns a struct is supported only as forward over reverse",
+        )
+    });
     let (fwd_pull, fwd_fwd) = match (&g.nesting, unsupported, &g.fail_fwd, &g.fail_rev) {
         (Nesting::Fail(m), ..) => (Err(m.clone()), Err(m.clone())),
         (_, Some(r), ..) => (
@@ -80,6 +86,10 @@ pub fn variants(g: &Gen) -> TokenStream {
             &m,
         ),
     });
+    let fwd_fwd = match (fwd_fwd, &struct_result) {
+        (Ok(()), Some(m)) => Err(m.clone()),
+        (f, _) => f,
+    };
     out.extend(match fwd_fwd {
         Ok(()) => forward_over_forward(&gs),
         Err(m) => {
@@ -101,7 +111,7 @@ pub fn variants(g: &Gen) -> TokenStream {
         (_, Some(r), ..) => Some(why("in reverse mode over forward mode", r)),
         (_, None, f, r) => f.clone().or_else(|| r.clone()),
     };
-    out.extend(reverse_over_forward(g, rev_fwd));
+    out.extend(reverse_over_forward(g, rev_fwd.or(struct_result)));
     out
 }
 
@@ -129,8 +139,6 @@ fn unsupported(g: &Gen) -> Option<&'static str> {
         Some(
             "nested differentiation of a function generic over a constant (`[f64; N]`) is not supported",
         )
-    } else if g.body.ret_shape == RetShape::Value {
-        Some("nested differentiation of a function that returns a struct is not supported")
     } else {
         None
     }
@@ -510,9 +518,11 @@ fn forward_over_pullback(g: &Gen) -> TokenStream {
     // The primal's outputs before the adjoints: one per element of a flattened tuple.
     let mut primal_outs = usize::from(has_ret);
     if has_ret {
-        params.push(quote!(__ad_dret: impl ::autodiff_core::__private::ScalarTangent<#r>));
-        params.push(quote!(__ad_tdret: impl ::autodiff_core::__private::ScalarTangent<#r>));
-        convert.extend(quote!(let __ad_dret: #r = __ad::ScalarTangent::tangent(__ad_dret);));
+        if g.body.ret_shape != RetShape::Value {
+            params.push(quote!(__ad_dret: impl ::autodiff_core::__private::ScalarTangent<#r>));
+            params.push(quote!(__ad_tdret: impl ::autodiff_core::__private::ScalarTangent<#r>));
+            convert.extend(quote!(let __ad_dret: #r = __ad::ScalarTangent::tangent(__ad_dret);));
+        }
         match flat_tuple(g) {
             Some(elems) => {
                 convert
@@ -524,6 +534,43 @@ fn forward_over_pullback(g: &Gen) -> TokenStream {
                     args.push(t);
                 }
                 primal_outs = elems.len();
+            }
+            None if g.body.ret_shape == RetShape::Value => {
+                // The companion takes a struct's seed by reference, with a struct
+                // shadow for its tangent. A zero seed (`Zero`) is the zero of the
+                // struct, shaped like the primal result.
+                params
+                    .push(quote!(__ad_dret: impl ::autodiff_core::__private::StructCotangent<#r>));
+                params
+                    .push(quote!(__ad_tdret: impl ::autodiff_core::__private::StructCotangent<#r>));
+                let primal_args: Vec<TokenStream> = g
+                    .sig
+                    .params
+                    .iter()
+                    .filter(|p| !p.is_self())
+                    .map(|p| {
+                        let n = &p.name;
+                        quote!(#n)
+                    })
+                    .collect();
+                let f = &g.func.sig.ident;
+                let primal = match (g.receiver(), g.assoc) {
+                    (Some(_), _) => quote!(self.#f(#(#primal_args),*)),
+                    (None, true) => quote!(Self::#f(#(#primal_args),*)),
+                    (None, false) => quote!(#f(#(#primal_args),*)),
+                };
+                convert.extend(quote! {
+                    let __ad_dret: #r = match __ad::StructCotangent::into_option(__ad_dret) {
+                        ::core::option::Option::Some(v) => v,
+                        ::core::option::Option::None => __ad::zero_like(&#primal),
+                    };
+                    let __ad_tdret: #r = match __ad::StructCotangent::into_option(__ad_tdret) {
+                        ::core::option::Option::Some(v) => v,
+                        ::core::option::Option::None => __ad::zero_like(&__ad_dret),
+                    };
+                });
+                args.push(quote!(&__ad_dret));
+                args.push(quote!(&__ad_tdret));
             }
             None if g.body.ret_shape == RetShape::Buffer => {
                 // The companion takes a vector's seed as a slice, with a slice tangent
