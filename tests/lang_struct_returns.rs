@@ -243,6 +243,44 @@ fn copied_oracle<D: Num>(a: D, b: D) -> D {
     a * b + a * D::one().exp() + (a + a).sin()
 }
 
+/// A stock that a method splits: it returns the part taken and keeps the rest. Its name
+/// is an iterator adapter's (`take`), its receiver is `&mut self`.
+#[derive(Clone, Debug)]
+#[differentiable]
+pub struct Stock {
+    pub m: f64,
+    pub x: f64,
+}
+
+impl Stock {
+    #[differentiable]
+    pub fn take(&mut self, f: f64) -> Stock {
+        let p = Stock {
+            m: self.m * f,
+            x: self.x,
+        };
+        self.m -= p.m;
+        p
+    }
+}
+
+/// The call that changes `s` runs once: the part it returned is read twice, then `s`.
+#[autodiff_forward(split_fwd, Dual, Dual, Dual)]
+#[autodiff_reverse(split_rev, Active, Active, Active)]
+fn split(a: f64, b: f64) -> f64 {
+    let mut s = Stock { m: a, x: b };
+    let part = s.take(0.25);
+    let rest = s.take(b.sin());
+    part.m * part.x + 10.0 * s.m + rest.m
+}
+
+fn split_oracle<D: Num>(a: D, b: D) -> D {
+    let part = a * c::<D>(0.25);
+    let left = a - part;
+    let rest = left * b.sin();
+    part * b + (left - rest) * c::<D>(10.0) + rest
+}
+
 /// `calls`, `matched` and `copied` on a slice, for their Hessian-vector products.
 #[autodiff_reverse(calls_on_slice_rev, Duplicated, Active)]
 fn calls_on_slice(x: &[f64]) -> f64 {
@@ -257,6 +295,11 @@ fn matched_on_slice(x: &[f64]) -> f64 {
 #[autodiff_reverse(copied_on_slice_rev, Duplicated, Active)]
 fn copied_on_slice(x: &[f64]) -> f64 {
     copied(x[0], x[1])
+}
+
+#[autodiff_reverse(split_on_slice_rev, Duplicated, Active)]
+fn split_on_slice(x: &[f64]) -> f64 {
+    split(x[0], x[1])
 }
 
 proptest! {
@@ -274,6 +317,7 @@ proptest! {
             matched_oracle(d[0], d[1], 1) + matched_oracle(d[1], d[0], 2)
         });
         check_hvp_of::<copied_on_slice_rev>(&x, &v, |d| copied_oracle(d[0], d[1]));
+        check_hvp_of::<split_on_slice_rev>(&x, &v, |d| split_oracle(d[0], d[1]));
         let (y, w, _) = case;
         check_hvp_of::<carried_rev>(&y, &w, carried_oracle);
     }
@@ -288,6 +332,15 @@ proptest! {
             copied_rev,
             copied_oracle,
         );
+    }
+
+    #[test]
+    fn a_struct_result_of_a_method_that_changes_its_receiver(
+        x in vecf(-1.5, 1.5, 2),
+        v in dirs(2),
+        s in seed(),
+    ) {
+        check2("split", ([x[0], x[1]], [v[0], v[1]], s), split, split_fwd, split_rev, split_oracle);
     }
 
     #[test]

@@ -258,7 +258,8 @@ impl Acc {
 }
 
 /// A mutable struct value given twice to one method, as its receiver and its argument
-/// (`a.dot(&a)`).
+/// (`a.dot(&a)`). A member assigned from itself, written out.
+#[allow(clippy::assign_op_pattern)]
 #[autodiff_forward(self_dot_fwd, Dual, Dual)]
 #[autodiff_reverse(self_dot_rev, Duplicated, Active)]
 fn self_dot(x: &[f64]) -> f64 {

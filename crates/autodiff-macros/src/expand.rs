@@ -192,6 +192,13 @@ fn expand_fn(trigger: Trigger, func: &ImplItemFn) -> syn::Result<TokenStream> {
         ));
     }
     let (body, kinds) = Lowerer::new(&sig_info).lower_body(&func.block, &sig_info)?;
+    // The lowered code of one function, for debugging the macro.
+    if std::env::var("AUTODIFF_DEBUG_IR").is_ok_and(|v| func.sig.ident == v) {
+        let _ = std::fs::write(
+            format!("/tmp/autodiff_ir_{}.txt", func.sig.ident),
+            format!("{body:#?}"),
+        );
+    }
     let pattern_fail = pattern_failure(&body);
     let npull = OnceCell::new();
     let g = Gen {

@@ -70,6 +70,8 @@ fn copy_of(p: TokenStream, kind: CopyKind) -> TokenStream {
     match kind {
         CopyKind::ToVec => quote!(<[_]>::to_vec(&#p[..])),
         CopyKind::SameType => quote!(__ad::copy_of(&#p)),
+        // Method syntax: `self` (a `&mut S`) and a local `S` both give an `S`.
+        CopyKind::Struct => quote!((#p).clone()),
     }
 }
 
@@ -327,7 +329,27 @@ impl Forward<'_> {
                 }
                 out
             }
-            Stmt::CopyFrom { dst, src, resize } => {
+            Stmt::CopyFrom {
+                dst,
+                src,
+                mode: CopyMode::Struct,
+            } => {
+                // Method syntax, as for the clone that saved it.
+                let (d, s) = (dst.primal(), src.primal());
+                let mut out = quote!((#d).clone_from(&#s););
+                if self.an.place_active(dst) {
+                    let td = dst.tangent();
+                    let ts = if self.an.place_active(src) {
+                        src.tangent()
+                    } else {
+                        quote!(__ad::zero_like(&#s))
+                    };
+                    out.extend(quote!((#td).clone_from(&#ts);));
+                }
+                out
+            }
+            Stmt::CopyFrom { dst, src, mode } => {
+                let resize = &(*mode == CopyMode::Resized);
                 let (d, s) = (dst.primal(), src.primal());
                 // `dst = src;` of whole buffers: `dst` (and its tangent) take `src`'s length.
                 let fit = |d: &TokenStream, s: &TokenStream| {

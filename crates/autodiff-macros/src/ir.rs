@@ -190,6 +190,21 @@ pub enum CopyKind {
     /// A value of the place's own type (`let p = s;` of a local array, a row copied
     /// whole): an array stays an array on the stack, where `to_vec` would allocate.
     SameType,
+    /// A clone of a whole struct, behind a reference or not (`__ad::snapshot(&*self)` in
+    /// a companion differentiated again).
+    Struct,
+}
+
+/// How a [`Stmt::CopyFrom`] copies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CopyMode {
+    /// Element by element, between places of one length.
+    Elements,
+    /// `dst = src;` between whole local buffers: `dst` takes `src`'s length first.
+    Resized,
+    /// A whole struct put back from its saved clone (`__ad::restore(&mut *self, saved)`
+    /// in a companion differentiated again).
+    Struct,
 }
 
 /// The right-hand side of a `let`.
@@ -255,8 +270,7 @@ pub enum Stmt {
     CopyFrom {
         dst: Place,
         src: Place,
-        /// `dst = src;` between whole local buffers: `dst` takes `src`'s length first.
-        resize: bool,
+        mode: CopyMode,
     },
     /// A call whose result is discarded.
     Call(Call),

@@ -147,6 +147,9 @@ pub struct Lowerer {
     scalar_refs: HashSet<String>,
     /// Parameters that are references to any other non-float type (`&mut Model`).
     struct_refs: HashSet<String>,
+    /// Those of them whose type names a struct (`&mut Model`, `&mut self`), not a slice
+    /// or an array.
+    named_struct_refs: HashSet<String>,
     /// Parameters that are references to `ndarray` arrays (`&Array2<f64>`): their shape
     /// methods (`a.dim()`, `a.nrows()`) carry no derivative.
     array_params: HashSet<String>,
@@ -160,6 +163,8 @@ pub struct Lowerer {
     struct_scrutinees: HashMap<String, TokenStream>,
     /// Locals holding a struct built in the body (`Op::StructLit`).
     struct_values: HashSet<String>,
+    /// Locals bound to what a call returned, with a struct's type written in the `let`.
+    struct_results: HashSet<String>,
     /// Locals holding the value of a `match` scrutinee that its arms bind whole.
     value_scrutinees: HashSet<String>,
     /// Parameters that are never differentiated (enums, `Option`s, integers, buffers of
@@ -290,10 +295,12 @@ impl Lowerer {
             companion: false,
             scalar_refs: struct_shaped_params(sig, true),
             struct_refs: struct_shaped_params(sig, false),
+            named_struct_refs: named_struct_params(sig),
             array_params: ndarray_params(sig),
             ranked_arrays: ndarray_ranks(sig),
             pattern_params: Vec::new(),
             struct_values: HashSet::default(),
+            struct_results: HashSet::default(),
             value_scrutinees: HashSet::default(),
             struct_scrutinees: HashMap::default(),
             inert_params: sig
@@ -345,10 +352,12 @@ impl Lowerer {
             companion: self.companion,
             scalar_refs: self.scalar_refs.clone(),
             struct_refs: self.struct_refs.clone(),
+            named_struct_refs: self.named_struct_refs.clone(),
             array_params: self.array_params.clone(),
             ranked_arrays: self.ranked_arrays.clone(),
             pattern_params: Vec::new(),
             struct_values: self.struct_values.clone(),
+            struct_results: self.struct_results.clone(),
             value_scrutinees: self.value_scrutinees.clone(),
             struct_scrutinees: self.struct_scrutinees.clone(),
             inert_params: self.inert_params.clone(),
@@ -629,11 +638,16 @@ impl Lowerer {
         let Ret::Ty(t) = &sig.ret else {
             return false;
         };
-        matches!(&**t, syn::Type::Path(tp) if tp.qself.is_none())
+        self.may_be_struct_type(t) && self.ret.is_none()
+    }
+
+    /// Whether `t` may name a struct: a path that is not a float, a vector of floats, an
+    /// integer or another type of the standard library.
+    fn may_be_struct_type(&self, t: &syn::Type) -> bool {
+        matches!(t, syn::Type::Path(tp) if tp.qself.is_none())
             && !crate::signature::is_float_type(t, &self.floats)
             && !crate::activity::clearly_not_float(t)
             && !self.is_float_vec(t)
-            && self.ret.is_none()
     }
 
     /// Whether the value a function ends with is a struct: one built in the body, or a
@@ -1076,7 +1090,7 @@ impl Lowerer {
             }
             if !mutable
                 && !self.companion
-                && is_iterator_chain(e)
+                && self.is_iterator_chain(e)
                 && !is_range_expr(e)
                 && self.mentions_locals(e)
             {
@@ -1152,6 +1166,15 @@ impl Lowerer {
                 return r;
             }
             self.bind_let(name, mutable, val, e.span())?;
+            // `let e: C = z.exp();`: the written type says that the call returned a
+            // struct, whose methods (`e.abs()`) are then the user's.
+            if let Some(ty) = &hint
+                && matches!(e, Expr::Call(_) | Expr::MethodCall(_))
+                && self.may_be_struct_type(ty)
+                && let Some(Binding::Var(v)) = self.lookup(&name.to_string())
+            {
+                self.struct_results.insert(v.to_string());
+            }
             if !mutable
                 && self.const_item(e).is_some()
                 && let Some(Binding::Var(v)) = self.lookup(&name.to_string())
@@ -1398,6 +1421,38 @@ impl Lowerer {
         }
         self.bind(name, Binding::Var(v));
         true
+    }
+
+    /// An iterator written as a chain of adapters (`x.iter().map(..)`), not yet consumed.
+    /// (A `move` closure in it would keep copies of what it captures, which reading the
+    /// chain again where it is consumed would not see.)
+    fn is_iterator_chain(&self, e: &Expr) -> bool {
+        let mut moves = false;
+        walk_idents(&e.to_token_stream(), &mut |id| moves |= id == "move");
+        !moves && matches!(strip(e), Expr::MethodCall(_)) && self.is_iterator(e)
+    }
+
+    /// Whether `e` is an iterator: adapters over a collection's `iter()` (or `chunks`,
+    /// `windows`, ..), over a range, over `std::iter` or `zip(..)`, or over an iterator
+    /// bound before. A method that shares an adapter's name (a struct's `take(&mut self,
+    /// ..)`) is a call whose result is kept, not a chain read again where it is used.
+    fn is_iterator(&self, e: &Expr) -> bool {
+        match strip(e) {
+            Expr::MethodCall(m) => match m.method.to_string().as_str() {
+                "iter" | "iter_mut" | "into_iter" | "chunks" | "chunks_exact" | "windows" => true,
+                name => is_chain_adapter(name) && self.is_iterator(&m.receiver),
+            },
+            Expr::Range(_) => true,
+            Expr::Call(c) => matches!(&*c.func, Expr::Path(p) if {
+                let names = path_names(&p.path);
+                names.iter().any(|n| n == "iter") || names.last().is_some_and(|n| n == "zip")
+            }),
+            Expr::Path(p) => p
+                .path
+                .get_ident()
+                .is_some_and(|id| matches!(self.lookup(&id.to_string()), Some(Binding::Iter(..)))),
+            _ => false,
+        }
     }
 
     /// Copies of the scalar locals that `body` mentions, bound under their names.
@@ -1889,7 +1944,7 @@ impl Lowerer {
                         self.emit(Stmt::CopyFrom {
                             dst: place,
                             src,
-                            resize: true,
+                            mode: CopyMode::Resized,
                         });
                         return Ok(());
                     }
@@ -2036,7 +2091,7 @@ impl Lowerer {
                 self.emit(Stmt::CopyFrom {
                     dst,
                     src,
-                    resize: false,
+                    mode: CopyMode::Elements,
                 });
                 Ok(())
             }
@@ -2499,6 +2554,12 @@ impl Lowerer {
     }
 
     /// A whole parameter that is a reference to a struct (not to floats or a scalar).
+    /// A whole struct: a parameter that refers to one, or one built in the function.
+    fn is_whole_struct(&self, p: &Place) -> bool {
+        self.is_struct_value(p)
+            || (p.is_whole() && self.named_struct_refs.contains(&p.base.to_string()))
+    }
+
     fn is_struct_ref(&self, p: &Place) -> bool {
         p.is_whole() && self.struct_refs.contains(&p.base.to_string())
     }
@@ -4870,7 +4931,7 @@ impl Lowerer {
             return self.lower_expr_hint(&e, hint);
         }
         // (A struct's own `sum` or `get` is the user's method.)
-        let on_struct = self.is_struct_receiver(&m.receiver);
+        let on_struct = self.is_struct_receiver(&m.receiver) || self.rooted_at_struct(&m.receiver);
         if matches!(name.as_str(), "sum" | "product" | "fold")
             && !on_struct
             && let Some(chain) = self.parse_chain(&m.receiver)?
@@ -4900,8 +4961,10 @@ impl Lowerer {
                 self.render(&Expr::MethodCall(m.clone())),
             )));
         }
+        // A struct's own `abs` or `exp` is the user's method.
         if let Some(arity) = math_arity(&name)
             && m.args.len() == arity
+            && !self.is_struct_local(&m.receiver)
         {
             let mut args = vec![self.lower_expr(&m.receiver)?];
             for a in &m.args {
@@ -4982,7 +5045,9 @@ impl Lowerer {
                 return unsupported(m, "`split_at` on this value");
             }
             "iter" | "iter_mut" | "into_iter" | "map" | "zip" | "enumerate" | "chunks"
-            | "chunks_exact" | "rev" | "step_by" | "copied" | "cloned" | "windows" | "filter" => {
+            | "chunks_exact" | "rev" | "step_by" | "copied" | "cloned" | "windows" | "filter"
+                if !self.is_struct_local(&m.receiver) =>
+            {
                 // A range of indices (a companion keeps its loops' ranges in locals).
                 let index_range = self.companion && is_index_range(&Expr::MethodCall(m.clone()));
                 // An iterator over a buffer of constants (`ks.iter()`, kept by a companion).
@@ -5140,6 +5205,33 @@ impl Lowerer {
             return true;
         }
         matches!(self.lookup(&name), Some(Binding::Var(v)) if self.struct_values.contains(&v.to_string()))
+    }
+
+    /// Whether `e` names a struct parameter (`&self` of a struct's method among them), a
+    /// struct built in the function or one a call returned (`let e: C = z.exp();`): a
+    /// value that is neither a float nor a buffer.
+    fn is_struct_local(&self, e: &Expr) -> bool {
+        let Expr::Path(p) = strip(strip_ref(e)) else {
+            return false;
+        };
+        p.path.get_ident().is_some_and(|id| {
+            let name = id.to_string();
+            (self.struct_refs.contains(&name) && !self.array_params.contains(&name))
+                || matches!(self.lookup(&name), Some(Binding::Var(v))
+                    if self.struct_values.contains(&v.to_string())
+                        || self.struct_results.contains(&v.to_string()))
+        })
+    }
+
+    /// Whether the receivers under `e`, method after method, start at a struct
+    /// (`z.rev()` of a struct `z`): `z.rev().sum()` is then the user's methods, not a
+    /// reduction of an iterator.
+    fn rooted_at_struct(&self, e: &Expr) -> bool {
+        let mut e = strip(e);
+        while let Expr::MethodCall(m) = e {
+            e = strip(&m.receiver);
+        }
+        self.is_struct_local(e)
     }
 
     /// Whether `e` is `self`, a struct parameter, a field or an element: a receiver whose
@@ -5512,11 +5604,15 @@ impl Lowerer {
             ["__ad", "snapshot"] if c.args.len() == 1 => {
                 let inner = strip_borrow(&c.args[0]);
                 let place = self.lower_place(inner)?;
-                if self.is_struct_ref(&place) {
-                    return unsupported(c, "saving a struct behind a reference");
+                if self.is_whole_struct(&place) {
+                    let v = self.let_op(Op::CloneOf(place, CopyKind::Struct), c.span());
+                    if let Operand::Var(var) = &v {
+                        self.kinds.insert(var.to_string(), VarKind::Value);
+                    }
+                    return Ok(Some(Val::Op(v)));
                 }
-                if self.is_struct_value(&place) {
-                    return unsupported(c, "saving a struct built in the function");
+                if self.is_struct_ref(&place) {
+                    return unsupported(c, "saving this value behind a reference");
                 }
                 let copy: Expr = if is_scalar_place(&place, self) && !self.is_row(&place) {
                     inner.clone()
@@ -5529,11 +5625,21 @@ impl Lowerer {
                 let dst = strip_borrow(&c.args[0]);
                 let src = strip_clone(strip_borrow(&c.args[1]));
                 let place = self.lower_place(dst)?;
-                if self.is_struct_ref(&place) {
-                    return unsupported(c, "restoring a struct behind a reference");
+                if self.is_whole_struct(&place) {
+                    let src = match self.lower_expr(src)? {
+                        Val::Place(p, _) => p,
+                        Val::Op(Operand::Var(v)) => Place::local(v),
+                        _ => return unsupported(src, "this saved value"),
+                    };
+                    self.emit(Stmt::CopyFrom {
+                        dst: place,
+                        src,
+                        mode: CopyMode::Struct,
+                    });
+                    return Ok(Some(Val::Op(Operand::Lit(quote!(())))));
                 }
-                if self.is_struct_value(&place) {
-                    return unsupported(c, "restoring a struct built in the function");
+                if self.is_struct_ref(&place) {
+                    return unsupported(c, "restoring this value behind a reference");
                 }
                 if is_scalar_place(&place, self) && !self.is_row(&place) {
                     self.lower_expr(&syn::parse_quote!(#dst = #src))?;
@@ -5546,7 +5652,7 @@ impl Lowerer {
                     self.emit(Stmt::CopyFrom {
                         dst: place,
                         src,
-                        resize: false,
+                        mode: CopyMode::Elements,
                     });
                 }
                 Ok(Some(Val::Op(Operand::Lit(quote!(())))))
@@ -5571,7 +5677,7 @@ impl Lowerer {
                 self.emit(Stmt::CopyFrom {
                     dst,
                     src,
-                    resize: true,
+                    mode: CopyMode::Resized,
                 });
                 Ok(Some(Val::Op(Operand::Lit(quote!(())))))
             }
@@ -5787,7 +5893,7 @@ impl Lowerer {
             self.emit(Stmt::CopyFrom {
                 dst: part,
                 src: Place::local(copy),
-                resize: false,
+                mode: CopyMode::Elements,
             });
         }
         Ok(Val::Op(Operand::Var(var)))
@@ -6502,6 +6608,26 @@ fn struct_shaped_params(sig: &SigInfo, scalar: bool) -> HashSet<String> {
         .collect()
 }
 
+/// The parameters that are references to a struct named by a path (`&mut Model`, `&mut
+/// self`), not to a slice, an array or an `ndarray` array.
+fn named_struct_params(sig: &SigInfo) -> HashSet<String> {
+    let arrays = ndarray_params(sig);
+    struct_shaped_params(sig, false)
+        .into_iter()
+        .filter(|name| {
+            sig.params.iter().any(|p| {
+                p.name == name.as_str()
+                    && match &p.ty {
+                        Some(syn::Type::Reference(r)) => matches!(&*r.elem, syn::Type::Path(_)),
+                        // `&self`, `&mut self`.
+                        None => p.name == "self",
+                        Some(_) => false,
+                    }
+            }) && !arrays.contains(name)
+        })
+        .collect()
+}
+
 /// The parameters that are references to `ndarray` arrays.
 fn ndarray_params(sig: &SigInfo) -> HashSet<String> {
     sig.params
@@ -6816,15 +6942,6 @@ fn is_chain_adapter(name: &str) -> bool {
             | "skip"
             | "take"
     )
-}
-
-/// An iterator written as a chain of adapters (`x.iter().map(..)`), not yet consumed.
-/// (A `move` closure in it would keep copies of what it captures, which reading the chain
-/// again where it is consumed would not see.)
-fn is_iterator_chain(e: &Expr) -> bool {
-    let mut moves = false;
-    walk_idents(&e.to_token_stream(), &mut |id| moves |= id == "move");
-    !moves && matches!(strip(e), Expr::MethodCall(m) if is_chain_adapter(&m.method.to_string()))
 }
 
 /// An array or `vec![..]` literal whose elements are tuples (`[(0.5, 0.2), (1.0, -0.4)]`,

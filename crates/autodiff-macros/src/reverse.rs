@@ -740,7 +740,18 @@ impl<'a> Reverse<'a> {
                 rev.extend(restore);
                 (fwd, rev)
             }
-            Stmt::CopyFrom { dst, src, resize } => {
+            // Only in a companion differentiated again, whose code is transformed forward.
+            Stmt::CopyFrom {
+                mode: CopyMode::Struct,
+                ..
+            } => {
+                let e = quote!(::core::compile_error!(
+                    "restoring a whole struct is not supported in a reverse sweep"
+                ););
+                (e.clone(), e)
+            }
+            Stmt::CopyFrom { dst, src, mode } => {
+                let resize = &(*mode == CopyMode::Resized);
                 let (d, s) = (dst.primal(), src.primal());
                 let (record, restore) = if *resize {
                     // `dst = src;` of whole buffers: the old value is always recorded, since
