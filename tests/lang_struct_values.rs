@@ -251,6 +251,14 @@ impl Acc {
         self.k * v * v + self.s
     }
 
+    /// A nonlinear update: its reverse sweep needs the state before it (the caller
+    /// saves the whole struct around the call and puts it back).
+    #[differentiable]
+    fn grow(&mut self, v: f64) {
+        self.s *= (v * self.k).sin();
+        self.k += self.s * v;
+    }
+
     #[differentiable]
     fn dot(&self, o: &Acc) -> f64 {
         self.s * o.s + self.k * o.k
@@ -297,6 +305,27 @@ fn accumulated_o<D: Num>(x: &[D]) -> D {
     a_s + c_k * x[0] * x[0] + 1.0 + last * last * 2.0 + a_s
 }
 
+/// A struct value built from the input, changed by a nonlinear `&mut self` method in a
+/// loop.
+#[autodiff_forward(grown_fwd, Dual, Dual)]
+#[autodiff_reverse(grown_rev, Duplicated, Active)]
+fn grown(x: &[f64]) -> f64 {
+    let mut a = Acc { s: x[0], k: 1.5 };
+    for i in 0..x.len() {
+        a.grow(x[i]);
+    }
+    a.s * a.k
+}
+
+fn grown_o<D: Num>(x: &[D]) -> D {
+    let (mut s, mut k) = (x[0], c::<D>(1.5));
+    for &v in x {
+        s *= (v * k).sin();
+        k += s * v;
+    }
+    s * k
+}
+
 proptest! {
     #![proptest_config(config())]
 
@@ -328,6 +357,16 @@ proptest! {
     fn constant_struct_values_updated_by_methods((x, v, s0) in slice_case(-1.2, 1.2, 1..6, 0), s in seed()) {
         check_slice("accumulated", (&x, &v, &s0, s), accumulated, accumulated_fwd, accumulated_rev, accumulated_o::<Dual64>);
         check_hvp_of::<accumulated_rev>(&x, &v, accumulated_o);
+    }
+
+    #[test]
+    fn a_nonlinear_mut_self_method_on_a_struct_value(
+        case in slice_seed_case(-1.0, 1.0, 1..5),
+        w in dirs(5),
+    ) {
+        let (x, v, s0, s) = case;
+        check_slice("grown", (&x, &v, &s0, s), grown, grown_fwd, grown_rev, grown_o);
+        check_hvp_of::<grown_rev>(&x, &w, grown_o);
     }
 
     #[test]
