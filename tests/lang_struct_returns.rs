@@ -52,6 +52,22 @@ impl V2 {
         Self::new(self.x * c, self.y * c)
     }
 
+    /// Ends with another method's struct: its type is not taken for a float alias.
+    #[differentiable]
+    pub fn half(&self) -> V2 {
+        self.scale(0.5)
+    }
+
+    /// A struct chosen by `if`: one branch a call's, the other a literal.
+    #[differentiable]
+    pub fn pick(&self, o: &V2, c: bool) -> V2 {
+        if c {
+            self.add(o)
+        } else {
+            V2 { x: o.x, y: self.y }
+        }
+    }
+
     /// Calls into libm (its pullback keeps its forward state), and writes a member
     /// before it returns the struct.
     #[differentiable]
@@ -281,6 +297,46 @@ fn split_oracle<D: Num>(a: D, b: D) -> D {
     part * b + (left - rest) * c::<D>(10.0) + rest
 }
 
+/// Methods that end with another's struct or choose one by `if`; a struct built here
+/// assigned from a method of itself (`z = z.add(&z)`), and again in a loop from calls
+/// on a struct built in each pass.
+#[autodiff_forward(delegated_fwd, Dual, Dual, Dual)]
+#[autodiff_reverse(delegated_rev, Active, Active, Active)]
+fn delegated(a: f64, b: f64) -> f64 {
+    let v = V2 { x: a, y: b };
+    let h = v.half();
+    let p = v.pick(&h, a > 0.0);
+    let mut z = V2 { x: a, y: 1.0 };
+    z = z.add(&z);
+    let mut s = 0.0;
+    for i in 0..3 {
+        let jw = V2::new(0.0, 2.0);
+        let w = jw.add(&z);
+        z = z.add(&w).scale(0.5);
+        s += w.x * z.y + b * i as f64;
+    }
+    h.x * h.y + p.x * p.y + s
+}
+
+fn delegated_oracle<D: Num>(a: D, b: D) -> D {
+    let half = c::<D>(0.5);
+    let (hx, hy) = (a * half, b * half);
+    let (px, py) = if a.re() > 0.0 {
+        (a + hx, b + hy)
+    } else {
+        (hx, b)
+    };
+    let (mut zx, mut zy) = (a + a, c::<D>(2.0));
+    let mut s = D::zero();
+    for i in 0..3 {
+        let (wx, wy) = (zx, zy + c::<D>(2.0));
+        zx = (zx + wx) * half;
+        zy = (zy + wy) * half;
+        s += wx * zy + b * c::<D>(i as f64);
+    }
+    hx * hy + px * py + s
+}
+
 /// `calls`, `matched` and `copied` on a slice, for their Hessian-vector products.
 #[autodiff_reverse(calls_on_slice_rev, Duplicated, Active)]
 fn calls_on_slice(x: &[f64]) -> f64 {
@@ -295,6 +351,11 @@ fn matched_on_slice(x: &[f64]) -> f64 {
 #[autodiff_reverse(copied_on_slice_rev, Duplicated, Active)]
 fn copied_on_slice(x: &[f64]) -> f64 {
     copied(x[0], x[1])
+}
+
+#[autodiff_reverse(delegated_on_slice_rev, Duplicated, Active)]
+fn delegated_on_slice(x: &[f64]) -> f64 {
+    delegated(x[0], x[1])
 }
 
 #[autodiff_reverse(split_on_slice_rev, Duplicated, Active)]
@@ -318,6 +379,7 @@ proptest! {
         });
         check_hvp_of::<copied_on_slice_rev>(&x, &v, |d| copied_oracle(d[0], d[1]));
         check_hvp_of::<split_on_slice_rev>(&x, &v, |d| split_oracle(d[0], d[1]));
+        check_hvp_of::<delegated_on_slice_rev>(&x, &v, |d| delegated_oracle(d[0], d[1]));
         let (y, w, _) = case;
         check_hvp_of::<carried_rev>(&y, &w, carried_oracle);
     }
@@ -341,6 +403,22 @@ proptest! {
         s in seed(),
     ) {
         check2("split", ([x[0], x[1]], [v[0], v[1]], s), split, split_fwd, split_rev, split_oracle);
+    }
+
+    #[test]
+    fn struct_results_of_methods_that_delegate_or_choose(
+        x in vecf(-1.5, 1.5, 2),
+        v in dirs(2),
+        s in seed(),
+    ) {
+        check2(
+            "delegated",
+            ([x[0], x[1]], [v[0], v[1]], s),
+            delegated,
+            delegated_fwd,
+            delegated_rev,
+            delegated_oracle,
+        );
     }
 
     #[test]

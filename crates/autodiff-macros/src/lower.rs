@@ -668,20 +668,7 @@ impl Lowerer {
     /// Whether the local `t` holds what a call returned (a value of any type: a float, a
     /// vector, a struct), in one of the blocks open here.
     fn is_call_result(&self, t: &Ident) -> bool {
-        self.out.iter().any(|b| {
-            b.iter().any(|s| match s {
-                Stmt::Let { var, op, .. } if var == t => match op {
-                    Op::Call(_) => true,
-                    // A call with constant arguments, kept as written.
-                    Op::Inactive(toks) => matches!(
-                        syn::parse2::<Expr>(toks.clone()),
-                        Ok(Expr::Call(_) | Expr::MethodCall(_))
-                    ),
-                    _ => false,
-                },
-                _ => false,
-            })
-        })
+        self.out.iter().any(|b| binds_call_result(b, t))
     }
 
     /// Whether the local `t` holds a call's result, a part of one (`let p =
@@ -2915,11 +2902,31 @@ impl Lowerer {
             }
             _ => return Err(syn::Error::new(span, missing)),
         };
-        // Two structs of one shape (`if c { V2 { .. } } else { V2 { .. } }`): the `if`
-        // produces their members, from which the struct is built after it.
-        let shape = self
-            .struct_shape(&then_b, &tv)
-            .filter(|s| Some(s) == self.struct_shape(&else_b, &ev).as_ref());
+        // Two structs of one shape (`if c { V2 { .. } } else { V2 { .. } }`), or one
+        // and a struct a call returned (`if c { a.add(&b) } else { V2 { .. } }`): the
+        // `if` produces their members, from which the struct is built after it.
+        let (then_shape, else_shape) = (
+            self.struct_shape(&then_b, &tv),
+            self.struct_shape(&else_b, &ev),
+        );
+        let call_struct = |b: &Block, v: &Val| match v {
+            Val::Op(Operand::Var(t)) if binds_call_result(b, t) || self.is_call_result(t) => {
+                Some(Val::Place(Place::local(t.clone()), false))
+            }
+            _ => None,
+        };
+        let (shape, tv, ev) = match (then_shape, else_shape) {
+            (Some(a), Some(b)) if a == b => (Some(a), tv, ev),
+            (Some(a), None) if call_struct(&else_b, &ev).is_some() => {
+                let ev = call_struct(&else_b, &ev).expect("a call's struct");
+                (Some(a), tv, ev)
+            }
+            (None, Some(b)) if call_struct(&then_b, &tv).is_some() => {
+                let tv = call_struct(&then_b, &tv).expect("a call's struct");
+                (Some(b), tv, ev)
+            }
+            _ => (None, tv, ev),
+        };
         let (tv, ev) = match &shape {
             Some((_, members)) => (
                 struct_member_places(&tv, members),
@@ -6297,6 +6304,22 @@ fn type_constant_fill(e: &mut Expr, elem: &syn::Type) -> bool {
 
 /// The members of the struct `v` names, as places (`v.x`, `v.y`), in the order of
 /// `members`.
+/// Whether `b` binds `t` to what a call returned.
+fn binds_call_result(b: &Block, t: &Ident) -> bool {
+    b.iter().any(|s| match s {
+        Stmt::Let { var, op, .. } if var == t => match op {
+            Op::Call(_) => true,
+            // A call with constant arguments, kept as written.
+            Op::Inactive(toks) => matches!(
+                syn::parse2::<Expr>(toks.clone()),
+                Ok(Expr::Call(_) | Expr::MethodCall(_))
+            ),
+            _ => false,
+        },
+        _ => false,
+    })
+}
+
 fn struct_member_places(v: &Val, members: &[syn::Member]) -> Val {
     let Val::Place(p, m) = v else {
         return v.clone();

@@ -405,6 +405,9 @@ fn struct_names(sig: &Signature, body: &syn::Block) -> HashSet<String> {
     }
     let mut names = Names(HashSet::default());
     syn::visit::Visit::visit_block(&mut names, body);
+    if let Some(name) = delegated_struct_name(sig, body) {
+        names.0.insert(name);
+    }
     for input in &sig.inputs {
         if let FnArg::Typed(pt) = input
             && let Type::Reference(r) = &*pt.ty
@@ -415,6 +418,43 @@ fn struct_names(sig: &Signature, body: &syn::Block) -> HashSet<String> {
         }
     }
     names.0
+}
+
+/// The result type's name of a function that ends by returning what a user function or
+/// method returns (`fn half(&self) -> V2 { self.scale(0.5) }`): a struct's, unless it is
+/// a name that float aliases commonly have (`type Scalar = f64;`), or of one letter (a
+/// float type parameter's).
+fn delegated_struct_name(sig: &Signature, body: &syn::Block) -> Option<String> {
+    let ReturnType::Type(_, ty) = &sig.output else {
+        return None;
+    };
+    let Type::Path(tp) = &**ty else {
+        return None;
+    };
+    let name = tp.path.get_ident()?.to_string();
+    let float_alias = matches!(
+        name.as_str(),
+        "Real" | "Scalar" | "Float" | "Fp" | "Flt" | "Num" | "Number" | "Precision" | "Double"
+    );
+    if name.len() == 1 || float_alias || is_builtin_type_name(&name) {
+        return None;
+    }
+    let delegates = match body.stmts.last() {
+        Some(syn::Stmt::Expr(syn::Expr::Call(c), None)) => {
+            matches!(&*c.func, syn::Expr::Path(p) if p.qself.is_none())
+        }
+        Some(syn::Stmt::Expr(syn::Expr::MethodCall(m), None)) => {
+            let method = m.method.to_string();
+            crate::builtins::math_arity(&method).is_none()
+                && !crate::builtins::is_inert_method(&method)
+                && !matches!(
+                    method.as_str(),
+                    "sum" | "product" | "fold" | "powi" | "powf"
+                )
+        }
+        _ => false,
+    };
+    delegates.then_some(name)
 }
 
 pub fn analyse(sig: &Signature) -> syn::Result<SigInfo> {
