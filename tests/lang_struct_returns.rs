@@ -5,7 +5,10 @@
 //! (whose pullback keeps its forward state), generic over the float type, a tuple struct,
 //! with an integer member; the caller binds the result, reads its members, calls its
 //! methods, passes it on by reference, builds it from constants, and assigns it again in
-//! a loop (`acc = acc.add(..)`). Named companions of such a function take the seed as
+//! a loop (`acc = acc.add(..)`). Methods that end with another method's struct, choose
+//! one by `if` between a literal and a call, or change their receiver (`take(&mut self,
+//! ..)`, named as an iterator adapter) are called once per call in the source. Named
+//! companions of such a function take the seed as
 //! `&V2` and return `(V2, V2)`. Checked against num-dual in both modes, and under forward
 //! over reverse (H·v) against `HyperDual64`.
 
