@@ -446,6 +446,32 @@ fn outer_fill_o<N: Num>(x: &[N]) -> N {
     total
 }
 
+/// A local updated by itself (`t *= t`, `y /= y`), in a loop and after it.
+#[autodiff_forward(self_updated_fwd, Dual, Dual)]
+#[autodiff_reverse(self_updated_rev, Duplicated, Active)]
+fn self_updated(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        let mut t = x[i];
+        t *= t;
+        s += t;
+    }
+    let mut y = s + 1.0;
+    y /= y;
+    let mut z = x[0];
+    z += z;
+    z -= 0.5;
+    z *= z;
+    s * y + z
+}
+
+fn self_updated_o<N: Num>(x: &[N]) -> N {
+    let s = x.iter().fold(N::zero(), |s, v| s + *v * *v);
+    let z = x[0] + x[0] - c::<N>(0.5);
+    // `y / y` is one, and so is its derivative zero.
+    s + z * z
+}
+
 fn case(
     points: std::ops::Range<usize>,
 ) -> impl Strategy<Value = (Vec<f64>, Vec<f64>, Vec<f64>, f64)> {
@@ -457,6 +483,12 @@ fn case(
 
 proptest! {
     #![proptest_config(config())]
+
+    #[test]
+    fn a_local_updated_by_itself(((x, v, s0), seed) in (slice_case(-1.0, 1.0, 1..6, 0), seed())) {
+        check_slice("self_updated", (&x, &v, &s0, seed), self_updated, self_updated_fwd, self_updated_rev, self_updated_o);
+        check_hvp_of::<self_updated_rev>(&x, &v, self_updated_o);
+    }
 
     #[test]
     fn buffer_overwritten_then_updated((x, v, s0, seed) in case(1..5)) {

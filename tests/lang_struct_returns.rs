@@ -340,6 +340,31 @@ fn delegated_oracle<D: Num>(a: D, b: D) -> D {
     hx * hy + px * py + s
 }
 
+/// A call's struct bound with `let mut` and changed member by member, in a loop.
+#[autodiff_forward(changed_fwd, Dual, Dual)]
+#[autodiff_reverse(changed_rev, Duplicated, Active)]
+fn changed(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        let v = V2 { x: x[i], y: s };
+        let mut c = v.scale(2.0);
+        c.x *= x[0];
+        c.y += c.x.sin();
+        s += c.x * c.y;
+    }
+    s
+}
+
+fn changed_oracle<D: Num>(x: &[D]) -> D {
+    let mut s = D::zero();
+    for &v in x {
+        let cx = v * c::<D>(2.0) * x[0];
+        let cy = s * c::<D>(2.0) + cx.sin();
+        s += cx * cy;
+    }
+    s
+}
+
 /// `calls`, `matched` and `copied` on a slice, for their Hessian-vector products.
 #[autodiff_reverse(calls_on_slice_rev, Duplicated, Active)]
 fn calls_on_slice(x: &[f64]) -> f64 {
@@ -385,6 +410,7 @@ proptest! {
         check_hvp_of::<delegated_on_slice_rev>(&x, &v, |d| delegated_oracle(d[0], d[1]));
         let (y, w, _) = case;
         check_hvp_of::<carried_rev>(&y, &w, carried_oracle);
+        check_hvp_of::<changed_rev>(&y, &w, changed_oracle);
     }
 
     #[test]
@@ -434,6 +460,12 @@ proptest! {
             calls_rev,
             calls_oracle,
         );
+    }
+
+    #[test]
+    fn a_struct_result_changed_member_by_member(case in slice_seed_case(-1.0, 1.0, 1..6)) {
+        let (x, v, s0, s) = case;
+        check_slice("changed", (&x, &v, &s0, s), changed, changed_fwd, changed_rev, changed_oracle);
     }
 
     #[test]

@@ -524,3 +524,27 @@ fn a_user_method_named_like_an_integer_method() {
     let (y, dx) = d_scaled_square(&s, &mut ds, 2.0, 1.0);
     assert_eq!((y, dx, ds.k), (16.0, 16.0, 4.0));
 }
+
+#[differentiable]
+fn square(x: f64) -> f64 {
+    x * x
+}
+
+/// A float local that takes a struct parameter's name (`let mut s = square(x)` after
+/// `s.k` was read) stays a float.
+#[autodiff_forward(shadowed_param_fwd, Const, Dual, Dual)]
+#[autodiff_reverse(shadowed_param_rev, Const, Active, Active)]
+fn shadowed_param(s: &Scale, x: f64) -> f64 {
+    let k = s.k;
+    let mut s = square(x);
+    s *= k;
+    s + 1.0
+}
+
+#[test]
+fn a_float_local_named_as_a_struct_parameter() {
+    let s = Scale { k: 3.0 };
+    // 3x² + 1 at x = 2: 13, derivative 6x = 12.
+    assert_eq!(shadowed_param_fwd(&s, 2.0, 1.0), (13.0, 12.0));
+    assert_eq!(shadowed_param_rev(&s, 2.0, 1.0), (13.0, 12.0));
+}

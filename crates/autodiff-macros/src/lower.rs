@@ -165,6 +165,9 @@ pub struct Lowerer {
     struct_values: HashSet<String>,
     /// Locals bound to what a call returned, with a struct's type written in the `let`.
     struct_results: HashSet<String>,
+    /// Names whose named members the body reads or writes (`c.x`): structs, where a
+    /// call's result is bound to one.
+    field_owners: HashSet<String>,
     /// Locals holding the value of a `match` scrutinee that its arms bind whole.
     value_scrutinees: HashSet<String>,
     /// Parameters that are never differentiated (enums, `Option`s, integers, buffers of
@@ -301,6 +304,7 @@ impl Lowerer {
             pattern_params: Vec::new(),
             struct_values: HashSet::default(),
             struct_results: HashSet::default(),
+            field_owners: HashSet::default(),
             value_scrutinees: HashSet::default(),
             struct_scrutinees: HashMap::default(),
             inert_params: sig
@@ -358,6 +362,7 @@ impl Lowerer {
             pattern_params: Vec::new(),
             struct_values: self.struct_values.clone(),
             struct_results: self.struct_results.clone(),
+            field_owners: self.field_owners.clone(),
             value_scrutinees: self.value_scrutinees.clone(),
             struct_scrutinees: self.struct_scrutinees.clone(),
             inert_params: self.inert_params.clone(),
@@ -528,6 +533,7 @@ impl Lowerer {
     ) -> Result<(Body, HashMap<String, VarKind>)> {
         let has_return = contains_return(body);
         self.matrices = indexed_twice(&quote!(#body));
+        self.field_owners = field_owners(sig, body);
         // `use`, `const` and `static` items carry no derivative: each generated function
         // declares them first, wherever the user wrote them (an item is visible in its
         // whole block, and the reverse sweep of a nested block is a block of its own).
@@ -1321,6 +1327,18 @@ impl Lowerer {
             }
             Val::Tuple(_) => unsupported_at(span, "a mutable tuple binding"),
             Val::Op(Operand::Var(t)) if !mutable && self.rename_last_let(&t, name) => Ok(()),
+            // `let mut c = v.scale(2.0);` of a struct (whose type the `let` may write): a
+            // clone of the call's struct, whose shadow is a struct too, not a float.
+            Val::Op(Operand::Var(t))
+                if mutable
+                    && self.binds_last_call(&t)
+                    && self.field_owners.contains(&name.to_string()) =>
+            {
+                let v = self.new_var_unbound(name, VarKind::Buffer);
+                self.emit_owned(&v, true, Op::CloneOf(Place::local(t), CopyKind::Struct));
+                self.bind(name, Binding::Var(v));
+                Ok(())
+            }
             Val::Op(o) => {
                 let kind = o
                     .var()
@@ -1379,6 +1397,12 @@ impl Lowerer {
 
     /// When the last statement defines the temporary `t`, names it after the user's
     /// binding instead of copying it.
+    /// Whether the last statement binds `t` to a call's result.
+    fn binds_last_call(&self, t: &Ident) -> bool {
+        matches!(self.out.last().and_then(|b| b.last()),
+            Some(Stmt::Let { var, op: Op::Call(_), .. }) if var == t)
+    }
+
     fn rename_last_let(&mut self, t: &Ident, name: &Ident) -> bool {
         let Some(Stmt::Let {
             var,
@@ -1948,7 +1972,15 @@ impl Lowerer {
                 let kind = compound_kind(&b.op).unwrap();
                 let place = self.lower_place(&b.left)?;
                 let v = self.lower_value_operand(&b.right)?;
-                let val = self.operand(v, b.right.span())?;
+                let mut val = self.operand(v, b.right.span())?;
+                // `y *= y`: the reverse sweep reads the value before the update, which a
+                // copy keeps (the local itself then holds the value after).
+                if let Operand::Var(v) = &val
+                    && place.is_whole()
+                    && place.base == *v
+                {
+                    val = self.let_op(Op::Use(val.clone()), b.right.span());
+                }
                 self.emit(Stmt::Assign { place, kind, val });
                 Ok(())
             }
@@ -5013,6 +5045,18 @@ impl Lowerer {
                         });
                         Ok(Val::Place(Place::local(var), false))
                     }
+                    // A companion's mutable copy of a call's struct (`let mut c =
+                    // (t).clone();`), differentiated again.
+                    Val::Op(Operand::Var(t)) if self.companion && self.holds_call_value(&t) => {
+                        let var = self.fresh("copy", span);
+                        self.kinds.insert(var.to_string(), VarKind::Buffer);
+                        self.emit(Stmt::Let {
+                            var: var.clone(),
+                            mutable: false,
+                            op: Op::CloneOf(Place::local(t), CopyKind::Struct),
+                        });
+                        Ok(Val::Place(Place::local(var), false))
+                    }
                     v => Ok(v),
                 };
             }
@@ -6304,6 +6348,38 @@ fn type_constant_fill(e: &mut Expr, elem: &syn::Type) -> bool {
 
 /// The members of the struct `v` names, as places (`v.x`, `v.y`), in the order of
 /// `members`.
+/// The names whose named members `body` reads or writes (`c.x`, `c.x *= 2.0`), left
+/// out those the function also binds otherwise (a parameter, a second `let`, a pattern),
+/// which could be a float of the same name.
+fn field_owners(sig: &SigInfo, body: &syn::Block) -> HashSet<String> {
+    #[derive(Default)]
+    struct Owners {
+        owners: HashSet<String>,
+        bound: HashMap<String, usize>,
+    }
+    impl<'a> syn::visit::Visit<'a> for Owners {
+        fn visit_expr_field(&mut self, f: &'a syn::ExprField) {
+            if let (syn::Member::Named(_), Expr::Path(p)) = (&f.member, strip(&f.base))
+                && let Some(id) = p.path.get_ident()
+            {
+                self.owners.insert(id.to_string());
+            }
+            syn::visit::visit_expr_field(self, f);
+        }
+        fn visit_pat_ident(&mut self, p: &'a syn::PatIdent) {
+            *self.bound.entry(p.ident.to_string()).or_default() += 1;
+            syn::visit::visit_pat_ident(self, p);
+        }
+    }
+    let mut v = Owners::default();
+    syn::visit::Visit::visit_block(&mut v, body);
+    let params: HashSet<String> = sig.params.iter().map(|p| p.name.to_string()).collect();
+    v.owners
+        .into_iter()
+        .filter(|n| !params.contains(n) && v.bound.get(n).copied().unwrap_or(0) <= 1)
+        .collect()
+}
+
 /// Whether `b` binds `t` to what a call returned.
 fn binds_call_result(b: &Block, t: &Ident) -> bool {
     b.iter().any(|s| match s {

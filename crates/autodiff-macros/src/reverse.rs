@@ -1110,6 +1110,10 @@ impl<'a> Reverse<'a> {
                 }
                 out
             }
+            Op::CloneOf(p, CopyKind::Struct) if self.an.place_active(p) => {
+                let a = p.adjoint();
+                quote!(__ad::add_into(&mut #a, &#g);)
+            }
             Op::CloneOf(p, _) if self.an.place_active(p) => {
                 let a = p.adjoint();
                 quote!(__ad::add_into(&mut #a[..], &#g[..]);)
