@@ -5676,36 +5676,26 @@ impl Lowerer {
                 let dst = strip_borrow(&c.args[0]);
                 let src = strip_clone(strip_borrow(&c.args[1]));
                 let place = self.lower_place(dst)?;
-                if self.is_whole_struct(&place) {
-                    let src = match self.lower_expr(src)? {
-                        Val::Place(p, _) => p,
-                        Val::Op(Operand::Var(v)) => Place::local(v),
-                        _ => return unsupported(src, "this saved value"),
-                    };
-                    self.emit(Stmt::CopyFrom {
-                        dst: place,
-                        src,
-                        mode: CopyMode::Struct,
-                    });
-                    return Ok(Some(Val::Op(Operand::Lit(quote!(())))));
-                }
-                if self.is_struct_ref(&place) {
+                let mode = if self.is_whole_struct(&place) {
+                    CopyMode::Struct
+                } else if self.is_struct_ref(&place) {
                     return unsupported(c, "restoring this value behind a reference");
-                }
-                if is_scalar_place(&place, self) && !self.is_row(&place) {
+                } else if is_scalar_place(&place, self) && !self.is_row(&place) {
                     self.lower_expr(&syn::parse_quote!(#dst = #src))?;
+                    return Ok(Some(Val::Op(Operand::Lit(quote!(())))));
                 } else {
-                    let src = match self.lower_expr(src)? {
-                        Val::Place(p, _) => p,
-                        Val::Op(Operand::Var(v)) => Place::local(v),
-                        _ => return unsupported(src, "this saved value"),
-                    };
-                    self.emit(Stmt::CopyFrom {
-                        dst: place,
-                        src,
-                        mode: CopyMode::Elements,
-                    });
-                }
+                    CopyMode::Elements
+                };
+                let src = match self.lower_expr(src)? {
+                    Val::Place(p, _) => p,
+                    Val::Op(Operand::Var(v)) => Place::local(v),
+                    _ => return unsupported(src, "this saved value"),
+                };
+                self.emit(Stmt::CopyFrom {
+                    dst: place,
+                    src,
+                    mode,
+                });
                 Ok(Some(Val::Op(Operand::Lit(quote!(())))))
             }
             // `h = out;` between whole vectors of different lengths: `h` (or its adjoint)
