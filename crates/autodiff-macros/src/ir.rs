@@ -190,8 +190,9 @@ pub enum CopyKind {
     /// A value of the place's own type (`let p = s;` of a local array, a row copied
     /// whole): an array stays an array on the stack, where `to_vec` would allocate.
     SameType,
-    /// A clone of a whole struct, behind a reference or not (`__ad::snapshot(&*self)` in
-    /// a companion differentiated again).
+    /// A clone of a whole struct, behind a reference or not: `let mut c = v.scale(2.0);`
+    /// of a call's struct, and `__ad::snapshot(&*self)` in a companion differentiated
+    /// again.
     Struct,
 }
 
