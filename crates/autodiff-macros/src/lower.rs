@@ -1395,14 +1395,14 @@ impl Lowerer {
         self.bind(name, Binding::Var(v));
     }
 
-    /// When the last statement defines the temporary `t`, names it after the user's
-    /// binding instead of copying it.
     /// Whether the last statement binds `t` to a call's result.
     fn binds_last_call(&self, t: &Ident) -> bool {
         matches!(self.out.last().and_then(|b| b.last()),
             Some(Stmt::Let { var, op: Op::Call(_), .. }) if var == t)
     }
 
+    /// When the last statement defines the temporary `t`, names it after the user's
+    /// binding instead of copying it.
     fn rename_last_let(&mut self, t: &Ident, name: &Ident) -> bool {
         let Some(Stmt::Let {
             var,
@@ -2572,13 +2572,13 @@ impl Lowerer {
         }
     }
 
-    /// A whole parameter that is a reference to a struct (not to floats or a scalar).
     /// A whole struct: a parameter that refers to one, or one built in the function.
     fn is_whole_struct(&self, p: &Place) -> bool {
         self.is_struct_value(p)
             || (p.is_whole() && self.named_struct_refs.contains(&p.base.to_string()))
     }
 
+    /// A whole parameter that is a reference to a struct (not to floats or a scalar).
     fn is_struct_ref(&self, p: &Place) -> bool {
         p.is_whole() && self.struct_refs.contains(&p.base.to_string())
     }
@@ -2949,14 +2949,14 @@ impl Lowerer {
         };
         let (shape, tv, ev) = match (then_shape, else_shape) {
             (Some(a), Some(b)) if a == b => (Some(a), tv, ev),
-            (Some(a), None) if call_struct(&else_b, &ev).is_some() => {
-                let ev = call_struct(&else_b, &ev).expect("a call's struct");
-                (Some(a), tv, ev)
-            }
-            (None, Some(b)) if call_struct(&then_b, &tv).is_some() => {
-                let tv = call_struct(&then_b, &tv).expect("a call's struct");
-                (Some(b), tv, ev)
-            }
+            (Some(a), None) => match call_struct(&else_b, &ev) {
+                Some(ev) => (Some(a), tv, ev),
+                None => (None, tv, ev),
+            },
+            (None, Some(b)) => match call_struct(&then_b, &tv) {
+                Some(tv) => (Some(b), tv, ev),
+                None => (None, tv, ev),
+            },
             _ => (None, tv, ev),
         };
         let (tv, ev) = match &shape {
@@ -5245,17 +5245,7 @@ impl Lowerer {
         let Expr::Path(p) = strip(strip_ref(e)) else {
             return false;
         };
-        let Some(id) = p.path.get_ident() else {
-            return false;
-        };
-        let name = id.to_string();
-        if self.array_params.contains(&name) {
-            return false;
-        }
-        if name == "self" || self.struct_refs.contains(&name) {
-            return true;
-        }
-        matches!(self.lookup(&name), Some(Binding::Var(v)) if self.struct_values.contains(&v.to_string()))
+        p.path.is_ident("self") || self.is_struct_local(e)
     }
 
     /// Whether `e` names a struct parameter (`&self` of a struct's method among them), a
@@ -6181,7 +6171,7 @@ fn is_panic_macro(m: &syn::Macro) -> bool {
 }
 
 /// The names of a path's segments, without generic arguments.
-fn path_names(p: &syn::Path) -> Vec<String> {
+pub(crate) fn path_names(p: &syn::Path) -> Vec<String> {
     p.segments.iter().map(|s| s.ident.to_string()).collect()
 }
 
@@ -6336,8 +6326,6 @@ fn type_constant_fill(e: &mut Expr, elem: &syn::Type) -> bool {
     }
 }
 
-/// The members of the struct `v` names, as places (`v.x`, `v.y`), in the order of
-/// `members`.
 /// The names whose named members `body` reads or writes (`c.x`, `c.x *= 2.0`), left
 /// out those the function also binds otherwise (a parameter, a second `let`, a pattern),
 /// which could be a float of the same name.
@@ -6386,6 +6374,8 @@ fn binds_call_result(b: &Block, t: &Ident) -> bool {
     })
 }
 
+/// The members of the struct `v` names, as places (`v.x`, `v.y`), in the order of
+/// `members`.
 fn struct_member_places(v: &Val, members: &[syn::Member]) -> Val {
     let Val::Place(p, m) = v else {
         return v.clone();

@@ -383,13 +383,7 @@ fn struct_names(sig: &Signature, body: &syn::Block) -> HashSet<String> {
             if let syn::Expr::Path(p) = &*c.func
                 && p.qself.is_none()
             {
-                let names: Vec<String> = p
-                    .path
-                    .segments
-                    .iter()
-                    .map(|s| s.ident.to_string())
-                    .collect();
-                match names.as_slice() {
+                match crate::lower::path_names(&p.path).as_slice() {
                     [ty, _] if ty.len() > 1 => {
                         self.0.insert(ty.clone());
                     }

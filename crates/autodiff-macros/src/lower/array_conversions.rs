@@ -60,12 +60,7 @@ impl Lowerer {
         let Expr::Path(p) = strip(&c.func) else {
             return None;
         };
-        let segs: Vec<String> = p
-            .path
-            .segments
-            .iter()
-            .map(|s| s.ident.to_string())
-            .collect();
+        let segs = path_names(&p.path);
         let is_from_fn =
             segs.len() >= 2 && segs[segs.len() - 1] == "from_fn" && segs[segs.len() - 2] == "array";
         if !is_from_fn || c.args.len() != 1 {
