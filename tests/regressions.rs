@@ -548,3 +548,24 @@ fn a_float_local_named_as_a_struct_parameter() {
     assert_eq!(shadowed_param_fwd(&s, 2.0, 1.0), (13.0, 12.0));
     assert_eq!(shadowed_param_rev(&s, 2.0, 1.0), (13.0, 12.0));
 }
+
+type Idx = usize;
+
+/// A conversion to an integer type named by an alias picks an element, as `as usize`
+/// does (a float alias is refused: `tests/ui/cast_to_float_alias.rs`).
+#[autodiff_forward(picked_fwd, Dual, Dual)]
+#[autodiff_reverse(picked_rev, Duplicated, Active)]
+fn picked(x: &[f64]) -> f64 {
+    let k = (x[0].abs() * 2.0) as Idx % x.len();
+    x[k] * x[1]
+}
+
+#[test]
+fn a_conversion_to_an_integer_alias() {
+    // x[0] = 1.2: k = 2, f = x[2]·x[1].
+    let x = [1.2, 3.0, -0.5];
+    assert_eq!(picked_fwd(&x, &[0.0, 1.0, 2.0]), (-1.5, -0.5 + 6.0));
+    let mut g = [0.0; 3];
+    assert_eq!(picked_rev(&x, &mut g, 1.0), -1.5);
+    assert_eq!(g, [0.0, -0.5, 3.0]);
+}

@@ -33,6 +33,31 @@ integer_member!(
     usize, isize, u8, u16, u32, u64, u128, i8, i16, i32, i64, i128
 );
 
+/// The target of a conversion with `as` to a type named by an alias (`v as Idx` with
+/// `type Idx = usize;`), which the macros cannot see: an integer, whose value carries no
+/// derivative. A float alias is refused at compile time, since its derivative would be
+/// dropped.
+#[diagnostic::on_unimplemented(
+    message = "a conversion with `as` to another name of `{Self}` in differentiated code",
+    label = "this names `{Self}`, which the macros cannot see from the name: its derivative would be dropped",
+    note = "write `as {Self}` so that the conversion carries its derivative"
+)]
+pub trait IntegerTarget: Copy + 'static {}
+
+macro_rules! integer_target {
+    ($($t:ty),*) => {$( impl IntegerTarget for $t {} )*};
+}
+integer_target!(
+    usize, isize, u8, u16, u32, u64, u128, i8, i16, i32, i64, i128
+);
+
+/// `v as T` for a type `T` named by an alias, which must be an integer type (see
+/// [`IntegerTarget`]).
+#[inline(always)]
+pub fn integer_as<T: IntegerTarget, S: num_traits::AsPrimitive<T>>(v: S) -> T {
+    v.as_()
+}
+
 /// `member as T` of an integer member of a struct (`self.n as f64`): the value, which has
 /// no derivative. The shadow of a struct holds whatever the caller put in its integer
 /// members (often a copy of the count), so this conversion must not be differentiated as

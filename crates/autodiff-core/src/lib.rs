@@ -101,7 +101,8 @@ pub mod __private {
         window_size, zero_like,
     };
     pub use crate::conversions::{
-        Convertible, IntegerMember, add_cast, cast_tangent, cast_to, member_as,
+        Convertible, IntegerMember, IntegerTarget, add_cast, cast_tangent, cast_to, integer_as,
+        member_as,
     };
     pub use crate::difffn::{
         BufferCell, CapturedBuffer, DiffFn, ForwardFn, ReverseFn, cell_add, cell_take,
@@ -112,6 +113,7 @@ pub mod __private {
         offer_nested_rule, request_nested_rule,
     };
     pub use crate::partials as d;
+    pub use crate::partials::rem_partial;
     pub use crate::protocol::{
         Discard, NoDerivative, ScalarSink, ScalarTangent, Scratch, SliceShadow, SliceTangent,
         StructCotangent, StructSeed, StructShadow, StructShadowMut, UnitForward, Zero,

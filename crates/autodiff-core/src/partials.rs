@@ -251,3 +251,39 @@ mod tests {
         assert_eq!(mul_add(2.0, 3.0, 4.0, 10.0), (3.0, 2.0, 1.0));
     }
 }
+
+/// A value of `a % b` whose type the macros cannot see: a float, whose remainder has a
+/// derivative, or an integer (a count in a struct), whose has none.
+pub trait Remainder: Copy {
+    /// `∂(self % divisor) / ∂divisor`: `-trunc(self / divisor)` for a float (the
+    /// remainder is `self - trunc(self / divisor) · divisor`; its partial in `self` is 1),
+    /// zero for an integer.
+    fn rem_partial(self, divisor: Self) -> Self;
+}
+
+impl<T: Real> Remainder for T {
+    #[inline(always)]
+    fn rem_partial(self, divisor: T) -> T {
+        -(self / divisor).trunc()
+    }
+}
+
+macro_rules! integer_remainder {
+    ($($t:ty),*) => {$(
+        impl Remainder for $t {
+            #[inline(always)]
+            fn rem_partial(self, _divisor: $t) -> $t {
+                0
+            }
+        }
+    )*};
+}
+integer_remainder!(
+    usize, isize, u8, u16, u32, u64, u128, i8, i16, i32, i64, i128
+);
+
+/// `∂(a % b) / ∂b` (see [`Remainder`]).
+#[inline(always)]
+pub fn rem_partial<T: Remainder>(a: T, b: T) -> T {
+    a.rem_partial(b)
+}

@@ -26,6 +26,7 @@ pub fn primal_op(op: &Op) -> TokenStream {
                 BinOp::Sub => quote!(#x - #y),
                 BinOp::Mul => quote!(#x * #y),
                 BinOp::Div => quote!(#x / #y),
+                BinOp::Rem => quote!(#x % #y),
             }
         }
         Op::Math(name, ops) => {
@@ -131,13 +132,7 @@ fn is_literal_buffer(t: &TokenStream) -> bool {
 /// `v as ty`, or, for a type that is not a primitive (a float type parameter `T`, where
 /// `as` is not Rust), the conversion `__ad::cast_to::<T, _>(v)`.
 pub fn cast(v: TokenStream, ty: &syn::Type) -> TokenStream {
-    const PRIMITIVES: &[&str] = &[
-        "f32", "f64", "usize", "isize", "u8", "u16", "u32", "u64", "u128", "i8", "i16", "i32",
-        "i64", "i128",
-    ];
-    let primitive = matches!(ty, syn::Type::Path(p) if p.qself.is_none()
-        && p.path.get_ident().is_some_and(|i| PRIMITIVES.contains(&i.to_string().as_str())));
-    if primitive {
+    if crate::signature::is_primitive_number(ty) {
         quote!(#v as #ty)
     } else {
         quote!(__ad::cast_to::<#ty, _>(#v))
@@ -200,6 +195,12 @@ impl Forward<'_> {
                     (BinOp::Div, Some(a), Some(b)) => Some(quote!((#a - #var * #b) / #py)),
                     (BinOp::Div, Some(a), None) => Some(quote!(#a / #py)),
                     (BinOp::Div, None, Some(b)) => Some(quote!(-(#var * #b) / #py)),
+                    // `x % y = x - trunc(x / y) · y`, the quotient piecewise constant.
+                    (BinOp::Rem, Some(a), Some(b)) => {
+                        Some(quote!(#a + __ad::rem_partial(#px, #py) * #b))
+                    }
+                    (BinOp::Rem, Some(a), None) => Some(a),
+                    (BinOp::Rem, None, Some(b)) => Some(quote!(__ad::rem_partial(#px, #py) * #b)),
                 }
             }
             Op::Math(name, ops) => {

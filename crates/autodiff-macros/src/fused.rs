@@ -342,6 +342,7 @@ impl Fixed<'_> {
                     BinOp::Sub => quote!((#x - #y)),
                     BinOp::Mul => quote!((#x * #y)),
                     BinOp::Div => quote!((#x / #y)),
+                    BinOp::Rem => quote!((#x % #y)),
                 }
             }
             _ => return None,

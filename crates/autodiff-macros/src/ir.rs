@@ -114,6 +114,8 @@ pub enum BinOp {
     Sub,
     Mul,
     Div,
+    /// `%`: of floats, `a - trunc(a / b) · b`; of integers (counts), no derivative.
+    Rem,
 }
 
 /// How an assignment combines with the old value.

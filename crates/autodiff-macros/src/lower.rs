@@ -1984,6 +1984,13 @@ impl Lowerer {
                 self.emit(Stmt::Assign { place, kind, val });
                 Ok(())
             }
+            // `%=`, `|=`, `<<=`, ..: the assignment of the operation, `a = a % b`.
+            Expr::Binary(b) if other_compound_op(&b.op).is_some() => {
+                let op = other_compound_op(&b.op).unwrap();
+                let (left, right) = (&b.left, &b.right);
+                let assign: Expr = syn::parse_quote_spanned!(b.span()=> #left = #left #op (#right));
+                self.lower_expr_stmt(&assign)
+            }
             Expr::If(i) => self.lower_if(i, false).map(|_| ()),
             Expr::Match(m) => self.lower_match(m, false).map(|_| ()),
             Expr::ForLoop(f) => self.lower_for(f),
@@ -4561,7 +4568,7 @@ impl Lowerer {
                 return unsupported(&def.body, "`return` inside a closure");
             }
             if is_unit_valued(&def.body)
-                || matches!(strip(&def.body), Expr::Binary(b) if compound_kind(&b.op).is_some())
+                || matches!(strip(&def.body), Expr::Binary(b) if is_compound(&b.op))
             {
                 self.lower_expr_stmt(&def.body)?;
                 return Ok(Val::Tuple(vec![]));
@@ -4728,11 +4735,12 @@ impl Lowerer {
                     syn::BinOp::Sub(_) => BinOp::Sub,
                     syn::BinOp::Mul(_) => BinOp::Mul,
                     syn::BinOp::Div(_) => BinOp::Div,
+                    syn::BinOp::Rem(_) => BinOp::Rem,
                     _ => {
-                        if compound_kind(&b.op).is_some() {
+                        if is_compound(&b.op) {
                             return unsupported(e, "a compound assignment used as a value");
                         }
-                        // Comparisons, logic, `%`, bit operations: no derivative.
+                        // Comparisons, logic, bit operations: no derivative.
                         return Ok(Val::Op(Operand::Lit(self.render(e))));
                     }
                 };
@@ -4818,6 +4826,15 @@ impl Lowerer {
                 match o {
                     Operand::Var(_) if to_float => {
                         Ok(Val::Op(self.let_op(Op::Cast(o, (*c.ty).clone()), span)))
+                    }
+                    // A type named by an alias (`as Idx`): an integer type, which the
+                    // conversion checks at compile time, since a float alias's derivative
+                    // would be dropped here.
+                    _ if is_alias_name(&c.ty) => {
+                        let (ty, inner) = (&c.ty, self.render(&c.expr));
+                        Ok(Val::Op(Operand::Lit(quote::quote_spanned!(c.ty.span()=>
+                            __ad::integer_as::<#ty, _>(#inner)
+                        ))))
                     }
                     _ => Ok(Val::Op(Operand::Lit(self.render(e)))),
                 }
@@ -5767,7 +5784,7 @@ impl Lowerer {
             // A float literal as generated code writes it, and an integer as a float
             // (`powi`'s exponent in its partial).
             ["__ad", "Real", "lit"]
-            | ["__ad", "int_like" | "lit_like" | "elem_lit"] => Ok(Some(Val::Op(Operand::Lit(
+            | ["__ad", "int_like" | "lit_like" | "elem_lit" | "rem_partial" | "integer_as"] => Ok(Some(Val::Op(Operand::Lit(
                 self.render(&Expr::Call(c.clone())),
             )))),
             // The sum of an adjoint buffer's elements.
@@ -7077,6 +7094,35 @@ fn strip(e: &Expr) -> &Expr {
     }
 }
 
+/// A type written as one name that is neither a number type nor `char` nor `bool`: in a
+/// conversion with `as`, an alias of a number type (a float type parameter is known as
+/// one before this is asked).
+fn is_alias_name(ty: &syn::Type) -> bool {
+    matches!(ty, syn::Type::Path(p) if p.qself.is_none()
+        && p.path.get_ident().is_some_and(|i| i != "char" && i != "bool"))
+        && !crate::signature::is_primitive_number(ty)
+}
+
+/// The operation of a compound assignment other than `+= -= *= /=` (`%=` gives `%`):
+/// lowered as the assignment of the operation's result.
+fn other_compound_op(op: &syn::BinOp) -> Option<syn::BinOp> {
+    use syn::BinOp as B;
+    Some(match op {
+        B::RemAssign(t) => B::Rem(syn::Token![%](t.span())),
+        B::BitXorAssign(t) => B::BitXor(syn::Token![^](t.span())),
+        B::BitAndAssign(t) => B::BitAnd(syn::Token![&](t.span())),
+        B::BitOrAssign(t) => B::BitOr(syn::Token![|](t.span())),
+        B::ShlAssign(t) => B::Shl(syn::Token![<<](t.span())),
+        B::ShrAssign(t) => B::Shr(syn::Token![>>](t.span())),
+        _ => return None,
+    })
+}
+
+/// Whether `op` is a compound assignment (`+=`, `%=`, `<<=`, ..).
+fn is_compound(op: &syn::BinOp) -> bool {
+    compound_kind(op).is_some() || other_compound_op(op).is_some()
+}
+
 fn compound_kind(op: &syn::BinOp) -> Option<AssignKind> {
     Some(match op {
         syn::BinOp::AddAssign(_) => AssignKind::Add,
@@ -7224,7 +7270,7 @@ fn is_unit_expr(e: &Expr) -> bool {
     match strip(e) {
         Expr::ForLoop(_) | Expr::While(_) | Expr::Assign(_) => true,
         Expr::Loop(l) => break_arity(&l.body, l.label.as_ref(), true).is_none(),
-        Expr::Binary(b) => compound_kind(&b.op).is_some(),
+        Expr::Binary(b) => is_compound(&b.op),
         _ => false,
     }
 }

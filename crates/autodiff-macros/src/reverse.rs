@@ -1060,6 +1060,11 @@ impl<'a> Reverse<'a> {
                         t.extend(self.accumulate(y, quote!(-(#g * #var) / #py)));
                         t
                     }
+                    BinOp::Rem => {
+                        let mut t = self.accumulate(x, g.clone());
+                        t.extend(self.accumulate(y, quote!(#g * __ad::rem_partial(#px, #py))));
+                        t
+                    }
                 }
             }
             Op::Math(name, ops) => {

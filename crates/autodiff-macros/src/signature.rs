@@ -274,6 +274,16 @@ pub fn is_integer_or_bool_name(n: &str) -> bool {
 }
 
 /// True for `f32`, `f64` and float type parameters.
+/// Whether `ty` is one of Rust's number types, written as itself (`f64`, `usize`).
+pub fn is_primitive_number(ty: &Type) -> bool {
+    const PRIMITIVES: &[&str] = &[
+        "f32", "f64", "usize", "isize", "u8", "u16", "u32", "u64", "u128", "i8", "i16", "i32",
+        "i64", "i128",
+    ];
+    matches!(ty, Type::Path(p) if p.qself.is_none()
+        && p.path.get_ident().is_some_and(|i| PRIMITIVES.contains(&i.to_string().as_str())))
+}
+
 pub fn is_float_type(ty: &Type, floats: &HashSet<String>) -> bool {
     match ty {
         Type::Path(tp) if tp.qself.is_none() => match tp.path.get_ident() {
