@@ -393,6 +393,34 @@ fn rotated_o<D: Num>(x: &[D]) -> D {
     out.iter().fold(c::<D>(0.0), |a, v| a + *v * *v * 0.5 + *v)
 }
 
+/// Chunks of a local copy scaled in place by their last element, read through the
+/// chunk's own length (`c[c.len() - 1]`).
+#[autodiff_forward(scaled_chunks_fwd, Dual, Dual)]
+#[autodiff_reverse(scaled_chunks_rev, Duplicated, Active)]
+fn scaled_chunks(x: &[f64]) -> f64 {
+    let mut out = x.to_vec();
+    for c in out.chunks_mut(3) {
+        let last = c[c.len() - 1];
+        c[0] *= last;
+        if !c.is_empty() {
+            c[c.len() - 1] += 0.5 * c[0];
+        }
+    }
+    out.iter().map(|v| v * v).sum()
+}
+
+fn scaled_chunks_o<D: Num>(x: &[D]) -> D {
+    let mut out = x.to_vec();
+    for start in (0..x.len()).step_by(3) {
+        let last = start + (x.len() - start).min(3) - 1;
+        let l = out[last];
+        out[start] *= l;
+        let half = out[start] * 0.5;
+        out[last] += half;
+    }
+    out.iter().fold(c::<D>(0.0), |a, v| a + *v * *v)
+}
+
 /// Folds with a tuple accumulator: a sum and a sum of squares, and a recurrence that
 /// reads the first fold's result.
 #[autodiff_forward(tuple_folds_fwd, Dual, Dual)]
@@ -685,6 +713,7 @@ proptest! {
     #[test]
     fn chunks_written_in_place((x, v, s0, seed) in case(1)) {
         check_slice("rotated", (&x, &v, &s0, seed), rotated, rotated_fwd, rotated_rev, rotated_o);
+        check_slice("scaled_chunks", (&x, &v, &s0, seed), scaled_chunks, scaled_chunks_fwd, scaled_chunks_rev, scaled_chunks_o);
     }
 
     #[test]

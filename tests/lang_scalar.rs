@@ -196,18 +196,18 @@ fn casts_o<D: Num>(x: D, n: usize, k: i32) -> D {
     x * nf + x * x * kf + round32(x) * 0.5 + x.sin() * m + k as f64
 }
 
-/// f32 <-> f64 conversions inside one function.
+/// f32 <-> f64 conversions inside one function (`as`, `f64::from`).
 #[autodiff_forward(mixed_fwd, Dual, Dual, Dual)]
 #[autodiff_reverse(mixed_rev, Active, Active, Active)]
 fn mixed(x: f32, y: f64) -> f64 {
     let a = x as f64 * y;
     let b = (y as f32) * x; // f32 arithmetic
     let c: f32 = x.sin();
-    a + b as f64 + (c as f64) * y.exp()
+    a + b as f64 + (c as f64) * y.exp() + f64::from(x) * 0.5
 }
 
 fn mixed_o<D: Num>(x: D, y: D) -> D {
-    x * y + round32(y) * x + x.sin() * y.exp()
+    x * y + round32(y) * x + x.sin() * y.exp() + x * 0.5
 }
 
 // ---------------------------------------------------------------- float methods

@@ -4919,7 +4919,45 @@ impl Lowerer {
     }
 
     fn render_index(&mut self, e: &Expr) -> Result<TokenStream> {
-        Ok(self.render(e))
+        let index = self.render(e);
+        if !self.reads_mutable_alias_length(e) {
+            return Ok(index);
+        }
+        // `c[c.len() - 1] += v` of a mutable chunk: the index is computed before the
+        // element is borrowed for the write, as the chunk's own borrow allowed.
+        match self.let_op(Op::Inactive(index), e.span()) {
+            Operand::Var(v) => Ok(quote!(#v)),
+            Operand::Lit(t) => Ok(t),
+        }
+    }
+
+    /// Whether `e` reads the length of a mutable alias (`c.len()` of a chunk of
+    /// `chunks_mut`), which is rendered as a borrow of the buffer that holds it.
+    fn reads_mutable_alias_length(&self, e: &Expr) -> bool {
+        struct Finder<'a> {
+            lowerer: &'a Lowerer,
+            found: bool,
+        }
+        impl<'ast> syn::visit::Visit<'ast> for Finder<'_> {
+            fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+                if let Expr::Path(p) = strip(&m.receiver)
+                    && let Some(id) = p.path.get_ident()
+                    && matches!(
+                        self.lowerer.lookup(&id.to_string()),
+                        Some(Binding::Alias(_, true))
+                    )
+                {
+                    self.found = true;
+                }
+                syn::visit::visit_expr_method_call(self, m);
+            }
+        }
+        let mut f = Finder {
+            lowerer: self,
+            found: false,
+        };
+        syn::visit::Visit::visit_expr(&mut f, e);
+        f.found
     }
 
     fn lower_math(&mut self, name: &str, args: Vec<Val>, span: Span) -> Result<Val> {
@@ -5546,6 +5584,15 @@ impl Lowerer {
             }
             _ => c,
         };
+        // `f64::from(v)`: the conversion `v as f64` (lossless where `from` exists).
+        if let [ty, from] = path_names(path).as_slice()
+            && (ty == "f64" || ty == "f32")
+            && from == "from"
+            && let [arg] = c.args.iter().collect::<Vec<_>>().as_slice()
+        {
+            let ty = Ident::new(ty, path.segments[0].ident.span());
+            return self.lower_expr(&syn::parse_quote_spanned!(span=> (#arg) as #ty));
+        }
         if let Some(name) = math_path(path, &self.floats)
             && !c.args.is_empty()
             && math_arity(&name) == Some(c.args.len() - 1)
@@ -6530,6 +6577,32 @@ impl VisitMut for Renamer<'_> {
             }
             Expr::Macro(m) => {
                 m.mac.tokens = rename_tokens_in(self.scopes, &m.mac.tokens);
+            }
+            // The length of a mutable chunk (`c.len()` in `c[c.len() - 1]`): read through a
+            // shared borrow, which the element's own borrow of the buffer allows.
+            Expr::MethodCall(m)
+                if matches!(m.method.to_string().as_str(), "len" | "is_empty")
+                    && m.args.is_empty() =>
+            {
+                let alias = match strip(&m.receiver) {
+                    Expr::Path(p) if p.qself.is_none() => p.path.get_ident().and_then(|id| {
+                        let name = id.to_string();
+                        if self.shadowed.iter().any(|s| s.contains(&name)) {
+                            return None;
+                        }
+                        match lookup_in(self.scopes, &name) {
+                            Some(Binding::Alias(p, true)) => Some((p.primal(), id.span())),
+                            _ => None,
+                        }
+                    }),
+                    _ => None,
+                };
+                match alias {
+                    Some((place, span)) => {
+                        *m.receiver = syn::parse_quote_spanned!(span=> (&#place));
+                    }
+                    None => syn::visit_mut::visit_expr_mut(self, e),
+                }
             }
             _ => syn::visit_mut::visit_expr_mut(self, e),
         }
