@@ -288,7 +288,8 @@ fn positions_o<D: Num>(x: &[D]) -> D {
 /// Elements by position bound by `if let Some(..)`, by a `match` with `Some` and `None`
 /// arms (in either order, with a guard on `Some`) and by `let Some(..) = .. else`: a
 /// reference (`Some(v)`), the element (`Some(&v)`, or `Some(v)` through `copied()`), in
-/// and out of range, with and without `else`, as statements and values.
+/// and out of range, with and without `else`, as statements and values, a `match` with
+/// several `Some` arms.
 #[autodiff_forward(optional_positions_fwd, Dual, Dual)]
 #[autodiff_reverse(optional_positions_rev, Duplicated, Active)]
 fn optional_positions(x: &[f64]) -> f64 {
@@ -321,10 +322,16 @@ fn optional_positions(x: &[f64]) -> f64 {
         Some(&q) if q > 0.0 => q * q,
         _ => -0.5 * x[0],
     };
-    let Some(&w1) = x.get(1) else {
-        return s * t + m * e + g;
+    // Several `Some` arms, the first guarded, `None` first.
+    let h = match x.get(1) {
+        None => 0.25,
+        Some(v) if *v > 0.5 => v * x[0],
+        Some(v) => v * v * 2.0,
     };
-    s * t + m * e + g + w1.cos()
+    let Some(&w1) = x.get(1) else {
+        return s * t + m * e + g + h;
+    };
+    s * t + m * e + g + h + w1.cos()
 }
 
 fn optional_positions_o<D: Num>(x: &[D]) -> D {
@@ -340,7 +347,14 @@ fn optional_positions_o<D: Num>(x: &[D]) -> D {
         x[0] * -0.5
     };
     let w = if x.len() > 1 { x[1].cos() } else { c(0.0) };
-    s * t + m * 2.0 + g + w
+    let h = if x.len() < 2 {
+        c(0.25)
+    } else if x[1].re() > 0.5 {
+        x[1] * x[0]
+    } else {
+        x[1] * x[1] * 2.0
+    };
+    s * t + m * 2.0 + g + h + w
 }
 
 fn extremes_o<D: Num>(x: &[D]) -> D {

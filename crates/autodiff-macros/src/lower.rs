@@ -3074,25 +3074,46 @@ impl Lowerer {
             matches!(p, Pat::Wild(_))
                 || matches!(p, Pat::Ident(pi) if pi.ident == "None" && pi.subpat.is_none())
         };
-        let arms = match &m.arms[..] {
-            [a, b] if is_some(&a.pat) && is_none(&b.pat) => Some((a, b)),
-            [a, b] if matches!(&a.pat, Pat::Ident(_)) && is_none(&a.pat) && is_some(&b.pat) => {
-                Some((b, a))
+        // Several `Some` arms (`Some(v) if v > 0.0 => a, Some(v) => b, None => c`) test
+        // in turn, the `None` arm (one, anywhere, unguarded) is the last `else`.
+        let (somes, nones): (Vec<&syn::Arm>, Vec<&syn::Arm>) =
+            m.arms.iter().partition(|a| is_some(&a.pat));
+        let none_arm = match nones.as_slice() {
+            [n] if n.guard.is_none()
+                && (matches!(n.pat, Pat::Wild(_)) || is_none(&n.pat))
+                && !(matches!(n.pat, Pat::Wild(_))
+                    && !std::ptr::eq(*n, m.arms.last().unwrap())) =>
+            {
+                Some(*n)
             }
             _ => None,
         };
-        if let Some((some, none)) = arms
-            && none.guard.is_none()
-            && let Some((holds, bind)) = self.option_element(&some.pat, &m.expr)?
+        if let Some(none) = none_arm
+            && !somes.is_empty()
         {
-            // A guard on `Some(v)` reads the element too.
-            let cond: Expr = match &some.guard {
-                Some((_, g)) => syn::parse_quote!(#holds && { #bind #g }),
-                None => holds,
-            };
-            let (a, b) = (&some.body, &none.body);
-            let indexed: syn::ExprIf = syn::parse_quote!(if #cond { #bind #a } else { #b });
-            return self.lower_if(&indexed, want);
+            let mut tests = Vec::new();
+            for some in &somes {
+                match self.option_element(&some.pat, &m.expr)? {
+                    Some(t) => tests.push(t),
+                    None => break,
+                }
+            }
+            if tests.len() == somes.len() {
+                let mut chain: Expr = (*none.body).clone();
+                for (some, (holds, bind)) in somes.iter().zip(tests).rev() {
+                    // A guard on `Some(v)` reads the element too.
+                    let cond: Expr = match &some.guard {
+                        Some((_, g)) => syn::parse_quote!(#holds && { #bind #g }),
+                        None => holds,
+                    };
+                    let a = &some.body;
+                    chain = syn::parse_quote!(if #cond { #bind #a } else { #chain });
+                }
+                let Expr::If(indexed) = chain else {
+                    unreachable!("built as an `if` above")
+                };
+                return self.lower_if(&indexed, want);
+            }
         }
         if let Some(s) = self.value_scrutinee(m)? {
             return self.lower_arms(&s, &m.arms, want, m.span());
