@@ -269,8 +269,28 @@ fn with_bound_hint(e: syn::Error, p: &Param, sig: &SigInfo) -> syn::Error {
                 "{e} (`{t}` is a type parameter without a `Real` or `Float` bound: add `{t}: Real` to make it a float type)"
             ),
         ),
-        None => e,
+        None => match &p.ty {
+            Some(ty) if matches!(p.shape, Shape::Other) && is_opaque_name(ty) => {
+                let t = quote::ToTokens::to_token_stream(ty);
+                syn::Error::new(
+                    e.span(),
+                    format!(
+                        "{e} (`{t}` is not a float type that the macro can see: write `f64` or `f32` rather than an alias of one; a struct is taken by reference, `&{t}`, with `Duplicated` or `Dual`)"
+                    ),
+                )
+            }
+            _ => e,
+        },
     }
+}
+
+/// A type written as one name that is not one of Rust's own (`Real`, `Point`): an alias
+/// or a struct, which the macro cannot look into.
+fn is_opaque_name(ty: &syn::Type) -> bool {
+    const OWN: &[&str] = &["bool", "char", "str", "String"];
+    matches!(ty, syn::Type::Path(p) if p.qself.is_none()
+        && p.path.get_ident().is_some_and(|i| !OWN.contains(&i.to_string().as_str())))
+        && !crate::signature::is_primitive_number(ty)
 }
 
 fn check_return(mode: Mode, act: Activity, span: Span) -> syn::Result<()> {
