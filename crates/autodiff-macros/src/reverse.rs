@@ -1030,6 +1030,24 @@ impl<'a> Reverse<'a> {
         }
     }
 
+    /// Subtracts `g` from the adjoint of `o` (the subtrahend of `x - y`): `ȳ -= g` for a
+    /// scalar, which is `ȳ += -g` for a float and also holds for an unsigned count (an
+    /// integer member of a struct, whose adjoint stays zero), which has no negation.
+    fn accumulate_negated(&self, o: &Operand, g: TokenStream) -> TokenStream {
+        match o {
+            Operand::Var(v)
+                if self.an.is_active(v)
+                    && !self.an.structs.contains_key(&v.to_string())
+                    && !self.is_buffer(v)
+                    && !self.maybe_tuples.borrow().contains(&v.to_string()) =>
+            {
+                let a = adjoint_name(v);
+                quote!(#a -= #g;)
+            }
+            _ => self.accumulate(o, quote!(-#g)),
+        }
+    }
+
     /// The reverse of `var = op`: adds `∂op/∂input · adjoint(var)` into each active input.
     fn propagate(&self, var: &Ident, op: &Op) -> TokenStream {
         let g = adjoint_name(var);
@@ -1047,7 +1065,7 @@ impl<'a> Reverse<'a> {
                     }
                     BinOp::Sub => {
                         let mut t = self.accumulate(x, g.clone());
-                        t.extend(self.accumulate(y, quote!(-#g)));
+                        t.extend(self.accumulate_negated(y, g));
                         t
                     }
                     BinOp::Mul => {
