@@ -268,6 +268,60 @@ fn extremes(x: &[f64]) -> f64 {
     top * damped + hi * lo + sq + ends + lo_mapped * 0.5
 }
 
+/// The argmax idiom: `max_by`/`min_by` over `enumerate()` (of references and of values,
+/// after `skip`) and over a `zip`, the index picking another element.
+#[autodiff_forward(arg_extremes_fwd, Dual, Dual)]
+#[autodiff_reverse(arg_extremes_rev, Duplicated, Active)]
+fn arg_extremes(x: &[f64]) -> f64 {
+    let n = x.len();
+    let (k, top) = x
+        .iter()
+        .copied()
+        .enumerate()
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .unwrap();
+    let (j, _) = x
+        .iter()
+        .enumerate()
+        .min_by(|a, b| a.1.partial_cmp(b.1).unwrap())
+        .unwrap();
+    let late = x
+        .iter()
+        .enumerate()
+        .skip(1)
+        .max_by(|a, b| (a.1 * a.1).total_cmp(&(b.1 * b.1)))
+        .expect("two elements")
+        .0;
+    let (p, q) = x
+        .iter()
+        .zip(x.iter().rev())
+        .min_by(|a, b| (a.0 - a.1).total_cmp(&(b.0 - b.1)))
+        .unwrap();
+    top * x[(k + 1) % n] + x[j] * 3.0 + x[late].sin() + p * q
+}
+
+fn arg_extremes_o<D: Num>(x: &[D]) -> D {
+    let n = x.len();
+    let re: Vec<f64> = x.iter().map(|v| v.re()).collect();
+    // The last maximum and the first minimum, as `max_by` and `min_by` pick them.
+    let (mut k, mut j, mut late, mut m) = (0, 0, 1, 0);
+    for i in 0..n {
+        if re[i] >= re[k] {
+            k = i;
+        }
+        if re[i] < re[j] {
+            j = i;
+        }
+        if i >= 1 && re[i] * re[i] >= re[late] * re[late] {
+            late = i;
+        }
+        if re[i] - re[n - 1 - i] < re[m] - re[n - 1 - m] {
+            m = i;
+        }
+    }
+    x[k] * x[(k + 1) % n] + x[j] * 3.0 + x[late].sin() + x[m] * x[n - 1 - m]
+}
+
 /// Elements by position: `get(i)` with `unwrap_or`, in and out of range, `first`/`last`
 /// with `unwrap_or` on an empty slice (the default, not a panic).
 #[autodiff_forward(positions_fwd, Dual, Dual)]
@@ -743,6 +797,12 @@ proptest! {
     #[test]
     fn elements_found_by_reductions((x, v, s0, seed) in case(1)) {
         check_slice("extremes", (&x, &v, &s0, seed), extremes, extremes_fwd, extremes_rev, extremes_o);
+    }
+
+    #[test]
+    fn argmax_and_argmin((x, v, s0, seed) in case(2)) {
+        check_slice("arg_extremes", (&x, &v, &s0, seed), arg_extremes, arg_extremes_fwd, arg_extremes_rev, arg_extremes_o);
+        check_hvp_of::<arg_extremes_rev>(&x, &v, arg_extremes_o);
     }
 
     #[test]

@@ -2506,6 +2506,12 @@ impl Lowerer {
             }
             _ => return Ok(None),
         };
+        if yields_pairs(recv) {
+            if method == "reduce" || name == "unwrap_or" {
+                return Ok(None);
+            }
+            return Ok(Some(pair_extremum(&method, f, recv, &empty, span)));
+        }
         Ok(Some(syn::parse_quote_spanned!(span=> {
             #bind_f
             let mut __ad_kept = #init;
@@ -7186,6 +7192,86 @@ fn strip(e: &Expr) -> &Expr {
         Expr::Group(g) => strip(&g.expr),
         e => e,
     }
+}
+
+/// Whether an iterator chain yields pairs: its last adapter that changes the items is
+/// `enumerate()` or `zip(..)` (`x.iter().copied().enumerate().skip(1)`).
+fn yields_pairs(chain: &Expr) -> bool {
+    pair_references(chain).is_some()
+}
+
+/// For a chain of pairs, whether each half is a reference to a buffer's element
+/// (`x.iter().enumerate()` yields `(usize, &f64)`, `x.iter().copied().enumerate()`
+/// `(usize, f64)`), as the comparison closure takes them.
+fn pair_references(chain: &Expr) -> Option<(bool, bool)> {
+    let mut e = strip(chain);
+    while let Expr::MethodCall(c) = e {
+        match c.method.to_string().as_str() {
+            "enumerate" => return Some((false, yields_references(&c.receiver))),
+            "zip" if c.args.len() == 1 => {
+                return Some((
+                    yields_references(&c.receiver),
+                    yields_references(&c.args[0]),
+                ));
+            }
+            "skip" | "take" | "step_by" | "rev" | "filter" => e = strip(&c.receiver),
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// Whether a chain yields references to a buffer's elements (`x.iter().rev()`), not values.
+fn yields_references(chain: &Expr) -> bool {
+    let mut e = strip(chain);
+    while let Expr::MethodCall(c) = e {
+        match c.method.to_string().as_str() {
+            "iter" => return true,
+            "skip" | "take" | "step_by" | "rev" | "filter" => e = strip(&c.receiver),
+            _ => return false,
+        }
+    }
+    false
+}
+
+/// `chain.max_by(cmp).unwrap()` (or `min_by`, `expect`) of a chain of pairs (the argmax
+/// idiom, `x.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1))`): the loop of
+/// [`Lowerer::unwrapped_element`] with the kept pair in two locals, compared as pairs.
+fn pair_extremum(method: &str, cmp: &Expr, chain: &Expr, empty: &syn::Stmt, span: Span) -> Expr {
+    // The kept pair holds values; the chain's items are references where it yields them
+    // (an element bound by the loop is written as a borrow of the buffer's element).
+    let (r0, r1) = pair_references(chain).unwrap_or((false, false));
+    let kept = |name: &str, by_ref: bool| {
+        let id = Ident::new(name, span);
+        if by_ref { quote!(&#id) } else { quote!(#id) }
+    };
+    let (k0, k1) = (kept("__ad_k0", r0), kept("__ad_k1", r1));
+    let replace: Expr = if method == "max_by" {
+        syn::parse_quote_spanned!(span=>
+            __ad::compare(#cmp, &(#k0, #k1), &(__ad_n0, __ad_n1))
+                != ::core::cmp::Ordering::Greater)
+    } else {
+        syn::parse_quote_spanned!(span=>
+            __ad::compare(#cmp, &(__ad_n0, __ad_n1), &(#k0, #k1))
+                == ::core::cmp::Ordering::Less)
+    };
+    syn::parse_quote_spanned!(span=> {
+        let mut __ad_k0 = ::core::default::Default::default();
+        let mut __ad_k1 = ::core::default::Default::default();
+        let mut __ad_some = false;
+        for (__ad_n0, __ad_n1) in #chain {
+            if !__ad_some {
+                (__ad_k0, __ad_k1) = (__ad_n0, __ad_n1);
+                __ad_some = true;
+            } else if #replace {
+                (__ad_k0, __ad_k1) = (__ad_n0, __ad_n1);
+            }
+        }
+        if !__ad_some {
+            #empty
+        }
+        (__ad_k0, __ad_k1)
+    })
 }
 
 /// A type written as one name that is neither a number type nor `char` nor `bool`: in a
