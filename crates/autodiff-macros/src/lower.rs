@@ -3084,11 +3084,12 @@ impl Lowerer {
         // in turn, the `None` arm (one, anywhere, unguarded) is the last `else`.
         let (somes, nones): (Vec<&syn::Arm>, Vec<&syn::Arm>) =
             m.arms.iter().partition(|a| is_some(&a.pat));
+        // (A wildcard is the `None` case only as the last arm: first, it takes all.)
+        let is_last = |a: &syn::Arm| m.arms.last().is_some_and(|l| std::ptr::eq(l, a));
         let none_arm = match nones.as_slice() {
             [n] if n.guard.is_none()
-                && (matches!(n.pat, Pat::Wild(_)) || is_none(&n.pat))
-                && !(matches!(n.pat, Pat::Wild(_))
-                    && !std::ptr::eq(*n, m.arms.last().unwrap())) =>
+                && is_none(&n.pat)
+                && (!matches!(n.pat, Pat::Wild(_)) || is_last(n)) =>
             {
                 Some(*n)
             }
@@ -5615,9 +5616,9 @@ impl Lowerer {
         if let [ty, from] = path_names(path).as_slice()
             && (ty == "f64" || ty == "f32")
             && from == "from"
-            && let [arg] = c.args.iter().collect::<Vec<_>>().as_slice()
+            && c.args.len() == 1
         {
-            let ty = Ident::new(ty, path.segments[0].ident.span());
+            let (ty, arg) = (Ident::new(ty, path.segments[0].ident.span()), &c.args[0]);
             return self.lower_expr(&syn::parse_quote_spanned!(span=> (#arg) as #ty));
         }
         if let Some(name) = math_path(path, &self.floats)

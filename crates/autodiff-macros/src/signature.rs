@@ -273,7 +273,6 @@ pub fn is_integer_or_bool_name(n: &str) -> bool {
     )
 }
 
-/// True for `f32`, `f64` and float type parameters.
 /// Whether `ty` is one of Rust's number types, written as itself (`f64`, `usize`).
 pub fn is_primitive_number(ty: &Type) -> bool {
     const PRIMITIVES: &[&str] = &[
@@ -284,6 +283,7 @@ pub fn is_primitive_number(ty: &Type) -> bool {
         && p.path.get_ident().is_some_and(|i| PRIMITIVES.contains(&i.to_string().as_str())))
 }
 
+/// True for `f32`, `f64` and float type parameters.
 pub fn is_float_type(ty: &Type, floats: &HashSet<String>) -> bool {
     match ty {
         Type::Path(tp) if tp.qself.is_none() => match tp.path.get_ident() {
