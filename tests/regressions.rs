@@ -569,3 +569,59 @@ fn a_conversion_to_an_integer_alias() {
     assert_eq!(picked_rev(&x, &mut g, 1.0), -1.5);
     assert_eq!(g, [0.0, -0.5, 3.0]);
 }
+
+/// A body with a float member of each type and a count.
+#[differentiable]
+#[derive(Clone, Debug)]
+pub struct Body {
+    pub pos: f64,
+    pub mass: f32,
+    pub n: usize,
+}
+
+/// Float members converted with `as` (and `f64::from`) in an expression carried no
+/// derivative: the conversion was kept as written.
+#[autodiff_forward(member_casts_fwd, Dual, Dual)]
+#[autodiff_reverse(member_casts_rev, Duplicated, Active)]
+fn member_casts(b: &Body) -> f64 {
+    b.pos as f64 * 2.0 + b.mass as f64 * 10.0 + f64::from(b.mass) * b.pos + b.n as f64
+}
+
+#[test]
+fn float_members_converted_with_as() {
+    let b = Body {
+        pos: 0.5,
+        mass: 2.0,
+        n: 3,
+    };
+    // f = 2 pos + 10 mass + mass·pos + n: ∂pos = 2 + mass = 4, ∂mass = 10 + pos = 10.5.
+    // The shadow's count (7) carries no derivative.
+    let mut d = Body {
+        pos: 0.0,
+        mass: 0.0,
+        n: 7,
+    };
+    assert_eq!(member_casts_rev(&b, &mut d, 1.0), 25.0);
+    assert_eq!((d.pos, d.mass, d.n), (4.0, 10.5, 7));
+    let along = |pos: f64, mass: f32| Body { pos, mass, n: 7 };
+    assert_eq!(member_casts_fwd(&b, &along(1.0, 0.0)), (25.0, 4.0));
+    assert_eq!(member_casts_fwd(&b, &along(0.0, 1.0)), (25.0, 10.5));
+}
+
+#[autodiff_reverse(power_rev, Duplicated, Active)]
+fn power(x: &[f64]) -> f64 {
+    x[0].powf(x[1])
+}
+
+/// The partial of `a.powf(b)` in `a` was written as zero at `b = 0`, so its derivative in
+/// `b` (the mixed second derivative `1/a`) was lost there.
+#[test]
+fn mixed_second_derivative_of_powf_at_a_zero_exponent() {
+    let a: f64 = 2.0;
+    // H at b = 0: [[0, 1/a], [1/a, ln²a]].
+    let hv = autodiff_core::hvp::<power_rev>(&[a, 0.0], &[0.0, 1.0]);
+    assert!((hv[0] - 0.5).abs() < 1e-15, "{hv:?}");
+    assert!((hv[1] - a.ln().powi(2)).abs() < 1e-15, "{hv:?}");
+    let hv = autodiff_core::hvp::<power_rev>(&[a, 0.0], &[1.0, 0.0]);
+    assert!(hv[0].abs() < 1e-15 && (hv[1] - 0.5).abs() < 1e-15, "{hv:?}");
+}

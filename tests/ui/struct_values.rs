@@ -37,7 +37,6 @@ fn main() {
     collected(1.0);
     mutable_copy(1.0);
     captured(1.0);
-    float_member_cast(&Scaled { s: 1.0 }, 1.0);
 }
 
 #[autodiff_reverse(d_collected, Active, Active)]
@@ -64,13 +63,4 @@ fn twice<F: Fn(f64) -> f64>(f: F, x: f64) -> f64 {
 fn captured(a: f64) -> f64 {
     let p = Point { x: a, y: 1.0 };
     twice(|t: f64| t * p.x, a)
-}
-
-struct Scaled {
-    s: f32,
-}
-
-#[autodiff_reverse(d_float_member_cast, Duplicated, Active, Active)]
-fn float_member_cast(m: &Scaled, a: f64) -> f64 {
-    a * m.s as f64
 }

@@ -7,32 +7,6 @@
 use crate::Real;
 use crate::protocol::{ScalarTangent, Zero};
 
-/// An integer that differentiated code converts to a float with `as`: a count or an index
-/// kept in a struct (`self.n as f64`), which carries no derivative.
-#[diagnostic::on_unimplemented(
-    message = "`as` converts a struct member of type `{Self}` to a float in differentiated code; only integer members may be converted with `as`",
-    label = "a member that is not an integer",
-    note = "converting a float member to another float type is not supported in differentiated code: give the member the function's float type"
-)]
-pub trait IntegerMember: Copy {
-    /// The value as a float.
-    fn to_float<T: Real>(self) -> T;
-}
-
-macro_rules! integer_member {
-    ($($t:ty),*) => {$(
-        impl IntegerMember for $t {
-            #[inline(always)]
-            fn to_float<T: Real>(self) -> T {
-                T::from(self).unwrap_or_else(T::nan)
-            }
-        }
-    )*};
-}
-integer_member!(
-    usize, isize, u8, u16, u32, u64, u128, i8, i16, i32, i64, i128
-);
-
 /// The target of a conversion with `as` to a type named by an alias (`v as Idx` with
 /// `type Idx = usize;`), which the macros cannot see: an integer, whose value carries no
 /// derivative. A float alias is refused at compile time, since its derivative would be
@@ -56,15 +30,6 @@ integer_target!(
 #[inline(always)]
 pub fn integer_as<T: IntegerTarget, S: num_traits::AsPrimitive<T>>(v: S) -> T {
     v.as_()
-}
-
-/// `member as T` of an integer member of a struct (`self.n as f64`): the value, which has
-/// no derivative. The shadow of a struct holds whatever the caller put in its integer
-/// members (often a copy of the count), so this conversion must not be differentiated as
-/// a float's would be.
-#[inline(always)]
-pub fn member_as<T: Real, I: IntegerMember>(i: I) -> T {
-    i.to_float()
 }
 
 /// `v` converted to the float type `T` (`T::from(v).unwrap()`): the primal and the tangent

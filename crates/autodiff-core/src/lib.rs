@@ -101,8 +101,7 @@ pub mod __private {
         window_size, zero_like,
     };
     pub use crate::conversions::{
-        Convertible, IntegerMember, IntegerTarget, add_cast, cast_tangent, cast_to, integer_as,
-        member_as,
+        Convertible, IntegerTarget, add_cast, cast_tangent, cast_to, integer_as,
     };
     pub use crate::difffn::{
         BufferCell, CapturedBuffer, DiffFn, ForwardFn, ReverseFn, cell_add, cell_take,

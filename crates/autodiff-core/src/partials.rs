@@ -94,7 +94,10 @@ pub fn powi<T: Real>(a: T, n: i32, _v: T) -> T {
 /// Partials of `a.powf(b)` with respect to `a` and `b`.
 #[inline(always)]
 pub fn powf<T: Real>(a: T, b: T, v: T) -> (T, T) {
-    let da = if b == T::zero() {
+    // `0 · 0^-1` is not a number; elsewhere `b · a^(b-1)`, also at `b = 0`, whose
+    // derivative in `b` (a second derivative, `1/a`) the companion differentiated again
+    // must see.
+    let da = if b == T::zero() && a == T::zero() {
         T::zero()
     } else {
         b * a.powf(b - T::one())

@@ -194,7 +194,7 @@ pub fn partial_template(name: &str) -> Option<&'static str> {
         "fract" => "1.0 + 0.0 * $0",
         "powi" => "if $1 == 0 { 0.0 * $0 } else { $0.powi($1 - 1) * __ad::int_like($1, &$0) }",
         "powf" => {
-            "(if $1 == 0.0 { 0.0 * $0 } else { $1 * $0.powf($1 - 1.0) }, \
+            "(if $1 == 0.0 && $0 == 0.0 { 0.0 * $0 } else { $1 * $0.powf($1 - 1.0) }, \
               if $0 > 0.0 { $2 * $0.ln() } else { 0.0 * $0 })"
         }
         "log" => "(($0 * $1.ln()).recip(), -$0.ln() / ($1 * $1.ln() * $1.ln()))",

@@ -4839,17 +4839,9 @@ impl Lowerer {
             Expr::Cast(c) => {
                 let to_float = is_float_type(&c.ty, &self.floats);
                 let v = self.lower_expr(&c.expr)?;
-                if let Val::Place(p, _) = &v
-                    && to_float
-                    && matches!(p.proj.last(), Some(Proj::Field(_)))
-                {
-                    // A struct member converted with `as`: an integer (a float member keeps
-                    // its type, and `__ad::member_as` refuses one), with no derivative.
-                    let (ty, value) = (&c.ty, p.primal());
-                    return Ok(Val::Op(Operand::Lit(quote::quote_spanned!(span=>
-                        __ad::member_as::<#ty, _>(#value)
-                    ))));
-                }
+                // (A struct member is loaded first: the conversion's tangent and adjoint
+                // follow its type, none for an integer member, whatever the shadow's
+                // copy of it holds.)
                 let o = self.operand(v, span)?;
                 match o {
                     Operand::Var(_) if to_float => {
@@ -5717,8 +5709,6 @@ impl Lowerer {
             | ["__ad", "accumulator_zero"]
             // The length of a zipped or `take`n chain, in an index computation.
             | ["__ad", "min_len"]
-            // An integer member converted to a float.
-            | ["__ad", "member_as"]
             // The size of `windows(n)`, checked.
             | ["__ad", "window_size"]
             // The length of a row assigned `vec![..]`, checked.
