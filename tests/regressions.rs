@@ -625,3 +625,61 @@ fn mixed_second_derivative_of_powf_at_a_zero_exponent() {
     let hv = autodiff_core::hvp::<power_rev>(&[a, 0.0], &[1.0, 0.0]);
     assert!(hv[0].abs() < 1e-15 && (hv[1] - 0.5).abs() < 1e-15, "{hv:?}");
 }
+
+/// A pair energy that computes every distance, its own (zero) included, and uses only the
+/// others: the square root's partial at zero is infinite, and its zero adjoint gave the
+/// gradient `0 · ∞`, not a number.
+#[autodiff_reverse(pair_energy_rev, Duplicated, Active)]
+#[autodiff_forward(pair_energy_fwd, Dual, Dual)]
+fn pair_energy(p: &[f64]) -> f64 {
+    let n = p.len() / 2;
+    let mut e = 0.0;
+    for i in 0..n {
+        for j in 0..n {
+            let dx = p[2 * i] - p[2 * j];
+            let dy = p[2 * i + 1] - p[2 * j + 1];
+            let r = (dx * dx + dy * dy).sqrt();
+            let inv = 1.0 / r;
+            if i != j {
+                e += 0.5 * inv + 0.1 * r.ln();
+            }
+        }
+    }
+    e
+}
+
+#[test]
+fn unused_values_with_infinite_partials() {
+    let p = [0.0, 0.0, 1.0, 0.5, -0.5, 2.0];
+    let grad = grad_of(pair_energy_rev);
+    check_gradient(pair_energy, &grad, &p, 1e-6).unwrap();
+    let dirs: [&[f64]; 2] = [
+        &[1.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+        &[0.3, -0.2, 0.1, 0.4, -0.6, 0.25],
+    ];
+    check_directional(
+        pair_energy,
+        |x: &[f64], v: &[f64]| pair_energy_fwd(x, v).1,
+        &p,
+        &dirs,
+        1e-6,
+    )
+    .unwrap();
+    // H·v (forward over reverse) against differences of the gradient.
+    let v = [0.3, -0.2, 0.1, 0.4, -0.6, 0.25];
+    let hv = autodiff_core::hvp::<pair_energy_rev>(&p, &v);
+    let h = 1e-6;
+    let at = |s: f64| -> Vec<f64> {
+        let q: Vec<f64> = p.iter().zip(&v).map(|(a, b)| a + s * h * b).collect();
+        grad(&q)
+    };
+    let (plus, minus) = (at(1.0), at(-1.0));
+    for i in 0..p.len() {
+        let fd = (plus[i] - minus[i]) / (2.0 * h);
+        assert!(
+            (hv[i] - fd).abs() < 1e-5 * (1.0 + fd.abs()),
+            "{i}: {} vs {fd}",
+            hv[i]
+        );
+    }
+}

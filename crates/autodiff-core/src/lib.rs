@@ -112,7 +112,7 @@ pub mod __private {
         offer_nested_rule, request_nested_rule,
     };
     pub use crate::partials as d;
-    pub use crate::partials::rem_partial;
+    pub use crate::partials::{nonzero, rem_partial};
     pub use crate::protocol::{
         Discard, NoDerivative, ScalarSink, ScalarTangent, Scratch, SliceShadow, SliceTangent,
         StructCotangent, StructSeed, StructShadow, StructShadowMut, UnitForward, Zero,

@@ -255,6 +255,15 @@ mod tests {
     }
 }
 
+/// Whether an adjoint is not zero: the reverse sweep of an operation whose partials can be
+/// infinite at a finite input (`sqrt` at 0, `x / 0`) propagates only then, so that a value
+/// computed but not used on the path taken (`let r = d.sqrt(); if i != j { e += 1.0 / r }`)
+/// gives its inputs nothing rather than `0 · ∞`, which is not a number.
+#[inline(always)]
+pub fn nonzero<T: Real>(adjoint: T) -> bool {
+    adjoint != T::zero()
+}
+
 /// A value of `a % b` whose type the macros cannot see: a float, whose remainder has a
 /// derivative, or an integer (a count in a struct), whose has none.
 pub trait Remainder: Copy {

@@ -40,6 +40,30 @@ pub fn is_cheap_math(name: &str) -> bool {
     )
 }
 
+/// Builtin float methods whose partials can be infinite where the method's value is finite
+/// (`sqrt` at 0, `ln` at 0, `asin` at 1): their reverse propagates only a nonzero adjoint
+/// (see `autodiff_core::__private::nonzero`).
+pub fn has_singular_partials(name: &str) -> bool {
+    matches!(
+        name,
+        "sqrt"
+            | "cbrt"
+            | "ln"
+            | "log2"
+            | "log10"
+            | "ln_1p"
+            | "log"
+            | "recip"
+            | "asin"
+            | "acos"
+            | "atanh"
+            | "acosh"
+            | "powf"
+            | "powi"
+            | "atan2"
+    )
+}
+
 /// Arguments of a builtin method that carry no derivative (the integer power of `powi`).
 pub fn math_arg_is_inert(name: &str, arg_index: usize) -> bool {
     name == "powi" && arg_index == 1

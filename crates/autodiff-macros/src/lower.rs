@@ -5716,6 +5716,8 @@ impl Lowerer {
             // A `filter`'s predicate on an element, a `max_by`'s comparison.
             | ["__ad", "holds"]
             | ["__ad", "compare"]
+            // Whether an adjoint is not zero, before a propagation through infinite partials.
+            | ["__ad", "nonzero"]
             | ["core", "iter", "Iterator", "size_hint"]
             | ["core", "iter", "Sum", "sum"]
             // Copies of loop ranges, which generated reverse sweeps record.

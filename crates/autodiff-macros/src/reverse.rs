@@ -12,7 +12,7 @@
 //! it is inside a loop.
 
 use crate::analysis::{Analysis, op_reads, stmt_reads, stmt_writes};
-use crate::builtins::is_cheap_math;
+use crate::builtins::{has_singular_partials, is_cheap_math};
 use crate::calls::{Refs, augmented_call, primal_call, pullback_call};
 use crate::carry::{CarryPlan, plain_range};
 use crate::collections::{HashMap, HashSet};
@@ -1076,7 +1076,7 @@ impl<'a> Reverse<'a> {
                     BinOp::Div => {
                         let mut t = self.accumulate(x, quote!(#g / #py));
                         t.extend(self.accumulate(y, quote!(-(#g * #var) / #py)));
-                        t
+                        only_nonzero(&g, t)
                     }
                     BinOp::Rem => {
                         let mut t = self.accumulate(x, g.clone());
@@ -1103,7 +1103,11 @@ impl<'a> Reverse<'a> {
                     let pk = partial_at(&p, k, idx.len());
                     out.extend(self.accumulate(&ops[i], quote!(#g * #pk)));
                 }
-                quote!({ #out })
+                if has_singular_partials(name) {
+                    only_nonzero(&g, out)
+                } else {
+                    quote!({ #out })
+                }
             }
             Op::Cast(o, _) => match o {
                 Operand::Var(v) if self.an.is_active(v) => {
@@ -1683,4 +1687,11 @@ fn collect_maybe_tuples(b: &Block, out: &mut HashSet<String>) {
             _ => {}
         }
     }
+}
+
+/// `propagate` run only where the adjoint `g` is not zero: for an operation whose partials
+/// can be infinite where its value is finite, a value that the path taken does not use
+/// (adjoint zero) gives its inputs nothing, not `0 · ∞`.
+fn only_nonzero(g: &TokenStream, propagate: TokenStream) -> TokenStream {
+    quote!(if __ad::nonzero(#g) { #propagate })
 }
