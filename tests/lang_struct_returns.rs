@@ -200,7 +200,8 @@ fn calls_oracle<D: Num>(a: D, b: D) -> D {
 }
 
 /// A struct updated in a loop by assigning it whole from calls, and a method of a
-/// constant struct with an argument that carries derivatives.
+/// constant struct (a temporary, and one bound to a local) with an argument that carries
+/// derivatives.
 #[autodiff_forward(carried_fwd, Dual, Dual)]
 #[autodiff_reverse(carried_rev, Duplicated, Active)]
 fn carried(x: &[f64]) -> f64 {
@@ -212,6 +213,9 @@ fn carried(x: &[f64]) -> f64 {
     for i in 0..x.len() {
         let v = V2::new(x[i], 0.5);
         s += V2::new(1.0, 2.0).add(&v).rot(x[0]).y;
+        // A constant struct bound, then the receiver of a method given `v`.
+        let w = V2::new(0.5, i as f64);
+        s += w.add(&v).x * w.y;
     }
     s
 }
@@ -223,9 +227,10 @@ fn carried_oracle<D: Num>(x: &[D]) -> D {
         ay = (ay + v * v) * c::<D>(0.9);
     }
     let mut s = (ax * ax + ay * ay).sqrt();
-    for &v in x {
+    for (i, &v) in x.iter().enumerate() {
         let (px, py) = (c::<D>(1.0) + v, c::<D>(2.5));
         s += x[0].sin() * px + x[0].cos() * py;
+        s += (v + 0.5) * i as f64;
     }
     s
 }

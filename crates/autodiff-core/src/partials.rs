@@ -174,6 +174,61 @@ pub fn sin_cos<T: Real>(_a: T, v: (T, T)) -> (T, T) {
     (v.1, -v.0)
 }
 
+/// A value of a number type that the macros cannot see: a float, or an integer (a count
+/// in a struct, whose tangent and adjoint are the shadow's copy, or zero).
+pub trait Number: Copy {
+    /// `∂(self % divisor) / ∂divisor`: `-trunc(self / divisor)` for a float (the
+    /// remainder is `self - trunc(self / divisor) · divisor`; its partial in `self` is 1),
+    /// zero for an integer.
+    fn rem_partial(self, divisor: Self) -> Self;
+    /// Whether the value is not zero.
+    fn is_nonzero(self) -> bool;
+}
+
+impl<T: Real> Number for T {
+    #[inline(always)]
+    fn rem_partial(self, divisor: T) -> T {
+        -(self / divisor).trunc()
+    }
+    #[inline(always)]
+    fn is_nonzero(self) -> bool {
+        self != T::zero()
+    }
+}
+
+macro_rules! integer_number {
+    ($($t:ty),*) => {$(
+        impl Number for $t {
+            #[inline(always)]
+            fn rem_partial(self, _divisor: $t) -> $t {
+                0
+            }
+            #[inline(always)]
+            fn is_nonzero(self) -> bool {
+                self != 0
+            }
+        }
+    )*};
+}
+integer_number!(
+    usize, isize, u8, u16, u32, u64, u128, i8, i16, i32, i64, i128
+);
+
+/// `∂(a % b) / ∂b` (see [`Number::rem_partial`]).
+#[inline(always)]
+pub fn rem_partial<T: Number>(a: T, b: T) -> T {
+    a.rem_partial(b)
+}
+
+/// Whether an adjoint is not zero: the reverse sweep of an operation whose partials can be
+/// infinite at a finite input (`sqrt` at 0, `x / 0`) propagates only then, so that a value
+/// computed but not used on the path taken (`let r = d.sqrt(); if i != j { e += 1.0 / r }`)
+/// gives its inputs nothing rather than `0 · ∞`, which is not a number.
+#[inline(always)]
+pub fn nonzero<T: Number>(adjoint: T) -> bool {
+    adjoint.is_nonzero()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -253,49 +308,4 @@ mod tests {
         assert_eq!(clamp(-0.5, 0.0, 1.0, 0.0), (0.0, 1.0, 0.0));
         assert_eq!(mul_add(2.0, 3.0, 4.0, 10.0), (3.0, 2.0, 1.0));
     }
-}
-
-/// Whether an adjoint is not zero: the reverse sweep of an operation whose partials can be
-/// infinite at a finite input (`sqrt` at 0, `x / 0`) propagates only then, so that a value
-/// computed but not used on the path taken (`let r = d.sqrt(); if i != j { e += 1.0 / r }`)
-/// gives its inputs nothing rather than `0 · ∞`, which is not a number.
-#[inline(always)]
-pub fn nonzero<T: Real>(adjoint: T) -> bool {
-    adjoint != T::zero()
-}
-
-/// A value of `a % b` whose type the macros cannot see: a float, whose remainder has a
-/// derivative, or an integer (a count in a struct), whose has none.
-pub trait Remainder: Copy {
-    /// `∂(self % divisor) / ∂divisor`: `-trunc(self / divisor)` for a float (the
-    /// remainder is `self - trunc(self / divisor) · divisor`; its partial in `self` is 1),
-    /// zero for an integer.
-    fn rem_partial(self, divisor: Self) -> Self;
-}
-
-impl<T: Real> Remainder for T {
-    #[inline(always)]
-    fn rem_partial(self, divisor: T) -> T {
-        -(self / divisor).trunc()
-    }
-}
-
-macro_rules! integer_remainder {
-    ($($t:ty),*) => {$(
-        impl Remainder for $t {
-            #[inline(always)]
-            fn rem_partial(self, _divisor: $t) -> $t {
-                0
-            }
-        }
-    )*};
-}
-integer_remainder!(
-    usize, isize, u8, u16, u32, u64, u128, i8, i16, i32, i64, i128
-);
-
-/// `∂(a % b) / ∂b` (see [`Remainder`]).
-#[inline(always)]
-pub fn rem_partial<T: Remainder>(a: T, b: T) -> T {
-    a.rem_partial(b)
 }

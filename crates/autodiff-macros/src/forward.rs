@@ -96,11 +96,25 @@ pub fn tangent_or_zero(an: &Analysis, o: &Operand) -> TokenStream {
             let t = tangent_name(v);
             quote!(#t)
         }
+        // An integer literal of no written type (`(y, 1)` returned as `(f64, usize)`): a
+        // zero literal, typed by where it goes as the literal is.
+        Operand::Lit(t) if is_unsuffixed_integer(t) => quote!(0),
         o => {
             let p = o.primal();
             quote!(__ad::zero_like(&#p))
         }
     }
+}
+
+fn is_unsuffixed_integer(t: &TokenStream) -> bool {
+    let mut e: syn::Expr = match syn::parse2(t.clone()) {
+        Ok(e) => e,
+        Err(_) => return false,
+    };
+    while let syn::Expr::Paren(p) = e {
+        e = *p.expr;
+    }
+    matches!(e, syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) if i.suffix().is_empty())
 }
 
 /// The partial derivatives of a builtin method as an expression (`__ad::d::sin(x, v)`).
@@ -290,7 +304,13 @@ impl Forward<'_> {
                         }
                     } else {
                         let call = primal_call(c, &self.refs);
-                        quote!(let #m #var = #call;)
+                        if active {
+                            // A constant call's value made active later, as the receiver
+                            // of a method given an active argument (`w.mul(&z)`).
+                            quote!(let #m #var = #call; let #m #dv = __ad::zero_like(&#var);)
+                        } else {
+                            quote!(let #m #var = #call;)
+                        }
                     };
                 }
                 let p = primal_op(op);
