@@ -601,7 +601,8 @@ fn constant_tables_o<D: Num>(x: &[D]) -> D {
 }
 
 /// A constant buffer of indices (`idx: &[usize]`, `Const`) zipped with values, on either
-/// side of the `zip`, enumerated, and `copied`/`cloned`: a sparse gather.
+/// side of the `zip`, enumerated, and `copied`/`cloned`, moved (`skip`, `rev`) and sliced
+/// (`&idx[1..]`): a sparse gather.
 #[autodiff_forward(gathered_fwd, Dual, Const, Dual)]
 #[autodiff_reverse(gathered_rev, Duplicated, Const, Active)]
 fn gathered(x: &[f64], idx: &[usize]) -> f64 {
@@ -614,6 +615,15 @@ fn gathered(x: &[f64], idx: &[usize]) -> f64 {
     }
     for (i, w) in idx.iter().copied().zip(x.iter()) {
         s += w * x[i].cos();
+    }
+    for &i in idx.iter().skip(1) {
+        s += x[i] * 0.5;
+    }
+    for (k, &i) in idx.iter().rev().enumerate() {
+        s += x[i] * x[i] * k as f64;
+    }
+    for &i in &idx[1..] {
+        s += x[i].exp() * 0.25;
     }
     s + idx.iter().cloned().map(|i| x[i] * x[i]).sum::<f64>()
 }
@@ -634,6 +644,13 @@ fn gathered_o<D: Num>(x: &[D], idx: &[usize]) -> D {
     }
     for &i in idx {
         s += x[i] * x[i];
+    }
+    let n = idx.len();
+    for k in 1..n {
+        s += x[idx[k]] * 0.5 + x[idx[k]].exp() * 0.25;
+    }
+    for k in 0..n {
+        s += x[idx[n - 1 - k]] * x[idx[n - 1 - k]] * k as f64;
     }
     s
 }

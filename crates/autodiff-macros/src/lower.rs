@@ -3863,6 +3863,20 @@ impl Lowerer {
                 Val::Op(Operand::Var(v)) if self.holds_constant(&v) => {
                     Ok(Some(self.constant_chain(e, &v)))
                 }
+                // A part of a buffer of constants (`&ks[1..]`), bound as a slice.
+                Val::Op(Operand::Lit(t))
+                    if r.mutability.is_none() && matches!(strip(&r.expr), Expr::Index(_)) =>
+                {
+                    let part = self.inactive_local("part", quote!(&#t), e.span());
+                    self.inert_params.insert(part.to_string());
+                    Ok(Some(Chain {
+                        source: Source::Constants(
+                            quote!(::core::iter::IntoIterator::into_iter(#part)),
+                            part,
+                        ),
+                        adapters: vec![],
+                    }))
+                }
                 // `&h` of a vector or array a call returned.
                 Val::Op(Operand::Var(v)) if !self.companion => Ok(Some(Chain {
                     source: Source::Slice(Place::local(v), r.mutability.is_some()),
@@ -3977,7 +3991,7 @@ impl Lowerer {
                         let Some(inner) = self.parse_chain(&m.receiver)? else {
                             return Ok(None);
                         };
-                        if matches!(inner.source, Source::Range(_) | Source::Constants(..)) {
+                        if matches!(inner.source, Source::Range(_)) {
                             return Ok(None);
                         }
                         if inner.has_filter() {
