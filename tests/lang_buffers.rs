@@ -1176,8 +1176,51 @@ fn in_place_o<D: Num>(x: &[D]) -> D {
     s
 }
 
+/// Explicit heat steps on a grid of rows, each reading a copy of the last
+/// (`let old = u.clone();` of a `Vec<Vec<f64>>`).
+#[autodiff_forward(heat_fwd, Dual, Dual)]
+#[autodiff_reverse(heat_rev, Duplicated, Active)]
+fn heat(x: &[f64]) -> f64 {
+    let n = 3;
+    let mut u = vec![vec![0.0; n]; n];
+    for i in 0..n {
+        for j in 0..n {
+            u[i][j] = x[(i * n + j) % x.len()];
+        }
+    }
+    for _ in 0..2 {
+        let old = u.clone();
+        for i in 1..n - 1 {
+            for j in 1..n - 1 {
+                let lap = old[i - 1][j] + old[i + 1][j] + old[i][j - 1] + old[i][j + 1];
+                u[i][j] = old[i][j] + 0.1 * (lap - 4.0 * old[i][j]) * old[i][j];
+            }
+        }
+    }
+    u[1][1] * u[1][1] + u[0][1] * u[1][1]
+}
+
+fn heat_o<D: Num>(x: &[D]) -> D {
+    let n = 3;
+    let mut u: Vec<Vec<D>> = (0..n)
+        .map(|i| (0..n).map(|j| x[(i * n + j) % x.len()]).collect())
+        .collect();
+    for _ in 0..2 {
+        let old = u.clone();
+        let lap = old[0][1] + old[2][1] + old[1][0] + old[1][2];
+        u[1][1] = old[1][1] + (lap - old[1][1] * 4.0) * old[1][1] * 0.1;
+    }
+    u[1][1] * u[1][1] + u[0][1] * u[1][1]
+}
+
 proptest! {
     #![proptest_config(config())]
+
+    #[test]
+    fn a_copied_grid_of_rows((x, v, s0) in slice_case(-1.2, 1.2, 2..10, 0), s in seed()) {
+        check_slice("heat", (&x, &v, &s0, s), heat, heat_fwd, heat_rev, heat_o::<Dual64>);
+        check_hvp_of::<heat_rev>(&x, &v, heat_o);
+    }
 
     #[test]
     fn arrays_written_in_place((x, v, s0) in slice_case(-1.2, 1.2, 2..6, 0), s in seed()) {

@@ -192,6 +192,9 @@ pub struct Lowerer {
     /// The names indexed twice (`hs[i][j]`): an element of one is a row, which a copy
     /// (`let prev = s[i];`, a companion's saved copy) copies as a buffer.
     matrices: HashSet<String>,
+    /// The names indexed twice by positions, not ranges (`m[i][j]`, not `x[a..][k]`):
+    /// buffers of rows.
+    rows_indexed: HashSet<String>,
     /// The locals built as matrices (`[[a, b], [c, d]]`, `vec![vec![0.0; m]; n]`), whose
     /// elements are rows even where the function indexes them once.
     matrix_vars: HashSet<String>,
@@ -318,6 +321,7 @@ impl Lowerer {
             statement_call: false,
             value_call: false,
             matrices: HashSet::default(),
+            rows_indexed: HashSet::default(),
             matrix_vars: HashSet::default(),
         }
     }
@@ -371,6 +375,7 @@ impl Lowerer {
             statement_call: false,
             value_call: false,
             matrices: self.matrices.clone(),
+            rows_indexed: self.rows_indexed.clone(),
             matrix_vars: self.matrix_vars.clone(),
         };
         sub.scopes.push(HashMap::default());
@@ -532,7 +537,8 @@ impl Lowerer {
         sig: &SigInfo,
     ) -> Result<(Body, HashMap<String, VarKind>)> {
         let has_return = contains_return(body);
-        self.matrices = indexed_twice(&quote!(#body));
+        self.matrices = indexed_twice(&quote!(#body), false);
+        self.rows_indexed = indexed_twice(&quote!(#body), true);
         self.field_owners = field_owners(sig, body);
         // `use`, `const` and `static` items carry no derivative: each generated function
         // declares them first, wherever the user wrote them (an item is visible in its
@@ -5855,6 +5861,21 @@ impl Lowerer {
                 if !self.names_buffer(&c.args[1]) && !self.names_buffer(&c.args[0]) {
                     return Ok(None);
                 }
+                // The adjoint of a matrix (`Vec<Vec<f64>>`, indexed twice) row by row.
+                let is_matrix = |e: &Expr| {
+                    matches!(strip(e), Expr::Path(p)
+                        if p.path.get_ident().is_some_and(|id| self.rows_indexed.contains(&id.to_string())))
+                };
+                if is_matrix(dst) || is_matrix(src) {
+                    self.lower_expr(&syn::parse_quote! {
+                        for __ad_k in 0..#src.len() {
+                            for __ad_l in 0..#src[__ad_k].len() {
+                                #dst[__ad_k][__ad_l] += #src[__ad_k][__ad_l];
+                            }
+                        }
+                    })?;
+                    return Ok(Some(Val::Op(Operand::Lit(quote!(())))));
+                }
                 self.lower_expr(&syn::parse_quote! {
                     for __ad_k in 0..#src.len() {
                         #dst[__ad_k] += #src[__ad_k];
@@ -6274,18 +6295,23 @@ pub(crate) fn path_names(p: &syn::Path) -> Vec<String> {
 }
 
 /// The identifiers indexed twice in `t` (`hs[i][j]`, `&mut hs[i][..]`).
-fn indexed_twice(t: &TokenStream) -> HashSet<String> {
+fn indexed_twice(t: &TokenStream, by_position: bool) -> HashSet<String> {
     let mut out = HashSet::default();
     let tokens: Vec<TokenTree> = t.clone().into_iter().collect();
     for (i, tt) in tokens.iter().enumerate() {
         match tt {
-            TokenTree::Group(g) => out.extend(indexed_twice(&g.stream())),
+            TokenTree::Group(g) => out.extend(indexed_twice(&g.stream(), by_position)),
             TokenTree::Ident(id) => {
                 let bracket = |k: usize| {
                     matches!(tokens.get(k), Some(TokenTree::Group(g))
                         if g.delimiter() == proc_macro2::Delimiter::Bracket)
                 };
-                if bracket(i + 1) && bracket(i + 2) {
+                // (`x[a..b][k]` is indexed twice, but by a range first.)
+                let ranged = || {
+                    matches!(tokens.get(i + 1), Some(TokenTree::Group(g))
+                        if g.to_string().contains(".."))
+                };
+                if bracket(i + 1) && bracket(i + 2) && !(by_position && ranged()) {
                     out.insert(id.to_string());
                 }
             }
