@@ -249,8 +249,7 @@ proptest! {
                 prop_assume!((d.abs() - 1.25).abs() > 1e-6);
             }
         }
-        let f = |x: &[f64]| periodic(x);
-        check_slice("periodic", (&x, &v, &[0.5; 4], s), f, periodic_fwd, periodic_rev, |d| periodic_o(d));
+        check_slice("periodic", (&x, &v, &[0.5; 4], s), periodic, periodic_fwd, periodic_rev, periodic_o::<Dual64>);
     }
 
     #[test]
@@ -258,14 +257,13 @@ proptest! {
         let b = 0.75 + x[0] * x[0];
         prop_assume!(away_from_jump(x[0] * 5.0, 2.0));
         prop_assume!(x.iter().all(|&e| away_from_jump(e, b)));
-        check_slice("rem_assign", (&x, &v, &[0.0; 3], s), rem_assign, rem_assign_fwd, rem_assign_rev, |d| rem_assign_o(d));
+        check_slice("rem_assign", (&x, &v, &[0.0; 3], s), rem_assign, rem_assign_fwd, rem_assign_rev, rem_assign_o::<Dual64>);
     }
 
     #[test]
     fn integer_and_bool_compound_assignments(x in vecf(-1.5, 1.5, 5), v in dirs(5), s in seed()) {
-        let f = |x: &[f64]| int_ops(x);
         prop_assume!(int_ops(&x) > 0.0 || !x.iter().any(|&e| e > 1.0));
-        check_slice("int_ops", (&x, &v, &[0.0; 5], s), f, int_ops_fwd, int_ops_rev, |d| int_ops_o(d));
+        check_slice("int_ops", (&x, &v, &[0.0; 5], s), int_ops, int_ops_fwd, int_ops_rev, int_ops_o::<Dual64>);
     }
 
     #[test]
@@ -280,8 +278,8 @@ proptest! {
         }
         let (mut g, mut hv) = (vec![0.0; 3], vec![0.0; 3]);
         wrapped_hvp(&x, &v, &mut g, &mut hv);
-        let (_, want) = oracle_grad(|d| wrapped_o(d), &x);
+        let (_, want) = oracle_grad(wrapped_o::<Dual64>, &x);
         check_all("gradient", &g, &want);
-        check_hvp(&hv, &x, &v, |d| wrapped_o(d));
+        check_hvp(&hv, &x, &v, wrapped_o);
     }
 }

@@ -583,6 +583,7 @@ pub struct Body {
 /// derivative: the conversion was kept as written.
 #[autodiff_forward(member_casts_fwd, Dual, Dual)]
 #[autodiff_reverse(member_casts_rev, Duplicated, Active)]
+#[allow(clippy::unnecessary_cast)] // `f64 as f64` is one of the cases
 fn member_casts(b: &Body) -> f64 {
     b.pos as f64 * 2.0 + b.mass as f64 * 10.0 + f64::from(b.mass) * b.pos + b.n as f64
 }
