@@ -839,6 +839,14 @@ impl Lowerer {
                     }
                     out.push(self.operand(it, Span::call_site())?);
                 }
+                if out.len() != n {
+                    // Ill-typed code (`()` where a pair is returned): rustc names the
+                    // mismatch at the user's own function.
+                    return unsupported_at(
+                        Span::call_site(),
+                        &format!("a value of {} scalars where the function returns {n}", out.len()),
+                    );
+                }
                 Ok(out)
             }
             v if n == 0 => {
