@@ -322,6 +322,53 @@ fn arg_extremes_o<D: Num>(x: &[D]) -> D {
     x[k] * x[(k + 1) % n] + x[j] * 3.0 + x[late].sin() + x[m] * x[n - 1 - m]
 }
 
+/// Array literals as a loop's source: integer positions computed in the loop
+/// (`for c in [2 * k + 1, 2 * k + 2]`, a binary tree's children), values that carry
+/// derivatives (`for w in [a, b * 2.0, c.sin()]`), `&[..]`, and `.iter()` with
+/// `enumerate()`.
+#[autodiff_forward(literal_sources_fwd, Dual, Dual)]
+#[autodiff_reverse(literal_sources_rev, Duplicated, Active)]
+fn literal_sources(x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut s = 0.0;
+    for k in 0..n {
+        for c in [2 * k + 1, 2 * k + 2] {
+            if c < n {
+                s += x[c] * x[k];
+            }
+        }
+    }
+    for w in [x[0], x[1] * 2.0, x[n - 1].sin()] {
+        s += w * w;
+    }
+    for &w in &[x[1], 0.5] {
+        s -= w * x[0];
+    }
+    for (i, w) in [x[0].exp(), x[1]].iter().enumerate() {
+        s += (i as f64 + 1.0) * w * x[n - 1];
+    }
+    s
+}
+
+fn literal_sources_o<D: Num>(x: &[D]) -> D {
+    let n = x.len();
+    let mut s = D::zero();
+    for k in 0..n {
+        for c in [2 * k + 1, 2 * k + 2] {
+            if c < n {
+                s += x[c] * x[k];
+            }
+        }
+    }
+    for w in [x[0], x[1] * 2.0, x[n - 1].sin()] {
+        s += w * w;
+    }
+    for w in [x[1], c(0.5)] {
+        s -= w * x[0];
+    }
+    s + (x[0].exp() + x[1] * 2.0) * x[n - 1]
+}
+
 /// Elements by position: `get(i)` with `unwrap_or`, in and out of range, `first`/`last`
 /// with `unwrap_or` on an empty slice (the default, not a panic).
 #[autodiff_forward(positions_fwd, Dual, Dual)]
@@ -820,6 +867,12 @@ proptest! {
     fn argmax_and_argmin((x, v, s0, seed) in case(2)) {
         check_slice("arg_extremes", (&x, &v, &s0, seed), arg_extremes, arg_extremes_fwd, arg_extremes_rev, arg_extremes_o);
         check_hvp_of::<arg_extremes_rev>(&x, &v, arg_extremes_o);
+    }
+
+    #[test]
+    fn array_literal_sources((x, v, s0, seed) in case(2)) {
+        check_slice("literal_sources", (&x, &v, &s0, seed), literal_sources, literal_sources_fwd, literal_sources_rev, literal_sources_o);
+        check_hvp_of::<literal_sources_rev>(&x, &v, literal_sources_o);
     }
 
     #[test]

@@ -563,3 +563,81 @@ fn a_vec_of_structs_given_where_a_slice_is_taken() {
         ]
     );
 }
+
+/// A body whose position is an array member.
+#[differentiable]
+#[derive(Clone, Debug, PartialEq)]
+pub struct Body {
+    pub pos: [f64; 2],
+    pub m: f64,
+}
+
+/// An array member copied out of a slice element (`let a = ps[i].pos;`), then indexed.
+#[autodiff_reverse(d_moment, Duplicated, Active)]
+#[autodiff_forward(j_moment, Dual, Dual)]
+fn moment(ps: &[Body]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..ps.len() {
+        for j in i + 1..ps.len() {
+            let a = ps[i].pos;
+            let b = ps[j].pos;
+            s += ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2)) * ps[i].m * ps[j].m;
+        }
+    }
+    s
+}
+
+#[autodiff_forward(hvp_moment, Dual, Dual)]
+fn moment_grad(ps: &[Body], g: &mut [Body]) {
+    d_moment(ps, g, 1.0);
+}
+
+/// The bodies' numbers, in the order `pos[0], pos[1], m` per body.
+fn body_numbers(ps: &[Body]) -> Vec<f64> {
+    ps.iter().flat_map(|p| [p.pos[0], p.pos[1], p.m]).collect()
+}
+
+fn bodies(v: &[f64]) -> Vec<Body> {
+    v.chunks(3)
+        .map(|c| Body {
+            pos: [c[0], c[1]],
+            m: c[2],
+        })
+        .collect()
+}
+
+#[test]
+fn an_array_member_copied_out_of_a_slice_element() {
+    let x = [0.3, -0.2, 1.5, 1.1, 0.4, 0.7, -0.6, 0.9, 2.0];
+    let v = [0.5, -1.0, 0.25, 0.0, 1.0, -0.5, 0.75, 0.2, 1.0];
+    let ps = bodies(&x);
+    let h = 1e-5;
+    let at = |t: f64| -> Vec<Body> {
+        bodies(&x.iter().zip(&v).map(|(a, b)| a + t * b).collect::<Vec<_>>())
+    };
+    // The directional derivative by central differences, against both modes.
+    let fd = (moment(&at(h)) - moment(&at(-h))) / (2.0 * h);
+    let (_, tangent) = j_moment(&ps, &bodies(&v));
+    check_tol("forward", tangent, fd, 1e-7);
+    let mut g = bodies(&[0.0; 9]);
+    d_moment(&ps, &mut g, 1.0);
+    let along: f64 = body_numbers(&g).iter().zip(&v).map(|(a, b)| a * b).sum();
+    check_tol("reverse", along, fd, 1e-7);
+    // H·v by central differences of the gradient.
+    let grad_at = |t: f64| {
+        let mut g = bodies(&[0.0; 9]);
+        d_moment(&at(t), &mut g, 1.0);
+        body_numbers(&g)
+    };
+    let (mut g, mut hv) = (bodies(&[0.0; 9]), bodies(&[0.0; 9]));
+    hvp_moment(&ps, &bodies(&v), &mut g, &mut hv);
+    let (up, down) = (grad_at(h), grad_at(-h));
+    for (k, got) in body_numbers(&hv).iter().enumerate() {
+        check_tol(
+            &format!("H·v[{k}]"),
+            *got,
+            (up[k] - down[k]) / (2.0 * h),
+            1e-6,
+        );
+    }
+}

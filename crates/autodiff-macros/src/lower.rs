@@ -844,7 +844,10 @@ impl Lowerer {
                     // mismatch at the user's own function.
                     return unsupported_at(
                         Span::call_site(),
-                        &format!("a value of {} scalars where the function returns {n}", out.len()),
+                        &format!(
+                            "a value of {} scalars where the function returns {n}",
+                            out.len()
+                        ),
                     );
                 }
                 Ok(out)
@@ -3691,6 +3694,33 @@ impl Lowerer {
     }
 
     fn lower_for(&mut self, f: &syn::ExprForLoop) -> Result<()> {
+        if let Some((items, source)) = array_literal_source(&f.expr) {
+            // `for c in [a, b]` (and `[a, b].iter()..`): the array bound first, then
+            // iterated as a local is: a table of constants (`[2 * k, 2 * k + 1]`), or a
+            // buffer whose elements carry derivatives.
+            let span = items.span();
+            let Some(Op::ArrLit(ops, _)) = self.buffer_init(&items, false)? else {
+                return unsupported(&items, "iterating over this array");
+            };
+            let var = if ops.iter().all(|o| matches!(o, Operand::Lit(_))) {
+                let lits = ops.iter().map(Operand::primal);
+                let v = self.inactive_local("items", quote!([#(#lits),*]), span);
+                self.inert_params.insert(v.to_string());
+                v
+            } else {
+                let v = self.fresh("items", span);
+                self.kinds.insert(v.to_string(), VarKind::Buffer);
+                self.emit_owned(&v, false, Op::ArrLit(ops, false));
+                v
+            };
+            self.scopes.push(HashMap::default());
+            self.bind(&Ident::new("__ad_items", span), Binding::Var(var));
+            let mut each = f.clone();
+            *each.expr = source;
+            let r = self.lower_for(&each);
+            self.scopes.pop();
+            return r;
+        }
         let Some(chain) = self.parse_chain(&f.expr)? else {
             return unsupported(&f.expr, "iterating over this expression");
         };
@@ -7179,6 +7209,38 @@ fn is_chain_adapter(name: &str) -> bool {
             | "skip"
             | "take"
     )
+}
+
+/// The array literal at the source of a loop's iterator (`[a, b]`, `&[a, b]`,
+/// `[a, b].iter().enumerate()`), and the iterator with the literal replaced by the local
+/// `__ad_items` (iterated by value, `iter().copied()`, where the loop took the literal
+/// itself). A
+/// table of tuples, which the lowering reads as constants, is left as it is.
+fn array_literal_source(e: &Expr) -> Option<(Expr, Expr)> {
+    let local: Expr = syn::parse_quote!(__ad_items);
+    match e {
+        Expr::Paren(p) => array_literal_source(&p.expr),
+        Expr::Array(a) if !is_constant_tuple_table(e) && !a.elems.is_empty() => {
+            Some((e.clone(), syn::parse_quote!(#local.iter().copied())))
+        }
+        Expr::Reference(r) if r.mutability.is_none() => {
+            let (items, _) = array_literal_source(&r.expr)?;
+            Some((items, syn::parse_quote!(#local.iter())))
+        }
+        Expr::MethodCall(m) => {
+            let (items, inner) = match strip(&m.receiver) {
+                Expr::Array(_) => {
+                    let (items, _) = array_literal_source(strip(&m.receiver))?;
+                    (items, local)
+                }
+                r => array_literal_source(r)?,
+            };
+            let mut m = m.clone();
+            *m.receiver = inner;
+            Some((items, Expr::MethodCall(m)))
+        }
+        _ => None,
+    }
 }
 
 /// An array or `vec![..]` literal whose elements are tuples (`[(0.5, 0.2), (1.0, -0.4)]`,

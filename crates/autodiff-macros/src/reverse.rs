@@ -1121,6 +1121,12 @@ impl<'a> Reverse<'a> {
                 let carried = self.carried.borrow();
                 match carried.iter().rev().find_map(|plan| plan.register(p)) {
                     Some(reg) => quote!(#reg += #g;),
+                    // A struct's member may be an array (`let a = ps[i].pos;`), which
+                    // has no `+=`.
+                    None if matches!(p.proj.last(), Some(Proj::Field(_))) => {
+                        let a = p.adjoint();
+                        quote!(__ad::add_to(&mut #a, #g);)
+                    }
                     None => {
                         let a = p.adjoint();
                         quote!(#a += #g;)
