@@ -446,6 +446,51 @@ fn outer_fill_o<N: Num>(x: &[N]) -> N {
     total
 }
 
+/// Two buffers overwritten in one loop, both read in later iterations' reverse: the
+/// first, which the loop does not read, has its old contents saved whole before the loop;
+/// the second, read in the loop, element by element.
+#[autodiff_forward(two_overwrites_fwd, Dual, Dual)]
+#[autodiff_reverse(two_overwrites_rev, Duplicated, Active)]
+fn two_overwrites(x: &[f64]) -> f64 {
+    let d = D;
+    let pts = &x[d + TRI..];
+    let n = pts.len() / d;
+    let mut a = vec![0.0; d];
+    let mut b = vec![1.0; d];
+    let mut total = 0.0;
+    for r in 0..n {
+        for j in 0..d {
+            let t = pts[r * d + j] * x[j] + b[j];
+            a[j] = t * t.cos();
+            b[j] = t.sin();
+        }
+        for j in 0..d {
+            total += a[j] * b[(j + 1) % d];
+        }
+    }
+    total + a[0] * b[d - 1]
+}
+
+fn two_overwrites_o<N: Num>(x: &[N]) -> N {
+    let d = D;
+    let pts = &x[d + TRI..];
+    let n = pts.len() / d;
+    let mut a = vec![c::<N>(0.0); d];
+    let mut b = vec![c::<N>(1.0); d];
+    let mut total = c::<N>(0.0);
+    for r in 0..n {
+        for j in 0..d {
+            let t = pts[r * d + j] * x[j] + b[j];
+            a[j] = t * t.cos();
+            b[j] = t.sin();
+        }
+        for j in 0..d {
+            total += a[j] * b[(j + 1) % d];
+        }
+    }
+    total + a[0] * b[d - 1]
+}
+
 /// A local updated by itself (`t *= t`, `y /= y`), in a loop and after it.
 #[autodiff_forward(self_updated_fwd, Dual, Dual)]
 #[autodiff_reverse(self_updated_rev, Duplicated, Active)]
@@ -493,6 +538,13 @@ proptest! {
     #[test]
     fn buffer_overwritten_then_updated((x, v, s0, seed) in case(1..5)) {
         check_slice("reused", (&x, &v, &s0, seed), reused, reused_fwd, reused_rev, reused_o);
+        check_hvp_of::<reused_rev>(&x, &v, reused_o);
+    }
+
+    #[test]
+    fn two_buffers_overwritten_in_one_loop((x, v, s0, seed) in case(1..5)) {
+        check_slice("two_overwrites", (&x, &v, &s0, seed), two_overwrites, two_overwrites_fwd, two_overwrites_rev, two_overwrites_o);
+        check_hvp_of::<two_overwrites_rev>(&x, &v, two_overwrites_o);
     }
 
     #[test]

@@ -72,6 +72,20 @@ pub struct Reverse<'a> {
     next_is_fused: RefCell<bool>,
     /// Locals whose adjoints a fused loop declared before it.
     declared_early: RefCell<HashSet<String>>,
+    /// The loops being emitted that overwrite a buffer element by element and save its
+    /// old contents whole instead (see [`Self::whole_overwrite`]), innermost last.
+    whole_saves: RefCell<Vec<WholeSave>>,
+}
+
+/// A loop `for j in 0..e { .. buf[j] = v; .. }` whose body reads nothing of `buf`: when its
+/// writes need records, the loop saves `buf[..e]` in one copy before it runs and puts it
+/// back after its reverse, instead of recording and restoring each element.
+struct WholeSave {
+    buf: String,
+    /// The loop variable and its copies.
+    vars: HashSet<String>,
+    /// Whether a write of the body needed its record (and left it to the save).
+    used: bool,
 }
 
 /// Where a block sits.
@@ -115,6 +129,7 @@ impl<'a> Reverse<'a> {
             late_shadows: HashSet::default(),
             next_is_fused: RefCell::new(false),
             declared_early: RefCell::new(HashSet::default()),
+            whole_saves: RefCell::new(Vec::new()),
         }
     }
 
@@ -863,7 +878,19 @@ impl<'a> Reverse<'a> {
                 let planned = plan.is_some();
                 self.carried.borrow_mut().extend(plan);
                 self.loops.borrow_mut().push(LoopInfo::new(pat, iter, body));
+                let whole = if exit.is_none() && !replay {
+                    self.whole_overwrite(s, level)
+                } else {
+                    None
+                };
+                let has_whole = whole.is_some();
+                self.whole_saves.borrow_mut().extend(whole);
                 let (bf, br) = self.block(body, inner, quote!());
+                let whole = if has_whole {
+                    self.whole_saves.borrow_mut().pop()
+                } else {
+                    None
+                };
                 self.loops.borrow_mut().pop();
                 let plan = if planned {
                     self.carried.borrow_mut().pop()
@@ -899,7 +926,21 @@ impl<'a> Reverse<'a> {
                         #(#stores.reserve(__ad_n);)*
                     })
                 };
-                let def = quote!(#def #reserve);
+                // The buffer's old contents saved whole before the loop, put back after
+                // its reverse.
+                let (save, restore) = match whole.filter(|w| w.used) {
+                    Some(w) => {
+                        let buf = format_ident!("{}", w.buf);
+                        let (save, load) = self.save_slice(quote!(&#buf[..#it.end]), level);
+                        let restore = quote!({
+                            let __ad_old = #load;
+                            #buf[..__ad_old.len()].copy_from_slice(&__ad_old[..]);
+                        });
+                        (save, restore)
+                    }
+                    None => (quote!(), quote!()),
+                };
+                let def = quote!(#def #reserve #save);
                 let exit = match exit {
                     Some(e) => Some(e.clone()),
                     None if replay => Some(quote!(false)),
@@ -915,7 +956,7 @@ impl<'a> Reverse<'a> {
                                 quote!(for #pat in ::core::iter::Iterator::rev(#it_load) { #br })
                             }
                         };
-                        (fwd, rev)
+                        (fwd, quote!(#rev #restore))
                     }
                     Some(e) => {
                         let n = self.fresh("trips");
@@ -1248,6 +1289,8 @@ impl<'a> Reverse<'a> {
         let need = match self.record_need(&place.base) {
             _ if self.replayed.borrow().contains(&place.base.to_string()) => Need::No,
             Need::NextIteration(f) if self.covered_by_earlier_overwrite(place, f) => Need::No,
+            Need::No => Need::No,
+            _ if self.saved_whole(place, kind) => Need::No,
             need => need,
         };
         let (record, restore) = if need == Need::No {
@@ -1294,6 +1337,56 @@ impl<'a> Reverse<'a> {
             }
         };
         (fwd, rev)
+    }
+
+    /// Whether the write `place = ..` is an element write of the innermost loop whose
+    /// buffer is saved whole (see [`WholeSave`]): then it needs no record of its own, and
+    /// the loop learns that its save is needed.
+    fn saved_whole(&self, place: &Place, kind: AssignKind) -> bool {
+        let mut saves = self.whole_saves.borrow_mut();
+        let Some(save) = saves.last_mut() else {
+            return false;
+        };
+        let element =
+            matches!(place.proj.as_slice(), [Proj::Index(i)] if save.vars.contains(&i.to_string()));
+        if kind == AssignKind::Set && element && place.base == save.buf.as_str() {
+            save.used = true;
+            return true;
+        }
+        false
+    }
+
+    /// The buffer of the loop `s` when the loop can save it whole (see [`WholeSave`]): a
+    /// loop inside another (where records go to stacks), `for j in 0..e` over a local
+    /// buffer, whose body writes the buffer only by `buf[j] = v` statements of its own
+    /// and reads nothing of it.
+    fn whole_overwrite(&self, s: &Stmt, level: Level) -> Option<WholeSave> {
+        if !level.in_loop {
+            return None;
+        }
+        let (buf, _) = overwrite_loop(s)?;
+        let Stmt::For {
+            pat, iter, body, ..
+        } = s
+        else {
+            return None;
+        };
+        if self.kinds.get(&buf) != Some(&VarKind::Buffer) || self.replayed.borrow().contains(&buf) {
+            return None;
+        }
+        let vars = LoopInfo::new(pat, iter, body).vars;
+        let only_element_writes = body.iter().all(|st| {
+            let mut writes = HashSet::default();
+            stmt_writes(st, &mut writes);
+            let element_write = matches!(st, Stmt::Assign { place, kind: AssignKind::Set, .. }
+                if matches!(place.proj.as_slice(), [Proj::Index(i)] if vars.contains(&i.to_string())));
+            !stmt_reads(st).contains(&buf) && (!writes.contains(&buf) || element_write)
+        });
+        only_element_writes.then_some(WholeSave {
+            buf,
+            vars,
+            used: false,
+        })
     }
 
     /// Records the old contents of a buffer before `fill` or `copy_from_slice` overwrites
