@@ -1213,8 +1213,44 @@ fn heat_o<D: Num>(x: &[D]) -> D {
     u[1][1] * u[1][1] + u[0][1] * u[1][1]
 }
 
+/// Arrays pushed onto a vector of arrays (`ps.push([a, b])`, `ps.push([c; 2])`), then
+/// read back by index.
+#[autodiff_forward(pushed_pairs_fwd, Dual, Dual)]
+#[autodiff_reverse(pushed_pairs_rev, Duplicated, Active)]
+fn pushed_pairs(x: &[f64]) -> f64 {
+    let mut ps: Vec<[f64; 2]> = Vec::new();
+    for i in 0..x.len() - 1 {
+        ps.push([x[i], x[i + 1] * x[i]]);
+    }
+    ps.push([x[0].sin(); 2]);
+    let mut s = 0.0;
+    for p in &ps {
+        s += p[0] * p[1].cos();
+    }
+    s + ps[0][1] * ps[ps.len() - 1][0]
+}
+
+fn pushed_pairs_o<N: Num>(x: &[N]) -> N {
+    let mut ps: Vec<[N; 2]> = Vec::new();
+    for i in 0..x.len() - 1 {
+        ps.push([x[i], x[i + 1] * x[i]]);
+    }
+    ps.push([x[0].sin(); 2]);
+    let mut s = c::<N>(0.0);
+    for p in &ps {
+        s += p[0] * p[1].cos();
+    }
+    s + ps[0][1] * ps[ps.len() - 1][0]
+}
+
 proptest! {
     #![proptest_config(config())]
+
+    #[test]
+    fn arrays_pushed_onto_a_vector((x, v, s0) in slice_case(-1.2, 1.2, 2..8, 0), s in seed()) {
+        check_slice("pushed_pairs", (&x, &v, &s0, s), pushed_pairs, pushed_pairs_fwd, pushed_pairs_rev, pushed_pairs_o::<Dual64>);
+        check_hvp_of::<pushed_pairs_rev>(&x, &v, pushed_pairs_o);
+    }
 
     #[test]
     fn a_copied_grid_of_rows((x, v, s0) in slice_case(-1.2, 1.2, 2..10, 0), s in seed()) {

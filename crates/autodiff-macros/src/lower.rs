@@ -2101,7 +2101,14 @@ impl Lowerer {
                 }
                 let place = self.lower_place(&m.receiver)?;
                 let v = self.lower_expr(&m.args[0])?;
-                let val = self.pushed(v, m.args[0].span())?;
+                // An array literal (`ps.push([a, b])`) is a value of fixed size: its
+                // adjoint, popped in the reverse sweep, adds into the literal's elements.
+                let array = matches!(&m.args[0], Expr::Array(_) | Expr::Repeat(_));
+                let val = match v {
+                    Val::Place(p, _) if array && p.is_whole() => Operand::Var(p.base),
+                    v if array => self.operand(v, m.args[0].span())?,
+                    v => self.pushed(v, m.args[0].span())?,
+                };
                 self.emit(Stmt::Push { place, val });
                 Ok(())
             }
@@ -3233,7 +3240,8 @@ impl Lowerer {
     }
 
     /// The operand of a value pushed onto a vector: a float, not a buffer (a matrix built
-    /// row by row would need shadows built row by row).
+    /// row by row would need shadows built row by row). Array literals are pushed as
+    /// they are (see the `push` arm of the method calls).
     fn pushed(&mut self, v: Val, span: Span) -> Result<Operand> {
         let buffer = match &v {
             // A struct: `operand` says that a struct value cannot go into a `Vec`.
@@ -3247,7 +3255,7 @@ impl Lowerer {
         if buffer && !self.companion {
             return unsupported_at(
                 span,
-                "pushing a vector onto a vector of vectors (build the matrix with `vec![vec![0.0; m]; n]` and write its rows)",
+                "pushing a vector, or an array bound to a local, onto a vector (build a matrix with `vec![vec![0.0; m]; n]` and write its rows; push an array as a literal: `ps.push([a, b])`)",
             );
         }
         self.operand(v, span)
