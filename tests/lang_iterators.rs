@@ -6,8 +6,13 @@
 //! with `vec![vec![0.0; m]; n]`, `const` and `static` arrays iterated, and iterators
 //! bound with `let` before they are consumed.
 
-// Index loops in the oracles mirror the constructs under test, and `map(|v| *v)` is one.
-#![allow(clippy::needless_range_loop, clippy::map_clone)]
+// Index loops in the oracles mirror the constructs under test, and `map(|v| *v)` and
+// `(&[..]).iter()` are constructs under test.
+#![allow(
+    clippy::needless_range_loop,
+    clippy::map_clone,
+    clippy::needless_borrow
+)]
 
 mod lang_common;
 mod nested_common;
@@ -324,8 +329,8 @@ fn arg_extremes_o<D: Num>(x: &[D]) -> D {
 
 /// Array literals as a loop's source: integer positions computed in the loop
 /// (`for c in [2 * k + 1, 2 * k + 2]`, a binary tree's children), values that carry
-/// derivatives (`for w in [a, b * 2.0, c.sin()]`), `&[..]`, and `.iter()` with
-/// `enumerate()`.
+/// derivatives (`for w in [a, b * 2.0, c.sin()]`), `&[..]`, `.iter()` with
+/// `enumerate()`, and `(&[..]).iter()`.
 #[autodiff_forward(literal_sources_fwd, Dual, Dual)]
 #[autodiff_reverse(literal_sources_rev, Duplicated, Active)]
 fn literal_sources(x: &[f64]) -> f64 {
@@ -347,6 +352,9 @@ fn literal_sources(x: &[f64]) -> f64 {
     for (i, w) in [x[0].exp(), x[1]].iter().enumerate() {
         s += (i as f64 + 1.0) * w * x[n - 1];
     }
+    for w in (&[x[1], 0.5]).iter() {
+        s += w * x[n - 1];
+    }
     s
 }
 
@@ -365,6 +373,7 @@ fn literal_sources_o<D: Num>(x: &[D]) -> D {
     }
     for w in [x[1], c(0.5)] {
         s -= w * x[0];
+        s += w * x[n - 1];
     }
     s + (x[0].exp() + x[1] * 2.0) * x[n - 1]
 }

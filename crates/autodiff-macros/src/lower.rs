@@ -7222,12 +7222,11 @@ fn is_chain_adapter(name: &str) -> bool {
 /// The array literal at the source of a loop's iterator (`[a, b]`, `&[a, b]`,
 /// `[a, b].iter().enumerate()`), and the iterator with the literal replaced by the local
 /// `__ad_items` (iterated by value, `iter().copied()`, where the loop took the literal
-/// itself). A
-/// table of tuples, which the lowering reads as constants, is left as it is.
+/// itself). A table of tuples, which the lowering reads as constants, is left as it is.
 fn array_literal_source(e: &Expr) -> Option<(Expr, Expr)> {
     let local: Expr = syn::parse_quote!(__ad_items);
     match e {
-        Expr::Paren(p) => array_literal_source(&p.expr),
+        Expr::Paren(_) | Expr::Group(_) => array_literal_source(strip(e)),
         Expr::Array(a) if !is_constant_tuple_table(e) && !a.elems.is_empty() => {
             Some((e.clone(), syn::parse_quote!(#local.iter().copied())))
         }
@@ -7236,11 +7235,10 @@ fn array_literal_source(e: &Expr) -> Option<(Expr, Expr)> {
             Some((items, syn::parse_quote!(#local.iter())))
         }
         Expr::MethodCall(m) => {
+            // The method takes the literal itself (`[a, b].iter()`, `(&[a, b]).iter()`,
+            // which borrow the same way), or an adapter over it.
             let (items, inner) = match strip(&m.receiver) {
-                Expr::Array(_) => {
-                    let (items, _) = array_literal_source(strip(&m.receiver))?;
-                    (items, local)
-                }
+                r @ (Expr::Array(_) | Expr::Reference(_)) => (array_literal_source(r)?.0, local),
                 r => array_literal_source(r)?,
             };
             let mut m = m.clone();

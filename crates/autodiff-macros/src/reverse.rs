@@ -1290,6 +1290,7 @@ impl<'a> Reverse<'a> {
             _ if self.replayed.borrow().contains(&place.base.to_string()) => Need::No,
             Need::NextIteration(f) if self.covered_by_earlier_overwrite(place, f) => Need::No,
             Need::No => Need::No,
+            // A record needed, and taken by the loop's whole save (which this marks used).
             _ if self.saved_whole(place, kind) => Need::No,
             need => need,
         };
@@ -1371,7 +1372,7 @@ impl<'a> Reverse<'a> {
         else {
             return None;
         };
-        if self.kinds.get(&buf) != Some(&VarKind::Buffer) || self.replayed.borrow().contains(&buf) {
+        if self.kinds.get(&buf) != Some(&VarKind::Buffer) {
             return None;
         }
         let vars = LoopInfo::new(pat, iter, body).vars;
