@@ -1243,6 +1243,42 @@ fn pushed_pairs_o<N: Num>(x: &[N]) -> N {
     s + ps[0][1] * ps[ps.len() - 1][0]
 }
 
+/// Arrays bound to locals, then pushed (`let p = [a, b]; ps.push(p)`); one local is
+/// written again between its pushes, so each push must copy the value it had then.
+#[autodiff_forward(pushed_locals_fwd, Dual, Dual)]
+#[autodiff_reverse(pushed_locals_rev, Duplicated, Active)]
+fn pushed_locals(x: &[f64]) -> f64 {
+    let mut ps: Vec<[f64; 2]> = Vec::new();
+    let mut q = [x[0]; 2];
+    for i in 0..x.len() - 1 {
+        let p = [x[i] * x[i + 1], x[i + 1].exp()];
+        ps.push(p);
+        q[1] = q[1] * x[i + 1] + p[0];
+        ps.push(q);
+    }
+    let mut s = 0.0;
+    for p in &ps {
+        s += p[0] * p[1].sin();
+    }
+    s + q[0] * q[1]
+}
+
+fn pushed_locals_o<N: Num>(x: &[N]) -> N {
+    let mut ps: Vec<[N; 2]> = Vec::new();
+    let mut q = [x[0]; 2];
+    for i in 0..x.len() - 1 {
+        let p = [x[i] * x[i + 1], x[i + 1].exp()];
+        ps.push(p);
+        q[1] = q[1] * x[i + 1] + p[0];
+        ps.push(q);
+    }
+    let mut s = c::<N>(0.0);
+    for p in &ps {
+        s += p[0] * p[1].sin();
+    }
+    s + q[0] * q[1]
+}
+
 proptest! {
     #![proptest_config(config())]
 
@@ -1250,6 +1286,8 @@ proptest! {
     fn arrays_pushed_onto_a_vector((x, v, s0) in slice_case(-1.2, 1.2, 2..8, 0), s in seed()) {
         check_slice("pushed_pairs", (&x, &v, &s0, s), pushed_pairs, pushed_pairs_fwd, pushed_pairs_rev, pushed_pairs_o::<Dual64>);
         check_hvp_of::<pushed_pairs_rev>(&x, &v, pushed_pairs_o);
+        check_slice("pushed_locals", (&x, &v, &s0, s), pushed_locals, pushed_locals_fwd, pushed_locals_rev, pushed_locals_o::<Dual64>);
+        check_hvp_of::<pushed_locals_rev>(&x, &v, pushed_locals_o);
     }
 
     #[test]

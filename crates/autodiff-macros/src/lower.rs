@@ -198,6 +198,9 @@ pub struct Lowerer {
     /// The locals built as matrices (`[[a, b], [c, d]]`, `vec![vec![0.0; m]; n]`), whose
     /// elements are rows even where the function indexes them once.
     matrix_vars: HashSet<String>,
+    /// The locals bound to a fixed-size array literal (`let p = [a, b];`, `[c; 2]`): a
+    /// value of its own that a push onto a vector of arrays copies, as it copies a literal.
+    array_locals: HashSet<String>,
 }
 
 /// A parsed iterator source.
@@ -323,6 +326,7 @@ impl Lowerer {
             matrices: HashSet::default(),
             rows_indexed: HashSet::default(),
             matrix_vars: HashSet::default(),
+            array_locals: HashSet::default(),
         }
     }
 
@@ -377,6 +381,7 @@ impl Lowerer {
             matrices: self.matrices.clone(),
             rows_indexed: self.rows_indexed.clone(),
             matrix_vars: self.matrix_vars.clone(),
+            array_locals: self.array_locals.clone(),
         };
         sub.scopes.push(HashMap::default());
         let mut params = Vec::new();
@@ -1147,7 +1152,11 @@ impl Lowerer {
                     Op::StructLit(..) if !mutable => VarKind::Value,
                     _ => VarKind::Buffer,
                 };
+                let array = matches!(op, Op::ArrLit(_, false) | Op::ArrRepeat(..));
                 let v = self.new_var_unbound(name, kind);
+                if array {
+                    self.array_locals.insert(v.to_string());
+                }
                 self.emit_owned(&v, mutable, op);
                 self.bind(name, Binding::Var(v));
                 return Ok(());
@@ -2101,11 +2110,17 @@ impl Lowerer {
                 }
                 let place = self.lower_place(&m.receiver)?;
                 let v = self.lower_expr(&m.args[0])?;
-                // An array literal (`ps.push([a, b])`) is a value of fixed size: its
-                // adjoint, popped in the reverse sweep, adds into the literal's elements.
+                // An array literal (`ps.push([a, b])`), or a local bound to one, is a
+                // value of fixed size: its adjoint, popped in the reverse sweep, adds into
+                // the array's elements.
                 let array = matches!(&m.args[0], Expr::Array(_) | Expr::Repeat(_));
                 let val = match v {
-                    Val::Place(p, _) if array && p.is_whole() => Operand::Var(p.base),
+                    Val::Place(p, _)
+                        if p.is_whole()
+                            && (array || self.array_locals.contains(&p.base.to_string())) =>
+                    {
+                        Operand::Var(p.base)
+                    }
                     v if array => self.operand(v, m.args[0].span())?,
                     v => self.pushed(v, m.args[0].span())?,
                 };
@@ -3255,7 +3270,7 @@ impl Lowerer {
         if buffer && !self.companion {
             return unsupported_at(
                 span,
-                "pushing a vector, or an array bound to a local, onto a vector (build a matrix with `vec![vec![0.0; m]; n]` and write its rows; push an array as a literal: `ps.push([a, b])`)",
+                "pushing a vector onto a vector (build a matrix with `vec![vec![0.0; m]; n]` and write its rows, or push arrays onto a `Vec<[f64; 2]>`: `ps.push([a, b])`)",
             );
         }
         self.operand(v, span)
