@@ -135,6 +135,48 @@ fn swapped_o<D: Num>(x: &[D]) -> D {
     u * w + v[0] - v[n - 1] + y[0] * y[n - 1]
 }
 
+/// Points (rows of a `Vec<[f64; 2]>`) sorted by their first coordinate, swapped and
+/// reversed as rows, then read through an iterator only (never indexed twice).
+#[autodiff_forward(sorted_points_fwd, Dual, Dual)]
+#[autodiff_reverse(sorted_points_rev, Duplicated, Active)]
+fn sorted_points(x: &[f64]) -> f64 {
+    let mut ps: Vec<[f64; 2]> = Vec::new();
+    for i in 0..x.len() {
+        let p = [x[i].sin(), x[i] * x[(i + 1) % x.len()]];
+        ps.push(p);
+    }
+    ps.sort_by(|a, b| a[0].partial_cmp(&b[0]).unwrap());
+    let mut qs = Vec::new();
+    for p in &ps {
+        qs.push([p[1], p[0] * p[0]]);
+    }
+    let n = qs.len();
+    qs.swap(0, n - 1);
+    qs.reverse();
+    qs.sort_by(|a, b| b[0].total_cmp(&a[0]));
+    let mut s = 0.0;
+    for (k, (p, q)) in ps.iter().zip(qs.iter()).enumerate() {
+        s += (k as f64 + 1.0) * (p[0] * p[1] + q[0].cos() * q[1]);
+    }
+    s
+}
+
+fn sorted_points_o<D: Num>(x: &[D]) -> D {
+    let n = x.len();
+    let mut ps: Vec<[D; 2]> = (0..n).map(|i| [x[i].sin(), x[i] * x[(i + 1) % n]]).collect();
+    ps.sort_by(|a, b| a[0].re().partial_cmp(&b[0].re()).unwrap());
+    let mut qs: Vec<[D; 2]> = ps.iter().map(|p| [p[1], p[0] * p[0]]).collect();
+    qs.swap(0, n - 1);
+    qs.reverse();
+    qs.sort_by(|a, b| b[0].re().total_cmp(&a[0].re()));
+    let mut s = D::zero();
+    for k in 0..n {
+        let (p, q) = (ps[k], qs[k]);
+        s += (p[0] * p[1] + q[0].cos() * q[1]) * (k as f64 + 1.0);
+    }
+    s
+}
+
 proptest! {
     #![proptest_config(config())]
 
@@ -145,6 +187,12 @@ proptest! {
         // those jump wherever two values lie within their step of each other (the sort's
         // order flips there), which random inputs hit now and then.
         check_hvp_of::<ordered_rev>(&x, &v, ordered_o);
+    }
+
+    #[test]
+    fn rows_sorted_swapped_and_reversed((x, v, s0, seed) in slice_seed_case(-2.0, 2.0, 1..9)) {
+        check_slice("sorted_points", (&x, &v, &s0, seed), sorted_points, sorted_points_fwd, sorted_points_rev, sorted_points_o);
+        check_hvp_of::<sorted_points_rev>(&x, &v, sorted_points_o);
     }
 
     #[test]

@@ -1157,6 +1157,10 @@ impl Lowerer {
                 if array {
                     self.array_locals.insert(v.to_string());
                 }
+                // `let mut ps: Vec<[f64; 2]> = Vec::new();`: its elements are rows.
+                if hint.as_ref().is_some_and(is_rows_type) {
+                    self.matrix_vars.insert(v.to_string());
+                }
                 self.emit_owned(&v, mutable, op);
                 self.bind(name, Binding::Var(v));
                 return Ok(());
@@ -2119,6 +2123,8 @@ impl Lowerer {
                         if p.is_whole()
                             && (array || self.array_locals.contains(&p.base.to_string())) =>
                     {
+                        // The vector's elements are rows (swapped or sorted as rows).
+                        self.matrix_vars.insert(place.base.to_string());
                         Operand::Var(p.base)
                     }
                     v if array => self.operand(v, m.args[0].span())?,
@@ -2247,8 +2253,18 @@ impl Lowerer {
                 });
                 // Bound in the scope the statements below are lowered in.
                 self.bind(&Ident::new("__ad_perm", span), Binding::Var(perm));
-                syn::parse_quote_spanned!(span=> {
+                let copy: syn::Stmt = syn::parse_quote_spanned!(span=>
                     let __ad_sorted = #recv.to_vec();
+                );
+                self.lower_stmts(&[copy], Tail::Value)?;
+                // A buffer of rows (`Vec<[f64; 2]>`) sorts rows: its copy holds rows too,
+                // and each is written back whole.
+                if self.holds_rows(&p)
+                    && let Some(Binding::Var(v)) = self.lookup("__ad_sorted").cloned()
+                {
+                    self.matrix_vars.insert(v.to_string());
+                }
+                syn::parse_quote_spanned!(span=> {
                     for __ad_k in 0..__ad_sorted.len() {
                         #recv[__ad_k] = __ad_sorted[__ad_perm[__ad_k]];
                     }
@@ -3287,12 +3303,17 @@ impl Lowerer {
 
     /// Whether `p` is one index into a matrix (`hs[i]`): a row.
     fn is_row(&self, p: &Place) -> bool {
-        matches!(p.proj.as_slice(), [Proj::Index(_)])
-            && (self.matrix_vars.contains(&p.base.to_string())
-                || self
-                    .matrices
-                    .iter()
-                    .any(|m| matches!(self.lookup(m), Some(Binding::Var(v)) if *v == p.base)))
+        matches!(p.proj.as_slice(), [Proj::Index(_)]) && self.holds_rows(p)
+    }
+
+    /// Whether the buffer `p` is based on holds rows: a matrix built in the function, or
+    /// a buffer indexed twice.
+    fn holds_rows(&self, p: &Place) -> bool {
+        self.matrix_vars.contains(&p.base.to_string())
+            || self
+                .matrices
+                .iter()
+                .any(|m| matches!(self.lookup(m), Some(Binding::Var(v)) if *v == p.base))
     }
 
     /// `Point { x: a, y: b }`: the struct as an operation (`Op::StructLit`), or `None` for
@@ -7552,6 +7573,24 @@ fn protocol_args(
         _ => (0, n),
     };
     args.iter().skip(skip).take(keep).cloned().collect()
+}
+
+/// `Vec<[F; N]>`, `Vec<Vec<F>>` or `[[F; N]; M]`: a buffer of rows.
+fn is_rows_type(ty: &syn::Type) -> bool {
+    let is_buffer = |t: &syn::Type| match t {
+        syn::Type::Array(_) => true,
+        syn::Type::Path(p) => p.path.segments.last().is_some_and(|s| s.ident == "Vec"),
+        _ => false,
+    };
+    match ty {
+        syn::Type::Array(a) => is_buffer(&a.elem),
+        syn::Type::Path(p) => p.path.segments.last().is_some_and(|s| {
+            s.ident == "Vec"
+                && matches!(&s.arguments, syn::PathArguments::AngleBracketed(g)
+                    if matches!(g.args.first(), Some(syn::GenericArgument::Type(t)) if is_buffer(t)))
+        }),
+        _ => false,
+    }
 }
 
 fn is_assoc_path(path: &syn::Path) -> bool {
