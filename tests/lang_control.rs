@@ -374,6 +374,75 @@ fn returns_o<D: Num>(x: D, k: usize) -> D {
     }
 }
 
+/// `return` inside the function's last expression: an `if` whose branch returns, a
+/// `match` arm that returns, a final block with a `return` statement, a loop in a branch.
+#[differentiable]
+#[autodiff_forward(tail_returns_fwd, Dual, Const, Dual)]
+#[autodiff_reverse(tail_returns_rev, Active, Const, Active)]
+fn tail_returns(x: f64, k: usize) -> f64 {
+    let y = x * 1.5;
+    match k {
+        0 => {
+            if y > 0.5 { return y.sqrt() } else { y.exp() }
+        }
+        1 => return x * x * x,
+        2 => {
+            if y > 0.0 {
+                return y.sin();
+            }
+            y.cos() * x
+        }
+        _ => {
+            let mut s = x;
+            for i in 0..4 {
+                s = s * 0.5 + x;
+                if s > 1.0 {
+                    return s * i as f64;
+                }
+            }
+            s * s
+        }
+    }
+}
+
+fn tail_returns_o<D: Num>(x: D, k: usize) -> D {
+    let y = x * 1.5;
+    match k {
+        0 => {
+            if y > 0.5 {
+                y.sqrt()
+            } else {
+                y.exp()
+            }
+        }
+        1 => x * x * x,
+        2 => {
+            if y > 0.0 {
+                y.sin()
+            } else {
+                y.cos() * x
+            }
+        }
+        _ => {
+            let mut s = x;
+            for i in 0..4 {
+                s = s * 0.5 + x;
+                if s > 1.0 {
+                    return s * i as f64;
+                }
+            }
+            s * s
+        }
+    }
+}
+
+/// [`tail_returns`] through a call, whose value goes on into arithmetic.
+#[autodiff_forward(tail_caller_fwd, Dual, Const, Dual)]
+#[autodiff_reverse(tail_caller_rev, Active, Const, Active)]
+fn tail_caller(x: f64, k: usize) -> f64 {
+    tail_returns(x, k) * 2.0 + x
+}
+
 // ---------------------------------------------------------------- nesting
 
 #[autodiff_forward(nested_fwd, Dual, Const, Dual)]
@@ -1353,6 +1422,26 @@ proptest! {
             |x, dx| returns_fwd(x, dx, k),
             |x, s| returns_rev(x, k, s),
             |x| returns_o(x, k),
+        );
+    }
+
+    #[test]
+    fn return_inside_the_last_expression(x in float(-2.0, 2.0), v in dir(), s in seed(), k in 0usize..4) {
+        check1(
+            "tail_returns",
+            (x, v, s),
+            |x| tail_returns(x, k),
+            |x, dx| tail_returns_fwd(x, dx, k),
+            |x, s| tail_returns_rev(x, k, s),
+            |x| tail_returns_o(x, k),
+        );
+        check1(
+            "tail_caller",
+            (x, v, s),
+            |x| tail_caller(x, k),
+            |x, dx| tail_caller_fwd(x, dx, k),
+            |x, s| tail_caller_rev(x, k, s),
+            |x| tail_returns_o(x, k) * 2.0 + x,
         );
     }
 

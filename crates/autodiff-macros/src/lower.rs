@@ -890,6 +890,15 @@ impl Lowerer {
                 }
                 let v = self.lower_expr(e)?;
                 match &tail {
+                    // A `return` inside the last expression (`if c { return a } else { b }`)
+                    // has set the function's value: the expression's own value, a
+                    // placeholder on that path, must not overwrite it.
+                    Tail::Return if self.ret.is_some() && stmt_may_exit(s) => {
+                        let cond = self.exit_flags();
+                        let (then, ()) = self.in_block(|l| l.assign_return(v, e.span()))?;
+                        self.emit(guard(cond, then));
+                        return Ok(None);
+                    }
                     Tail::Return if self.ret.is_some() => {
                         self.assign_return(v, e.span())?;
                         return Ok(None);
