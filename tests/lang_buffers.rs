@@ -1279,6 +1279,34 @@ fn pushed_locals_o<N: Num>(x: &[N]) -> N {
     s + q[0] * q[1]
 }
 
+/// A `&Vec<f64>` parameter cloned, its copy cloned again and written: the second copy
+/// is a value of its own in every companion, the nested ones included.
+#[differentiable]
+#[autodiff_forward(cloned_twice_fwd, Dual, Dual)]
+#[autodiff_reverse(cloned_twice_rev, Duplicated, Active)]
+#[allow(clippy::ptr_arg)]
+fn cloned_twice(x: &Vec<f64>) -> f64 {
+    let y = x.clone();
+    let mut z = y.clone();
+    z[0] = 3.0 * z[z.len() - 1];
+    y[0] * z[0] + z.iter().map(|v| v.sin()).sum::<f64>()
+}
+
+/// [`cloned_twice`] through a call, over a slice (for the H·v check).
+#[differentiable]
+#[autodiff_reverse(cloned_caller_rev, Duplicated, Active)]
+fn cloned_caller(x: &[f64]) -> f64 {
+    let v = x.to_vec();
+    cloned_twice(&v)
+}
+
+fn cloned_twice_o<N: Num>(x: &[N]) -> N {
+    let n = x.len();
+    let mut z = x.to_vec();
+    z[0] = z[n - 1] * 3.0;
+    x[0] * z[0] + z.iter().map(|v| v.sin()).sum::<N>()
+}
+
 proptest! {
     #![proptest_config(config())]
 
@@ -1288,6 +1316,24 @@ proptest! {
         check_hvp_of::<pushed_pairs_rev>(&x, &v, pushed_pairs_o);
         check_slice("pushed_locals", (&x, &v, &s0, s), pushed_locals, pushed_locals_fwd, pushed_locals_rev, pushed_locals_o::<Dual64>);
         check_hvp_of::<pushed_locals_rev>(&x, &v, pushed_locals_o);
+    }
+
+    #[test]
+    fn a_copy_of_a_copy((x, v, s0) in slice_case(-1.2, 1.2, 1..6, 0), s in seed()) {
+        check_slice(
+            "cloned_twice",
+            (&x, &v, &s0, s),
+            |x| cloned_twice(&x.to_vec()),
+            |x, dx| cloned_twice_fwd(&x.to_vec(), &dx.to_vec()),
+            |x, dx, s| {
+                let mut d = dx.to_vec();
+                let f = cloned_twice_rev(&x.to_vec(), &mut d, s);
+                dx.copy_from_slice(&d);
+                f
+            },
+            cloned_twice_o::<Dual64>,
+        );
+        check_hvp_of::<cloned_caller_rev>(&x, &v, cloned_twice_o);
     }
 
     #[test]

@@ -1839,6 +1839,17 @@ impl Lowerer {
                 let place = self.lower_place(strip_full_range(strip_ref(&c.args[0])))?;
                 Ok(Some(Op::CloneOf(place, CopyKind::ToVec)))
             }
+            // `__ad::copy_of(&y)`, a copy bound as it is (`let mut z = y.clone();` lowered
+            // again), not moved out of a temporary whose adjoint is declared later.
+            Expr::Call(c)
+                if self.companion
+                    && c.args.len() == 1
+                    && matches!(&*c.func, Expr::Path(p)
+                        if path_names(&p.path) == ["__ad", "copy_of"]) =>
+            {
+                let place = self.lower_place(strip_ref(&c.args[0]))?;
+                Ok(Some(Op::CloneOf(place, CopyKind::SameType)))
+            }
             Expr::Call(c) => {
                 if let Expr::Path(p) = &*c.func {
                     let segs = path_names(&p.path);
