@@ -406,8 +406,9 @@ fn lend_o<D: Num>(x: D, y: D) -> D {
     s * x
 }
 
-/// A `&f64` parameter read through `*` and by float methods (`a.sin()`, auto-deref), and a
-/// `&mut f64` one written through it.
+/// A `&f64` parameter read through `*`, by float methods (`a.sin()`, auto-deref) and by
+/// operators (`a * b`, `s += a`: `&f64` implements them), and a `&mut f64` one written
+/// through it.
 // Written out: the read of `*out` on the right is under test.
 #[allow(clippy::assign_op_pattern)]
 #[autodiff_forward(through_refs_fwd, Dual, Dual, Dual, Dual)]
@@ -415,7 +416,9 @@ fn lend_o<D: Num>(x: D, y: D) -> D {
 fn through_refs(out: &mut f64, a: &f64, b: f64) -> f64 {
     let t = *a * b;
     *out = t.exp() + *out * out.cos();
-    t * *a + a.sin()
+    let mut s = a * 0.5 - 0.5 * a;
+    s += a;
+    t * *a + a.sin() + s * b - s / 2.0
 }
 
 // ---------------------------------------------------------------- rows written by a callee
@@ -823,12 +826,13 @@ proptest! {
 
     #[test]
     fn scalar_reference_parameters(o in float(-1.0, 1.0), a in float(-1.0, 1.0), b in float(-1.0, 1.0), v in prop::array::uniform3(dir()), w in dir(), s in seed()) {
-        // out' = exp(a·b) + out·cos(out); value a²·b + sin(a).
+        // out' = exp(a·b) + out·cos(out); value a²·b + sin(a) + a·b - a/2.
         let oracle = |d: &[Dual64]| (d[1] * d[2]).exp() + d[0] * d[0].cos();
+        let value = |d: &[Dual64]| d[1] * d[1] * d[2] + d[1].sin() + d[1] * d[2] - d[1] / 2.0;
         let (mut out, mut dout) = (o, v[0]);
         let a_ref = a;
         let (r, dr) = through_refs_fwd(&mut out, &mut dout, &a_ref, &v[1], b, v[2]);
-        let (want, want_t) = oracle_jvp(|d| vec![oracle(d), d[1] * d[1] * d[2] + d[1].sin()], &[o, a, b], &v);
+        let (want, want_t) = oracle_jvp(|d| vec![oracle(d), value(d)], &[o, a, b], &v);
         check("out", out, want[0]);
         check("out tangent", dout, want_t[0]);
         check("value", r, want[1]);
@@ -838,7 +842,7 @@ proptest! {
         let mut ba = 0.0;
         let (r, bb) = through_refs_rev(&mut out, &mut bout, &a_ref, &mut ba, b, s);
         check("reverse value", r, want[1]);
-        let grad = oracle_vjp(|d| vec![oracle(d), d[1] * d[1] * d[2] + d[1].sin()], &[o, a, b], &[w, s]);
+        let grad = oracle_vjp(|d| vec![oracle(d), value(d)], &[o, a, b], &[w, s]);
         check("adjoint of out", bout, grad[0]);
         check("adjoint of a", ba, grad[1]);
         check("adjoint of b", bb, grad[2]);

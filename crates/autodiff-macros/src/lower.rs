@@ -4776,7 +4776,17 @@ impl Lowerer {
         self.value_call = matches!(strip(e), Expr::Call(_));
         let v = self.lower_expr(e);
         self.value_call = false;
-        v
+        match v? {
+            // A scalar behind a reference parameter (`a: &f64`) in arithmetic (`a * 2.0`,
+            // `s += a`): its value, as the operator's `&f64` implementation reads it.
+            Val::Place(mut p, m)
+                if p.is_whole() && self.scalar_refs.contains(&p.base.to_string()) =>
+            {
+                p.proj.push(Proj::Deref);
+                Ok(Val::Place(p, m))
+            }
+            v => Ok(v),
+        }
     }
 
     fn operand(&mut self, v: Val, span: Span) -> Result<Operand> {
