@@ -383,7 +383,11 @@ fn tail_returns(x: f64, k: usize) -> f64 {
     let y = x * 1.5;
     match k {
         0 => {
-            if y > 0.5 { return y.sqrt() } else { y.exp() }
+            if y > 0.5 {
+                return y.sqrt();
+            } else {
+                y.exp()
+            }
         }
         1 => return x * x * x,
         2 => {

@@ -163,7 +163,9 @@ fn sorted_points(x: &[f64]) -> f64 {
 
 fn sorted_points_o<D: Num>(x: &[D]) -> D {
     let n = x.len();
-    let mut ps: Vec<[D; 2]> = (0..n).map(|i| [x[i].sin(), x[i] * x[(i + 1) % n]]).collect();
+    let mut ps: Vec<[D; 2]> = (0..n)
+        .map(|i| [x[i].sin(), x[i] * x[(i + 1) % n]])
+        .collect();
     ps.sort_by(|a, b| a[0].re().partial_cmp(&b[0].re()).unwrap());
     let mut qs: Vec<[D; 2]> = ps.iter().map(|p| [p[1], p[0] * p[0]]).collect();
     qs.swap(0, n - 1);
