@@ -352,6 +352,12 @@ pub fn pullback_call(
         }
         Callee::Assoc(ty, name) => {
             let m = method_companion(name, "pull");
+            // The state after the first argument (see `Gen::state_after_first`): the same
+            // call reaches a method called through its type's path (`V2::norm(&v)`).
+            if !c.args.is_empty() {
+                let state = args.remove(0);
+                args.insert(1, state);
+            }
             quote!(#ty::#m(#(#args),*))
         }
         Callee::Method(recv, name) => {

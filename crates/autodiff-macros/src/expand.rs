@@ -472,6 +472,14 @@ impl Gen<'_> {
         self.receiver().is_some() || self.assoc
     }
 
+    /// Whether the pullback takes its state after the first parameter: a method's after
+    /// `self`, and an associated function's after its first parameter too, so that a
+    /// method called through its type's path (`V2::norm(&v)`) and an associated function
+    /// (`V2::dist(&a, &b)`) are called alike. A free function's comes first.
+    pub fn state_after_first(&self) -> bool {
+        self.receiver().is_some() || (self.assoc && !self.sig.params.is_empty())
+    }
+
     /// A call of the function's sibling `name`: `self.name(..)`, `Self::name(..)` or
     /// `name(..)`.
     fn call_sibling(&self, name: &Ident, args: &[TokenStream]) -> TokenStream {
@@ -1317,9 +1325,10 @@ impl Gen<'_> {
         let mut scalar_decls = TokenStream::new();
         let mut sinks = TokenStream::new();
         let mut any_sink = Vec::new();
-        for p in &self.sig.params {
+        let state_after_first = self.state_after_first();
+        for (i, p) in self.sig.params.iter().enumerate() {
             params.push(self.protocol_param_decl(p));
-            if p.is_self() {
+            if i == 0 && state_after_first {
                 params.push(quote!(__ad_state: ()));
             }
             let n = &p.name;
@@ -1363,7 +1372,7 @@ impl Gen<'_> {
         if crate::kept_state::applies(self) {
             return self.protocol_reverse_kept(&analysis(), &params, &convert, &any_sink);
         }
-        if self.receiver().is_none() {
+        if !state_after_first {
             params.insert(0, quote!(__ad_state: ()));
         }
         let name = self.protocol_name("pull");

@@ -8,7 +8,8 @@
 //! Which methods: those that carry one of the attributes (`#[differentiable]`,
 //! `#[autodiff_forward]`, `#[autodiff_reverse]`, `#[custom_rule]`), expanded here because
 //! their expansion could not stay in a trait implementation; when none does, every method
-//! of the block, as if each carried `#[differentiable]`.
+//! of the block, as if each carried `#[differentiable]` (`#[differentiable(associated)]`
+//! for a function without `self`).
 
 use crate::activity::Mode;
 use crate::expand::{Trigger, expand};
@@ -44,8 +45,26 @@ pub fn expand_impl(imp: ItemImpl) -> TokenStream {
             block.items.push(item);
             continue;
         };
+        // A function without `self` in the block is an associated function, which a
+        // function's own attribute cannot tell (see `expand::is_associated`): marked so.
+        let associated = !matches!(f.sig.inputs.first(), Some(syn::FnArg::Receiver(_)));
         if !marked && returns_floats(&f, &imp.generics) {
-            f.attrs.insert(0, syn::parse_quote!(#[differentiable]));
+            f.attrs.insert(
+                0,
+                if associated {
+                    syn::parse_quote!(#[differentiable(associated)])
+                } else {
+                    syn::parse_quote!(#[differentiable])
+                },
+            );
+        } else if associated {
+            for a in &mut f.attrs {
+                if method_attr(a).as_deref() == Some("differentiable")
+                    && matches!(a.meta, syn::Meta::Path(_))
+                {
+                    *a = syn::parse_quote!(#[differentiable(associated)]);
+                }
+            }
         }
         let (method, extra) = expand_method(f);
         block.items.push(ImplItem::Fn(method));

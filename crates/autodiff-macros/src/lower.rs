@@ -5158,7 +5158,7 @@ impl Lowerer {
             // A callee's protocol function, called by a companion that is differentiated
             // again: lowered as a call, without the arguments its derivative does not take.
             let mut m = m.clone();
-            m.args = protocol_args(&name, &m.args);
+            m.args = protocol_args(&name, &m.args, false);
             return self.lower_method_call(&m, hint);
         }
         self.lower_method_call(m, hint)
@@ -5730,7 +5730,7 @@ impl Lowerer {
         let c = match protocol_kind(&last) {
             Some(_) if self.companion => {
                 let mut t = c.clone();
-                t.args = protocol_args(&last, &c.args);
+                t.args = protocol_args(&last, &c.args, true);
                 trimmed = t;
                 &trimmed
             }
@@ -7591,18 +7591,30 @@ fn protocol_kind(name: &str) -> Option<&'static str> {
 
 /// The arguments of a protocol call that its derivative takes: a pullback's state is
 /// dropped (the derivative of a pullback recomputes), and so is the mode marker that ends
-/// forward and pullback calls (the derivative's caller passes its own).
+/// forward and pullback calls (the derivative's caller passes its own). An associated
+/// function's pullback (`Type::__ad_pull_name`, called by path) takes its state after
+/// its first argument, as a method's takes it after `self`.
 fn protocol_args(
     name: &str,
     args: &syn::punctuated::Punctuated<Expr, syn::Token![,]>,
+    by_path: bool,
 ) -> syn::punctuated::Punctuated<Expr, syn::Token![,]> {
     let n = args.len();
-    let (skip, keep) = match protocol_kind(name) {
-        Some("__ad_pull") => (1, n.saturating_sub(2)),
-        Some("__ad_fwd") => (0, n.saturating_sub(1)),
-        _ => (0, n),
+    let (state, keep) = match protocol_kind(name) {
+        // The state, the arguments with their sinks, the seed, the marker.
+        Some("__ad_pull") => {
+            let assoc = by_path && name != "__ad_pull" && n > 3;
+            (Some(usize::from(assoc)), n.saturating_sub(1))
+        }
+        Some("__ad_fwd") => (None, n.saturating_sub(1)),
+        _ => (None, n),
     };
-    args.iter().skip(skip).take(keep).cloned().collect()
+    args.iter()
+        .take(keep)
+        .enumerate()
+        .filter(|(i, _)| Some(*i) != state)
+        .map(|(_, a)| a.clone())
+        .collect()
 }
 
 /// `Vec<[F; N]>`, `Vec<Vec<F>>` or `[[F; N]; M]`: a buffer of rows.

@@ -413,26 +413,29 @@ fn reverse_over_forward(g: &Gen, failed: Option<String>) -> TokenStream {
 /// `__ad_fwd___ad_pull` (see [`reverse_over_forward`]). It takes the arguments of the
 /// forward call interleaved with their sinks, as any pullback does: a method's receiver
 /// sink after the state, then its receiver tangent and that tangent's sink; then each
-/// parameter, its sink, its tangent and the tangent's sink.
+/// parameter, its sink, its tangent and the tangent's sink. The state comes after the
+/// first parameter where [`Gen::state_after_first`] says so (an associated function's
+/// first argument stands where a method's receiver does).
 fn transposed_pullback(g: &Gen, name: &Ident) -> TokenStream {
     let mut params = Vec::new();
     let mut args = Vec::new();
-    if let Some(p) = g.sig.params.iter().find(|p| p.is_self()) {
-        params.push(g.protocol_param_decl(p));
+    let state_after_first = g.state_after_first();
+    if !state_after_first {
+        params.push(quote!(__ad_state: ()));
     }
-    params.push(quote!(__ad_state: ()));
-    for p in &g.sig.params {
+    for (i, p) in g.sig.params.iter().enumerate() {
         let n = &p.name;
         let t = format_ident!("__ad_t_{}", n);
         let (k, tk) = (
             format_ident!("__ad_k_{}", n),
             format_ident!("__ad_tk_{}", n),
         );
-        if p.is_self() {
-            params.push(sink_tangent_decl(p, &k));
-        } else {
-            params.push(g.protocol_param_decl(p));
-            params.push(sink_tangent_decl(p, &k));
+        params.push(g.protocol_param_decl(p));
+        if i == 0 && state_after_first {
+            params.push(quote!(__ad_state: ()));
+        }
+        params.push(sink_tangent_decl(p, &k));
+        if !p.is_self() {
             args.push(quote!(#n));
         }
         params.push(g.tangent_param(p, &t, &t, &t).0);
