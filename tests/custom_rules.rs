@@ -175,6 +175,49 @@ fn rule_with_constant_scalar_arguments_fires_at_every_call() {
     );
 }
 
+/// `tick` inside a `#[differentiable]` helper that calls into libm (so that its pullback
+/// keeps what its forward sweep computed) and one that does not.
+#[differentiable]
+fn ticked_sin(a: f64, step: usize) -> f64 {
+    tick(step);
+    a.sin()
+}
+
+#[differentiable]
+fn ticked_square(a: f64, step: usize) -> f64 {
+    tick(step);
+    a * a
+}
+
+#[autodiff_reverse(d_through_helpers, Duplicated, Active)]
+#[autodiff_forward(through_helpers_jvp, Dual, Dual)]
+fn through_helpers(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        s += ticked_sin(x[i], 1) * ticked_square(x[i], 10);
+    }
+    s
+}
+
+#[test]
+fn rule_fires_once_per_call_through_helpers() {
+    let x = [0.3, -1.1, 0.7];
+    tick_counts();
+    let mut g = [0.0; 3];
+    let y = d_through_helpers(&x, &mut g, 1.0);
+    // Each helper is called once per iteration, and each call runs the rule's augmented
+    // part once and its pullback once.
+    assert_eq!(tick_counts(), (6, 6, 0, 33), "reverse");
+    for i in 0..3 {
+        let want = x[i].cos() * x[i] * x[i] + x[i].sin() * 2.0 * x[i];
+        close(&format!("∂{i}"), g[i], want, 1e-12).unwrap();
+    }
+    let want: f64 = x.iter().map(|v| v.sin() * v * v).sum();
+    close("value", y, want, 1e-12).unwrap();
+    through_helpers_jvp(&x, &[1.0, 0.0, 0.0]);
+    assert_eq!(tick_counts(), (0, 0, 6, 33), "forward");
+}
+
 // ------------------------------------------------------------------ a deliberately wrong rule
 
 /// The rule's gradient of `Σ x_i²` is deliberately wrong: `dx_i += (2·dret·x_i)²`, so that

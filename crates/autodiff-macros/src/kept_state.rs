@@ -24,8 +24,9 @@
 //!   and call functions (not methods) without closure arguments.
 //!
 //! A callee's own state may borrow the arguments (a custom rule's pullback may), so the
-//! closure does not keep it: its reverse sweep augments each call again right before the
-//! call's pullback. A `&mut` buffer parameter's contents at the end of the forward sweep
+//! closure does not keep it: the forward sweep makes the primal call, and the reverse
+//! sweep the augmented call right before the call's pullback (a custom rule reached
+//! through such a function runs once per call, as through any other). A `&mut` buffer parameter's contents at the end of the forward sweep
 //! are kept too, and put back before the reverse sweep: the caller hands the pullback the
 //! contents from before the call.
 //!

@@ -1516,12 +1516,15 @@ impl<'a> Reverse<'a> {
         let result = self.fresh("result");
         let aug = augmented_call(c, &self.refs);
         if self.kept_state {
-            // The state is dropped at once (a rule's pullback may borrow an argument that
-            // the closure returned by `__ad_aug` then takes over). The arguments are
-            // restored again after the second augmented call, which overwrites them as
-            // the first one did.
+            // No state is kept (a rule's pullback may borrow an argument that the closure
+            // returned by `__ad_aug` then takes over), so the forward sweep makes the
+            // primal call, and the reverse sweep the one augmented call, right before its
+            // pullback: a custom rule reached through this function runs once per call.
+            // The arguments are restored again after the augmented call, which overwrites
+            // them as the primal call did.
             let value = bind(quote!(#result));
-            let fwd = quote!(#record #build let #result = (#aug).0; #value);
+            let primal = primal_call(c, &self.refs);
+            let fwd = quote!(#record #build let #result = #primal; #value);
             let pull = pullback_call(c, self.an, &self.refs, quote!(#state), seed);
             let rev = quote!(#before let #state = (#aug).1; #again #reload #pull; #drains #after);
             return (fwd, rev);
