@@ -2855,10 +2855,29 @@ fn body<'a>(
     g.end_block(top);
     let e = g.fexpr(2);
     let k = g.damp();
-    g.line(
-        &format!("acc * {} + {}", k.p, e.p),
-        &format!("acc * {} + {}", k.o, e.o),
+    let (p, o) = (
+        format!("acc * {} + {}", k.p, e.p),
+        format!("acc * {} + {}", k.o, e.o),
     );
+    if g.on("return") && g.rng.chance(0.25) {
+        // A `return` inside the final expression: a branch of an `if`, or a block's
+        // statement before its value.
+        let c = g.cond(2);
+        let r = g.fexpr(2);
+        if g.rng.chance(0.5) {
+            g.line(
+                &format!("if {} {{ return {}; }} else {{ {p} }}", c.0, r.p),
+                &format!("if {} {{ return {}; }} else {{ {o} }}", c.1, r.o),
+            );
+        } else {
+            g.line(
+                &format!("{{ if {} {{ return {}; }} {p} }}", c.0, r.p),
+                &format!("{{ if {} {{ return {}; }} {o} }}", c.1, r.o),
+            );
+        }
+    } else {
+        g.line(&p, &o);
+    }
     g
 }
 
