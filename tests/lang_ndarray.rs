@@ -129,6 +129,13 @@ fn weighted<F: Real>(x: &Array1<F>, a: &Array1<F>) -> F {
     s
 }
 
+/// Generic whole-array reductions, typed by the arrays' element type: `x·a + Σx`.
+#[autodiff_reverse(reduced_rev, Duplicated, Const, Active)]
+#[autodiff_forward(reduced_fwd, Dual, Const, Dual)]
+fn reduced<F: Real>(x: &Array1<F>, a: &Array1<F>) -> F {
+    x.dot(a) + x.sum()
+}
+
 /// A model whose members are arrays, with a method reading them by index.
 #[differentiable]
 struct Model {
@@ -449,6 +456,27 @@ proptest! {
         for i in 0..x.len() {
             // d/dx_i of x_i² a_i, analytically.
             prop_assert!((g[i] - 2.0 * x[i] * a[i]).abs() <= 1e-5 * (1.0 + g[i].abs()));
+        }
+        // `dot` and `sum` of generic arrays: d/dx_i (x·a + Σx) = a_i + 1.
+        let mut g = Array1::<f32>::zeros(x.len());
+        let f = reduced_rev(&xv, &mut g, &av, 1.0);
+        let want: f32 = x.iter().zip(&a).map(|(x, a)| x * a + x).sum();
+        prop_assert!((f - want).abs() <= 1e-5 * (1.0 + want.abs()));
+        for i in 0..x.len() {
+            prop_assert!((g[i] - (a[i] + 1.0)).abs() <= 1e-5);
+        }
+        let v = Array1::from_vec((0..x.len()).map(|i| 1.0 - i as f32 * 0.5).collect());
+        let (f, df) = reduced_fwd(&xv, &v, &av);
+        let want_t: f32 = (0..x.len()).map(|i| v[i] * (a[i] + 1.0)).sum();
+        prop_assert!((f - want).abs() <= 1e-5 * (1.0 + want.abs()));
+        prop_assert!((df - want_t).abs() <= 1e-5 * (1.0 + want_t.abs()));
+        let xd = Array1::from_vec(x.iter().map(|&v| f64::from(v)).collect());
+        let ad = Array1::from_vec(a.iter().map(|&v| f64::from(v)).collect());
+        let mut gd = Array1::<f64>::zeros(x.len());
+        let fd = reduced_rev(&xd, &mut gd, &ad, 2.0);
+        prop_assert!((fd - xd.dot(&ad) - xd.sum()).abs() <= 1e-12 * (1.0 + fd.abs()));
+        for i in 0..x.len() {
+            prop_assert!((gd[i] - 2.0 * (ad[i] + 1.0)).abs() <= 1e-12);
         }
     }
 }

@@ -136,6 +136,21 @@ pub fn is_ndarray_type(ty: &syn::Type) -> bool {
 
 /// The number of dimensions an `ndarray` type names, where it names one: the digit of
 /// `Array2<F>` or `ArrayView1<'_, F>`, or the `IxN` of `Array<F, Ix2>`.
+/// The element type of an `ndarray` type: the first type argument of `Array1<F>`,
+/// `Array<F, Ix2>`, `ArrayView1<'a, F>`, when it is not a dimension.
+pub fn ndarray_elem(ty: &syn::Type) -> Option<syn::Type> {
+    let syn::Type::Path(p) = ty else {
+        return None;
+    };
+    let syn::PathArguments::AngleBracketed(a) = &p.path.segments.last()?.arguments else {
+        return None;
+    };
+    a.args.iter().find_map(|g| match g {
+        syn::GenericArgument::Type(t) => Some(t.clone()),
+        _ => None,
+    })
+}
+
 pub fn ndarray_rank(ty: &syn::Type) -> Option<usize> {
     let syn::Type::Path(p) = ty else {
         return None;

@@ -155,6 +155,9 @@ pub struct Lowerer {
     array_params: HashSet<String>,
     /// Those of them whose type names their number of dimensions, with that number.
     ranked_arrays: HashMap<String, usize>,
+    /// The element type of each `ndarray` parameter (`F` of `&Array1<F>`), which types
+    /// its reductions.
+    array_elems: HashMap<String, syn::Type>,
     /// Struct parameters whose values a pattern binds (see [`Body::pattern_params`]).
     pattern_params: Vec<(String, Span)>,
     /// Scrutinee locals of patterns on a struct parameter, with the user's scrutinee
@@ -307,6 +310,7 @@ impl Lowerer {
             named_struct_refs: named_struct_params(sig),
             array_params: ndarray_params(sig),
             ranked_arrays: ndarray_ranks(sig),
+            array_elems: ndarray_elems(sig),
             pattern_params: Vec::new(),
             struct_values: HashSet::default(),
             struct_results: HashSet::default(),
@@ -367,6 +371,7 @@ impl Lowerer {
             named_struct_refs: self.named_struct_refs.clone(),
             array_params: self.array_params.clone(),
             ranked_arrays: self.ranked_arrays.clone(),
+            array_elems: self.array_elems.clone(),
             pattern_params: Vec::new(),
             struct_values: self.struct_values.clone(),
             struct_results: self.struct_results.clone(),
@@ -6984,6 +6989,19 @@ fn ndarray_params(sig: &SigInfo) -> HashSet<String> {
 
 /// The parameters that are references to `ndarray` arrays whose type names their number
 /// of dimensions (`&Array2<f64>`), with that number.
+/// The element types of the `ndarray` parameters, where their types name one.
+fn ndarray_elems(sig: &SigInfo) -> HashMap<String, syn::Type> {
+    sig.params
+        .iter()
+        .filter_map(|p| match &p.ty {
+            Some(syn::Type::Reference(r)) if crate::builtins::is_ndarray_type(&r.elem) => {
+                Some((p.name.to_string(), crate::builtins::ndarray_elem(&r.elem)?))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
 fn ndarray_ranks(sig: &SigInfo) -> HashMap<String, usize> {
     sig.params
         .iter()

@@ -26,7 +26,9 @@ impl Lowerer {
         };
         let rank = self.ranked_arrays.get(&a.to_string()).copied();
         let span = m.span();
-        let sum = match hint {
+        // Typed by the value's written type, else by the array's element type: a sum's
+        // starting value is typed by it (`-0.0` alone would be an ambiguous float).
+        let sum = match hint.or_else(|| self.array_elems.get(&a.to_string())) {
             Some(t) => quote_spanned!(span=> sum::<#t>),
             None => quote_spanned!(span=> sum),
         };
