@@ -416,7 +416,7 @@ fn lend_o<D: Num>(x: D, y: D) -> D {
 fn through_refs(out: &mut f64, a: &f64, b: f64) -> f64 {
     let t = *a * b;
     *out = t.exp() + *out * out.cos();
-    let mut s = a * 0.5 - 0.5 * a;
+    let mut s = a * 0.5 - 0.25 * a;
     s += a;
     t * *a + a.sin() + s * b - s / 2.0
 }
@@ -826,9 +826,9 @@ proptest! {
 
     #[test]
     fn scalar_reference_parameters(o in float(-1.0, 1.0), a in float(-1.0, 1.0), b in float(-1.0, 1.0), v in prop::array::uniform3(dir()), w in dir(), s in seed()) {
-        // out' = exp(a·b) + out·cos(out); value a²·b + sin(a) + a·b - a/2.
+        // out' = exp(a·b) + out·cos(out); value a²·b + sin(a) + 1.25·a·b - 0.625·a.
         let oracle = |d: &[Dual64]| (d[1] * d[2]).exp() + d[0] * d[0].cos();
-        let value = |d: &[Dual64]| d[1] * d[1] * d[2] + d[1].sin() + d[1] * d[2] - d[1] / 2.0;
+        let value = |d: &[Dual64]| d[1] * d[1] * d[2] + d[1].sin() + d[1] * d[2] * 1.25 - d[1] * 0.625;
         let (mut out, mut dout) = (o, v[0]);
         let a_ref = a;
         let (r, dr) = through_refs_fwd(&mut out, &mut dout, &a_ref, &v[1], b, v[2]);
