@@ -93,6 +93,17 @@ fn method_companion(name: &Ident, mode: &str) -> Ident {
     format_ident!("__ad_{}_{}", mode, name, span = name.span())
 }
 
+/// Whether the callee is a protocol function (`h::__ad_fwd`, `Type::__ad_pull_name`),
+/// called by a companion that is differentiated again.
+pub fn is_protocol_callee(c: &Call) -> bool {
+    let name = match &c.callee {
+        Callee::Path(p) => p.segments.last().map(|s| &s.ident),
+        Callee::Assoc(_, name) | Callee::Method(_, name) => Some(name),
+        Callee::ClosureParam(..) => None,
+    };
+    name.is_some_and(|n| n.to_string().starts_with("__ad_"))
+}
+
 /// The primal call.
 pub fn primal_call(c: &Call, refs: &Refs) -> TokenStream {
     let args: Vec<TokenStream> = c.args.iter().map(|a| primal_arg(a, refs)).collect();

@@ -1523,7 +1523,13 @@ impl<'a> Reverse<'a> {
             // The arguments are restored again after the augmented call, which overwrites
             // them as the primal call did.
             let value = bind(quote!(#result));
-            let primal = primal_call(c, &self.refs);
+            // (A protocol function called by a companion differentiated again has no
+            // primal of that name: its value is the augmented call's.)
+            let primal = if crate::calls::is_protocol_callee(c) {
+                quote!((#aug).0)
+            } else {
+                primal_call(c, &self.refs)
+            };
             let fwd = quote!(#record #build let #result = #primal; #value);
             let pull = pullback_call(c, self.an, &self.refs, quote!(#state), seed);
             let rev = quote!(#before let #state = (#aug).1; #again #reload #pull; #drains #after);
