@@ -134,10 +134,8 @@ pub fn is_ndarray_type(ty: &syn::Type) -> bool {
     }
 }
 
-/// The number of dimensions an `ndarray` type names, where it names one: the digit of
-/// `Array2<F>` or `ArrayView1<'_, F>`, or the `IxN` of `Array<F, Ix2>`.
-/// The element type of an `ndarray` type: the first type argument of `Array1<F>`,
-/// `Array<F, Ix2>`, `ArrayView1<'a, F>`, when it is not a dimension.
+/// The element type of an `ndarray` type: its first type argument (`F` of `Array1<F>`,
+/// `Array<F, Ix2>`, `ArrayView1<'a, F>`).
 pub fn ndarray_elem(ty: &syn::Type) -> Option<syn::Type> {
     let syn::Type::Path(p) = ty else {
         return None;
@@ -151,6 +149,8 @@ pub fn ndarray_elem(ty: &syn::Type) -> Option<syn::Type> {
     })
 }
 
+/// The number of dimensions an `ndarray` type names, where it names one: the digit of
+/// `Array2<F>` or `ArrayView1<'_, F>`, or the `IxN` of `Array<F, Ix2>`.
 pub fn ndarray_rank(ty: &syn::Type) -> Option<usize> {
     let syn::Type::Path(p) = ty else {
         return None;

@@ -6987,31 +6987,29 @@ fn ndarray_params(sig: &SigInfo) -> HashSet<String> {
         .collect()
 }
 
-/// The parameters that are references to `ndarray` arrays whose type names their number
-/// of dimensions (`&Array2<f64>`), with that number.
-/// The element types of the `ndarray` parameters, where their types name one.
-fn ndarray_elems(sig: &SigInfo) -> HashMap<String, syn::Type> {
+/// What `of` reads from the type of each parameter that is a reference to an `ndarray`
+/// array, by the parameter's name, where it reads something.
+fn ndarray_param_types<T>(sig: &SigInfo, of: fn(&syn::Type) -> Option<T>) -> HashMap<String, T> {
     sig.params
         .iter()
         .filter_map(|p| match &p.ty {
             Some(syn::Type::Reference(r)) if crate::builtins::is_ndarray_type(&r.elem) => {
-                Some((p.name.to_string(), crate::builtins::ndarray_elem(&r.elem)?))
+                Some((p.name.to_string(), of(&r.elem)?))
             }
             _ => None,
         })
         .collect()
 }
 
+/// The parameters that are references to `ndarray` arrays whose type names their number
+/// of dimensions (`&Array2<f64>`), with that number.
 fn ndarray_ranks(sig: &SigInfo) -> HashMap<String, usize> {
-    sig.params
-        .iter()
-        .filter_map(|p| match &p.ty {
-            Some(syn::Type::Reference(r)) if crate::builtins::is_ndarray_type(&r.elem) => {
-                Some((p.name.to_string(), crate::builtins::ndarray_rank(&r.elem)?))
-            }
-            _ => None,
-        })
-        .collect()
+    ndarray_param_types(sig, crate::builtins::ndarray_rank)
+}
+
+/// The element types of the `ndarray` parameters, where their types name one.
+fn ndarray_elems(sig: &SigInfo) -> HashMap<String, syn::Type> {
+    ndarray_param_types(sig, crate::builtins::ndarray_elem)
 }
 
 fn param_kind(p: &Param) -> VarKind {
