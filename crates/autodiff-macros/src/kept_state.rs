@@ -26,9 +26,9 @@
 //! A callee's own state may borrow the arguments (a custom rule's pullback may), so the
 //! closure does not keep it: the forward sweep makes the primal call, and the reverse
 //! sweep the augmented call right before the call's pullback (a custom rule reached
-//! through such a function runs once per call, as through any other). A `&mut` buffer parameter's contents at the end of the forward sweep
-//! are kept too, and put back before the reverse sweep: the caller hands the pullback the
-//! contents from before the call.
+//! through such a function runs once per call, as through any other). A `&mut` buffer
+//! parameter's contents at the end of the forward sweep are kept too, and put back before
+//! the reverse sweep: the caller hands the pullback the contents from before the call.
 //!
 //! Only a body that itself calls into libm (`exp`, `tanh`, ...), or runs a loop nest
 //! without calls (a triangular matrix-vector product), gains from this; any other keeps
