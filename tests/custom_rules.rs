@@ -175,17 +175,52 @@ fn rule_with_constant_scalar_arguments_fires_at_every_call() {
     );
 }
 
-/// `tick` inside a `#[differentiable]` helper that calls into libm (so that its pullback
+// Counters of their own: tests run in parallel, and `tick`'s belong to the test above.
+static TOCK_AUGMENTED: AtomicUsize = AtomicUsize::new(0);
+static TOCK_PULLBACKS: AtomicUsize = AtomicUsize::new(0);
+static TOCK_FORWARDS: AtomicUsize = AtomicUsize::new(0);
+static TOCK_STEPS: AtomicUsize = AtomicUsize::new(0);
+
+/// `tick` again, for the test below.
+#[custom_rule(forward = tock_fwd, reverse = tock_rev)]
+fn tock(step: usize) {
+    let _ = step;
+}
+
+fn tock_fwd(step: usize) {
+    TOCK_FORWARDS.fetch_add(1, Ordering::SeqCst);
+    TOCK_STEPS.fetch_add(step, Ordering::SeqCst);
+}
+
+#[allow(clippy::unused_unit)]
+fn tock_rev(step: usize) -> ((), impl FnOnce()) {
+    TOCK_AUGMENTED.fetch_add(1, Ordering::SeqCst);
+    TOCK_STEPS.fetch_add(step, Ordering::SeqCst);
+    ((), || {
+        TOCK_PULLBACKS.fetch_add(1, Ordering::SeqCst);
+    })
+}
+
+fn tock_counts() -> (usize, usize, usize, usize) {
+    (
+        TOCK_AUGMENTED.swap(0, Ordering::SeqCst),
+        TOCK_PULLBACKS.swap(0, Ordering::SeqCst),
+        TOCK_FORWARDS.swap(0, Ordering::SeqCst),
+        TOCK_STEPS.swap(0, Ordering::SeqCst),
+    )
+}
+
+/// `tock` inside a `#[differentiable]` helper that calls into libm (so that its pullback
 /// keeps what its forward sweep computed) and one that does not.
 #[differentiable]
-fn ticked_sin(a: f64, step: usize) -> f64 {
-    tick(step);
+fn tocked_sin(a: f64, step: usize) -> f64 {
+    tock(step);
     a.sin()
 }
 
 #[differentiable]
-fn ticked_square(a: f64, step: usize) -> f64 {
-    tick(step);
+fn tocked_square(a: f64, step: usize) -> f64 {
+    tock(step);
     a * a
 }
 
@@ -194,7 +229,7 @@ fn ticked_square(a: f64, step: usize) -> f64 {
 fn through_helpers(x: &[f64]) -> f64 {
     let mut s = 0.0;
     for i in 0..x.len() {
-        s += ticked_sin(x[i], 1) * ticked_square(x[i], 10);
+        s += tocked_sin(x[i], 1) * tocked_square(x[i], 10);
     }
     s
 }
@@ -202,12 +237,12 @@ fn through_helpers(x: &[f64]) -> f64 {
 #[test]
 fn rule_fires_once_per_call_through_helpers() {
     let x = [0.3, -1.1, 0.7];
-    tick_counts();
+    tock_counts();
     let mut g = [0.0; 3];
     let y = d_through_helpers(&x, &mut g, 1.0);
     // Each helper is called once per iteration, and each call runs the rule's augmented
     // part once and its pullback once.
-    assert_eq!(tick_counts(), (6, 6, 0, 33), "reverse");
+    assert_eq!(tock_counts(), (6, 6, 0, 33), "reverse");
     for i in 0..3 {
         let want = x[i].cos() * x[i] * x[i] + x[i].sin() * 2.0 * x[i];
         close(&format!("∂{i}"), g[i], want, 1e-12).unwrap();
@@ -215,7 +250,7 @@ fn rule_fires_once_per_call_through_helpers() {
     let want: f64 = x.iter().map(|v| v.sin() * v * v).sum();
     close("value", y, want, 1e-12).unwrap();
     through_helpers_jvp(&x, &[1.0, 0.0, 0.0]);
-    assert_eq!(tick_counts(), (0, 0, 6, 33), "forward");
+    assert_eq!(tock_counts(), (0, 0, 6, 33), "forward");
 }
 
 // ------------------------------------------------------------------ a deliberately wrong rule
