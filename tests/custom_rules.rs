@@ -137,13 +137,19 @@ fn ticked(x: &[f64]) -> f64 {
     s
 }
 
+/// A rule's counts `(augmented, pullbacks, forwards, steps)`, read and reset to zero.
+fn take_counts(counters: [&AtomicUsize; 4]) -> (usize, usize, usize, usize) {
+    let [a, p, f, s] = counters.map(|c| c.swap(0, Ordering::SeqCst));
+    (a, p, f, s)
+}
+
 fn tick_counts() -> (usize, usize, usize, usize) {
-    (
-        TICK_AUGMENTED.swap(0, Ordering::SeqCst),
-        TICK_PULLBACKS.swap(0, Ordering::SeqCst),
-        TICK_FORWARDS.swap(0, Ordering::SeqCst),
-        TICK_STEPS.swap(0, Ordering::SeqCst),
-    )
+    take_counts([
+        &TICK_AUGMENTED,
+        &TICK_PULLBACKS,
+        &TICK_FORWARDS,
+        &TICK_STEPS,
+    ])
 }
 
 #[test]
@@ -202,12 +208,12 @@ fn tock_rev(step: usize) -> ((), impl FnOnce()) {
 }
 
 fn tock_counts() -> (usize, usize, usize, usize) {
-    (
-        TOCK_AUGMENTED.swap(0, Ordering::SeqCst),
-        TOCK_PULLBACKS.swap(0, Ordering::SeqCst),
-        TOCK_FORWARDS.swap(0, Ordering::SeqCst),
-        TOCK_STEPS.swap(0, Ordering::SeqCst),
-    )
+    take_counts([
+        &TOCK_AUGMENTED,
+        &TOCK_PULLBACKS,
+        &TOCK_FORWARDS,
+        &TOCK_STEPS,
+    ])
 }
 
 /// `tock` inside a `#[differentiable]` helper that calls into libm (so that its pullback
