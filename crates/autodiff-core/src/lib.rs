@@ -42,6 +42,7 @@ mod buffers;
 mod conversions;
 mod difffn;
 pub mod helpers;
+mod lent_copies;
 #[cfg(feature = "ndarray")]
 mod ndarray_support;
 mod nested_rules;
@@ -107,6 +108,7 @@ pub mod __private {
         BufferCell, CapturedBuffer, DiffFn, ForwardFn, ReverseFn, cell_add, cell_take,
     };
     pub use crate::helpers::HvpCompanion;
+    pub use crate::lent_copies::{LentCopies, lent_copy};
     pub use crate::nested_rules::{
         MissingNestedRule, NestedRuleFound, NestedRuleMissing, PullbackMarker, RuleProbe,
         offer_nested_rule, request_nested_rule,

@@ -248,7 +248,12 @@ pub fn forward_call(c: &Call, an: &Analysis, refs: &Refs) -> TokenStream {
 /// The augmented call of the forward sweep: returns the result and the state that the
 /// pullback needs (a custom rule's pullback closure, or nothing).
 pub fn augmented_call(c: &Call, refs: &Refs) -> TokenStream {
-    let args: Vec<TokenStream> = c.args.iter().map(|a| primal_arg(a, refs)).collect();
+    let args = c.args.iter().map(|a| primal_arg(a, refs)).collect();
+    augmented_call_on(c, refs, args)
+}
+
+/// [`augmented_call`] with the arguments given.
+pub fn augmented_call_on(c: &Call, refs: &Refs, args: Vec<TokenStream>) -> TokenStream {
     if let Callee::ClosureParam(f, _) = &c.callee {
         let x = closure_call_args(c, refs);
         return quote!((__ad::DiffFn::call(&#f, #x), ()));

@@ -706,6 +706,17 @@ impl Lowerer {
                         op: Op::Load(p),
                         ..
                     } if var == t => self.is_call_result(&p.base),
+                    // The result of an augmented call split at once (`let (r, pullback)
+                    // = v.__ad_aug_norm();`), and its copies.
+                    Stmt::Let {
+                        var,
+                        op: Op::Use(Operand::Var(w)),
+                        ..
+                    } if var == t && w != t => self.holds_call_value(w),
+                    Stmt::LetTuple {
+                        vars,
+                        op: Op::Use(Operand::Var(w)),
+                    } if vars.contains(t) && w != t => self.holds_call_value(w),
                     Stmt::Let {
                         var,
                         op: Op::Pop(_),
@@ -5544,6 +5555,15 @@ impl Lowerer {
     }
 
     fn lower_arg(&mut self, e: &Expr, index: usize) -> Result<Arg> {
+        // A reverse sweep's copy of a lent buffer (`__ad::lent_copy(&copies, &u)`), lowered
+        // again: the buffer itself.
+        if let Expr::Call(c) = strip(e)
+            && let Expr::Path(p) = strip(&c.func)
+            && path_names(&p.path) == ["__ad", "lent_copy"]
+            && c.args.len() == 2
+        {
+            return self.lower_arg(&c.args[1], index);
+        }
         // `&f` of a closure parameter passes the closure on, as `f` does.
         let e = match strip(e) {
             Expr::Reference(r)
@@ -5861,6 +5881,9 @@ impl Lowerer {
             | ["core", "clone", "Clone", "clone"] => Ok(Some(
                 Val::Op(Operand::Lit(self.render(&Expr::Call(c.clone())))),
             )),
+            // The arena of a reverse sweep's copies of lent buffers, which are lent
+            // themselves when lowered again (see `lower_arg`).
+            ["__ad", "LentCopies", "new"] => Ok(Some(Val::Op(Operand::Lit(quote!(()))))),
             // What a reverse sweep saves and puts back around a call with `&mut`
             // arguments: a copy of the place, and an assignment or copy into it.
             ["__ad", "snapshot"] if c.args.len() == 1 => {

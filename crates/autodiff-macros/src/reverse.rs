@@ -13,7 +13,9 @@
 
 use crate::analysis::{Analysis, op_reads, stmt_reads, stmt_writes};
 use crate::builtins::{has_singular_partials, is_cheap_math};
-use crate::calls::{Refs, augmented_call, primal_call, pullback_call};
+use crate::calls::{
+    Refs, augmented_call, augmented_call_on, primal_arg, primal_call, pullback_call,
+};
 use crate::carry::{CarryPlan, plain_range};
 use crate::collections::{HashMap, HashSet};
 use crate::forward::{diff_operands, partial_at, partials, primal_op};
@@ -163,6 +165,58 @@ impl<'a> Reverse<'a> {
     /// reversed first and sees the newer value, so `s += ..` accumulators need nothing.
     fn must_record(&self, v: &Ident) -> bool {
         self.record_need(v) != Need::No
+    }
+
+    /// Whether a shared borrow of the local `v`, taken by the statement being emitted and
+    /// kept until that statement's reverse, would meet an overwrite of `v` or outlive it:
+    /// a later statement writes it, a loop around writes it again in its next iteration,
+    /// or it is declared in a nested block, whose locals the reverse sweep re-creates.
+    fn overwritten_while_borrowed(&self, v: &Ident) -> bool {
+        let name = v.to_string();
+        let frames = self.frames.borrow();
+        for (i, f) in frames.iter().enumerate().rev() {
+            if f.stmt_writes
+                .iter()
+                .skip(f.k + 1)
+                .any(|w| w.contains(&name))
+            {
+                return true;
+            }
+            if f.decls.contains(&name) {
+                return i > 0;
+            }
+            if f.fused {
+                // Each iteration is reversed before the next one runs.
+                return false;
+            }
+            if f.is_loop_body && f.writes.contains(&name) {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// An argument of an augmented call whose state is kept: a local buffer lent by shared
+    /// reference and overwritten before the call's reverse (see
+    /// [`Self::overwritten_while_borrowed`]) is lent as a copy that lives to the end of
+    /// the function (`__ad::lent_copy`), since a custom rule's pullback may borrow it.
+    fn augmented_arg(&self, a: &Arg) -> TokenStream {
+        let arg = primal_arg(a, &self.refs);
+        match a {
+            Arg::Ref(p, false)
+                if self.is_buffer(&p.base)
+                    && !self.an.structs.contains_key(&p.base.to_string())
+                    && self.overwritten_while_borrowed(&p.base) =>
+            {
+                let copies = self.fresh("copies");
+                // First among the stores, so that it is dropped after every state.
+                self.tapes
+                    .borrow_mut()
+                    .insert(0, quote!(let #copies = __ad::LentCopies::new();));
+                quote!(__ad::lent_copy(&#copies, #arg))
+            }
+            _ => arg,
+        }
     }
 
     /// [`Self::must_record`], telling which rule asks for the record.
@@ -1514,7 +1568,12 @@ impl<'a> Reverse<'a> {
         }
         let state = self.fresh("state");
         let result = self.fresh("result");
-        let aug = augmented_call(c, &self.refs);
+        let aug = if self.kept_state {
+            augmented_call(c, &self.refs)
+        } else {
+            let args = c.args.iter().map(|a| self.augmented_arg(a)).collect();
+            augmented_call_on(c, &self.refs, args)
+        };
         if self.kept_state {
             // No state is kept (a rule's pullback may borrow an argument that the closure
             // returned by `__ad_aug` then takes over), so the forward sweep makes the
@@ -1535,9 +1594,12 @@ impl<'a> Reverse<'a> {
             let rev = quote!(#before let #state = (#aug).1; #again #reload #pull; #drains #after);
             return (fwd, rev);
         }
-        let value = bind(quote!(#result.0));
-        let (keep_state, load_state) = self.keep(&state, quote!(#result.1), level);
-        let fwd = quote!(#record #build let #result = #aug; #keep_state #value);
+        // Split at once: a tuple left partly moved would keep the argument borrows of the
+        // pullback alive to the end of the function.
+        let pullback = self.fresh("pullback");
+        let value = bind(quote!(#result));
+        let (keep_state, load_state) = self.keep(&state, quote!(#pullback), level);
+        let fwd = quote!(#record #build let (#result, #pullback) = #aug; #keep_state #value);
         let pull = pullback_call(c, self.an, &self.refs, load_state, seed);
         (fwd, quote!(#before #reload #pull; #drains #after))
     }
@@ -1682,6 +1744,8 @@ struct Frame {
     late: Vec<(usize, TokenStream)>,
     /// The locals the block may overwrite.
     writes: HashSet<String>,
+    /// The locals each statement may overwrite.
+    stmt_writes: Vec<HashSet<String>>,
     /// The block's loops that overwrite a buffer from 0 (see [`overwrite_loop`]): the
     /// statement's index, the buffer, the end of the range.
     overwrites: Vec<(usize, String, String)>,
@@ -1695,8 +1759,12 @@ impl Frame {
         let mut decls = HashSet::default();
         let mut writes = HashSet::default();
         let mut overwrites = Vec::new();
+        let mut each = Vec::new();
         for (i, s) in b.iter().enumerate() {
-            stmt_writes(s, &mut writes);
+            let mut w = HashSet::default();
+            stmt_writes(s, &mut w);
+            writes.extend(w.iter().cloned());
+            each.push(w);
             if let Some((buf, end)) = overwrite_loop(s) {
                 overwrites.push((i, buf, end));
             }
@@ -1722,6 +1790,7 @@ impl Frame {
             seeded: HashSet::default(),
             late: Vec::new(),
             writes,
+            stmt_writes: each,
             overwrites,
             late_points: HashMap::default(),
         }

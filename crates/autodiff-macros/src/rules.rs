@@ -525,6 +525,31 @@ fn expand_rule(
         })
         .collect();
     let state_ty = format_ident!("__AdState");
+    // The pullback may borrow the shared-reference arguments (`'__ad`) but never a `&mut`
+    // one: the caller reads an output right after the call, and may pass it to the next
+    // rule (`double(x, &mut y); double(&y, &mut z)`). Precise capturing says so; it names
+    // every generic parameter, which a method (whose impl's parameters are out of sight)
+    // or a closure parameter (an anonymous `impl DiffFn`) cannot, and those keep the
+    // outlives bound.
+    let captures = if is_method || has_closure {
+        quote!('__ad)
+    } else {
+        let names = func.sig.generics.params.iter().map(|g| match g {
+            syn::GenericParam::Lifetime(l) => {
+                let l = &l.lifetime;
+                quote!(#l)
+            }
+            syn::GenericParam::Type(t) => {
+                let t = &t.ident;
+                quote!(#t)
+            }
+            syn::GenericParam::Const(c) => {
+                let c = &c.ident;
+                quote!(#c)
+            }
+        });
+        quote!(use<'__ad #(, #names)*>)
+    };
     let (aug_ret, aug_body, pull_state, pull_body_core) = match &args.reverse {
         Some(rule) => {
             let sp = rule.span();
@@ -544,7 +569,7 @@ fn expand_rule(
             } else {
                 quote!(__ad_rule(#(#call_args),*))
             };
-            let ret = quote!((#r, impl #pb_bound + '__ad));
+            let ret = quote!((#r, impl #pb_bound + #captures));
             let body = quote!(#check #call);
             (ret, body, quote!(__ad_state: impl #pb_bound), None)
         }

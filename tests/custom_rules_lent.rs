@@ -1,0 +1,230 @@
+//! Custom rules whose pullbacks borrow what they are lent: rules chained through their
+//! outputs, and calls in loops and straight-line code that overwrite a lent buffer
+//! before the reverse sweep. Each call's rule fires once in every mode, and the primal
+//! never runs besides it.
+// Index loops are part of the language under test.
+#![allow(clippy::needless_range_loop)]
+
+use autodiff_core::prelude::*;
+use autodiff_core::testing::{central_gradient, close};
+use num_dual::{Dual64, DualNum};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+// ---------------------------------------------------------------- an explicit Euler step
+
+static STEP_PRIMAL: AtomicUsize = AtomicUsize::new(0);
+static STEP_AUGMENTED: AtomicUsize = AtomicUsize::new(0);
+static STEP_PULLBACKS: AtomicUsize = AtomicUsize::new(0);
+static STEP_FORWARDS: AtomicUsize = AtomicUsize::new(0);
+
+const H: f64 = 0.1;
+
+/// `v = u + h sin(u)`, one step of `u' = sin(u)`.
+#[custom_rule(forward = step_fwd, reverse = step_rev)]
+fn step(u: &[f64], v: &mut [f64]) {
+    STEP_PRIMAL.fetch_add(1, Ordering::SeqCst);
+    for i in 0..u.len() {
+        v[i] = u[i] + H * u[i].sin();
+    }
+}
+
+fn step_fwd(u: &[f64], du: &[f64], v: &mut [f64], dv: &mut [f64]) {
+    STEP_FORWARDS.fetch_add(1, Ordering::SeqCst);
+    for i in 0..u.len() {
+        v[i] = u[i] + H * u[i].sin();
+        dv[i] = (1.0 + H * u[i].cos()) * du[i];
+    }
+}
+
+/// The pullback borrows `u` (`use<'a>`) rather than copying it.
+#[allow(clippy::unused_unit)]
+fn step_rev<'a>(
+    u: &'a [f64],
+    v: &mut [f64],
+) -> ((), impl FnOnce(&mut [f64], &mut [f64]) + use<'a>) {
+    STEP_AUGMENTED.fetch_add(1, Ordering::SeqCst);
+    for i in 0..u.len() {
+        v[i] = u[i] + H * u[i].sin();
+    }
+    ((), move |du: &mut [f64], dv: &mut [f64]| {
+        STEP_PULLBACKS.fetch_add(1, Ordering::SeqCst);
+        for i in 0..u.len() {
+            du[i] += (1.0 + H * u[i].cos()) * dv[i];
+            dv[i] = 0.0;
+        }
+    })
+}
+
+/// Held by each test for its whole run: the tests share `step`'s counters.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// `(primal, augmented, pullbacks, forwards)` calls of `step`, read and reset to zero.
+fn step_counts() -> [usize; 4] {
+    [
+        &STEP_PRIMAL,
+        &STEP_AUGMENTED,
+        &STEP_PULLBACKS,
+        &STEP_FORWARDS,
+    ]
+    .map(|c| c.swap(0, Ordering::SeqCst))
+}
+
+/// Steps in place: each step lends `u`, then overwrites it with the step's result.
+#[autodiff_reverse(d_integrate, Duplicated, Active)]
+#[autodiff_forward(integrate_jvp, Dual, Dual)]
+fn integrate(u0: &[f64]) -> f64 {
+    let mut u = u0.to_vec();
+    let mut v = vec![0.0; u0.len()];
+    for _ in 0..5 {
+        step(&u, &mut v);
+        u.copy_from_slice(&v);
+    }
+    let mut s = 0.0;
+    for i in 0..u.len() {
+        s += u[i] * u[i];
+    }
+    s
+}
+
+/// `Σ u_i²` after `steps` steps from `u0`, in plain dual numbers: the oracle.
+fn integrate_dual(u0: &[Dual64], steps: usize) -> Dual64 {
+    let mut u = u0.to_vec();
+    for _ in 0..steps {
+        u = u.iter().map(|&a| a + a.sin() * H).collect();
+    }
+    u.iter().fold(Dual64::from(0.0), |s, &a| s + a * a)
+}
+
+/// The dual numbers of `x` seeded with the `i`-th unit vector.
+fn unit_seeded(x: &[f64], i: usize) -> Vec<Dual64> {
+    (0..x.len())
+        .map(|j| Dual64::new(x[j], if i == j { 1.0 } else { 0.0 }))
+        .collect()
+}
+
+#[test]
+fn a_rule_in_a_loop_that_overwrites_what_it_lent() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let u0 = [0.3, -1.2, 2.0];
+    step_counts();
+    let mut g = [0.0; 3];
+    let y = d_integrate(&u0, &mut g, 1.0);
+    // The rule's augmented part and pullback ran once per step; the primal never did.
+    assert_eq!(step_counts(), [0, 5, 5, 0]);
+    close(
+        "value",
+        y,
+        integrate_dual(&unit_seeded(&u0, 0), 5).re,
+        1e-14,
+    )
+    .unwrap();
+    for i in 0..3 {
+        let want = integrate_dual(&unit_seeded(&u0, i), 5).eps;
+        close(&format!("∂{i}"), g[i], want, 1e-12).unwrap();
+    }
+    let fd = central_gradient(integrate, &u0, 1e-6);
+    for i in 0..3 {
+        close(&format!("∂{i} against differences"), g[i], fd[i], 1e-6).unwrap();
+    }
+
+    let dir = [1.0, -0.5, 0.25];
+    step_counts();
+    let (y, t) = integrate_jvp(&u0, &dir);
+    assert_eq!(step_counts(), [0, 0, 0, 5]);
+    let seeded: Vec<Dual64> = (0..3).map(|j| Dual64::new(u0[j], dir[j])).collect();
+    let want = integrate_dual(&seeded, 5);
+    close("forward value", y, want.re, 1e-14).unwrap();
+    close("tangent", t, want.eps, 1e-12).unwrap();
+}
+
+/// Ping-pong between two buffers: each step's output is the next one's input, and each
+/// buffer is lent, then overwritten by a later step.
+#[autodiff_reverse(d_ping_pong, Duplicated, Active)]
+fn ping_pong(u0: &[f64]) -> f64 {
+    let mut a = u0.to_vec();
+    let mut b = vec![0.0; u0.len()];
+    for _ in 0..3 {
+        step(&a, &mut b);
+        step(&b, &mut a);
+    }
+    a.iter().map(|x| x * x).sum()
+}
+
+#[test]
+fn rules_chained_through_two_buffers_in_a_loop() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let u0 = [0.7, -0.4];
+    step_counts();
+    let mut g = [0.0; 2];
+    d_ping_pong(&u0, &mut g, 1.0);
+    assert_eq!(step_counts(), [0, 6, 6, 0]);
+    let fd = central_gradient(ping_pong, &u0, 1e-6);
+    for i in 0..2 {
+        let want = integrate_dual(&unit_seeded(&u0, i), 6).eps;
+        close(&format!("∂{i}"), g[i], want, 1e-12).unwrap();
+        close(&format!("∂{i} against differences"), g[i], fd[i], 1e-6).unwrap();
+    }
+}
+
+// ---------------------------------------------------------------- straight-line code
+
+/// Two rules chained through an output: the second reads what the first wrote.
+#[autodiff_reverse(d_chained, Duplicated, Active)]
+fn chained(x: &[f64]) -> f64 {
+    let mut y = vec![0.0; x.len()];
+    let mut z = vec![0.0; x.len()];
+    step(x, &mut y);
+    step(&y, &mut z);
+    z.iter().map(|v| v * v).sum()
+}
+
+/// A buffer lent to the rule, then scaled in place before another call.
+#[autodiff_reverse(d_lent_then_scaled, Duplicated, Active)]
+fn lent_then_scaled(x: &[f64]) -> f64 {
+    let mut w = x.to_vec();
+    let mut y = vec![0.0; x.len()];
+    step(&w, &mut y);
+    let first: f64 = y.iter().sum();
+    for i in 0..w.len() {
+        w[i] *= 3.0;
+    }
+    step(&w, &mut y);
+    first * y.iter().sum::<f64>()
+}
+
+#[test]
+fn rules_chained_and_lent_in_straight_line_code() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let x = [0.2, 1.4, -0.9];
+    for (name, f, df) in [
+        (
+            "chained",
+            chained as fn(&[f64]) -> f64,
+            d_chained as fn(&[f64], &mut [f64], f64) -> f64,
+        ),
+        ("lent, then scaled", lent_then_scaled, d_lent_then_scaled),
+    ] {
+        step_counts();
+        let mut g = [0.0; 3];
+        let y = df(&x, &mut g, 1.0);
+        assert_eq!(step_counts(), [0, 2, 2, 0], "{name}");
+        close(&format!("{name}: value"), y, f(&x), 1e-14).unwrap();
+        step_counts();
+        let fd = central_gradient(f, &x, 1e-6);
+        for i in 0..3 {
+            close(&format!("{name}: ∂{i}"), g[i], fd[i], 1e-6).unwrap();
+        }
+    }
+    // Analytic: step is elementwise, so ∂/∂x_i of Σ step(step(x))² is
+    // 2 z_i step'(y_i) step'(x_i).
+    let mut g = [0.0; 3];
+    d_chained(&x, &mut g, 1.0);
+    step_counts();
+    for i in 0..3 {
+        let y = x[i] + H * x[i].sin();
+        let z = y + H * y.sin();
+        let want = 2.0 * z * (1.0 + H * y.cos()) * (1.0 + H * x[i].cos());
+        close(&format!("chained, analytic ∂{i}"), g[i], want, 1e-13).unwrap();
+    }
+}
