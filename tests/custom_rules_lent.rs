@@ -1,7 +1,8 @@
 //! Custom rules whose pullbacks borrow what they are lent: rules chained through their
 //! outputs, and calls in loops and straight-line code that overwrite a lent buffer
-//! before the reverse sweep. Each call's rule fires once in every mode, and the primal
-//! never runs besides it.
+//! before the reverse sweep. Each call's rule fires once per call in forward and reverse
+//! mode, and the primal never runs besides it; forward over reverse differentiates the
+//! rule.
 // Index loops are part of the language under test.
 #![allow(clippy::needless_range_loop)]
 
@@ -37,18 +38,20 @@ fn step_fwd(u: &[f64], du: &[f64], v: &mut [f64], dv: &mut [f64]) {
     }
 }
 
-/// The pullback borrows `u` (`use<'a>`) rather than copying it.
+/// The pullback borrows `u` (`use<'a>`) rather than copying it. `#[differentiable]`, so
+/// that forward over reverse differentiates it.
 #[allow(clippy::unused_unit)]
+#[differentiable]
 fn step_rev<'a>(
     u: &'a [f64],
     v: &mut [f64],
 ) -> ((), impl FnOnce(&mut [f64], &mut [f64]) + use<'a>) {
-    STEP_AUGMENTED.fetch_add(1, Ordering::SeqCst);
+    no_grad(STEP_AUGMENTED.fetch_add(1, Ordering::SeqCst));
     for i in 0..u.len() {
         v[i] = u[i] + H * u[i].sin();
     }
     ((), move |du: &mut [f64], dv: &mut [f64]| {
-        STEP_PULLBACKS.fetch_add(1, Ordering::SeqCst);
+        no_grad(STEP_PULLBACKS.fetch_add(1, Ordering::SeqCst));
         for i in 0..u.len() {
             du[i] += (1.0 + H * u[i].cos()) * dv[i];
             dv[i] = 0.0;
@@ -227,4 +230,35 @@ fn rules_chained_and_lent_in_straight_line_code() {
         let want = 2.0 * z * (1.0 + H * y.cos()) * (1.0 + H * x[i].cos());
         close(&format!("chained, analytic ∂{i}"), g[i], want, 1e-13).unwrap();
     }
+}
+
+#[autodiff_forward(hvp_integrate, Dual, Dual)]
+fn grad_integrate(x: &[f64], dx: &mut [f64]) {
+    dx.fill(0.0);
+    d_integrate(x, dx, 1.0);
+}
+
+#[test]
+fn hessian_vector_product_through_a_rule_that_borrows_what_it_lent() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let x = [0.3, -1.2, 2.0];
+    let v = [1.0, 0.5, -0.25];
+    let (mut g, mut hv) = (vec![0.0; 3], vec![0.0; 3]);
+    hvp_integrate(&x, &v, &mut g, &mut hv);
+    // The oracle's gradient, by dual numbers, differenced along `v`.
+    let oracle_gradient = |x: &[f64]| -> Vec<f64> {
+        (0..3)
+            .map(|i| integrate_dual(&unit_seeded(x, i), 5).eps)
+            .collect()
+    };
+    let h = 1e-5;
+    let at = |s: f64| -> Vec<f64> { (0..3).map(|i| x[i] + s * v[i]).collect() };
+    let (gp, gm) = (oracle_gradient(&at(h)), oracle_gradient(&at(-h)));
+    let g0 = oracle_gradient(&x);
+    for i in 0..3 {
+        close(&format!("gradient {i}"), g[i], g0[i], 1e-12).unwrap();
+        let want = (gp[i] - gm[i]) / (2.0 * h);
+        close(&format!("H·v {i}"), hv[i], want, 1e-6).unwrap();
+    }
+    step_counts();
 }

@@ -1599,7 +1599,10 @@ impl Lowerer {
                 self.bind_pat(&pt.pat, val)
             }
             Pat::Paren(pp) => self.bind_pat(&pp.pat, val),
-            Pat::Wild(_) => Ok(()),
+            Pat::Wild(_) => {
+                self.discard_value(val);
+                Ok(())
+            }
             Pat::Reference(r) => {
                 let v = match val {
                     Val::Place(p, _) => Val::Op(self.let_op(Op::Load(p), r.span())),
@@ -2102,7 +2105,7 @@ impl Lowerer {
             Expr::Call(_) => {
                 self.statement_call = true;
                 let v = self.lower_expr(e)?;
-                self.discard_call_result(v);
+                self.discard_value(v);
                 Ok(())
             }
             _ => {
@@ -2231,7 +2234,7 @@ impl Lowerer {
             }
             _ => {
                 let v = self.lower_expr(&Expr::MethodCall(m.clone()))?;
-                self.discard_call_result(v);
+                self.discard_value(v);
                 Ok(())
             }
         }
@@ -2628,6 +2631,18 @@ impl Lowerer {
     }
 
     /// A call whose result is discarded becomes a call statement.
+    /// Drops the value of an expression statement or of `let _ = ..`. An expression kept
+    /// as written (`no_grad(log(k))`, `COUNT.fetch_add(1, SeqCst)`, a call with constant
+    /// arguments) is still evaluated, for its effect.
+    fn discard_value(&mut self, v: Val) {
+        match v {
+            Val::Op(Operand::Lit(t)) if !is_unit_literal(&t) => {
+                self.emit(Stmt::Inactive(quote!(let _ = #t;)));
+            }
+            v => self.discard_call_result(v),
+        }
+    }
+
     fn discard_call_result(&mut self, v: Val) {
         let Val::Op(Operand::Var(t)) = v else { return };
         let block = self.out.last_mut().expect("an open block");
@@ -7572,6 +7587,11 @@ fn strip_borrow(e: &Expr) -> &Expr {
         Expr::Reference(r) => strip_borrow(&r.expr),
         e => e,
     }
+}
+
+/// Whether `t` is `()`, the value of a statement that has already been lowered.
+fn is_unit_literal(t: &TokenStream) -> bool {
+    matches!(syn::parse2::<Expr>(t.clone()), Ok(Expr::Tuple(tt)) if tt.elems.is_empty())
 }
 
 /// `x` for `x[..]`.

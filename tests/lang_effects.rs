@@ -1,0 +1,61 @@
+//! Statements kept for their effects: a call wrapped in `no_grad(..)`, `let _ = ..` of
+//! such a call, and a method called on a static. Their values carry no derivative, but
+//! every companion still runs them, as the function does.
+
+use autodiff_core::prelude::*;
+use autodiff_core::testing::close;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// One counter per statement form below.
+static COUNTS: [AtomicUsize; 6] = [const { AtomicUsize::new(0) }; 6];
+
+fn bump(i: usize) -> usize {
+    COUNTS[i].fetch_add(1, Ordering::SeqCst)
+}
+
+fn take_counts() -> Vec<usize> {
+    COUNTS.iter().map(|c| c.swap(0, Ordering::SeqCst)).collect()
+}
+
+#[autodiff_reverse(d_logged, Duplicated, Active)]
+#[autodiff_forward(logged_jvp, Dual, Dual)]
+fn logged(x: &[f64]) -> f64 {
+    no_grad(bump(0));
+    let _ = no_grad(bump(1));
+    let _k = no_grad(bump(2));
+    COUNTS[3].fetch_add(1, Ordering::SeqCst);
+    let _ = COUNTS[4].fetch_add(1, Ordering::SeqCst);
+    let s = x[0] * x[1];
+    if s > 0.0 {
+        no_grad(bump(5));
+    }
+    s * x[0]
+}
+
+#[test]
+fn effects_run_once_per_call_in_every_mode() {
+    let x = [2.0, 3.0];
+    take_counts();
+    let mut g = [0.0; 2];
+    let y = d_logged(&x, &mut g, 1.0);
+    assert_eq!(take_counts(), vec![1; 6], "reverse");
+    // y = x0² x1: gradient (2 x0 x1, x0²).
+    close("value", y, 12.0, 0.0).unwrap();
+    close("∂0", g[0], 12.0, 1e-15).unwrap();
+    close("∂1", g[1], 4.0, 1e-15).unwrap();
+
+    let (_, t) = logged_jvp(&x, &[1.0, -1.0]);
+    assert_eq!(take_counts(), vec![1; 6], "forward");
+    close("tangent", t, 12.0 - 4.0, 1e-15).unwrap();
+
+    // H = [[2 x1, 2 x0], [2 x0, 0]].
+    let hv = autodiff_core::hvp::<d_logged>(&x, &[1.0, 0.0]);
+    assert_eq!(take_counts(), vec![1; 6], "forward over reverse");
+    close("H·v 0", hv[0], 6.0, 1e-15).unwrap();
+    close("H·v 1", hv[1], 4.0, 1e-15).unwrap();
+
+    // The branch not taken runs nothing.
+    let mut g = [0.0; 2];
+    d_logged(&[2.0, -3.0], &mut g, 1.0);
+    assert_eq!(take_counts(), vec![1, 1, 1, 1, 1, 0], "branch not taken");
+}
