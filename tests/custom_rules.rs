@@ -556,3 +556,47 @@ fn a_rule_that_returns_a_vector() {
     let (_, t) = j_squares_used(&x, &[0.25, 1.0]);
     assert!((t - (0.25 * want[0] + want[1])).abs() < 1e-12);
 }
+
+// ---------------------------------------------------------------- a rule on a method
+
+/// A gain, applied by a method with rules whose pullback borrows `self`.
+pub struct Gain {
+    pub k: f64,
+}
+
+#[differentiable]
+impl Gain {
+    #[custom_rule(forward = Gain::apply_fwd, reverse = Gain::apply_rev)]
+    pub fn apply(&self, x: f64) -> f64 {
+        self.k * x
+    }
+
+    pub fn apply_fwd(&self, x: f64, dx: f64) -> (f64, f64) {
+        (self.k * x, self.k * dx)
+    }
+
+    /// The pullback reads `self.k` through the borrow of `self` (`+ '_`).
+    pub fn apply_rev(&self, x: f64) -> (f64, impl FnOnce(f64) -> f64 + '_) {
+        (self.k * x, move |g: f64| self.k * g)
+    }
+}
+
+#[autodiff_reverse(d_gained, Const, Active, Active)]
+#[autodiff_forward(gained_jvp, Const, Dual, Dual)]
+fn gained(gain: &Gain, x: f64) -> f64 {
+    gain.apply(x) * x.sin()
+}
+
+#[test]
+fn a_method_rule_whose_pullback_borrows_self() {
+    let gain = Gain { k: -1.75 };
+    for x in [0.3_f64, 1.9, -2.4] {
+        // f = k x sin x: f' = k (sin x + x cos x).
+        let want = gain.k * (x.sin() + x * x.cos());
+        let (y, g) = d_gained(&gain, x, 1.0);
+        close("value", y, gain.k * x * x.sin(), 1e-15).unwrap();
+        close("gradient", g, want, 1e-14).unwrap();
+        let (_, t) = gained_jvp(&gain, x, 1.0);
+        close("tangent", t, want, 1e-14).unwrap();
+    }
+}

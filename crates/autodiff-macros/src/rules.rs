@@ -320,7 +320,12 @@ fn expand_rule(
         }
         _ => None,
     };
+    let shared_receiver =
+        matches!(func.sig.inputs.first(), Some(FnArg::Receiver(rc)) if rc.mutability.is_none());
     let decl = |p: &RuleParam, lifetimes: bool| match (&p.ty, &p.kind) {
+        // The augmented call's pullback may borrow a shared `self`, as any shared
+        // reference argument.
+        (None, _) if lifetimes && shared_receiver => quote!(&'__ad self),
         (None, _) => receiver_decl.clone().unwrap(),
         (Some(_), Kind::Closure(c)) => {
             let n = &p.name;
