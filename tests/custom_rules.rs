@@ -600,3 +600,83 @@ fn a_method_rule_whose_pullback_borrows_self() {
         close("tangent", t, want, 1e-14).unwrap();
     }
 }
+
+// ---------------------------------------------------------------- rules on associated functions
+
+static DOT_PULLBACKS: AtomicUsize = AtomicUsize::new(0);
+
+/// Associated functions with rules, in a block marked `#[differentiable]`.
+pub struct Linear;
+
+#[differentiable]
+impl Linear {
+    #[custom_rule(forward = cube_fwd, reverse = Linear::cube_rev)]
+    pub fn cube(x: f64) -> f64 {
+        x * x * x
+    }
+
+    #[custom_rule(forward = Self::dot_fwd, reverse = Self::dot_rev)]
+    pub fn dot(a: &[f64], b: &[f64]) -> f64 {
+        a.iter().zip(b).map(|(x, y)| x * y).sum()
+    }
+
+    pub fn cube_rev(x: f64) -> (f64, impl FnOnce(f64) -> f64) {
+        (x * x * x, move |g: f64| 3.0 * x * x * g)
+    }
+
+    pub fn dot_fwd(a: &[f64], da: &[f64], b: &[f64], db: &[f64]) -> (f64, f64) {
+        (Self::dot(a, b), Self::dot(da, b) + Self::dot(a, db))
+    }
+
+    #[allow(clippy::type_complexity)]
+    pub fn dot_rev<'a>(
+        a: &'a [f64],
+        b: &'a [f64],
+    ) -> (f64, impl FnOnce(&mut [f64], &mut [f64], f64) + 'a) {
+        (
+            Self::dot(a, b),
+            move |da: &mut [f64], db: &mut [f64], g: f64| {
+                DOT_PULLBACKS.fetch_add(1, Ordering::SeqCst);
+                for i in 0..a.len() {
+                    da[i] += g * b[i];
+                    db[i] += g * a[i];
+                }
+            },
+        )
+    }
+}
+
+fn cube_fwd(x: f64, dx: f64) -> (f64, f64) {
+    (x * x * x, 3.0 * x * x * dx)
+}
+
+#[autodiff_reverse(d_linear_terms, Duplicated, Active)]
+#[autodiff_forward(linear_terms_jvp, Dual, Dual)]
+fn linear_terms(x: &[f64]) -> f64 {
+    Linear::cube(x[0]) * x[1] + Linear::dot(x, x)
+}
+
+#[test]
+fn rules_on_associated_functions() {
+    let x = [0.7, -1.3];
+    // f = x0³ x1 + x0² + x1²: ∇f = (3 x0² x1 + 2 x0, x0³ + 2 x1).
+    let want = [
+        3.0 * x[0] * x[0] * x[1] + 2.0 * x[0],
+        x[0] * x[0] * x[0] + 2.0 * x[1],
+    ];
+    DOT_PULLBACKS.store(0, Ordering::SeqCst);
+    let mut g = [0.0; 2];
+    let y = d_linear_terms(&x, &mut g, 1.0);
+    assert_eq!(
+        DOT_PULLBACKS.swap(0, Ordering::SeqCst),
+        1,
+        "the rule's pullback ran"
+    );
+    close("value", y, linear_terms(&x), 0.0).unwrap();
+    for i in 0..2 {
+        close(&format!("∂{i}"), g[i], want[i], 1e-14).unwrap();
+    }
+    let v = [0.5, 2.0];
+    let (_, t) = linear_terms_jvp(&x, &v);
+    close("tangent", t, want[0] * v[0] + want[1] * v[1], 1e-14).unwrap();
+}

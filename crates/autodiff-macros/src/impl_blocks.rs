@@ -123,6 +123,9 @@ fn expand_method(mut f: ImplItemFn) -> (ImplItemFn, Vec<ImplItem>) {
         let out = match name.as_str() {
             "autodiff_forward" => expand(Trigger::Companion(Mode::Forward, args), quote!(#f)),
             "autodiff_reverse" => expand(Trigger::Companion(Mode::Reverse, args), quote!(#f)),
+            "custom_rule" if !matches!(f.sig.inputs.first(), Some(syn::FnArg::Receiver(_))) => {
+                crate::rules::expand_associated(args, quote!(#f))
+            }
             "custom_rule" => crate::rules::expand(args, quote!(#f)),
             _ => crate::differentiable_item(args, quote!(#f)),
         };

@@ -97,6 +97,17 @@ struct RuleParam {
 }
 
 pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand_in(args, item, false)
+}
+
+/// [`expand`] for an associated function (one without `self` in an `impl` block marked
+/// `#[differentiable]`): its protocol functions are associated functions named after it
+/// (`Type::__ad_aug_name`), as a generated associated function's are.
+pub fn expand_associated(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand_in(args, item, true)
+}
+
+fn expand_in(args: TokenStream, item: TokenStream, associated: bool) -> TokenStream {
     let mut func: ImplItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
         Err(_) => {
@@ -115,7 +126,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         let err =
             syn::Error::new_spanned(ours, crate::expand::RULE_AND_ATTRIBUTE).to_compile_error();
         func.attrs.retain(|a| !crate::expand::is_our_attr(a));
-        return match expand_rule(args, &func, &markers) {
+        return match expand_rule(args, &func, &markers, associated) {
             Ok(extra) => quote!(#err #func #extra),
             Err(e) => {
                 let e = e.to_compile_error();
@@ -123,7 +134,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
             }
         };
     }
-    match expand_rule(args, &func, &markers) {
+    match expand_rule(args, &func, &markers, associated) {
         Ok(extra) => quote!(#func #extra),
         Err(e) => {
             let err = e.to_compile_error();
@@ -274,6 +285,7 @@ fn expand_rule(
     args: TokenStream,
     func: &ImplItemFn,
     markers: &[Markers],
+    associated: bool,
 ) -> syn::Result<TokenStream> {
     let args: RuleArgs = syn::parse2(args)?;
     let params = classify(func, markers)?;
@@ -290,9 +302,14 @@ fn expand_rule(
     };
     let has_ret = matches!(sig_ret, Ret::Ty(_));
     let is_method = params.first().is_some_and(|p| p.ty.is_none());
+    // An associated function: its protocol functions live in its type's `impl` block,
+    // named after it as a method's are, and its pullback takes the state after the first
+    // parameter (see `Gen::state_after_first`).
+    let assoc = associated && !is_method;
+    let in_impl = is_method || assoc;
     let fname = &func.sig.ident;
     let name_of = |mode: &str| {
-        if is_method {
+        if in_impl {
             format_ident!("__ad_{}_{}", mode, fname)
         } else {
             format_ident!("__ad_{}", mode)
@@ -533,10 +550,10 @@ fn expand_rule(
     // The pullback may borrow the shared-reference arguments (`'__ad`) but never a `&mut`
     // one: the caller reads an output right after the call, and may pass it to the next
     // rule (`double(x, &mut y); double(&y, &mut z)`). Precise capturing says so; it names
-    // every generic parameter, which a method (whose impl's parameters are out of sight)
-    // or a closure parameter (an anonymous `impl DiffFn`) cannot, and those keep the
+    // every generic parameter, which a method or an associated function (whose impl's
+    // parameters are out of sight) or a closure parameter (an anonymous `impl DiffFn`) cannot, and those keep the
     // outlives bound.
-    let captures = if is_method || has_closure {
+    let captures = if in_impl || has_closure {
         quote!('__ad)
     } else {
         let names = func.sig.generics.params.iter().map(|g| match g {
@@ -581,6 +598,8 @@ fn expand_rule(
         None => {
             let call = if is_method {
                 quote!(self.#fname(#(#primal_args),*))
+            } else if assoc {
+                quote!(Self::#fname(#(#primal_args),*))
             } else {
                 quote!(#fname(#(#primal_args),*))
             };
@@ -593,15 +612,16 @@ fn expand_rule(
         }
     };
     let mut pparams = Vec::new();
-    if !is_method {
+    let state_after_first = is_method || (assoc && !params.is_empty());
+    if !state_after_first {
         pparams.push(pull_state.clone());
     }
     let mut pconvert = TokenStream::new();
     let mut pb_args = Vec::new();
     let mut sinks = Vec::new();
-    for p in &params {
+    for (i, p) in params.iter().enumerate() {
         pparams.push(decl(p, false));
-        if p.ty.is_none() {
+        if state_after_first && i == 0 {
             pparams.push(pull_state.clone());
         }
         let n = &p.name;
@@ -709,7 +729,7 @@ fn expand_rule(
     let nested_reverse = match &args.reverse {
         Some(rule)
             if crate::nested::ENABLED
-                && !is_method
+                && !in_impl
                 && func.sig.generics.type_params().next().is_none()
                 && params
                     .iter()
@@ -731,7 +751,7 @@ fn expand_rule(
     items.extend(crate::nested::ENABLED.then(|| {
         nested_stubs(
             fname,
-            receiver_decl.clone(),
+            (receiver_decl.clone(), assoc),
             &fparams[..fparams.len() - 1],
             &params,
             &r,
@@ -744,13 +764,13 @@ fn expand_rule(
             items.extend(crate::closures::builders(
                 i,
                 c,
-                is_method.then_some(fname),
+                in_impl.then_some(fname),
                 &gl,
                 &wh,
             ));
         }
     }
-    if is_method {
+    if in_impl {
         return Ok(items);
     }
     let vis = &func.vis;
@@ -772,7 +792,7 @@ fn expand_rule(
 /// (`forward_over_reverse`); the others fail where a caller instantiates them.
 fn nested_stubs(
     fname: &Ident,
-    receiver: Option<TokenStream>,
+    (receiver, assoc): (Option<TokenStream>, bool),
     fparams: &[TokenStream],
     params: &[RuleParam],
     r: &TokenStream,
@@ -781,7 +801,7 @@ fn nested_stubs(
 ) -> TokenStream {
     let is_method = receiver.is_some();
     let name = |outer: &str, inner: &str| {
-        if is_method {
+        if is_method || assoc {
             format_ident!("__ad_{}___ad_{}_{}", outer, inner, fname)
         } else {
             format_ident!("__ad_{}___ad_{}", outer, inner)
@@ -836,6 +856,9 @@ fn nested_stubs(
     let fwd = if is_method {
         let f = format_ident!("__ad_fwd_{}", fname);
         quote!(self.#f(#(#args,)* ()))
+    } else if assoc {
+        let f = format_ident!("__ad_fwd_{}", fname);
+        quote!(Self::#f(#(#args,)* ()))
     } else {
         quote!(Self::__ad_fwd(#(#args,)* ()))
     };
