@@ -59,3 +59,49 @@ fn effects_run_once_per_call_in_every_mode() {
     d_logged(&[2.0, -3.0], &mut g, 1.0);
     assert_eq!(take_counts(), vec![1, 1, 1, 1, 1, 0], "branch not taken");
 }
+
+// ---------------------------------------------------------------- through helpers
+
+static HELPER_EFFECTS: [AtomicUsize; 2] = [const { AtomicUsize::new(0) }; 2];
+
+/// A helper with effects: a reverse caller augments it (running it) and later runs its
+/// pullback, which computes it again without running the effects a second time.
+#[differentiable]
+fn counted(a: f64) -> f64 {
+    HELPER_EFFECTS[0].fetch_add(1, Ordering::SeqCst);
+    no_grad(HELPER_EFFECTS[1].fetch_add(1, Ordering::SeqCst));
+    a * a.sin()
+}
+
+#[autodiff_reverse(d_two_counted, Active, Active)]
+#[autodiff_forward(two_counted_jvp, Dual, Dual)]
+fn two_counted(x: f64) -> f64 {
+    let mut s = 0.0;
+    for k in 1..=3 {
+        s += counted(k as f64 * x);
+    }
+    s
+}
+
+fn helper_counts() -> [usize; 2] {
+    [0, 1].map(|i| HELPER_EFFECTS[i].swap(0, Ordering::SeqCst))
+}
+
+#[test]
+fn a_helpers_effects_run_once_per_call() {
+    let x = 0.7_f64;
+    // d/dx Σ_k (k x) sin(k x) = Σ_k k (sin(k x) + k x cos(k x)).
+    let want: f64 = (1..=3)
+        .map(|k| {
+            let (k, kx) = (k as f64, k as f64 * x);
+            k * (kx.sin() + kx * kx.cos())
+        })
+        .sum();
+    helper_counts();
+    let (_, g) = d_two_counted(x, 1.0);
+    assert_eq!(helper_counts(), [3, 3], "reverse");
+    close("gradient", g, want, 1e-14).unwrap();
+    let (_, t) = two_counted_jvp(x, 1.0);
+    assert_eq!(helper_counts(), [3, 3], "forward");
+    close("tangent", t, want, 1e-14).unwrap();
+}

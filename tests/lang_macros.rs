@@ -43,3 +43,36 @@ proptest! {
         check_hvp_of::<logged_rev>(&x, &v, logged_o);
     }
 }
+
+// A function written by a `macro_rules!`, its parameter's name passed in: the macro's
+// hygiene applies to the tokens it writes itself (`.hypot(3.0)`), and the generated code
+// still finds the parameter.
+macro_rules! define_norm {
+    ($name:ident, $fwd:ident, $rev:ident, $x:ident) => {
+        #[autodiff_forward($fwd, Dual, Dual)]
+        #[autodiff_reverse($rev, Active, Active)]
+        fn $name($x: f64) -> f64 {
+            $x.hypot(3.0) + $x.powi(-3)
+        }
+    };
+}
+
+define_norm!(norm_plus, norm_plus_fwd, norm_plus_rev, x);
+
+#[test]
+fn a_function_written_by_macro_rules() {
+    for x in [4.0_f64, -1.5, 0.25] {
+        let want = x / x.hypot(3.0) - 3.0 * x.powi(-4);
+        let (y, t) = norm_plus_fwd(x, 1.0);
+        let (y2, g) = norm_plus_rev(x, 1.0);
+        assert_eq!((y, y2), (norm_plus(x), norm_plus(x)));
+        assert!(
+            (t - want).abs() < 1e-13 * want.abs().max(1.0),
+            "{t} vs {want}"
+        );
+        assert!(
+            (g - want).abs() < 1e-13 * want.abs().max(1.0),
+            "{g} vs {want}"
+        );
+    }
+}

@@ -861,7 +861,7 @@ impl Gen<'_> {
             _ => {}
         }
         let core = self.reverse_core(
-            &an,
+            Reverse::new(&an, self.kinds),
             if seed_param {
                 Some(quote!(__ad_seed))
             } else {
@@ -917,7 +917,7 @@ impl Gen<'_> {
     /// [`crate::fused`]); the others (`adj_decls`) after it.
     fn reverse_core(
         &self,
-        an: &Analysis,
+        rev: Reverse,
         seed: Option<TokenStream>,
         (early_decls, adj_decls): (TokenStream, TokenStream),
         finals: TokenStream,
@@ -927,7 +927,7 @@ impl Gen<'_> {
             forward,
             primal,
             reverse,
-        } = self.reverse_core_parts(Reverse::new(an, self.kinds), seed, adj_decls);
+        } = self.reverse_core_parts(rev, seed, adj_decls);
         if let (crate::ir::RetShape::Value, [o]) = (&self.body.ret_shape, self.body.ret.as_slice())
         {
             // A returned struct moves out after the reverse sweep, which may read it.
@@ -1381,7 +1381,10 @@ impl Gen<'_> {
         let body = match &self.fail_rev {
             Some(msg) => crate::nested::failure(msg),
             None => {
-                let core = self.reverse_core(&analysis(), seed, (scalar_decls, quote!()), quote!());
+                // The augmented call ran the function: this sweep runs it again.
+                let an = analysis();
+                let rev = Reverse::new(&an, self.kinds).recomputing();
+                let core = self.reverse_core(rev, seed, (scalar_decls, quote!()), quote!());
                 quote! {
                     // Nothing to propagate when the caller has no adjoint for any argument.
                     if !(false #(|| #any_sink)*) {

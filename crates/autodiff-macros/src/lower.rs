@@ -342,9 +342,14 @@ impl Lowerer {
         }
     }
 
+    /// A new local, named after `base`, at the location of `span` for diagnostics. Every
+    /// generated local resolves at the call site: the user's tokens may come from inside a
+    /// `macro_rules!` (`$x.hypot(3.0)`), whose own hygiene would otherwise hide a local
+    /// declared at one token from its uses at another.
     fn fresh(&mut self, base: &str, span: Span) -> Ident {
         self.counter += 1;
         let base = short_base(base.trim_start_matches("r#"));
+        let span = Span::call_site().located_at(span);
         Ident::new(&format!("{}{}_{}", self.prefix, self.counter, base), span)
     }
 
@@ -6106,18 +6111,24 @@ impl Lowerer {
                 // templates call methods on their arguments (`$1.ln()` of a `log` base),
                 // which a literal of no known type does not have.
                 let like = c.args.iter().find(|a| !is_untyped_float_lit(a));
-                // `$10` does not occur: partials have at most four arguments.
+                // The arguments go in as expressions, not as text, so that their names
+                // keep their hygiene (`$x` of a `macro_rules!`). `$10` does not occur:
+                // partials have at most four arguments.
+                let mut args = Vec::new();
                 for (i, a) in c.args.iter().enumerate().rev() {
-                    let arg = match like {
+                    let arg: Expr = match like {
                         Some(like) if is_untyped_float_lit(a) => {
-                            quote!(__ad::lit_like(#a, &(#like)))
+                            syn::parse_quote!(__ad::lit_like(#a, &(#like)))
                         }
-                        _ => quote!((#a)),
+                        _ => syn::parse_quote!((#a)),
                     };
-                    text = text.replace(&format!("${i}"), &arg.to_string());
+                    let slot = format!("__ad_arg{i}");
+                    text = text.replace(&format!("${i}"), &slot);
+                    args.push((slot, arg));
                 }
                 let mut e: Expr = syn::parse_str(&text)
                     .map_err(|_| syn::Error::new(span, "a builtin derivative could not be read"))?;
+                TemplateArgs(&args).visit_expr_mut(&mut e);
                 // In generic code, the templates' constants take the operand's float type
                 // (a type parameter takes no literal).
                 if let Some(like) = c.args.first().filter(|_| !self.floats.is_empty()) {
@@ -7934,6 +7945,22 @@ fn is_untyped_float_lit(e: &Expr) -> bool {
         }) => f.suffix().is_empty(),
         Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => is_untyped_float_lit(&u.expr),
         _ => false,
+    }
+}
+
+/// Puts each argument of a builtin derivative's template in its slot (`__ad_arg0`, ..).
+struct TemplateArgs<'a>(&'a [(String, Expr)]);
+
+impl VisitMut for TemplateArgs<'_> {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        if let Expr::Path(p) = e
+            && let Some(id) = p.path.get_ident()
+            && let Some((_, arg)) = self.0.iter().find(|(slot, _)| id == slot)
+        {
+            *e = arg.clone();
+            return;
+        }
+        syn::visit_mut::visit_expr_mut(self, e);
     }
 }
 

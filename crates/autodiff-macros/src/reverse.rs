@@ -64,6 +64,8 @@ pub struct Reverse<'a> {
     /// nothing a callee's state could borrow; and stores of loops keep fewer values
     /// inline, so that the closure stays small to move.
     kept_state: bool,
+    /// See [`Self::recomputing`].
+    recomputing: bool,
     /// The seed of the result and the result, when the forward sweep runs with the seed
     /// known (a companion or a pullback that runs both sweeps): loops of the outermost
     /// block may then be reversed an iteration at a time (see [`crate::fused`]).
@@ -127,6 +129,7 @@ impl<'a> Reverse<'a> {
             placed: RefCell::new(HashSet::default()),
             replayed: RefCell::new(HashSet::default()),
             kept_state: false,
+            recomputing: false,
             known_seed: None,
             late_shadows: HashSet::default(),
             next_is_fused: RefCell::new(false),
@@ -154,6 +157,14 @@ impl<'a> Reverse<'a> {
     /// This sweep generator for a closure that owns the recorded values.
     pub fn for_kept_state(mut self) -> Self {
         self.kept_state = true;
+        self
+    }
+
+    /// This sweep generator for a pullback that runs the function's forward sweep again
+    /// (its augmented call ran the function itself): statements kept only for their
+    /// effect (`println!`, `no_grad(log(k));`) ran there, and do not run twice.
+    pub fn recomputing(mut self) -> Self {
+        self.recomputing = true;
         self
     }
 
@@ -1047,6 +1058,7 @@ impl<'a> Reverse<'a> {
                 let rev = quote!(for _ in 0..#n_load { #br });
                 (fwd, rev)
             }
+            Stmt::Inactive(t) if self.recomputing && is_effect_only(t) => (quote!(), quote!()),
             Stmt::Inactive(t) => (t.clone(), quote!()),
         }
     }
@@ -1602,6 +1614,18 @@ impl<'a> Reverse<'a> {
         let fwd = quote!(#record #build let (#result, #pullback) = #aug; #keep_state #value);
         let pull = pullback_call(c, self.an, &self.refs, load_state, seed);
         (fwd, quote!(#before #reload #pull; #drains #after))
+    }
+}
+
+/// Whether the statement `t`, kept as written, runs only for its effect: a macro
+/// (`println!`, `assert!`) or an expression whose value is dropped (`let _ = ..;`), not a
+/// `let` that binds a name or an item.
+fn is_effect_only(t: &TokenStream) -> bool {
+    match syn::parse2::<syn::Stmt>(t.clone()) {
+        Ok(syn::Stmt::Macro(_)) => true,
+        Ok(syn::Stmt::Expr(_, _)) => true,
+        Ok(syn::Stmt::Local(l)) => matches!(l.pat, syn::Pat::Wild(_)),
+        _ => false,
     }
 }
 
