@@ -680,3 +680,42 @@ fn rules_on_associated_functions() {
     let (_, t) = linear_terms_jvp(&x, &v);
     close("tangent", t, want[0] * v[0] + want[1] * v[1], 1e-14).unwrap();
 }
+
+// ---------------------------------------------------------------- a constant reference passed on
+
+static WEIGHT_RULES: AtomicUsize = AtomicUsize::new(0);
+
+/// A rule on a function of integers, whose rules return ten times the primal: which of
+/// them ran shows in the value.
+#[custom_rule(forward = weight_fwd, reverse = weight_rev)]
+fn weight(ks: &[usize]) -> f64 {
+    ks.len() as f64
+}
+
+fn weight_fwd(ks: &[usize]) -> (f64, f64) {
+    WEIGHT_RULES.fetch_add(1, Ordering::SeqCst);
+    (10.0 * ks.len() as f64, 0.0)
+}
+
+#[allow(clippy::unused_unit)]
+fn weight_rev(ks: &[usize]) -> (f64, impl FnOnce(f64)) {
+    WEIGHT_RULES.fetch_add(1, Ordering::SeqCst);
+    (10.0 * ks.len() as f64, |_: f64| ())
+}
+
+/// `ks` passed on as it is, not as `&ks`.
+#[autodiff_reverse(d_weighted, Active, Const, Active)]
+#[autodiff_forward(weighted_jvp, Dual, Const, Dual)]
+fn weighted(x: f64, ks: &[usize]) -> f64 {
+    x * weight(ks)
+}
+
+#[test]
+fn a_constant_reference_parameter_passed_on_reaches_the_rule() {
+    let ks = [1, 2, 3];
+    WEIGHT_RULES.store(0, Ordering::SeqCst);
+    assert_eq!(d_weighted(2.0, &ks, 1.0), (60.0, 30.0));
+    assert_eq!(WEIGHT_RULES.swap(0, Ordering::SeqCst), 1, "reverse");
+    assert_eq!(weighted_jvp(2.0, 1.0, &ks), (60.0, 30.0));
+    assert_eq!(WEIGHT_RULES.swap(0, Ordering::SeqCst), 1, "forward");
+}

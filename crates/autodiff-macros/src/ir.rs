@@ -178,8 +178,9 @@ pub enum Callee {
 pub struct Call {
     pub callee: Callee,
     pub args: Vec<Arg>,
-    /// A statement of its own (`tick(3);`), outside the standard library: it goes through
-    /// the callee's protocol even when every argument is a constant scalar, so that a
+    /// A statement of its own (`tick(3);`), or a call that passes on a constant reference
+    /// parameter (`weight(ks)` of `ks: &[usize]`), outside the standard library: it goes
+    /// through the callee's protocol even when every argument is constant, so that a
     /// custom rule on the callee fires.
     pub effect_only: bool,
 }

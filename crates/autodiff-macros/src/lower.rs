@@ -147,6 +147,9 @@ pub struct Lowerer {
     scalar_refs: HashSet<String>,
     /// Parameters that are references to any other non-float type (`&mut Model`).
     struct_refs: HashSet<String>,
+    /// Parameters that are references to what carries no derivative (`ks: &[usize]`,
+    /// `name: &str`): a call that passes one on (`weight(ks)`) lends it, as `&ks` would.
+    constant_refs: HashSet<String>,
     /// Those of them whose type names a struct (`&mut Model`, `&mut self`), not a slice
     /// or an array.
     named_struct_refs: HashSet<String>,
@@ -307,6 +310,7 @@ impl Lowerer {
             companion: false,
             scalar_refs: struct_shaped_params(sig, true),
             struct_refs: struct_shaped_params(sig, false),
+            constant_refs: constant_ref_params(sig),
             named_struct_refs: named_struct_params(sig),
             array_params: ndarray_params(sig),
             ranked_arrays: ndarray_ranks(sig),
@@ -342,14 +346,9 @@ impl Lowerer {
         }
     }
 
-    /// A new local, named after `base`, at the location of `span` for diagnostics. Every
-    /// generated local resolves at the call site: the user's tokens may come from inside a
-    /// `macro_rules!` (`$x.hypot(3.0)`), whose own hygiene would otherwise hide a local
-    /// declared at one token from its uses at another.
     fn fresh(&mut self, base: &str, span: Span) -> Ident {
         self.counter += 1;
         let base = short_base(base.trim_start_matches("r#"));
-        let span = Span::call_site().located_at(span);
         Ident::new(&format!("{}{}_{}", self.prefix, self.counter, base), span)
     }
 
@@ -372,6 +371,7 @@ impl Lowerer {
             renamable: None,
             companion: self.companion,
             scalar_refs: self.scalar_refs.clone(),
+            constant_refs: self.constant_refs.clone(),
             struct_refs: self.struct_refs.clone(),
             named_struct_refs: self.named_struct_refs.clone(),
             array_params: self.array_params.clone(),
@@ -5820,7 +5820,17 @@ impl Lowerer {
         // A companion's call of a protocol function lost its state and marker above, so it
         // cannot be made as written: it is differentiated like any other.
         let protocol = self.companion && protocol_kind(&last).is_some();
-        let effect_only = protocol || (statement && !is_std_path(path));
+        // A constant reference parameter passed on (`weight(ks)`) is lent, as `&ks` is:
+        // the callee's rule fires.
+        let lends = c.args.iter().any(|a| match strip(a) {
+            Expr::Path(p) => p.path.get_ident().is_some_and(|id| {
+                let name = id.to_string();
+                self.constant_refs.contains(&name)
+                    && matches!(self.lookup(&name), Some(Binding::Var(v)) if *v == name)
+            }),
+            _ => false,
+        });
+        let effect_only = protocol || ((statement || lends) && !is_std_path(path));
         if !args.is_empty()
             && !effect_only
             && args.iter().all(|a| matches!(a, Arg::Val(Operand::Lit(_))))
@@ -6991,6 +7001,16 @@ pub fn walk_idents(ts: &TokenStream, f: &mut impl FnMut(&Ident)) {
 
 /// The parameters that are references to a scalar (`&mut f64`, with `scalar`), or to any
 /// other non-float type (`&Model`, without).
+/// The parameters whose type is a reference to what carries no derivative (see
+/// `Lowerer::constant_refs`).
+fn constant_ref_params(sig: &SigInfo) -> HashSet<String> {
+    sig.params
+        .iter()
+        .filter(|p| matches!(p.ty, Some(syn::Type::Reference(_))) && p.shape == Shape::Other)
+        .map(|p| p.name.to_string())
+        .collect()
+}
+
 fn struct_shaped_params(sig: &SigInfo, scalar: bool) -> HashSet<String> {
     sig.params
         .iter()
