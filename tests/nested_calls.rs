@@ -621,3 +621,42 @@ proptest! {
         prop_assert!((dg[0] - want.v2).abs() <= 1e-12 * (1.0 + want.v2.abs()));
     }
 }
+
+// ---------------------------------------------------------------- a rule that accumulates into an output
+
+/// `y[0] += a²`, with a reverse rule that accumulates too: under forward over reverse,
+/// the rule is run once to hand over its derivatives, and its output put back before they
+/// run.
+#[custom_rule(reverse = accumulate_rev)]
+fn accumulate(a: f64, y: &mut [f64]) {
+    y[0] += a * a;
+}
+
+#[differentiable]
+fn accumulate_rev(a: f64, y: &mut [f64]) -> ((), impl FnOnce(&mut [f64]) -> f64 + use<>) {
+    y[0] += a * a;
+    ((), move |dy: &mut [f64]| 2.0 * a * dy[0])
+}
+
+/// `(a² + 1)²`.
+#[autodiff_reverse(d_accumulated, Active, Active)]
+fn accumulated(a: f64) -> f64 {
+    let mut y = vec![1.0];
+    accumulate(a, &mut y);
+    y[0] * y[0]
+}
+
+#[autodiff_forward(second_accumulated, Dual, Dual)]
+fn first_accumulated(a: f64) -> f64 {
+    d_accumulated(a, 1.0).1
+}
+
+#[test]
+fn a_rule_accumulating_into_an_output_under_forward_over_reverse() {
+    for a in [0.3_f64, -1.1, 2.0] {
+        // f = (a² + 1)²: f' = 4a(a² + 1), f'' = 12a² + 4.
+        let (g, h) = second_accumulated(a, 1.0);
+        assert!((g - 4.0 * a * (a * a + 1.0)).abs() < 1e-12, "f'({a}) = {g}");
+        assert!((h - (12.0 * a * a + 4.0)).abs() < 1e-12, "f''({a}) = {h}");
+    }
+}

@@ -1060,7 +1060,19 @@ fn forward_over_reverse_rule(
     // The rule's derivatives, and the check (by its pullback's type) that it has them.
     // The error points at the rule's path.
     let error = quote_spanned!(rule.span()=> const ERROR: () = ::core::panic!(#msg););
+    // The request runs the rule, which may write its `&mut` outputs (`y[0] += a * a`):
+    // they are put back before the rule's derivatives run its statements again.
+    let outputs: Vec<&Ident> = params
+        .iter()
+        .filter(|p| p.kind == Kind::Slice { mutable: true })
+        .map(|p| &p.name)
+        .collect();
+    let kept: Vec<Ident> = outputs
+        .iter()
+        .map(|n| format_ident!("__ad_kept_{}", n))
+        .collect();
     let request = quote! {
+        #(let #kept = <[_]>::to_vec(&#outputs[..]);)*
         struct __AdNotDifferentiable<M>(::core::marker::PhantomData<M>);
         impl<M> __AdNotDifferentiable<M> {
             #error
@@ -1075,6 +1087,7 @@ fn forward_over_reverse_rule(
             __ad::request_nested_rule::<#types, _>(|| #rule(#(#prims),*));
         (&__ad::RuleProbe(&__ad_ruled.1, ::core::marker::PhantomData::<__AdMissing>))
             .check(__ad_mark);
+        #(#outputs.copy_from_slice(&#kept);)*
     };
     quote! {
         #[doc(hidden)]
