@@ -719,3 +719,54 @@ fn a_constant_reference_parameter_passed_on_reaches_the_rule() {
     assert_eq!(weighted_jvp(2.0, 1.0, &ks), (60.0, 30.0));
     assert_eq!(WEIGHT_RULES.swap(0, Ordering::SeqCst), 1, "forward");
 }
+
+// ---------------------------------------------------------------- an options struct built by the caller
+
+#[derive(Clone, Copy)]
+struct Tolerances {
+    scale: f64,
+    steps: usize,
+}
+
+/// A rule with an options struct by value, marked constant: the caller builds it from
+/// its own values.
+#[custom_rule(forward = scaled_fwd, reverse = scaled_rev)]
+fn scaled(x: f64, #[constant] o: Tolerances) -> f64 {
+    x * o.scale
+}
+
+fn scaled_fwd(x: f64, dx: f64, o: Tolerances) -> (f64, f64) {
+    (x * o.scale, dx * o.scale)
+}
+
+fn scaled_rev(x: f64, o: Tolerances) -> (f64, impl FnOnce(f64) -> f64) {
+    (x * o.scale, move |g: f64| g * o.scale)
+}
+
+#[autodiff_reverse(d_with_options, Active, Active, Active)]
+#[autodiff_forward(with_options_jvp, Dual, Dual, Dual)]
+fn with_options(x: f64, t: f64) -> f64 {
+    let o = Tolerances { scale: t, steps: 2 };
+    scaled(x, o) * o.steps as f64
+        + scaled(
+            x,
+            Tolerances {
+                scale: 0.5,
+                steps: 1,
+            },
+        )
+        + t
+}
+
+#[test]
+fn an_options_struct_built_by_the_caller() {
+    let (x, t) = (2.0, 3.0);
+    // The rule marks the options constant: through it, t carries no derivative, and the
+    // function's value is 2 x t + x / 2 + t.
+    let (y, gx, gt) = d_with_options(x, t, 1.0);
+    close("value", y, 2.0 * x * t + 0.5 * x + t, 1e-15).unwrap();
+    close("∂x", gx, 2.0 * t + 0.5, 1e-15).unwrap();
+    close("∂t", gt, 1.0, 1e-15).unwrap();
+    let (_, dy) = with_options_jvp(x, 1.0, t, 0.0);
+    close("tangent", dy, 2.0 * t + 0.5, 1e-15).unwrap();
+}

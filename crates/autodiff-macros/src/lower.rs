@@ -5569,6 +5569,8 @@ impl Lowerer {
     /// reference or a buffer; the value otherwise (`y[0]`, `p.b`).
     fn val_arg(&mut self, v: Val, span: Span) -> Result<Arg> {
         Ok(match v {
+            // A struct built in the body, passed by value (an options struct).
+            Val::Place(p, _) if self.is_struct_value(&p) => Arg::Val(Operand::Var(p.base)),
             Val::Place(p, m) if !is_scalar_place(&p, self) => Arg::Ref(p, m),
             v => Arg::Val(self.operand(v, span)?),
         })
