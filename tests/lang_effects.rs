@@ -105,3 +105,50 @@ fn a_helpers_effects_run_once_per_call() {
     assert_eq!(helper_counts(), [3, 3], "forward");
     close("tangent", t, want, 1e-14).unwrap();
 }
+
+// ---------------------------------------------------------------- writes through `&mut` integers
+
+/// Counts what it skips through `&mut` parameters that carry no derivative.
+#[differentiable]
+fn clipped_sum(x: &[f64], clipped: &mut bool, skipped: &mut u32) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        if x[i] > 1.0 {
+            *clipped = true;
+            *skipped += 1;
+            continue;
+        }
+        s += x[i] * x[i];
+    }
+    s
+}
+
+#[autodiff_reverse(d_clipped_twice, Duplicated, Const, Const, Active)]
+#[autodiff_forward(clipped_twice_jvp, Dual, Const, Const, Dual)]
+fn clipped_twice(x: &[f64], clipped: &mut bool, skipped: &mut u32) -> f64 {
+    let a = clipped_sum(x, clipped, skipped);
+    *skipped *= 10;
+    a * clipped_sum(&x[1..], clipped, skipped)
+}
+
+#[test]
+fn writes_through_integer_and_bool_references() {
+    let x = [0.5, 2.0, 0.25];
+    // a = x0² + x2², b = x2²: f = a b, ∂f/∂x0 = 2 x0 b, ∂f/∂x2 = 2 x2 (b + a).
+    let (a, b) = (0.25 + 0.0625, 0.0625);
+    let want = [2.0 * x[0] * b, 0.0, 2.0 * x[2] * (a + b)];
+    let (mut clipped, mut skipped) = (false, 0);
+    let mut g = [0.0; 3];
+    let y = d_clipped_twice(&x, &mut g, &mut clipped, &mut skipped, 1.0);
+    // One skip, times ten, then one more: as the function counts.
+    assert_eq!((clipped, skipped), (true, 11), "reverse");
+    close("value", y, a * b, 1e-15).unwrap();
+    for i in 0..3 {
+        close(&format!("∂{i}"), g[i], want[i], 1e-15).unwrap();
+    }
+    let (mut clipped, mut skipped) = (false, 0);
+    let v = [1.0, 1.0, -1.0];
+    let (_, t) = clipped_twice_jvp(&x, &v, &mut clipped, &mut skipped);
+    assert_eq!((clipped, skipped), (true, 11), "forward");
+    close("tangent", t, want[0] - want[2], 1e-15).unwrap();
+}

@@ -1964,6 +1964,18 @@ impl Lowerer {
     fn lower_expr_stmt(&mut self, e: &Expr) -> Result<()> {
         let e = strip(e);
         match e {
+            // A write through a constant reference parameter (`*count += 1` of a `&mut
+            // usize`, `*clipped = true`): no derivative, kept as written.
+            Expr::Assign(syn::ExprAssign { left, .. })
+            | Expr::Binary(syn::ExprBinary { left, .. })
+                if (matches!(e, Expr::Assign(_))
+                    || matches!(e, Expr::Binary(b) if is_compound(&b.op)))
+                    && self.writes_constant_ref(left) =>
+            {
+                let toks = self.render(e);
+                self.emit(Stmt::Inactive(quote!(#toks;)));
+                Ok(())
+            }
             Expr::Assign(a) if matches!(strip(&a.left), Expr::Tuple(_) | Expr::Array(_)) => {
                 // `[a, b] = [b, a];`: the array written on the right, element by element.
                 let v = match strip(&a.right) {
@@ -2700,6 +2712,20 @@ impl Lowerer {
     fn is_whole_struct(&self, p: &Place) -> bool {
         self.is_struct_value(p)
             || (p.is_whole() && self.named_struct_refs.contains(&p.base.to_string()))
+    }
+
+    /// Whether `left` is `*p` of a constant reference parameter `p` (see
+    /// `Self::constant_refs`), which nothing differentiates.
+    fn writes_constant_ref(&self, left: &Expr) -> bool {
+        let Expr::Unary(u) = strip(left) else {
+            return false;
+        };
+        matches!(u.op, syn::UnOp::Deref(_))
+            && matches!(strip(&u.expr), Expr::Path(p) if p.path.get_ident().is_some_and(|id| {
+                let name = id.to_string();
+                self.constant_refs.contains(&name)
+                    && matches!(self.lookup(&name), Some(Binding::Var(v)) if *v == name)
+            }))
     }
 
     /// A whole parameter that is a reference to a struct (not to floats or a scalar).
