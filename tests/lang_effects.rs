@@ -1,6 +1,8 @@
 //! Statements kept for their effects: a call wrapped in `no_grad(..)`, `let _ = ..` of
 //! such a call, and a method called on a static. Their values carry no derivative, but
 //! every companion still runs them, as the function does.
+// Index loops are part of the language under test.
+#![allow(clippy::needless_range_loop)]
 
 use autodiff_core::prelude::*;
 use autodiff_core::testing::close;
