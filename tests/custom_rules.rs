@@ -770,3 +770,30 @@ fn an_options_struct_built_by_the_caller() {
     let (_, dy) = with_options_jvp(x, 1.0, t, 0.0);
     close("tangent", dy, 2.0 * t + 0.5, 1e-15).unwrap();
 }
+
+// ---------------------------------------------------------------- a generic rule named with its type
+
+/// A generic rule, called with its type parameter written out.
+#[custom_rule(forward = quartic_fwd)]
+fn quartic<T: num_traits::Float>(x: T) -> T {
+    x * x * x * x
+}
+
+fn quartic_fwd<T: num_traits::Float>(x: T, dx: T) -> (T, T) {
+    let four = T::from(4.0).unwrap();
+    (x * x * x * x, four * x * x * x * dx)
+}
+
+#[autodiff_forward(turbofish_jvp, Dual, Dual)]
+fn turbofish(x: f64) -> f64 {
+    quartic::<f64>(x) + quartic::<f64>(2.0 * x)
+}
+
+#[test]
+fn a_generic_rule_called_with_a_turbofish() {
+    let x = 0.6_f64;
+    // f = 17 x⁴: f' = 68 x³.
+    let (y, t) = turbofish_jvp(x, 1.0);
+    close("value", y, 17.0 * x.powi(4), 1e-14).unwrap();
+    close("tangent", t, 68.0 * x.powi(3), 1e-13).unwrap();
+}

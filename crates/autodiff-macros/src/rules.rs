@@ -369,7 +369,13 @@ fn expand_rule(
             impl<M> __AdMissingRule<M> {
                 const ERROR: () = ::core::panic!(#msg);
             }
-            let () = __AdMissingRule::<__AdMark>::ERROR;
+            // Generic over the marker, which the protocol function takes as an
+            // `impl Trait` (so that a call may name the user's type parameters alone,
+            // `sq::<f64>(x)`): evaluated where that function is instantiated.
+            fn __ad_missing<M>(_: &M) {
+                let () = __AdMissingRule::<M>::ERROR;
+            }
+            __ad_missing(&__ad_mark);
             ::core::unreachable!()
         }
     };
@@ -449,7 +455,7 @@ fn expand_rule(
             }
         }
     }
-    let mark = format_ident!("__AdMark");
+    let mark = quote!(impl ::core::marker::Copy);
     fparams.push(quote!(__ad_mark: #mark));
     let self_arg = if is_method { quote!(self,) } else { quote!() };
     let fwd_body = match &args.forward {
@@ -546,7 +552,7 @@ fn expand_rule(
             }
         })
         .collect();
-    let state_ty = format_ident!("__AdState");
+    let state_ty = quote!(impl ::core::marker::Sized);
     // The pullback may borrow the shared-reference arguments (`'__ad`) but never a `&mut`
     // one: the caller reads an output right after the call, and may pass it to the next
     // rule (`double(x, &mut y); double(&y, &mut z)`). Precise capturing says so; it names
@@ -695,12 +701,8 @@ fn expand_rule(
         }
     };
     let aug_gens = with(&[], true);
-    let pull_gens = if args.reverse.is_some() {
-        with(&[quote!(#mark)], false)
-    } else {
-        with(&[quote!(#state_ty), quote!(#mark)], false)
-    };
-    let fwd_gens = with(&[quote!(#mark)], false);
+    let pull_gens = with(&[], false);
+    let fwd_gens = with(&[], false);
     let items = quote! {
         #[doc(hidden)]
         #[inline]
