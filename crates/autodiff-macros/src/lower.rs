@@ -2721,11 +2721,16 @@ impl Lowerer {
             return false;
         };
         matches!(u.op, syn::UnOp::Deref(_))
-            && matches!(strip(&u.expr), Expr::Path(p) if p.path.get_ident().is_some_and(|id| {
-                let name = id.to_string();
-                self.constant_refs.contains(&name)
-                    && matches!(self.lookup(&name), Some(Binding::Var(v)) if *v == name)
-            }))
+            && matches!(strip(&u.expr), Expr::Path(p)
+                if p.path.get_ident().is_some_and(|id| self.is_constant_ref(id)))
+    }
+
+    /// Whether `id` names a constant reference parameter (see `Self::constant_refs`), not
+    /// a local that shadows it.
+    fn is_constant_ref(&self, id: &Ident) -> bool {
+        let name = id.to_string();
+        self.constant_refs.contains(&name)
+            && matches!(self.lookup(&name), Some(Binding::Var(v)) if *v == name)
     }
 
     /// A whole parameter that is a reference to a struct (not to floats or a scalar).
@@ -5851,11 +5856,10 @@ impl Lowerer {
         // A constant reference parameter passed on (`weight(ks)`) is lent, as `&ks` is:
         // the callee's rule fires.
         let lends = c.args.iter().any(|a| match strip(a) {
-            Expr::Path(p) => p.path.get_ident().is_some_and(|id| {
-                let name = id.to_string();
-                self.constant_refs.contains(&name)
-                    && matches!(self.lookup(&name), Some(Binding::Var(v)) if *v == name)
-            }),
+            Expr::Path(p) => p
+                .path
+                .get_ident()
+                .is_some_and(|id| self.is_constant_ref(id)),
             _ => false,
         });
         let effect_only = protocol || ((statement || lends) && !is_std_path(path));
