@@ -317,18 +317,7 @@ impl Gen<'_> {
         let (tapes, fwd, primal, back) = (core.tapes, core.forward, core.primal, core.reverse);
         let adj_ty = quote!((#(#adjoint_tys,)*));
         let closure_ty = quote!(impl ::core::ops::FnOnce(#(#closure_tys),*) -> #adj_ty);
-        let captured: Vec<&syn::Ident> = self
-            .func
-            .sig
-            .generics
-            .params
-            .iter()
-            .filter_map(|p| match p {
-                syn::GenericParam::Type(t) => Some(&t.ident),
-                syn::GenericParam::Const(c) => Some(&c.ident),
-                syn::GenericParam::Lifetime(_) => None,
-            })
-            .collect();
+        let captured = crate::signature::capturable_params(&self.func.sig.generics, false);
         let (gens, wh) = self.generics_without(&[]);
         let aug = self.protocol_name("aug");
         let pull = self.protocol_name("pull");

@@ -1963,19 +1963,19 @@ impl Lowerer {
 
     fn lower_expr_stmt(&mut self, e: &Expr) -> Result<()> {
         let e = strip(e);
+        // A write through a constant reference parameter (`*count += 1` of a `&mut usize`,
+        // `*clipped = true`): no derivative, kept as written.
+        let written = match e {
+            Expr::Assign(a) => Some(&a.left),
+            Expr::Binary(b) if is_compound(&b.op) => Some(&b.left),
+            _ => None,
+        };
+        if written.is_some_and(|left| self.writes_constant_ref(left)) {
+            let toks = self.render(e);
+            self.emit(Stmt::Inactive(quote!(#toks;)));
+            return Ok(());
+        }
         match e {
-            // A write through a constant reference parameter (`*count += 1` of a `&mut
-            // usize`, `*clipped = true`): no derivative, kept as written.
-            Expr::Assign(syn::ExprAssign { left, .. })
-            | Expr::Binary(syn::ExprBinary { left, .. })
-                if (matches!(e, Expr::Assign(_))
-                    || matches!(e, Expr::Binary(b) if is_compound(&b.op)))
-                    && self.writes_constant_ref(left) =>
-            {
-                let toks = self.render(e);
-                self.emit(Stmt::Inactive(quote!(#toks;)));
-                Ok(())
-            }
             Expr::Assign(a) if matches!(strip(&a.left), Expr::Tuple(_) | Expr::Array(_)) => {
                 // `[a, b] = [b, a];`: the array written on the right, element by element.
                 let v = match strip(&a.right) {
@@ -2647,7 +2647,6 @@ impl Lowerer {
         })))
     }
 
-    /// A call whose result is discarded becomes a call statement.
     /// Drops the value of an expression statement or of `let _ = ..`. An expression kept
     /// as written (`no_grad(log(k))`, `COUNT.fetch_add(1, SeqCst)`, a call with constant
     /// arguments) is still evaluated, for its effect.
@@ -2660,6 +2659,7 @@ impl Lowerer {
         }
     }
 
+    /// A call whose result is discarded becomes a call statement.
     fn discard_call_result(&mut self, v: Val) {
         let Val::Op(Operand::Var(t)) = v else { return };
         let block = self.out.last_mut().expect("an open block");
@@ -7031,8 +7031,6 @@ pub fn walk_idents(ts: &TokenStream, f: &mut impl FnMut(&Ident)) {
     }
 }
 
-/// The parameters that are references to a scalar (`&mut f64`, with `scalar`), or to any
-/// other non-float type (`&Model`, without).
 /// The parameters whose type is a reference to what carries no derivative (see
 /// `Lowerer::constant_refs`).
 fn constant_ref_params(sig: &SigInfo) -> HashSet<String> {
@@ -7043,6 +7041,8 @@ fn constant_ref_params(sig: &SigInfo) -> HashSet<String> {
         .collect()
 }
 
+/// The parameters that are references to a scalar (`&mut f64`, with `scalar`), or to any
+/// other non-float type (`&Model`, without).
 fn struct_shaped_params(sig: &SigInfo, scalar: bool) -> HashSet<String> {
     sig.params
         .iter()

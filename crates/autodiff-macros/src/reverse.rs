@@ -1580,13 +1580,8 @@ impl<'a> Reverse<'a> {
         }
         let state = self.fresh("state");
         let result = self.fresh("result");
-        let aug = if self.kept_state {
-            augmented_call(c, &self.refs)
-        } else {
-            let args = c.args.iter().map(|a| self.augmented_arg(a)).collect();
-            augmented_call_on(c, &self.refs, args)
-        };
         if self.kept_state {
+            let aug = augmented_call(c, &self.refs);
             // No state is kept (a rule's pullback may borrow an argument that the closure
             // returned by `__ad_aug` then takes over), so the forward sweep makes the
             // primal call, and the reverse sweep the one augmented call, right before its
@@ -1606,6 +1601,8 @@ impl<'a> Reverse<'a> {
             let rev = quote!(#before let #state = (#aug).1; #again #reload #pull; #drains #after);
             return (fwd, rev);
         }
+        let args = c.args.iter().map(|a| self.augmented_arg(a)).collect();
+        let aug = augmented_call_on(c, &self.refs, args);
         // Split at once: a tuple left partly moved would keep the argument borrows of the
         // pullback alive to the end of the function.
         let pullback = self.fresh("pullback");

@@ -555,27 +555,14 @@ fn expand_rule(
     let state_ty = quote!(impl ::core::marker::Sized);
     // The pullback may borrow the shared-reference arguments (`'__ad`) but never a `&mut`
     // one: the caller reads an output right after the call, and may pass it to the next
-    // rule (`double(x, &mut y); double(&y, &mut z)`). Precise capturing says so; it names
+    // rule (`double(x, &mut y); double(&y, &mut z)`). Precise capturing says so. It names
     // every generic parameter, which a method or an associated function (whose impl's
-    // parameters are out of sight) or a closure parameter (an anonymous `impl DiffFn`) cannot, and those keep the
-    // outlives bound.
+    // parameters are out of sight) and a closure parameter (an anonymous `impl DiffFn`)
+    // cannot: those keep the outlives bound.
     let captures = if in_impl || has_closure {
         quote!('__ad)
     } else {
-        let names = func.sig.generics.params.iter().map(|g| match g {
-            syn::GenericParam::Lifetime(l) => {
-                let l = &l.lifetime;
-                quote!(#l)
-            }
-            syn::GenericParam::Type(t) => {
-                let t = &t.ident;
-                quote!(#t)
-            }
-            syn::GenericParam::Const(c) => {
-                let c = &c.ident;
-                quote!(#c)
-            }
-        });
+        let names = crate::signature::capturable_params(&func.sig.generics, true);
         quote!(use<'__ad #(, #names)*>)
     };
     let (aug_ret, aug_body, pull_state, pull_body_core) = match &args.reverse {
@@ -687,22 +674,21 @@ fn expand_rule(
         Some(err) => err,
         None => quote!(#pconvert let __ad_adj = __ad_state(#(#pb_args),*); #adds),
     };
-    let with = |extra: &[TokenStream], lifetime: bool| {
+    let with = |lifetime: bool| {
         let mut all: Vec<TokenStream> = Vec::new();
         if lifetime {
             all.push(quote!('__ad));
         }
         all.extend(gparams.iter().map(|p| quote!(#p)));
-        all.extend(extra.iter().cloned());
         if all.is_empty() {
             quote!()
         } else {
             quote!(<#(#all),*>)
         }
     };
-    let aug_gens = with(&[], true);
-    let pull_gens = with(&[], false);
-    let fwd_gens = with(&[], false);
+    let aug_gens = with(true);
+    let pull_gens = with(false);
+    let fwd_gens = with(false);
     let items = quote! {
         #[doc(hidden)]
         #[inline]
@@ -757,7 +743,7 @@ fn expand_rule(
             &fparams[..fparams.len() - 1],
             &params,
             &r,
-            (with(&[], false), wh.clone()),
+            (with(false), wh.clone()),
             nested_reverse,
         )
     }));
@@ -855,12 +841,11 @@ fn nested_stubs(
         let t = format_ident!("__ad_t_{}", p.name);
         args.push(quote!(#t));
     }
+    let own_fwd = format_ident!("__ad_fwd_{}", fname);
     let fwd = if is_method {
-        let f = format_ident!("__ad_fwd_{}", fname);
-        quote!(self.#f(#(#args,)* ()))
+        quote!(self.#own_fwd(#(#args,)* ()))
     } else if assoc {
-        let f = format_ident!("__ad_fwd_{}", fname);
-        quote!(Self::#f(#(#args,)* ()))
+        quote!(Self::#own_fwd(#(#args,)* ()))
     } else {
         quote!(Self::__ad_fwd(#(#args,)* ()))
     };

@@ -193,6 +193,24 @@ pub fn float_type_params(generics: &syn::Generics) -> HashSet<String> {
     out
 }
 
+/// The names of the generic parameters that an `impl Trait + use<..>` result must list:
+/// the type and constant parameters, and the lifetimes too with `lifetimes`.
+pub fn capturable_params(
+    generics: &syn::Generics,
+    lifetimes: bool,
+) -> Vec<proc_macro2::TokenStream> {
+    use quote::ToTokens;
+    generics
+        .params
+        .iter()
+        .filter_map(|p| match p {
+            GenericParam::Type(t) => Some(t.ident.to_token_stream()),
+            GenericParam::Const(c) => Some(c.ident.to_token_stream()),
+            GenericParam::Lifetime(l) => lifetimes.then(|| l.lifetime.to_token_stream()),
+        })
+        .collect()
+}
+
 /// The names of the function's own type and constant parameters.
 fn declared_params(sig: &Signature) -> HashSet<String> {
     sig.generics
