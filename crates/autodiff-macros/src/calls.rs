@@ -245,6 +245,49 @@ pub fn forward_call(c: &Call, an: &Analysis, refs: &Refs) -> TokenStream {
     }
 }
 
+/// A free function's `__ad_lend`: how a caller lends it a local buffer that the caller
+/// overwrites before the call's reverse. A custom rule's pullback may borrow its
+/// shared-reference arguments, so a rule (`copies`) gets a copy that lives as long as
+/// the caller's derivative function; a generated function's state never borrows its
+/// arguments (its pullback is given them again), so it gets the buffer itself.
+pub fn lend_fn(copies: bool) -> TokenStream {
+    let (life, body) = if copies {
+        (
+            quote!('__ad_c),
+            quote!(::autodiff_core::__private::lent_copy(copies, value)),
+        )
+    } else {
+        (quote!('__ad_v), quote!(value))
+    };
+    quote! {
+        #[doc(hidden)]
+        #[inline(always)]
+        #[allow(clippy::all)]
+        pub fn __ad_lend<'__ad_c, '__ad_v, __AdB: ::std::borrow::ToOwned + ?::core::marker::Sized>(
+            copies: &'__ad_c ::autodiff_core::__private::LentCopies<__AdB::Owned>,
+            value: &'__ad_v __AdB,
+        ) -> &#life __AdB {
+            #body
+        }
+    }
+}
+
+/// A lent buffer's argument `arg` of the augmented call `c` (see [`lend_fn`]): through
+/// the callee's `__ad_lend` where it is a free function, a copy otherwise.
+pub fn lent_arg(c: &Call, copies: &Ident, arg: TokenStream) -> TokenStream {
+    match &c.callee {
+        Callee::Path(p) if !is_protocol_callee(c) => {
+            // The callee's own generic arguments (`quartic::<f64>`) are not `__ad_lend`'s.
+            let mut p = p.clone();
+            let last = p.segments.last_mut().expect("a non-empty path");
+            last.arguments = syn::PathArguments::None;
+            let lend = format_ident!("__ad_lend", span = last.ident.span());
+            quote!(#p::#lend(&#copies, #arg))
+        }
+        _ => quote!(__ad::lent_copy(&#copies, #arg)),
+    }
+}
+
 /// The augmented call of the forward sweep: returns the result and the state that the
 /// pullback needs (a custom rule's pullback closure, or nothing).
 pub fn augmented_call(c: &Call, refs: &Refs) -> TokenStream {

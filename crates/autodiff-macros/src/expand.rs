@@ -1056,6 +1056,7 @@ impl Gen<'_> {
         let doc = format!(
             " Derivative companions of the function [`{name}`], used by differentiated callers."
         );
+        let lend = crate::calls::lend_fn(false);
         quote! {
             #[doc = #doc]
             #[allow(non_camel_case_types, dead_code)]
@@ -1063,6 +1064,7 @@ impl Gen<'_> {
             impl #name {
                 #fwd
                 #rev
+                #lend
             }
         }
     }

@@ -5608,11 +5608,15 @@ impl Lowerer {
     }
 
     fn lower_arg(&mut self, e: &Expr, index: usize) -> Result<Arg> {
-        // A reverse sweep's copy of a lent buffer (`__ad::lent_copy(&copies, &u)`), lowered
-        // again: the buffer itself.
+        // A reverse sweep's lent buffer (`__ad::lent_copy(&copies, &u)`,
+        // `h::__ad_lend(&copies, &u)`), lowered again: the buffer itself.
         if let Expr::Call(c) = strip(e)
             && let Expr::Path(p) = strip(&c.func)
-            && path_names(&p.path) == ["__ad", "lent_copy"]
+            && (path_names(&p.path) == ["__ad", "lent_copy"]
+                || p.path
+                    .segments
+                    .last()
+                    .is_some_and(|s| s.ident == "__ad_lend"))
             && c.args.len() == 2
         {
             return self.lower_arg(&c.args[1], index);

@@ -207,11 +207,12 @@ impl<'a> Reverse<'a> {
         false
     }
 
-    /// An argument of an augmented call whose state is kept: a local buffer lent by shared
-    /// reference and overwritten before the call's reverse (see
-    /// [`Self::overwritten_while_borrowed`]) is lent as a copy that lives to the end of
-    /// the function (`__ad::lent_copy`), since a custom rule's pullback may borrow it.
-    fn augmented_arg(&self, a: &Arg) -> TokenStream {
+    /// An argument of the augmented call `c` whose state is kept: a local buffer lent by
+    /// shared reference and overwritten before the call's reverse (see
+    /// [`Self::overwritten_while_borrowed`]) is lent through the callee's `__ad_lend`,
+    /// which makes a copy that lives to the end of the function where the callee is a
+    /// custom rule, whose pullback may borrow it (see [`crate::calls::lend_fn`]).
+    fn augmented_arg(&self, c: &Call, a: &Arg) -> TokenStream {
         let arg = primal_arg(a, &self.refs);
         match a {
             Arg::Ref(p, false)
@@ -224,7 +225,7 @@ impl<'a> Reverse<'a> {
                 self.tapes
                     .borrow_mut()
                     .insert(0, quote!(let #copies = __ad::LentCopies::new();));
-                quote!(__ad::lent_copy(&#copies, #arg))
+                crate::calls::lent_arg(c, &copies, arg)
             }
             _ => arg,
         }
@@ -1601,7 +1602,7 @@ impl<'a> Reverse<'a> {
             let rev = quote!(#before let #state = (#aug).1; #again #reload #pull; #drains #after);
             return (fwd, rev);
         }
-        let args = c.args.iter().map(|a| self.augmented_arg(a)).collect();
+        let args = c.args.iter().map(|a| self.augmented_arg(c, a)).collect();
         let aug = augmented_call_on(c, &self.refs, args);
         // Split at once: a tuple left partly moved would keep the argument borrows of the
         // pullback alive to the end of the function.

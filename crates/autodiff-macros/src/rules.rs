@@ -764,12 +764,14 @@ fn expand_rule(
     let vis = &func.vis;
     let doc =
         format!(" The custom derivative rule of [`{fname}`], used by differentiated callers.");
+    let lend = crate::calls::lend_fn(true);
     Ok(quote! {
         #[doc = #doc]
         #[allow(non_camel_case_types, dead_code)]
         #vis struct #fname {}
         impl #fname {
             #items
+            #lend
         }
     })
 }
