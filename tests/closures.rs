@@ -437,3 +437,110 @@ fn closure_parameter_wrapped_and_passed_on() {
         + 0.25 * want_da;
     close("tangent", t, want_t, 1e-13).unwrap();
 }
+
+// ------------------------------------------------------------------ rules and lent buffers inside closures
+
+static BARRIER_FORWARD: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+static BARRIER_PULLBACKS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// An all-constant synchronisation with only a reverse rule (a no-op on this backend).
+#[custom_rule(reverse = barrier_rev)]
+fn barrier() {}
+
+fn barrier_rev() -> ((), impl FnOnce()) {
+    ((), || {
+        BARRIER_PULLBACKS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    })
+}
+
+/// The same with a forward rule too, which reverse mode must not run.
+#[custom_rule(forward = fence_fwd, reverse = fence_rev)]
+fn fence() {}
+
+fn fence_fwd() {
+    BARRIER_FORWARD.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+}
+
+fn fence_rev() -> ((), impl FnOnce()) {
+    ((), || {})
+}
+
+#[autodiff_reverse(d_synchronised, Active, Active, Active)]
+fn synchronised(p: f64, x: f64) -> f64 {
+    apply(
+        |t| {
+            barrier();
+            fence();
+            p * t.sin()
+        },
+        x,
+    )
+}
+
+#[test]
+fn all_constant_rules_inside_a_closure_passed_to_a_higher_order_function() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let (p, x): (f64, f64) = (0.7, 1.3);
+    let pullbacks = BARRIER_PULLBACKS.load(SeqCst);
+    let forward = BARRIER_FORWARD.load(SeqCst);
+    let (v, dp, dx) = d_synchronised(p, x, 1.0);
+    close("primal", v, 2.0 * p * x.sin(), 1e-15).unwrap();
+    close("d/dp", dp, 2.0 * x.sin(), 1e-12).unwrap();
+    close("d/dx", dx, 2.0 * p * x.cos(), 1e-12).unwrap();
+    // One call of the closure in the primal: one pullback of the reverse rule, and the
+    // forward rule never runs in reverse mode.
+    assert_eq!(BARRIER_PULLBACKS.load(SeqCst) - pullbacks, 1);
+    assert_eq!(BARRIER_FORWARD.load(SeqCst) - forward, 0);
+}
+
+#[differentiable]
+fn weighted(w: &[f64]) -> f64 {
+    w[0] * w[1] + w[2]
+}
+
+#[custom_rule(forward = first_two_fwd, reverse = first_two_rev)]
+fn first_two(w: &[f64]) -> (f64, f64) {
+    (w[0], w[1])
+}
+
+fn first_two_fwd(w: &[f64], dw: &[f64]) -> ((f64, f64), (f64, f64)) {
+    ((w[0], w[1]), (dw[0], dw[1]))
+}
+
+fn first_two_rev(w: &[f64]) -> ((f64, f64), impl FnOnce(&mut [f64], (f64, f64)) + use<>) {
+    ((w[0], w[1]), |dw: &mut [f64], (a, b): (f64, f64)| {
+        dw[0] += a;
+        dw[1] += b;
+    })
+}
+
+/// A closure that lends a captured local `Vec` and a captured local array to calls, one
+/// to a generated function and one to a rule.
+#[autodiff_reverse(d_lends_captures, Active, Active, Active, Active)]
+#[autodiff_forward(lends_captures_jvp, Dual, Dual, Dual, Dual)]
+fn lends_captures(p: f64, q: f64, x: f64) -> f64 {
+    let w = vec![p, q, p * q];
+    let a = [q, 2.0 * p];
+    apply(
+        |t| {
+            let (u, v) = first_two(&a);
+            t * weighted(&w) + u * v * t
+        },
+        x,
+    )
+}
+
+#[test]
+fn a_closure_lends_captured_buffers_to_calls() {
+    // 2 x (2 p q + 2 p q) = 8 p q x.
+    for &(p, q, x) in &[(0.7, -1.1, 1.3), (2.0, 0.5, -0.25)] {
+        let (v, dp, dq, dx) = d_lends_captures(p, q, x, 1.0);
+        close("primal", v, 8.0 * p * q * x, 1e-14).unwrap();
+        close("d/dp", dp, 8.0 * q * x, 1e-13).unwrap();
+        close("d/dq", dq, 8.0 * p * x, 1e-13).unwrap();
+        close("d/dx", dx, 8.0 * p * q, 1e-13).unwrap();
+        let (_, t) = lends_captures_jvp(p, 1.0, q, -0.5, x, 2.0);
+        let want = 8.0 * q * x - 0.5 * 8.0 * p * x + 2.0 * 8.0 * p * q;
+        close("tangent", t, want, 1e-13).unwrap();
+    }
+}

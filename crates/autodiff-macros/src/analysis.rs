@@ -27,6 +27,11 @@ pub struct Analysis {
     /// closure that becomes a `DiffFn` (its calls of a closure parameter are plain
     /// `call`s; a closure parameter is otherwise always taken to carry derivatives).
     pub primal_only: bool,
+    /// With `primal_only`: the calls that go through the callee's protocol call its
+    /// augmented forward sweep (`__ad_aug`) and keep the value, dropping the state. This is
+    /// the value function of a closure built by reverse-mode code, so that a callee's
+    /// reverse rule, not its forward rule, runs in a reverse-mode derivative.
+    pub augmented_values: bool,
     /// The locals holding a struct built in the body (`Op::StructLit`), with its path and
     /// members: the struct has no `ZeroLike`, so a zero shaped like it is built member by
     /// member.
@@ -61,6 +66,7 @@ pub fn analyse(body: &Body, active_params: &[String], frozen: &[String], mode: M
         active,
         needed,
         primal_only: false,
+        augmented_values: false,
         structs,
         dead,
     }
@@ -184,6 +190,7 @@ fn viewing<R>(active: &mut HashSet<String>, f: impl FnOnce(&Analysis) -> R) -> R
         active: std::mem::take(active),
         needed: HashSet::default(),
         primal_only: false,
+        augmented_values: false,
         structs: HashMap::default(),
         dead: HashSet::default(),
     };

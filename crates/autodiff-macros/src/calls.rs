@@ -168,6 +168,11 @@ pub fn closure_builder(c: &Call, index: usize, mode: &str) -> TokenStream {
 /// The forward companion call: arguments interleaved with their tangents (or `Zero`),
 /// then a unit marker (which lets a callee without a forward rule fail only when used).
 pub fn forward_call(c: &Call, an: &Analysis, refs: &Refs) -> TokenStream {
+    if an.augmented_values {
+        // The value, shaped as a forward call's result with no tangent.
+        let aug = augmented_call(c, refs);
+        return quote!((#aug.0, ()));
+    }
     let mut args = Vec::new();
     let mut zeros = TokenStream::new();
     for (i, a) in c.args.iter().enumerate() {

@@ -11,6 +11,7 @@
 use crate::activity::Mode;
 use crate::analysis::{Analysis, analyse};
 use crate::calls::{Refs, closure_builder};
+use crate::collections::HashMap;
 use crate::forward::{Forward, tangent_or_zero};
 use crate::ir::*;
 use crate::reverse::Reverse;
@@ -75,15 +76,19 @@ fn closure_analysis(c: &ClosureIr, caller: &Analysis) -> Analysis {
     analyse(&c.body, &active, &frozen, Mode::Reverse)
 }
 
-/// The primal closure `move |x| body`.
-fn primal_closure(c: &ClosureIr) -> TokenStream {
+/// The primal closure `move |x| body`, whose calls go through their callees' protocol
+/// for `mode` where they must (a custom rule's all-constant `sync()`).
+fn primal_closure(c: &ClosureIr, mode: Mode) -> TokenStream {
     let none = Analysis {
         primal_only: true,
+        augmented_values: mode == Mode::Reverse,
         ..analyse(&c.body, &[], &[], Mode::Forward)
     };
     let code = Forward {
         an: &none,
-        refs: Refs { kinds: &c.kinds },
+        refs: Refs {
+            kinds: &body_kinds(c),
+        },
     }
     .block(&c.body.block);
     let x = params_pattern(c, |p| p.clone());
@@ -96,14 +101,16 @@ pub fn forward_build(c: &ClosureIr, call: &Call, caller: &Analysis) -> TokenStre
     let an = closure_analysis(c, caller);
     let code = Forward {
         an: &an,
-        refs: Refs { kinds: &c.kinds },
+        refs: Refs {
+            kinds: &body_kinds(c),
+        },
     }
     .block(&c.body.block);
     let x = params_pattern(c, |p| p.clone());
     let dx = params_pattern(c, tangent_name);
     let ret = returned(c, Operand::primal);
     let tan = returned(c, |o| tangent_or_zero(&an, o));
-    let primal = primal_closure(c);
+    let primal = primal_closure(c, Mode::Forward);
     let builder = closure_builder(call, c.arg_index, "fwd");
     let id = &c.id;
     let rebind = borrow_buffers(c, caller, true);
@@ -139,6 +146,16 @@ fn borrow_buffers(c: &ClosureIr, caller: &Analysis, tangents: bool) -> TokenStre
     out
 }
 
+/// The kinds of the variables as the closure's body sees them: a captured owned buffer is
+/// a reference there (see [`borrow_buffers`]), lent on as it is (`h(&w)` passes `&*w`).
+fn body_kinds(c: &ClosureIr) -> HashMap<String, VarKind> {
+    let mut kinds = c.kinds.clone();
+    for v in c.captures.iter().filter(|v| is_owned_buffer(c, v)) {
+        kinds.insert(v.to_string(), VarKind::Ref { mutable: false });
+    }
+    kinds
+}
+
 /// The accumulator of a captured variable's cotangent.
 fn cell_name(c: &ClosureIr, v: &Ident) -> Ident {
     format_ident!("{}_cell_{}", c.id, v)
@@ -154,7 +171,8 @@ pub fn reverse_build(
     declare: &mut dyn FnMut(TokenStream),
 ) -> (TokenStream, TokenStream) {
     let an = closure_analysis(c, caller);
-    let rev = Reverse::new(&an, &c.kinds);
+    let kinds = body_kinds(c);
+    let rev = Reverse::new(&an, &kinds);
     let sw = rev.sweeps(&c.body.block);
     let (tapes, fwd, back, adjoints) = (sw.tapes, sw.forward, sw.reverse, sw.adjoints);
     let x = params_pattern(c, |p| p.clone());
@@ -220,7 +238,7 @@ pub fn reverse_build(
             })
             .collect(),
     );
-    let primal_fn = primal_closure(c);
+    let primal_fn = primal_closure(c, Mode::Reverse);
     let builder = closure_builder(call, c.arg_index, "rev");
     let id = &c.id;
     let rebind = borrow_buffers(c, caller, false);

@@ -470,7 +470,11 @@ impl Forward<'_> {
                 let call = forward_call(c, self.an, &self.refs);
                 let build = self.closures(c);
                 let call = quote!({ #build #call });
-                quote!(let ((#(#vars),*), (#(#dvars),*)) = #call;)
+                if active {
+                    quote!(let ((#(#vars),*), (#(#dvars),*)) = #call;)
+                } else {
+                    quote!(let ((#(#vars),*), _) = #call;)
+                }
             }
             Op::Call(c) => {
                 let call = primal_call(c, &self.refs);
