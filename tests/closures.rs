@@ -507,6 +507,7 @@ fn first_two_fwd(w: &[f64], dw: &[f64]) -> ((f64, f64), (f64, f64)) {
     ((w[0], w[1]), (dw[0], dw[1]))
 }
 
+#[allow(clippy::type_complexity)]
 fn first_two_rev(w: &[f64]) -> ((f64, f64), impl FnOnce(&mut [f64], (f64, f64)) + use<>) {
     ((w[0], w[1]), |dw: &mut [f64], (a, b): (f64, f64)| {
         dw[0] += a;
