@@ -1073,3 +1073,115 @@ fn library_gradient_without_hvp() {
     assert!((bx[0] - 2.0 * 3.0 * -1.3).abs() < 1e-12);
     assert!((bx[1] - (1.0 + 2.0 * (3.0 * 0.7 + 0.75))).abs() < 1e-12);
 }
+
+// ---------------------------------------------------------------- buffers passed on whole
+
+#[allow(clippy::ptr_arg)]
+#[differentiable]
+fn vec_product(x: &Vec<f64>) -> f64 {
+    x[0] * x[1] * x[1]
+}
+
+#[differentiable]
+fn array_product(x: &[f64; 2]) -> f64 {
+    x[0] * x[0] * x[1]
+}
+
+#[allow(clippy::ptr_arg)]
+#[differentiable]
+fn scale_first(x: &mut Vec<f64>) {
+    x[0] *= x[1];
+}
+
+/// `&Vec` and array parameters passed on whole to callees typed the same (the callees'
+/// nested protocol takes them as slices).
+#[allow(clippy::ptr_arg)]
+#[autodiff_reverse(d_whole_buffers, Duplicated, Duplicated, Active)]
+#[autodiff_forward(whole_buffers_jvp, Dual, Dual, Dual)]
+fn whole_buffers(x: &Vec<f64>, a: &[f64; 2]) -> f64 {
+    vec_product(x) + array_product(a) * x[0]
+}
+
+#[allow(clippy::ptr_arg)]
+#[autodiff_forward(whole_buffers_hvp, Dual, Dual, Dual, Dual)]
+fn whole_buffers_grad(x: &Vec<f64>, a: &[f64; 2], gx: &mut Vec<f64>, ga: &mut [f64; 2]) {
+    gx.fill(0.0);
+    ga.fill(0.0);
+    d_whole_buffers(x, gx, a, ga, 1.0);
+}
+
+#[allow(clippy::ptr_arg)]
+#[autodiff_reverse(d_scaled_in_place, Duplicated, Active)]
+#[autodiff_forward(scaled_in_place_jvp, Dual, Dual)]
+fn scaled_in_place(x: &mut Vec<f64>) -> f64 {
+    scale_first(x);
+    x[0] * x[0]
+}
+
+#[test]
+fn vec_and_array_parameters_passed_on_whole() {
+    // f = x0 x1² + a0² a1 x0.
+    let (x, a) = (vec![0.7, -1.3], [1.1, 0.4]);
+    let grad_x = [x[1] * x[1] + a[0] * a[0] * a[1], 2.0 * x[0] * x[1]];
+    let grad_a = [2.0 * a[0] * a[1] * x[0], a[0] * a[0] * x[0]];
+    let (mut gx, mut ga) = (vec![0.0; 2], [0.0; 2]);
+    let v = d_whole_buffers(&x, &mut gx, &a, &mut ga, 1.0);
+    close_to(v, x[0] * x[1] * x[1] + a[0] * a[0] * a[1] * x[0]);
+    for i in 0..2 {
+        close_to(gx[i], grad_x[i]);
+        close_to(ga[i], grad_a[i]);
+    }
+    let (dx, da) = (vec![0.5, 2.0], [-1.0, 3.0]);
+    let (_, t) = whole_buffers_jvp(&x, &dx, &a, &da);
+    close_to(
+        t,
+        (0..2).map(|i| grad_x[i] * dx[i] + grad_a[i] * da[i]).sum(),
+    );
+    // H·(dx, da), row by row from the Hessian of f.
+    let h_x = [
+        grad_row(
+            &[0.0, 2.0 * x[1]],
+            &[2.0 * a[0] * a[1], a[0] * a[0]],
+            &dx,
+            &da,
+        ),
+        grad_row(&[2.0 * x[1], 2.0 * x[0]], &[0.0, 0.0], &dx, &da),
+    ];
+    let h_a = [
+        grad_row(
+            &[2.0 * a[0] * a[1], 0.0],
+            &[2.0 * a[1] * x[0], 2.0 * a[0] * x[0]],
+            &dx,
+            &da,
+        ),
+        grad_row(&[a[0] * a[0], 0.0], &[2.0 * a[0] * x[0], 0.0], &dx, &da),
+    ];
+    let (mut gx, mut hx, mut ga, mut ha) = (vec![0.0; 2], vec![0.0; 2], [0.0; 2], [0.0; 2]);
+    whole_buffers_hvp(&x, &dx, &a, &da, &mut gx, &mut hx, &mut ga, &mut ha);
+    for i in 0..2 {
+        close_to(gx[i], grad_x[i]);
+        close_to(hx[i], h_x[i]);
+        close_to(ha[i], h_a[i]);
+    }
+    // g = (x0 x1)²: a `&mut Vec` passed on whole.
+    let x = vec![0.7, -1.3];
+    let mut g = vec![0.0; 2];
+    let v = d_scaled_in_place(&mut x.clone(), &mut g, 1.0);
+    close_to(v, (x[0] * x[1]).powi(2));
+    close_to(g[0], 2.0 * x[0] * x[1] * x[1]);
+    close_to(g[1], 2.0 * x[0] * x[0] * x[1]);
+    let (_, t) = scaled_in_place_jvp(&mut x.clone(), &mut vec![1.0, 0.0]);
+    close_to(t, 2.0 * x[0] * x[1] * x[1]);
+}
+
+/// One entry of a Hessian-vector product: a Hessian row split into its `x` and `a` parts.
+fn grad_row(hx: &[f64], ha: &[f64], dx: &[f64], da: &[f64]) -> f64 {
+    hx[0] * dx[0] + hx[1] * dx[1] + ha[0] * da[0] + ha[1] * da[1]
+}
+
+fn close_to(got: f64, want: f64) {
+    assert!(
+        (got - want).abs() <= 1e-12 * want.abs().max(1.0),
+        "{got} against {want}"
+    );
+}

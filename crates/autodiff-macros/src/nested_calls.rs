@@ -203,7 +203,9 @@ fn is_integer_type(t: &syn::Type) -> bool {
         && p.path.get_ident().is_some_and(|i| crate::signature::is_integer_or_bool_name(&i.to_string())))
 }
 
-/// A float-buffer parameter typed as a slice (`&[f64]`, `&mut [f64]`).
+/// A float-buffer parameter typed as a slice (`&[f64]`, `&mut [f64]`): every nested
+/// variant takes buffers so, since a caller differentiated again holds its own buffer
+/// parameters as slices (a `&Vec<f64>` passed on whole arrives as a `&[f64]`).
 fn as_slice_param(p: &Param) -> Param {
     let mut p = p.clone();
     if let (Shape::Slice { mutable }, Some(e)) = (&p.shape, &p.elem) {
@@ -263,7 +265,7 @@ fn stub(g: &Gen, name: &Ident, arity: usize, ret: TokenStream, msg: &str) -> Tok
         .params
         .iter()
         .find(|p| !p.is_self())
-        .map(|p| g.protocol_param_decl(p));
+        .map(|p| g.protocol_param_decl(&as_slice_param(p)));
     let (gens, wh) = g.generics_without(&g.closure_generics());
     stub_item(name, receiver, first, arity, ret, msg, (gens, wh))
 }
@@ -334,12 +336,13 @@ fn pullback_arity(g: &Gen) -> usize {
 fn forward_over_augmented(g: &Gen) -> TokenStream {
     let mut params = Vec::new();
     let mut args = Vec::new();
+    let (mut before, mut after) = (TokenStream::new(), TokenStream::new());
     for p in &g.sig.params {
         let n = &p.name;
         let t = format_ident!("__ad_t_{}", n);
-        params.push(g.protocol_param_decl(p));
+        params.push(g.protocol_param_decl(&as_slice_param(p)));
         if !p.is_self() {
-            args.push(quote!(#n));
+            args.push(from_slice_arg(p, &mut before, &mut after));
         }
         let (decl, _) = g.tangent_param(p, &t, &t, &t);
         params.push(decl);
@@ -355,10 +358,44 @@ fn forward_over_augmented(g: &Gen) -> TokenStream {
         &params,
         quote!(((#r, ()), (#r, ()))),
         quote! {
+            #before
             let (__ad_y, __ad_dy) = #call;
+            #after
             ((__ad_y, ()), (__ad_dy, ()))
         },
     )
+}
+
+/// The argument of the function's own protocol (typed as the user wrote it) for the
+/// parameter `p` of a variant that takes float buffers as slices, as callers that are
+/// differentiated again pass them: an array converted back (its length is the type's),
+/// a `Vec` copied, and a `&mut Vec` copied back after the call (`after`).
+fn from_slice_arg(p: &Param, before: &mut TokenStream, after: &mut TokenStream) -> TokenStream {
+    let n = &p.name;
+    let Some(syn::Type::Reference(r)) = &p.ty else {
+        return quote!(#n);
+    };
+    if as_slice_param(p).ty == p.ty {
+        return quote!(#n);
+    }
+    match &*r.elem {
+        syn::Type::Array(_) => {
+            // Typed as written, so that a constant length (`N`) is the function's own.
+            let ty = &p.ty;
+            quote!({
+                let __ad_array: #ty = ::core::convert::TryInto::try_into(#n)
+                    .expect("a buffer of the array's length");
+                __ad_array
+            })
+        }
+        _ if r.mutability.is_some() => {
+            let v = format_ident!("__ad_vec_{}", n);
+            before.extend(quote!(let mut #v = #n.to_vec();));
+            after.extend(quote!(#n.copy_from_slice(&#v);));
+            quote!(&mut #v)
+        }
+        _ => quote!(&#n.to_vec()),
+    }
 }
 
 /// `__ad_aug___ad_fwd`, `__ad_pull___ad_fwd`: reverse mode over a forward protocol call.
@@ -374,12 +411,13 @@ fn forward_over_augmented(g: &Gen) -> TokenStream {
 fn reverse_over_forward(g: &Gen, failed: Option<String>) -> TokenStream {
     let mut params = Vec::new();
     let mut args = Vec::new();
+    let (mut before, mut after) = (TokenStream::new(), TokenStream::new());
     for p in &g.sig.params {
         let n = &p.name;
         let t = format_ident!("__ad_t_{}", n);
-        params.push(g.protocol_param_decl(p));
+        params.push(g.protocol_param_decl(&as_slice_param(p)));
         if !p.is_self() {
-            args.push(quote!(#n));
+            args.push(from_slice_arg(p, &mut before, &mut after));
         }
         let (decl, _) = g.tangent_param(p, &t, &t, &t);
         params.push(decl);
@@ -393,7 +431,7 @@ fn reverse_over_forward(g: &Gen, failed: Option<String>) -> TokenStream {
         &variant_name(g, "aug", "fwd"),
         &params,
         quote!(((#r, #r), ())),
-        quote!((#call, ())),
+        quote!({ #before let __ad_r = #call; #after (__ad_r, ()) }),
     );
     let name = variant_name(g, "pull", "fwd");
     let pull = match failed {
@@ -430,7 +468,7 @@ fn transposed_pullback(g: &Gen, name: &Ident) -> TokenStream {
             format_ident!("__ad_k_{}", n),
             format_ident!("__ad_tk_{}", n),
         );
-        params.push(g.protocol_param_decl(p));
+        params.push(g.protocol_param_decl(&as_slice_param(p)));
         if i == 0 && state_after_first {
             params.push(quote!(__ad_state: ()));
         }
