@@ -1185,3 +1185,52 @@ fn close_to(got: f64, want: f64) {
         "{got} against {want}"
     );
 }
+
+#[differentiable]
+fn squares_and_values(pos: &[f64], out: &mut [[f64; 2]]) {
+    for i in 0..out.len() {
+        out[i][0] = pos[i] * pos[i];
+        out[i][1] = pos[i];
+    }
+}
+
+#[allow(clippy::ptr_arg)]
+#[differentiable]
+fn square_diagonal(a: &mut Vec<Vec<f64>>) {
+    for i in 0..a.len() {
+        a[i][i] = a[i][i] * a[i][i];
+    }
+}
+
+/// Local buffers of rows written out (`vec![[0.0, 1.0]; n]`, `[[0.0, 1.0]; 2]`) and a
+/// local `Vec<Vec<f64>>` lent mutably to callees.
+#[autodiff_reverse(d_rows_lent, Duplicated, Active)]
+#[autodiff_forward(rows_lent_jvp, Dual, Dual)]
+fn rows_lent(x: &[f64]) -> f64 {
+    let mut pairs = vec![[0.0, 1.0]; 2];
+    squares_and_values(x, &mut pairs);
+    let mut fixed = [[0.0, 1.0]; 2];
+    squares_and_values(x, &mut fixed);
+    let mut m = vec![vec![0.0; 2]; 2];
+    m[0][0] = x[0];
+    m[1][1] = x[1];
+    m[0][1] = x[0] * x[1];
+    square_diagonal(&mut m);
+    pairs[0][0] + pairs[1][1] * fixed[0][1] + m[0][0] + m[1][1] + m[0][1]
+}
+
+#[test]
+fn rows_and_matrices_lent_mutably_to_callees() {
+    // f = x0² + x1 x0 + x0² + x1² + x0 x1.
+    for x in [[0.7, -1.3], [2.0, 0.25]] {
+        let want = 2.0 * x[0] * x[0] + 2.0 * x[0] * x[1] + x[1] * x[1];
+        let grad = [4.0 * x[0] + 2.0 * x[1], 2.0 * x[0] + 2.0 * x[1]];
+        let mut g = [0.0; 2];
+        close_to(d_rows_lent(&x, &mut g, 1.0), want);
+        close_to(g[0], grad[0]);
+        close_to(g[1], grad[1]);
+        let (v, t) = rows_lent_jvp(&x, &[0.5, -2.0]);
+        close_to(v, want);
+        close_to(t, 0.5 * grad[0] - 2.0 * grad[1]);
+    }
+}

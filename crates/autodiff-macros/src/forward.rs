@@ -381,13 +381,13 @@ impl Forward<'_> {
                     }
                 };
                 let mut out = fit(&d, &s);
-                out.extend(quote!(#d.copy_from_slice(&#s[..]);));
+                out.extend(quote!(#d.clone_from_slice(&#s[..]);));
                 if self.an.place_active(dst) {
                     let td = dst.tangent();
                     if self.an.place_active(src) {
                         let ts = src.tangent();
                         out.extend(fit(&td, &ts));
-                        out.extend(quote!(#td.copy_from_slice(&#ts[..]);));
+                        out.extend(quote!(#td.clone_from_slice(&#ts[..]);));
                     } else {
                         out.extend(fit(&td, &s));
                         out.extend(quote!(__ad::fill_zero(&mut #td[..]);));

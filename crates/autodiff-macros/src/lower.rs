@@ -7365,7 +7365,8 @@ fn user_name(ir: &str) -> &str {
 fn is_buffer_literal(e: &Expr) -> bool {
     match strip(e) {
         Expr::Macro(m) => is_vec_macro(&m.mac) && m.mac.parse_body_with(parse_repeat).is_ok(),
-        Expr::Repeat(_) => true,
+        // `vec![[0.0, 0.0]; n]`: rows written out.
+        Expr::Repeat(_) | Expr::Array(_) => true,
         _ => false,
     }
 }
