@@ -922,3 +922,68 @@ proptest! {
         check_hvp_of::<matrix_rev>(&x, &v, matrix_o);
     }
 }
+
+// ---------------------------------------------------------------- rows of a buffer parameter
+
+/// `Σ_r r[0] r[1]` over the rows of a slice of vectors, by `map` and `sum`.
+#[autodiff_reverse(d_row_products, Duplicated, Active)]
+#[autodiff_forward(row_products_jvp, Dual, Dual)]
+fn row_products(m: &[Vec<f64>]) -> f64 {
+    m.iter().map(|r| r[0] * r[1]).sum::<f64>()
+}
+
+/// The same by `fold`, over a `&Vec<Vec<f64>>`.
+#[allow(clippy::ptr_arg)]
+#[autodiff_reverse(d_row_products_fold, Duplicated, Active)]
+#[autodiff_forward(row_products_fold_jvp, Dual, Dual)]
+fn row_products_fold(m: &Vec<Vec<f64>>) -> f64 {
+    m.iter().fold(0.0, |acc, r| acc + r[0] * r[1])
+}
+
+/// The same over a slice of arrays, with a row's own iterator inside.
+#[autodiff_reverse(d_array_rows, Duplicated, Active)]
+#[autodiff_forward(array_rows_jvp, Dual, Dual)]
+fn array_rows(m: &[[f64; 2]]) -> f64 {
+    m.iter().map(|r| r.iter().product::<f64>()).sum::<f64>()
+}
+
+#[test]
+fn reductions_over_the_rows_of_a_buffer_parameter() {
+    let rows = vec![vec![0.5, -1.5], vec![2.0, 0.25], vec![-0.75, 3.0]];
+    let arrays: Vec<[f64; 2]> = rows.iter().map(|r| [r[0], r[1]]).collect();
+    let want: f64 = rows.iter().map(|r| r[0] * r[1]).sum();
+    let dir = vec![vec![1.0, 0.5], vec![-2.0, 0.0], vec![0.25, 1.0]];
+    let dir_arrays: Vec<[f64; 2]> = dir.iter().map(|r| [r[0], r[1]]).collect();
+    let want_t: f64 = rows
+        .iter()
+        .zip(&dir)
+        .map(|(r, d)| d[0] * r[1] + r[0] * d[1])
+        .sum();
+    let check_grad = |g: &[Vec<f64>]| {
+        for (r, gr) in rows.iter().zip(g) {
+            assert!(
+                (gr[0] - r[1]).abs() < 1e-15 && (gr[1] - r[0]).abs() < 1e-15,
+                "{g:?}"
+            );
+        }
+    };
+    let mut g = vec![vec![0.0; 2]; 3];
+    assert!((d_row_products(&rows, &mut g, 1.0) - want).abs() < 1e-15);
+    check_grad(&g);
+    let mut g = vec![vec![0.0; 2]; 3];
+    assert!((d_row_products_fold(&rows, &mut g, 1.0) - want).abs() < 1e-15);
+    check_grad(&g);
+    let mut ga = vec![[0.0; 2]; 3];
+    assert!((d_array_rows(&arrays, &mut ga, 1.0) - want).abs() < 1e-15);
+    check_grad(&ga.iter().map(|r| r.to_vec()).collect::<Vec<_>>());
+    for (v, t) in [
+        row_products_jvp(&rows, &dir),
+        row_products_fold_jvp(&rows, &dir),
+        array_rows_jvp(&arrays, &dir_arrays),
+    ] {
+        assert!(
+            (v - want).abs() < 1e-15 && (t - want_t).abs() < 1e-14,
+            "{v} {t}"
+        );
+    }
+}
