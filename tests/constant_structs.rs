@@ -360,3 +360,51 @@ fn an_enum_has_zeros_in_its_variants() {
     o.add_into(&Only::One(0.5, 9));
     assert_eq!(o, Only::One(2.5, 4));
 }
+
+/// A kind of unit, a plain enum: passed by value, it carries no derivative.
+#[differentiable]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Kind {
+    Square,
+    Cube,
+}
+
+#[differentiable]
+fn shaped(kind: Kind, z: f64) -> f64 {
+    match kind {
+        Kind::Square => z * z,
+        Kind::Cube => z * z * z,
+    }
+}
+
+/// A unit whose kind is a member, read from a duplicated reference.
+#[differentiable]
+#[derive(Clone, Debug)]
+pub struct Unit {
+    pub w: f64,
+    pub kind: Kind,
+}
+
+#[autodiff_reverse(d_unit_output, Duplicated, Active, Active)]
+#[autodiff_forward(unit_output_jvp, Dual, Dual, Dual)]
+fn unit_output(u: &Unit, x: f64) -> f64 {
+    shaped(u.kind, u.w * x)
+}
+
+#[test]
+fn an_enum_member_passed_by_value() {
+    let (w, x) = (0.7, -1.3);
+    for (kind, p) in [(Kind::Square, 2), (Kind::Cube, 3)] {
+        let u = Unit { w, kind };
+        let mut du = Unit { w: 0.0, kind };
+        let (v, dx) = d_unit_output(&u, &mut du, x, 1.0);
+        let pf = p as f64;
+        assert!((v - (w * x).powi(p)).abs() < 1e-14);
+        // d/dw (w x)^p = p (w x)^(p-1) x, d/dx = p (w x)^(p-1) w.
+        assert!((du.w - pf * (w * x).powi(p - 1) * x).abs() < 1e-14);
+        assert!((dx - pf * (w * x).powi(p - 1) * w).abs() < 1e-14);
+        let (_, t) = unit_output_jvp(&u, &Unit { w: 1.0, kind }, x, 0.5);
+        let want = pf * (w * x).powi(p - 1) * (x + 0.5 * w);
+        assert!((t - want).abs() < 1e-14, "{t} {want}");
+    }
+}

@@ -148,3 +148,41 @@ proptest! {
         check_hvp_of::<on_slice_rev>(&x, &v, |d| oracle(d[0], d[1]) + oracle(d[1], d[0]));
     }
 }
+
+/// A running statistic whose method is named as `Vec::push`.
+#[differentiable]
+#[derive(Clone)]
+pub struct Running {
+    pub s: f64,
+}
+
+#[differentiable]
+impl Running {
+    fn push(&mut self, v: f64) {
+        self.s += v * v;
+    }
+}
+
+#[autodiff_reverse(d_pushed_squares, Duplicated, Active)]
+#[autodiff_forward(pushed_squares_jvp, Dual, Dual)]
+fn pushed_squares(x: &[f64]) -> f64 {
+    let mut r = Running { s: 0.0 };
+    for &v in x {
+        r.push(v);
+    }
+    r.s
+}
+
+#[test]
+fn a_struct_method_named_push() {
+    let x = [0.5, -2.0, 1.25];
+    let want: f64 = x.iter().map(|v| v * v).sum();
+    let mut g = [0.0; 3];
+    assert!((d_pushed_squares(&x, &mut g, 1.0) - want).abs() < 1e-15);
+    for i in 0..3 {
+        assert!((g[i] - 2.0 * x[i]).abs() < 1e-15);
+    }
+    let (v, t) = pushed_squares_jvp(&x, &[1.0, 0.5, -1.0]);
+    assert!((v - want).abs() < 1e-15);
+    assert!((t - (2.0 * x[0] + x[1] - 2.0 * x[2])).abs() < 1e-14);
+}

@@ -2168,7 +2168,8 @@ impl Lowerer {
                 self.emit(Stmt::Push { place, val: copy });
                 Ok(())
             }
-            "push" if m.args.len() == 1 => {
+            // (A struct's own `push`, `fill` or `copy_from_slice` is the user's method.)
+            "push" if m.args.len() == 1 && !self.is_struct_receiver(&m.receiver) => {
                 if let Expr::Tuple(t) = &m.args[0] {
                     return unsupported(
                         t,
@@ -2196,7 +2197,7 @@ impl Lowerer {
                 self.emit(Stmt::Push { place, val });
                 Ok(())
             }
-            "fill" if m.args.len() == 1 => {
+            "fill" if m.args.len() == 1 && !self.is_struct_receiver(&m.receiver) => {
                 let place = self.lower_place(&m.receiver)?;
                 if place.is_whole() && self.array_params.contains(&place.base.to_string()) {
                     return unsupported(
@@ -2209,7 +2210,9 @@ impl Lowerer {
                 self.emit(Stmt::Fill { place, val });
                 Ok(())
             }
-            "copy_from_slice" | "clone_from_slice" if m.args.len() == 1 => {
+            "copy_from_slice" | "clone_from_slice"
+                if m.args.len() == 1 && !self.is_struct_receiver(&m.receiver) =>
+            {
                 let dst = self.lower_place(&m.receiver)?;
                 // A companion copies back buffers it saved (`&__ad::take(t.pop())[..]`).
                 let arg = if self.companion {

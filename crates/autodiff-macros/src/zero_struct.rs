@@ -144,8 +144,28 @@ pub fn expand(item: &Declaration) -> TokenStream {
             }
         }
     });
+    // An enum of unit variants (an activation kind) holds no float: passed by value to a
+    // parameter of its type, no derivative is lost. Its "tangent" and adjoint are the
+    // copies the shadow of a struct holding it has, as an integer member's are.
+    let no_derivative = match item {
+        Declaration::Enum(e) if e.variants.iter().all(|v| v.fields.is_empty()) => quote! {
+            #[automatically_derived]
+            impl #impl_generics ::autodiff_core::__private::NoDerivative for #ty #where_clause {}
+            #[automatically_derived]
+            impl #impl_generics ::autodiff_core::__private::NoDerivative for &mut #ty #where_clause {}
+            #[automatically_derived]
+            impl #impl_generics ::autodiff_core::__private::ScalarTangent<#ty> for #ty #where_clause {
+                #[inline(always)]
+                fn tangent(self) -> #ty {
+                    self
+                }
+            }
+        },
+        _ => TokenStream::new(),
+    };
     quote! {
         #tokens
+        #no_derivative
         #[automatically_derived]
         impl #impl_generics ::autodiff_core::__private::ZeroLike for #ty #where_clause {
             type Out = Self;
