@@ -987,3 +987,42 @@ fn reductions_over_the_rows_of_a_buffer_parameter() {
         );
     }
 }
+
+// ---------------------------------------------------------------- constants iterated, nested
+
+/// A loop over an array literal of weights, differentiated twice (H·v).
+#[autodiff_reverse(d_weighted_squares, Duplicated, Active)]
+fn weighted_squares(y: &[f64]) -> f64 {
+    let mut total = 0.0;
+    for t in [0.5, 2.0] {
+        total += t * y[0] * y[0] * y[1];
+    }
+    for &t in [1.5, -0.25].iter() {
+        total += t * y[1] * y[1];
+    }
+    total
+}
+
+#[autodiff_forward(weighted_squares_hvp, Dual, Dual)]
+fn weighted_squares_grad(y: &[f64], g: &mut [f64]) {
+    g.fill(0.0);
+    d_weighted_squares(y, g, 1.0);
+}
+
+#[test]
+fn loops_over_constant_arrays_under_forward_over_reverse() {
+    // f = 2.5 y0² y1 + 1.25 y1²: ∇f = (5 y0 y1, 2.5 y0² + 2.5 y1),
+    // H = [[5 y1, 5 y0], [5 y0, 2.5]].
+    let (y, v) = ([0.7, -1.3], [2.0, 0.5]);
+    let (mut g, mut hv) = ([0.0; 2], [0.0; 2]);
+    weighted_squares_hvp(&y, &v, &mut g, &mut hv);
+    let want_g = [5.0 * y[0] * y[1], 2.5 * y[0] * y[0] + 2.5 * y[1]];
+    let want_hv = [
+        5.0 * y[1] * v[0] + 5.0 * y[0] * v[1],
+        5.0 * y[0] * v[0] + 2.5 * v[1],
+    ];
+    for i in 0..2 {
+        assert!((g[i] - want_g[i]).abs() < 1e-14, "{g:?}");
+        assert!((hv[i] - want_hv[i]).abs() < 1e-14, "{hv:?}");
+    }
+}

@@ -5709,6 +5709,11 @@ impl Lowerer {
             return unsupported(&c.func, "calling this expression");
         };
         let path = &fp.path;
+        // A companion's iterator over a buffer of constants (`for t in [0.5, 2.0]`, kept
+        // as `IntoIterator::into_iter(items.iter())`): constant.
+        if self.companion && path_names(path) == ["core", "iter", "IntoIterator", "into_iter"] {
+            return Ok(Val::Op(Operand::Lit(self.render(&Expr::Call(c.clone())))));
+        }
         // Local closures, and closure parameters.
         if let Some(id) = path.get_ident() {
             if let Some(Binding::Var(v)) = self.lookup(&id.to_string()).cloned()
