@@ -9,15 +9,17 @@
 use std::borrow::Borrow;
 
 /// The arena of one call site's copies. Each call allocates its own copy; all of them are
-/// freed together when the derivative function returns.
+/// freed together when the derivative function returns. The arena is made on the first
+/// copy: a call site whose callee is lent the buffer itself (a generated function)
+/// allocates nothing.
 pub struct LentCopies<T> {
-    arena: typed_arena::Arena<T>,
+    arena: std::cell::OnceCell<typed_arena::Arena<T>>,
 }
 
 impl<T> LentCopies<T> {
     pub fn new() -> Self {
         LentCopies {
-            arena: typed_arena::Arena::new(),
+            arena: std::cell::OnceCell::new(),
         }
     }
 }
@@ -31,7 +33,8 @@ impl<T> Default for LentCopies<T> {
 /// A copy of `value` that lives as long as `copies`: a `&[f64]` gives a `&[f64]`, a
 /// `&Vec<f64>` a `&Vec<f64>`, a `&[f64; 3]` a `&[f64; 3]`.
 pub fn lent_copy<'c, B: ToOwned + ?Sized>(copies: &'c LentCopies<B::Owned>, value: &B) -> &'c B {
-    let copy: &'c B::Owned = copies.arena.alloc(value.to_owned());
+    let arena = copies.arena.get_or_init(typed_arena::Arena::new);
+    let copy: &'c B::Owned = arena.alloc(value.to_owned());
     copy.borrow()
 }
 
