@@ -259,6 +259,83 @@ fn rule_fires_once_per_call_through_helpers() {
     assert_eq!(tock_counts(), (0, 0, 6, 33), "forward");
 }
 
+// ------------------------------------------------------------------ through constant helpers
+
+static SYNC_AUGMENTED: AtomicUsize = AtomicUsize::new(0);
+static SYNC_PULLBACKS: AtomicUsize = AtomicUsize::new(0);
+static SYNC_FORWARDS: AtomicUsize = AtomicUsize::new(0);
+static SYNC_STEPS: AtomicUsize = AtomicUsize::new(0);
+
+/// A rule with no derivative to give, only effects (a device barrier, say).
+#[custom_rule(forward = sync_fwd, reverse = sync_rev)]
+fn sync(step: usize) {
+    let _ = step;
+}
+
+fn sync_fwd(step: usize) {
+    SYNC_FORWARDS.fetch_add(1, Ordering::SeqCst);
+    SYNC_STEPS.fetch_add(step, Ordering::SeqCst);
+}
+
+#[allow(clippy::unused_unit)]
+fn sync_rev(step: usize) -> ((), impl FnOnce()) {
+    SYNC_AUGMENTED.fetch_add(1, Ordering::SeqCst);
+    SYNC_STEPS.fetch_add(step, Ordering::SeqCst);
+    ((), || {
+        SYNC_PULLBACKS.fetch_add(1, Ordering::SeqCst);
+    })
+}
+
+/// No argument at all: nothing the caller passes carries an adjoint.
+#[differentiable]
+fn synced() {
+    sync(1);
+}
+
+/// A buffer argument, which the caller passes a constant one.
+#[differentiable]
+fn synced_sum(v: &[f64]) -> f64 {
+    sync(10);
+    v[0] + v[1]
+}
+
+/// The same around a libm call, whose pullback keeps its forward sweep's values.
+#[differentiable]
+fn synced_exp(v: &[f64]) -> f64 {
+    sync(100);
+    v[0].exp()
+}
+
+#[autodiff_reverse(d_through_constant_helpers, Duplicated, Const, Active)]
+#[autodiff_forward(through_constant_helpers_jvp, Dual, Const, Dual)]
+fn through_constant_helpers(x: &[f64], c: &[f64]) -> f64 {
+    synced();
+    x[0] * synced_sum(c) + synced_exp(c)
+}
+
+#[test]
+fn rule_fires_through_helpers_that_receive_no_adjoint() {
+    let sync_counts = || {
+        take_counts([
+            &SYNC_AUGMENTED,
+            &SYNC_PULLBACKS,
+            &SYNC_FORWARDS,
+            &SYNC_STEPS,
+        ])
+    };
+    let (x, c) = ([1.5], [0.25, -0.5]);
+    sync_counts();
+    let mut g = [0.0];
+    let y = d_through_constant_helpers(&x, &mut g, &c, 1.0);
+    // Each helper's pullback runs the rule once, although no argument of the helper
+    // has an adjoint to receive.
+    assert_eq!(sync_counts(), (3, 3, 0, 111), "reverse");
+    close("value", y, x[0] * (c[0] + c[1]) + c[0].exp(), 1e-12).unwrap();
+    close("∂x", g[0], c[0] + c[1], 1e-12).unwrap();
+    through_constant_helpers_jvp(&x, &[1.0], &c);
+    assert_eq!(sync_counts(), (0, 0, 3, 111), "forward");
+}
+
 // ------------------------------------------------------------------ a deliberately wrong rule
 
 /// The rule's gradient of `Σ x_i²` is deliberately wrong: `dx_i += (2·dret·x_i)²`, so that

@@ -1387,11 +1387,9 @@ impl Gen<'_> {
                 let an = analysis();
                 let rev = Reverse::new(&an, self.kinds).recomputing();
                 let core = self.reverse_core(rev, seed, (scalar_decls, quote!()), quote!());
+                let skip = skip_without_adjoints(&self.body.block, &any_sink);
                 quote! {
-                    // Nothing to propagate when the caller has no adjoint for any argument.
-                    if !(false #(|| #any_sink)*) {
-                        return;
-                    }
+                    #skip
                     #convert
                     #core
                     #sinks
@@ -1407,6 +1405,20 @@ impl Gen<'_> {
                 use ::autodiff_core::__private as __ad;
                 #body
             }
+        }
+    }
+}
+
+/// The start of a pullback: nothing to propagate when the caller has no adjoint for any
+/// argument (`any_sink`), unless `body` calls functions, whose custom rules must still
+/// fire.
+pub fn skip_without_adjoints(body: &Block, any_sink: &[TokenStream]) -> TokenStream {
+    if calls_functions(body) {
+        return quote!();
+    }
+    quote! {
+        if !(false #(|| #any_sink)*) {
+            return;
         }
     }
 }

@@ -305,6 +305,24 @@ pub enum Stmt {
 
 pub type Block = Vec<Stmt>;
 
+/// Whether `b` calls a function anywhere, inside its branches and loops too. Any callee
+/// may be a custom rule, or reach one: a rule with side effects fires in the reverse sweep
+/// even when no argument carries an adjoint.
+pub fn calls_functions(b: &Block) -> bool {
+    b.iter().any(|s| match s {
+        Stmt::Call(_)
+        | Stmt::Let {
+            op: Op::Call(_), ..
+        }
+        | Stmt::LetTuple {
+            op: Op::Call(_), ..
+        } => true,
+        Stmt::If { then, els, .. } => calls_functions(then) || calls_functions(els),
+        Stmt::For { body, .. } | Stmt::Loop { body, .. } => calls_functions(body),
+        _ => false,
+    })
+}
+
 /// What a local binding holds, as far as the shape of its shadow is concerned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum VarKind {

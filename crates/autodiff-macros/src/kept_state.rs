@@ -100,21 +100,7 @@ fn runs_call_free_loop_nest(b: &Block) -> bool {
             _ => false,
         })
     }
-    fn calls(b: &Block) -> bool {
-        b.iter().any(|s| match s {
-            Stmt::Call(_)
-            | Stmt::Let {
-                op: Op::Call(_), ..
-            }
-            | Stmt::LetTuple {
-                op: Op::Call(_), ..
-            } => true,
-            Stmt::If { then, els, .. } => calls(then) || calls(els),
-            Stmt::For { body, .. } | Stmt::Loop { body, .. } => calls(body),
-            _ => false,
-        })
-    }
-    nest(b, false) && !calls(b)
+    nest(b, false) && !calls_functions(b)
 }
 
 /// Integer and `bool` types by value.
@@ -321,6 +307,7 @@ impl Gen<'_> {
         let (gens, wh) = self.generics_without(&[]);
         let aug = self.protocol_name("aug");
         let pull = self.protocol_name("pull");
+        let skip = crate::expand::skip_without_adjoints(&self.body.block, any_sink);
         quote! {
             #[doc(hidden)]
             #[inline]
@@ -343,10 +330,7 @@ impl Gen<'_> {
             #[allow(unused, unused_mut, unused_parens, non_snake_case, clippy::all)]
             pub fn #pull #gens (__ad_state: #closure_ty, #(#pull_params),*) #wh {
                 use ::autodiff_core::__private as __ad;
-                // Nothing to propagate when the caller has no adjoint for any argument.
-                if !(false #(|| #any_sink)*) {
-                    return;
-                }
+                #skip
                 #convert
                 let __ad_adjoints = __ad_state(#(#call_args),*);
                 #sinks
