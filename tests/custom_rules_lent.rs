@@ -1,8 +1,8 @@
 //! Custom rules whose pullbacks borrow what they are lent: rules chained through their
-//! outputs, and calls in loops and straight-line code that overwrite a lent buffer
-//! before the reverse sweep. Each call's rule fires once per call in forward and reverse
-//! mode, and the primal never runs besides it; forward over reverse differentiates the
-//! rule.
+//! outputs, and calls in loops, in straight-line code and on `&mut` parameters that
+//! overwrite a lent buffer before the reverse sweep. Each call's rule fires once per
+//! call in forward and reverse mode, and the primal never runs besides it; forward over
+//! reverse differentiates the rule.
 // Index loops are part of the language under test.
 #![allow(clippy::needless_range_loop)]
 
@@ -229,6 +229,96 @@ fn rules_chained_and_lent_in_straight_line_code() {
         let z = y + H * y.sin();
         let want = 2.0 * z * (1.0 + H * y.cos()) * (1.0 + H * x[i].cos());
         close(&format!("chained, analytic ∂{i}"), g[i], want, 1e-13).unwrap();
+    }
+}
+
+// ---------------------------------------------------------------- `&mut` parameters
+
+/// [`integrate`] stepping its `&mut` parameter in place: each step lends it, then
+/// overwrites it.
+#[autodiff_reverse(d_integrate_in_place, Duplicated, Active)]
+#[autodiff_forward(integrate_in_place_jvp, Dual, Dual)]
+fn integrate_in_place(u: &mut [f64]) -> f64 {
+    let mut v = vec![0.0; u.len()];
+    for _ in 0..5 {
+        step(&*u, &mut v);
+        u.copy_from_slice(&v);
+    }
+    u.iter().map(|a| a * a).sum()
+}
+
+/// The same on a `&mut Vec`.
+#[autodiff_reverse(d_integrate_in_place_vec, Duplicated, Active)]
+fn integrate_in_place_vec(u: &mut Vec<f64>) -> f64 {
+    let mut v = vec![0.0; u.len()];
+    for _ in 0..5 {
+        step(&*u, &mut v);
+        u.copy_from_slice(&v);
+    }
+    u.iter().map(|a| a * a).sum()
+}
+
+/// A `&mut` array lent, overwritten in one element, and lent again.
+#[autodiff_reverse(d_lent_array, Duplicated, Active)]
+fn lent_array(u: &mut [f64; 3]) -> f64 {
+    let mut v = [0.0; 3];
+    step(&u[..], &mut v);
+    u[0] = v[0] * v[1];
+    step(&*u, &mut v);
+    v[2] * u[0]
+}
+
+#[autodiff_forward(hvp_integrate_in_place, Dual, Dual)]
+fn grad_integrate_in_place(x: &[f64], dx: &mut [f64]) {
+    let mut u = x.to_vec();
+    dx.fill(0.0);
+    d_integrate_in_place(&mut u, dx, 1.0);
+}
+
+#[test]
+fn a_rule_lent_a_mutable_parameter_that_is_then_overwritten() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let x = [0.3, -1.2, 2.0];
+    let oracle: Vec<f64> = (0..3)
+        .map(|i| integrate_dual(&unit_seeded(&x, i), 5).eps)
+        .collect();
+    step_counts();
+    let (mut u, mut g) = (x, [0.0; 3]);
+    let y = d_integrate_in_place(&mut u, &mut g, 1.0);
+    assert_eq!(step_counts(), [0, 5, 5, 0], "slice");
+    close("slice: value", y, integrate(&x), 1e-14).unwrap();
+    step_counts();
+    let (mut u, mut g) = (x.to_vec(), vec![0.0; 3]);
+    d_integrate_in_place_vec(&mut u, &mut g, 1.0);
+    assert_eq!(step_counts(), [0, 5, 5, 0], "Vec");
+    for i in 0..3 {
+        close(&format!("slice: ∂{i}"), g[i], oracle[i], 1e-12).unwrap();
+        close(&format!("Vec: ∂{i}"), g[i], oracle[i], 1e-12).unwrap();
+    }
+    let mut u = x;
+    let (_, dy) = integrate_in_place_jvp(&mut u, &mut [0.0, 1.0, 0.0]);
+    assert_eq!(step_counts(), [0, 0, 0, 5], "forward");
+    close("forward", dy, oracle[1], 1e-12).unwrap();
+
+    let (mut u, mut g) = (x, [0.0; 3]);
+    d_lent_array(&mut u, &mut g, 1.0);
+    assert_eq!(step_counts(), [0, 2, 2, 0], "array");
+    let fd = central_gradient(|x: &[f64]| lent_array(&mut [x[0], x[1], x[2]]), &x, 1e-6);
+    for i in 0..3 {
+        close(&format!("array: ∂{i}"), g[i], fd[i], 1e-6).unwrap();
+    }
+
+    // Forward over reverse: the same H·v as `integrate`'s, tested against dual numbers
+    // below.
+    let v = [1.0, 0.5, -0.25];
+    let (mut g, mut hv) = ([0.0; 3], [0.0; 3]);
+    hvp_integrate_in_place(&x, &v, &mut g, &mut hv);
+    let (mut g_want, mut hv_want) = ([0.0; 3], [0.0; 3]);
+    hvp_integrate(&x, &v, &mut g_want, &mut hv_want);
+    step_counts();
+    for i in 0..3 {
+        close(&format!("H·v: gradient {i}"), g[i], g_want[i], 1e-13).unwrap();
+        close(&format!("H·v {i}"), hv[i], hv_want[i], 1e-12).unwrap();
     }
 }
 

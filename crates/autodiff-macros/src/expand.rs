@@ -960,6 +960,10 @@ impl Gen<'_> {
         adj_decls: TokenStream,
     ) -> ReverseCore {
         let an = rev.an;
+        let buffers = (self.sig.params.iter())
+            .filter(|p| matches!(p.shape, Shape::Slice { mutable: true }))
+            .map(|p| p.name.to_string());
+        let rev = rev.with_mutable_buffer_params(buffers.collect());
         let rev = match (&seed, self.body.ret.as_slice()) {
             (Some(s), [r]) if matches!(self.body.ret_shape, crate::ir::RetShape::Single) => {
                 // Parameters whose adjoints are declared after the forward sweep.

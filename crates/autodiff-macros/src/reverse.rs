@@ -66,6 +66,9 @@ pub struct Reverse<'a> {
     kept_state: bool,
     /// See [`Self::recomputing`].
     recomputing: bool,
+    /// The `&mut` float-buffer parameters (`&mut [f64]`, `&mut Vec<f64>`): lent to a call
+    /// and overwritten after it, they are lent as locals are (see [`Self::augmented_arg`]).
+    mutable_buffer_params: HashSet<String>,
     /// The seed of the result and the result, when the forward sweep runs with the seed
     /// known (a companion or a pullback that runs both sweeps): loops of the outermost
     /// block may then be reversed an iteration at a time (see [`crate::fused`]).
@@ -130,6 +133,7 @@ impl<'a> Reverse<'a> {
             replayed: RefCell::new(HashSet::default()),
             kept_state: false,
             recomputing: false,
+            mutable_buffer_params: HashSet::default(),
             known_seed: None,
             late_shadows: HashSet::default(),
             next_is_fused: RefCell::new(false),
@@ -157,6 +161,13 @@ impl<'a> Reverse<'a> {
     /// This sweep generator for a closure that owns the recorded values.
     pub fn for_kept_state(mut self) -> Self {
         self.kept_state = true;
+        self
+    }
+
+    /// This sweep generator for a function whose `&mut` float-buffer parameters are
+    /// `params`.
+    pub fn with_mutable_buffer_params(mut self, params: HashSet<String>) -> Self {
+        self.mutable_buffer_params = params;
         self
     }
 
@@ -216,7 +227,7 @@ impl<'a> Reverse<'a> {
         let arg = primal_arg(a, &self.refs);
         match a {
             Arg::Ref(p, false)
-                if self.is_buffer(&p.base)
+                if self.is_lendable_buffer(&p.base)
                     && !self.an.structs.contains_key(&p.base.to_string())
                     && self.overwritten_while_borrowed(&p.base) =>
             {
@@ -472,6 +483,12 @@ impl<'a> Reverse<'a> {
 
     fn is_buffer(&self, v: &Ident) -> bool {
         matches!(self.kinds.get(&v.to_string()), Some(VarKind::Buffer))
+    }
+
+    /// Whether `v` is a buffer whose contents the function may overwrite after lending
+    /// it: a local buffer, or a `&mut` float-buffer parameter.
+    fn is_lendable_buffer(&self, v: &Ident) -> bool {
+        self.is_buffer(v) || self.mutable_buffer_params.contains(&v.to_string())
     }
 
     fn relevant(&self, v: &Ident) -> bool {
