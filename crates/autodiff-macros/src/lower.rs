@@ -6214,11 +6214,7 @@ impl Lowerer {
                 if first.starts_with("__ad")
                     && segs.iter().any(|s| s.ends_with("Cell") || s.starts_with("cell_")) =>
             {
-                unsupported(
-                    c,
-                    "nested differentiation of a closure passed to a function (forward over \
-                     reverse of a companion whose function passes a closure to a call)",
-                )
+                unsupported(c, crate::nested::CLOSURE_ARGUMENT)
             }
             [first, ..] if first.starts_with("__ad") => {
                 unsupported(c, "differentiating this part of a derivative companion again")

@@ -60,6 +60,11 @@ pub fn companion_protocol(
         Err(syn::Error::new(func.sig.ident.span(), DISABLED))
     } else if let Some(reason) = unsupported_floats(companion) {
         Err(syn::Error::new(func.sig.ident.span(), reason))
+    } else if passes_closures(companion) {
+        Err(syn::Error::new(
+            func.sig.ident.span(),
+            format!("{CLOSURE_ARGUMENT} is not supported in differentiated code"),
+        ))
     } else if delegated_forward || reused.is_some() {
         // No code of its own to lower: a delegated forward companion needs none, and a
         // reused one is the nested variants' (below).
@@ -319,6 +324,24 @@ pub fn unsupported_floats(code: &TokenStream) -> Option<&'static str> {
     mixes_floats(code).then_some(
         "nested differentiation of a function that mixes `f32` and `f64` is not supported",
     )
+}
+
+/// What nested differentiation does not support about closures.
+pub const CLOSURE_ARGUMENT: &str = "nested differentiation of a closure passed to a function \
+     (forward over reverse of a companion whose function passes a closure to a call)";
+
+/// Whether the companion `code` passes a closure to a call: it builds the closure's
+/// derivatives through the callee's `__ad_fwd_fnI`/`__ad_rev_fnI`, whose `DiffFn`s
+/// carry no nested derivatives.
+fn passes_closures(code: &TokenStream) -> bool {
+    code.clone().into_iter().any(|tt| match tt {
+        proc_macro2::TokenTree::Ident(i) => {
+            let name = i.to_string();
+            name.starts_with("__ad_rev_fn") || name.starts_with("__ad_fwd_fn")
+        }
+        proc_macro2::TokenTree::Group(g) => passes_closures(&g.stream()),
+        _ => false,
+    })
 }
 
 /// Whether `t` names both `f32` and `f64`.
