@@ -317,6 +317,81 @@ proptest! {
     }
 }
 
+// ------------------------------------------------------------------ a rule with a tuple value
+
+static POLAR_PULLBACKS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Cartesian coordinates of the polar `(r, t)`: a rule whose value is a tuple.
+#[custom_rule(reverse = polar_rev)]
+fn polar(r: f64, t: f64) -> (f64, f64) {
+    (r * t.cos(), r * t.sin())
+}
+
+/// The pullback takes the tuple's cotangent as a tuple pattern.
+#[allow(clippy::type_complexity)]
+#[differentiable]
+fn polar_rev(r: f64, t: f64) -> ((f64, f64), impl FnOnce((f64, f64)) -> (f64, f64)) {
+    let (c, s) = (t.cos(), t.sin());
+    ((r * c, r * s), move |(a, b): (f64, f64)| {
+        no_grad(POLAR_PULLBACKS.fetch_add(1, std::sync::atomic::Ordering::SeqCst));
+        (a * c + b * s, r * (b * c - a * s))
+    })
+}
+
+/// The same rule, its cotangent taken as one tuple.
+#[custom_rule(reverse = polar_whole_rev)]
+fn polar_whole(r: f64, t: f64) -> (f64, f64) {
+    (r * t.cos(), r * t.sin())
+}
+
+#[allow(clippy::type_complexity)]
+#[differentiable]
+fn polar_whole_rev(r: f64, t: f64) -> ((f64, f64), impl FnOnce((f64, f64)) -> (f64, f64)) {
+    let (c, s) = (t.cos(), t.sin());
+    ((r * c, r * s), move |d: (f64, f64)| {
+        (d.0 * c + d.1 * s, r * (d.1 * c - d.0 * s))
+    })
+}
+
+/// `x·y` of the point: `r² sin(2t) / 2`.
+#[autodiff_reverse(d_polar_area, Duplicated, Active)]
+fn polar_area(p: &[f64]) -> f64 {
+    let (x, y) = polar(p[0], p[1]);
+    x * y
+}
+
+#[autodiff_reverse(d_polar_whole_area, Duplicated, Active)]
+fn polar_whole_area(p: &[f64]) -> f64 {
+    let (x, y) = polar_whole(p[0], p[1]);
+    x * y
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+    #[test]
+    fn hvp_through_a_rule_whose_value_is_a_tuple(
+        r in -3.0f64..3.0,
+        t in -3.0f64..3.0,
+        v in prop::collection::vec(-1.0f64..1.0, 2),
+    ) {
+        // Hessian of r² sin(2t)/2: [[sin 2t, 2r cos 2t], [2r cos 2t, -2r² sin 2t]].
+        let (s2, c2) = (2.0 * t).sin_cos();
+        let want = [
+            s2 * v[0] + 2.0 * r * c2 * v[1],
+            2.0 * r * c2 * v[0] - 2.0 * r * r * s2 * v[1],
+        ];
+        let before = POLAR_PULLBACKS.load(std::sync::atomic::Ordering::SeqCst);
+        let hv = autodiff_core::hvp::<d_polar_area>(&[r, t], &v);
+        let hv_whole = autodiff_core::hvp::<d_polar_whole_area>(&[r, t], &v);
+        // The rule's pullback ran (differentiated): the rule was used.
+        prop_assert!(POLAR_PULLBACKS.load(std::sync::atomic::Ordering::SeqCst) > before);
+        for i in 0..2 {
+            close(&format!("H·v {i}"), hv[i], want[i], 1e-12).unwrap();
+            close(&format!("H·v {i}, whole tuple"), hv_whole[i], want[i], 1e-12).unwrap();
+        }
+    }
+}
+
 // ------------------------------------------------------------------ the struct `Model` loss
 
 #[derive(Clone, Debug)]

@@ -200,17 +200,61 @@ pub fn expand(func: &ImplItemFn) -> syn::Result<TokenStream> {
         ));
     }
     let mut cparams = Vec::new();
+    // Bindings of tuple parameters, whose elements are parameters of their own.
+    let mut rebuilt = Vec::new();
     let mut shadows = Vec::new();
     for (i, (p, ty)) in closure.inputs.iter().zip(&pb.inputs).enumerate() {
         let pat = match p {
             Pat::Type(pt) => &*pt.pat,
             p => p,
         };
-        let id = match pat {
-            Pat::Ident(pi) => pi.ident.clone(),
-            _ => format_ident!("__ad_cp{}", i),
-        };
-        cparams.push(quote!(#id: #ty));
+        match float_tuple(ty, &floats) {
+            // A tuple of floats (the cotangent of a tuple value): a parameter per element,
+            // so that each carries its tangent.
+            Some(elems) => {
+                let names: Vec<Ident> = match pat {
+                    Pat::Tuple(pt) if pt.elems.len() == elems.len() => {
+                        let names: Option<Vec<Ident>> = (pt.elems.iter())
+                            .map(|e| match e {
+                                Pat::Ident(pi) => Some(pi.ident.clone()),
+                                _ => None,
+                            })
+                            .collect();
+                        match names {
+                            Some(n) => n,
+                            None => {
+                                return Err(unsupported(
+                                    pt.span(),
+                                    "a tuple parameter's pattern must bind plain names",
+                                ));
+                            }
+                        }
+                    }
+                    Pat::Ident(pi) => {
+                        let names: Vec<Ident> = (0..elems.len())
+                            .map(|k| format_ident!("__ad_cp{}_{}", i, k))
+                            .collect();
+                        let id = &pi.ident;
+                        rebuilt.push(quote!(let #id = (#(#names,)*);));
+                        names
+                    }
+                    other => {
+                        return Err(unsupported(
+                            other.span(),
+                            "a tuple parameter must be a name or a tuple of names",
+                        ));
+                    }
+                };
+                cparams.extend(names.iter().zip(&elems).map(|(n, t)| quote!(#n: #t)));
+            }
+            None => {
+                let id = match pat {
+                    Pat::Ident(pi) => pi.ident.clone(),
+                    _ => format_ident!("__ad_cp{}", i),
+                };
+                cparams.push(quote!(#id: #ty));
+            }
+        }
         if i + 1 < pb.inputs.len() || value_ty.is_none() {
             shadows.push(ty.clone());
         }
@@ -232,6 +276,7 @@ pub fn expand(func: &ImplItemFn) -> syn::Result<TokenStream> {
     };
     let pull_fn = quote! {
         fn __ad_rule_pull(#(#decls,)* #(#cparams),*) -> #adjoints {
+            #(#rebuilt)*
             #(#body_stmts)*
             #cbody
         }
@@ -257,18 +302,36 @@ pub fn expand(func: &ImplItemFn) -> syn::Result<TokenStream> {
     }
     let value_inputs = inputs.clone();
     let value_args = args.clone();
+    // A tuple is passed on element by element, each with its tangent.
+    let pass_on = |args: &mut Vec<TokenStream>, ty: &Type, b: &Ident, tb: &Ident| match float_tuple(
+        ty, &floats,
+    ) {
+        Some(elems) => {
+            for k in (0..elems.len()).map(syn::Index::from) {
+                args.push(quote!(#b.#k));
+                args.push(quote!(#tb.#k));
+            }
+        }
+        None => {
+            args.push(quote!(#b));
+            args.push(quote!(#tb));
+        }
+    };
     for (i, s) in shadows.iter().enumerate() {
         let (b, tb) = (format_ident!("__ad_b{}", i), format_ident!("__ad_tb{}", i));
         inputs.push(quote!(#b: #s));
         inputs.push(quote!(#tb: #s));
-        args.push(quote!(#b));
-        args.push(quote!(#tb));
+        pass_on(&mut args, s, &b, &tb);
     }
     if let Some(t) = &value_ty {
         inputs.push(quote!(__ad_dret: #t));
         inputs.push(quote!(__ad_tdret: #t));
-        args.push(quote!(__ad_dret));
-        args.push(quote!(__ad_tdret));
+        pass_on(
+            &mut args,
+            t,
+            &format_ident!("__ad_dret"),
+            &format_ident!("__ad_tdret"),
+        );
     }
     let types = derivative_types(
         &params.iter().map(|(_, t)| t.clone()).collect::<Vec<_>>(),
@@ -330,6 +393,20 @@ pub fn expand(func: &ImplItemFn) -> syn::Result<TokenStream> {
             }
         }
     })
+}
+
+/// The element types of `ty` when it is a tuple of two or more floats.
+fn float_tuple(ty: &Type, floats: &HashSet<String>) -> Option<Vec<Type>> {
+    match ty {
+        Type::Tuple(t)
+            if t.elems.len() > 1
+                && (t.elems.iter()).all(|e| matches!(shape_of(e, floats).0, Shape::Scalar)) =>
+        {
+            Some(t.elems.iter().cloned().collect())
+        }
+        Type::Paren(p) => float_tuple(&p.elem, floats),
+        _ => None,
+    }
 }
 
 fn strip(e: &Expr) -> &Expr {
