@@ -163,6 +163,31 @@ fn model_loss(m: &Model, x: &[f64]) -> f64 {
     h[0] * h[0] + h[1] - h[2].sin()
 }
 
+/// [`model_loss`] with the shapes read from the members (`m.w.dim()`, `self.w.dim()`).
+#[autodiff_reverse(model_loss_by_shape_rev, Duplicated, Const, Active)]
+#[autodiff_forward(model_loss_by_shape_fwd, Dual, Const, Dual)]
+fn model_loss_by_shape(m: &Model, x: &[f64]) -> f64 {
+    let (rows, _) = m.w.dim();
+    let mut h = vec![0.0; rows];
+    m.predict_by_shape(x, &mut h);
+    h[0] * h[0] + h[1] - h[2].sin()
+}
+
+impl Model {
+    #[differentiable]
+    fn predict_by_shape(&self, x: &[f64], out: &mut [f64]) {
+        let (rows, cols) = self.w.dim();
+        assert_eq!((self.w.nrows(), self.w.ncols()), (rows, cols));
+        for i in 0..rows {
+            let mut acc = self.b[i];
+            for j in 0..cols {
+                acc += self.w[[i, j]] * x[j];
+            }
+            out[i] = acc.tanh();
+        }
+    }
+}
+
 fn model_loss_oracle<D: Num>(w: &[D], b: &[D], x: &[f64]) -> D {
     let h: Vec<D> = (0..3)
         .map(|i| (b[i] + w[2 * i] * x[0] + w[2 * i + 1] * x[1]).tanh())
@@ -443,6 +468,20 @@ proptest! {
         got.extend(dm.b.iter());
         let want: Vec<f64> = grad.iter().map(|g| g * seed).collect();
         check_all("gradient", &got, &want);
+
+        let mut dm = Model { w: Array2::zeros((3, 2)), b: Array1::zeros(3) };
+        let f = model_loss_by_shape_rev(&m, &mut dm, &x, seed);
+        check("value, shapes read from the members", f, value);
+        let mut got = flat(&dm.w);
+        got.extend(dm.b.iter());
+        check_all("gradient, shapes read from the members", &got, &want);
+        // Along the first weight.
+        let mut dw = Array2::zeros((3, 2));
+        dw[[0, 0]] = 1.0;
+        let tangent = Model { w: dw, b: Array1::zeros(3) };
+        let (f, df) = model_loss_by_shape_fwd(&m, &tangent, &x);
+        check("forward value, shapes read from the members", f, value);
+        check("forward tangent, shapes read from the members", df, grad[0]);
     }
 
     #[test]

@@ -38,6 +38,7 @@
 //! arrays as parameters of differentiated functions, read and written by index
 //! (`a[[i, j]]`), with shadows of the same type.
 
+mod array_shape;
 mod buffers;
 mod conversions;
 mod difffn;
@@ -94,6 +95,7 @@ pub mod prelude {
 /// Items used by generated code. Not a public API: names and signatures may change.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::array_shape::{ArrayShape, array_shape};
     pub use crate::buffers::{
         AddInto, AddMember, CopyMember, Inert, Member, MemberSum, Restore, SavedSlice, SkipMember,
         Snapshot, ZeroLike, ZeroMember, accumulator_zero, add_into, add_to, compare, copy_of,

@@ -3389,13 +3389,41 @@ impl Lowerer {
         self.operand(v, span)
     }
 
-    /// `a.dim()`, `a.nrows()`, .. of an `ndarray` parameter: its shape, an integer.
+    /// `a.dim()`, `a.nrows()`, .. of an `ndarray` parameter: its shape, an integer; and
+    /// the same of a struct member, already checked to be an array
+    /// (`__private::array_shape(&l.w).dim()`, see [`Self::member_array_shape`]).
     fn is_array_shape(&self, m: &syn::ExprMethodCall) -> bool {
         crate::builtins::is_ndarray_shape_method(&m.method.to_string())
-            && matches!(&*m.receiver, Expr::Path(p) if p.path.get_ident().is_some_and(|id| {
-                matches!(self.lookup(&id.to_string()), Some(Binding::Var(v))
-                    if self.array_params.contains(&v.to_string()))
-            }))
+            && match &*m.receiver {
+                Expr::Path(p) => p.path.get_ident().is_some_and(|id| {
+                    matches!(self.lookup(&id.to_string()), Some(Binding::Var(v))
+                        if self.array_params.contains(&v.to_string()))
+                }),
+                Expr::Call(c) => matches!(&*c.func, Expr::Path(p)
+                    if p.path.segments.last().is_some_and(|s| s.ident == "array_shape")),
+                _ => false,
+            }
+    }
+
+    /// `l.w.dim()`, `self.w.nrows()`, .. of a struct member: the member's shape, if it is
+    /// an `ndarray` array, which `autodiff_core::__private::array_shape` checks (the type
+    /// of a member is not known here, and a method of the user's own of that name would
+    /// otherwise lose its derivative without a word).
+    fn member_array_shape(&self, m: &syn::ExprMethodCall) -> Option<syn::ExprMethodCall> {
+        // Not `shape`, which names a distribution's parameter as often as an array's
+        // shape: a member's own `shape()` may carry a derivative.
+        let name = m.method.to_string();
+        if !crate::builtins::is_ndarray_shape_method(&name) || name == "shape" {
+            return None;
+        }
+        let Expr::Field(f) = &*m.receiver else {
+            return None;
+        };
+        let mut checked = m.clone();
+        checked.receiver = Box::new(syn::parse_quote_spanned!(f.span()=>
+            ::autodiff_core::__private::array_shape(&#f)
+        ));
+        Some(checked)
     }
 
     /// Whether `p` is one index into a matrix (`hs[i]`): a row.
@@ -5282,6 +5310,11 @@ impl Lowerer {
         if is_inert_method(&name) || self.is_array_shape(m) {
             return Ok(Val::Op(Operand::Lit(
                 self.render(&Expr::MethodCall(m.clone())),
+            )));
+        }
+        if let Some(checked) = self.member_array_shape(m) {
+            return Ok(Val::Op(Operand::Lit(
+                self.render(&Expr::MethodCall(checked)),
             )));
         }
         // A struct's own `abs` or `exp` is the user's method.
