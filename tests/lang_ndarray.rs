@@ -188,6 +188,55 @@ impl Model {
     }
 }
 
+impl Model {
+    /// `Σ w² + Σ b` over the members' elements, by iterator.
+    #[differentiable]
+    fn penalty(&self) -> f64 {
+        self.w.iter().map(|v| v * v).sum::<f64>() + self.b.iter().sum::<f64>()
+    }
+}
+
+/// [`model_loss`] with a penalty that iterates over the members.
+#[autodiff_reverse(regularized_loss_rev, Duplicated, Const, Active)]
+#[autodiff_forward(regularized_loss_fwd, Dual, Const, Dual)]
+fn regularized_loss(m: &Model, x: &[f64]) -> f64 {
+    model_loss(m, x) + 0.1 * m.penalty()
+}
+
+/// A matrix member written through `iter_mut` and read by `iter().enumerate()`.
+#[differentiable]
+#[derive(Clone)]
+struct Grid {
+    w: Array2<f64>,
+}
+
+#[autodiff_reverse(weighted_squares_rev, Duplicated, Active)]
+fn weighted_squares(g: &mut Grid) -> f64 {
+    for v in g.w.iter_mut() {
+        *v = *v * *v;
+    }
+    let mut s = 0.0;
+    for (k, v) in g.w.iter().enumerate() {
+        s += v * (k as f64 + 1.0);
+    }
+    s
+}
+
+#[test]
+fn member_matrices_iterated_in_logical_order() {
+    let w = [0.1, -0.2, 0.3, 0.4, -0.5, 0.6];
+    let mut g = Grid {
+        w: matrix(2, 3, &w),
+    };
+    let mut dg = Grid {
+        w: Array2::zeros((2, 3)),
+    };
+    weighted_squares_rev(&mut g, &mut dg, 1.0);
+    // d/dw_k Σ (k + 1) w_k², the elements numbered row after row.
+    let want: Vec<f64> = (0..6).map(|k| 2.0 * (k as f64 + 1.0) * w[k]).collect();
+    check_all("gradient", &flat(&dg.w), &want);
+}
+
 fn model_loss_oracle<D: Num>(w: &[D], b: &[D], x: &[f64]) -> D {
     let h: Vec<D> = (0..3)
         .map(|i| (b[i] + w[2 * i] * x[0] + w[2 * i + 1] * x[1]).tanh())
@@ -482,6 +531,26 @@ proptest! {
         let (f, df) = model_loss_by_shape_fwd(&m, &tangent, &x);
         check("forward value, shapes read from the members", f, value);
         check("forward tangent, shapes read from the members", df, grad[0]);
+
+        // A penalty read through the members' iterators.
+        let (value, grad) = oracle_grad(
+            |d| {
+                let penalty = d[..6].iter().fold(Dual64::from(0.0), |s, &v| s + v * v)
+                    + d[6..].iter().fold(Dual64::from(0.0), |s, &v| s + v);
+                model_loss_oracle(&d[..6], &d[6..], &x) + penalty * 0.1
+            },
+            &p,
+        );
+        let mut dm = Model { w: Array2::zeros((3, 2)), b: Array1::zeros(3) };
+        let f = regularized_loss_rev(&m, &mut dm, &x, seed);
+        check("value, regularized", f, value);
+        let mut got = flat(&dm.w);
+        got.extend(dm.b.iter());
+        let want: Vec<f64> = grad.iter().map(|g| g * seed).collect();
+        check_all("gradient, regularized", &got, &want);
+        let (f, df) = regularized_loss_fwd(&m, &tangent, &x);
+        check("forward value, regularized", f, value);
+        check("forward tangent, regularized", df, grad[0]);
     }
 
     #[test]

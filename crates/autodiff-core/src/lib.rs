@@ -42,6 +42,7 @@ mod array_shape;
 mod buffers;
 mod conversions;
 mod difffn;
+mod flat_index;
 pub mod helpers;
 mod lent_copies;
 #[cfg(feature = "ndarray")]
@@ -109,6 +110,7 @@ pub mod __private {
     pub use crate::difffn::{
         BufferCell, CapturedBuffer, DiffFn, ForwardFn, ReverseFn, cell_add, cell_take,
     };
+    pub use crate::flat_index::{FlatIndex, flat_index};
     pub use crate::helpers::HvpCompanion;
     pub use crate::lent_copies::{LentCopies, lent_copy};
     pub use crate::nested_rules::{

@@ -4441,6 +4441,13 @@ impl Lowerer {
                     let a = &p.base;
                     let cols = self.inactive_local("cols", quote!(#a.ncols()), span);
                     p.proj.push(Proj::Index(quote!([#k / #cols, #k % #cols])));
+                } else if matches!(p.proj.last(), Some(Proj::Field(_))) {
+                    // A struct member, whose type is not known here: a matrix is indexed
+                    // by row and column, anything else by `k` (in a local, as above).
+                    let member = p.primal();
+                    let at = quote!(__ad::flat_index(&#member, #k));
+                    let at = self.inactive_local("at", at, span);
+                    p.proj.push(Proj::Index(quote!(#at)));
                 } else {
                     p.proj.push(Proj::Index(quote!(#k)));
                 }
@@ -5982,6 +5989,8 @@ impl Lowerer {
             | ["__ad", "accumulator_zero"]
             // The length of a zipped or `take`n chain, in an index computation.
             | ["__ad", "min_len"]
+            // The index of a struct member's element, by its position.
+            | ["__ad", "flat_index"]
             // The size of `windows(n)`, checked.
             | ["__ad", "window_size"]
             // The length of a row assigned `vec![..]`, checked.
