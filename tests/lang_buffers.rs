@@ -237,6 +237,27 @@ fn matrix_literals(x: &[f64]) -> f64 {
     m[0][0] * m[1][1] - m[0][1] * m[1][0] + v[0][0] * v[1][1] + c[0][1] * v[0][2] * v[1][2]
 }
 
+/// A row with active elements repeated (`vec![[x[0], 1.0]; n]`, `vec![vec![..]; n]`),
+/// then one element of one row overwritten: each element has its own derivative.
+#[autodiff_forward(active_row_repeated_fwd, Dual, Dual)]
+#[autodiff_reverse(active_row_repeated_rev, Duplicated, Active)]
+fn active_row_repeated(x: &[f64]) -> f64 {
+    let mut a = vec![[x[0], 1.0]; x.len()];
+    let b = vec![vec![x[1].sin(), x[0] * x[1], 2.0]; 2];
+    a[1][1] = x[1] * a[0][0];
+    let mut s = 0.0;
+    for r in a.iter() {
+        s += r[0] * r[1];
+    }
+    s + b[1][0] * b[0][1] + b[1][2]
+}
+
+fn active_row_repeated_o<D: Num>(x: &[D]) -> D {
+    // Rows 0 and 2.. hold (x0, 1), row 1 (x0, x1·x0).
+    let n = x.len() as f64;
+    x[0] * (n - 1.0) + x[0] * x[1] * x[0] + x[1].sin() * x[0] * x[1] + 2.0
+}
+
 fn matrix_literals_o<D: Num>(x: &[D]) -> D {
     x[0] * x[0].sin() - x[1] * x[1] * x[0] + x[1].exp() * x[1] + x[0] * 2.0
 }
@@ -1681,6 +1702,15 @@ proptest! {
             matrix_literals_rev,
             matrix_literals_o,
         );
+        check_slice(
+            "active_row_repeated",
+            (&x, &v, &s0, s),
+            active_row_repeated,
+            active_row_repeated_fwd,
+            active_row_repeated_rev,
+            active_row_repeated_o,
+        );
+        check_hvp_of::<active_row_repeated_rev>(&x, &v, active_row_repeated_o);
         let hv = autodiff_core::hvp::<filled_matrices_rev>(&x, &v);
         let mut want = vec![0.0; x.len()];
         want[0] = 2002.0 * v[1];

@@ -14,7 +14,7 @@ use crate::collections::{HashMap, HashSet};
 use crate::ir::*;
 use crate::signature::{Param, Ret, Shape, SigInfo, is_float_type};
 use proc_macro2::{Ident, Span, TokenStream, TokenTree};
-use quote::{ToTokens, quote, quote_spanned};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
 use std::rc::Rc;
 use syn::spanned::Spanned;
 use syn::visit_mut::VisitMut;
@@ -1169,6 +1169,11 @@ impl Lowerer {
                 self.bind(name, Binding::Var(matrix));
                 return Ok(());
             }
+            if let Some(matrix) = self.lower_repeated_row(e)? {
+                self.matrix_vars.insert(matrix.to_string());
+                self.bind(name, Binding::Var(matrix));
+                return Ok(());
+            }
             if let Some(matrix) = self.lower_filled_matrix(e)? {
                 // The binding names the matrix built (as for `collect`).
                 self.matrix_vars.insert(matrix.to_string());
@@ -1726,6 +1731,75 @@ impl Lowerer {
                 for __ad_j in 0..__ad_matrix[__ad_i].len() {
                     __ad_matrix[__ad_i][__ad_j] = __ad_fill;
                 }
+            }
+        });
+        let done = self.lower_stmts(&block.stmts, Tail::Value);
+        self.scopes.pop();
+        done?;
+        Ok(Some(matrix))
+    }
+
+    /// `vec![[a, b]; n]` or `vec![vec![a, b]; n]` with elements that read locals
+    /// (`vec![[x[0], 1.0]; n]`): a matrix of zeros of the elements' type, then the row's
+    /// values, each computed once, written into every row, so that each element gets
+    /// its own derivative.
+    fn lower_repeated_row(&mut self, e: &Expr) -> Result<Option<Ident>> {
+        let Expr::Macro(m) = e else { return Ok(None) };
+        if !is_vec_macro(&m.mac) {
+            return Ok(None);
+        }
+        let Ok((row, r)) = m.mac.parse_body_with(parse_repeat) else {
+            return Ok(None);
+        };
+        let Some((items, inner_vec)) = literal_items(&row) else {
+            return Ok(None);
+        };
+        if items.is_empty()
+            || self.has_constant_fill(&row)
+            || (items.iter()).any(|c| matches!(strip(c), Expr::Array(_) | Expr::Macro(_)))
+        {
+            return Ok(None);
+        }
+        let span = e.span();
+        let mut fills = Vec::new();
+        for c in &items {
+            let v = self.lower_expr(c)?;
+            let fill = match self.operand(v, c.span())? {
+                Operand::Var(v) => v,
+                lit => match self.let_op(Op::Use(lit), c.span()) {
+                    Operand::Var(v) => v,
+                    Operand::Lit(_) => return Ok(None),
+                },
+            };
+            fills.push(fill);
+        }
+        let (first, cols, r) = (&fills[0], fills.len(), self.render(&r));
+        let init = if inner_vec {
+            quote!(::std::vec![::std::vec![__ad::zero_like(&#first); #cols]; #r])
+        } else {
+            quote!(::std::vec![[__ad::zero_like(&#first); #cols]; #r])
+        };
+        let matrix = self.fresh("rows", span);
+        self.kinds.insert(matrix.to_string(), VarKind::Buffer);
+        self.emit(Stmt::Let {
+            var: matrix.clone(),
+            mutable: true,
+            op: Op::NewVec(init),
+        });
+        self.scopes.push(HashMap::default());
+        self.bind(
+            &Ident::new("__ad_matrix", span),
+            Binding::Var(matrix.clone()),
+        );
+        let mut writes = Vec::new();
+        for (j, fill) in fills.into_iter().enumerate() {
+            let name = format_ident!("__ad_fill{}", j, span = span);
+            self.bind(&name, Binding::Var(fill));
+            writes.push(quote_spanned!(span=> __ad_matrix[__ad_i][#j] = #name;));
+        }
+        let block: syn::Block = syn::parse_quote_spanned!(span=> {
+            for __ad_i in 0..__ad_matrix.len() {
+                #(#writes)*
             }
         });
         let done = self.lower_stmts(&block.stmts, Tail::Value);
