@@ -444,6 +444,53 @@ fn optional_positions(x: &[f64]) -> f64 {
     s * t + m * e + g + h + w1.cos()
 }
 
+/// A `Vec` member of a struct read by position (`m.w.get(i)`, `first`, `last`).
+#[differentiable]
+struct Weights {
+    w: Vec<f64>,
+}
+
+#[autodiff_reverse(member_positions_rev, Duplicated, Duplicated, Active)]
+#[autodiff_forward(member_positions_fwd, Dual, Dual, Dual)]
+fn member_positions(m: &Weights, x: &[f64]) -> f64 {
+    let a = m.w.get(1).unwrap();
+    let b = *m.w.first().unwrap();
+    let c = m.w.last().copied().unwrap_or(0.5);
+    let mut s = a * x[0] + b * c;
+    if let Some(v) = m.w.get(2) {
+        s += v.sin() * x[1];
+    }
+    if let Some(v) = m.w.get(m.w.len() + 1) {
+        s += v * 1000.0;
+    }
+    s
+}
+
+fn member_positions_o<D: Num>(d: &[D]) -> D {
+    // d = [w0, w1, w2, x0, x1]
+    d[1] * d[3] + d[0] * d[2] + d[2].sin() * d[4]
+}
+
+#[test]
+fn a_vec_member_read_by_position() {
+    let (w, x) = (vec![0.7, -1.3, 0.4], [2.0, -0.5]);
+    let all: Vec<f64> = w.iter().chain(&x).copied().collect();
+    let (value, grad) = oracle_grad(member_positions_o, &all);
+    let m = Weights { w: w.clone() };
+    let mut dm = Weights { w: vec![0.0; 3] };
+    let mut dx = [0.0; 2];
+    let f = member_positions_rev(&m, &mut dm, &x, &mut dx, 1.0);
+    check("value", f, value);
+    let got: Vec<f64> = dm.w.iter().chain(&dx).copied().collect();
+    check_all("gradient", &got, &grad);
+    let tangent = Weights {
+        w: vec![0.0, 1.0, 0.0],
+    };
+    let (f, df) = member_positions_fwd(&m, &tangent, &x, &[0.0, 1.0]);
+    check("forward value", f, value);
+    check("forward tangent", df, grad[1] + grad[4]);
+}
+
 fn optional_positions_o<D: Num>(x: &[D]) -> D {
     let mut s = x[0].sin();
     if x.len() > 1 {

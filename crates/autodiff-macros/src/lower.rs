@@ -2532,8 +2532,38 @@ impl Lowerer {
             "get" => found.args.len() == 1 && !is_range_expr(&found.args[0]),
             _ => false,
         };
-        if !positional || !self.is_float_buffer_expr(recv)? {
+        if !positional {
             return Ok(None);
+        }
+        if !self.is_float_buffer_expr(recv)? {
+            // A struct member (`m.w.get(i)`), whose type is not known here: its elements
+            // are indexed through `flat_index`, which only buffers implement, so that a
+            // member of the user's own type with a `get` of its own is a compile error
+            // rather than an element read by index.
+            if !matches!(strip(recv), Expr::Field(_)) {
+                return Ok(None);
+            }
+            let at = |i: Expr| -> Expr {
+                syn::parse_quote_spanned!(span=>
+                    ::autodiff_core::__private::flat_index(&#recv, #i))
+            };
+            return Ok(Some(match method.as_str() {
+                "first" => (
+                    at(syn::parse_quote_spanned!(span=> 0)),
+                    syn::parse_quote_spanned!(span=> !#recv.is_empty()),
+                ),
+                "last" => (
+                    at(syn::parse_quote_spanned!(span=> #recv.len() - 1)),
+                    syn::parse_quote_spanned!(span=> !#recv.is_empty()),
+                ),
+                _ => {
+                    let i = &found.args[0];
+                    (
+                        at(syn::parse_quote_spanned!(span=> (#i))),
+                        syn::parse_quote_spanned!(span=> (#i) < #recv.len()),
+                    )
+                }
+            }));
         }
         Ok(Some(match method.as_str() {
             "first" => (

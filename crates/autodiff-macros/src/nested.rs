@@ -336,8 +336,13 @@ pub const CLOSURE_ARGUMENT: &str = "nested differentiation of a closure passed t
 fn passes_closures(code: &TokenStream) -> bool {
     code.clone().into_iter().any(|tt| match tt {
         proc_macro2::TokenTree::Ident(i) => {
+            // `__ad_rev_fn0`, `__ad_fwd_fn1_apply` (not a method's `__ad_fwd_fnorm`).
             let name = i.to_string();
-            name.starts_with("__ad_rev_fn") || name.starts_with("__ad_fwd_fn")
+            let rest = (name.strip_prefix("__ad_rev_fn"))
+                .or_else(|| name.strip_prefix("__ad_fwd_fn"))
+                .unwrap_or_default();
+            let index = rest.trim_start_matches(|c: char| c.is_ascii_digit());
+            index.len() < rest.len() && (index.is_empty() || index.starts_with('_'))
         }
         proc_macro2::TokenTree::Group(g) => passes_closures(&g.stream()),
         _ => false,
@@ -374,5 +379,23 @@ pub fn failure(msg: &str) -> TokenStream {
         }
         __ad_fail(__ad_mark);
         ::core::unreachable!()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::passes_closures;
+    use quote::quote;
+
+    #[test]
+    fn closure_builders_are_told_from_methods_whose_names_start_with_fn() {
+        assert!(passes_closures(&quote!(
+            fn d(x: &[f64]) {
+                let c = sum_at::__ad_rev_fn0(p, m);
+            }
+        )));
+        assert!(passes_closures(&quote!({ m.__ad_fwd_fn1_apply(p, t) })));
+        assert!(!passes_closures(&quote!({ v.__ad_fwd_fnorm(x) })));
+        assert!(!passes_closures(&quote!({ v.__ad_rev_fn_eval(x) })));
     }
 }
