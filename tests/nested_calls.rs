@@ -353,6 +353,25 @@ fn polar_whole_rev(r: f64, t: f64) -> ((f64, f64), impl FnOnce((f64, f64)) -> (f
     })
 }
 
+/// `(r t, 1)`: the pullback ignores the cotangent of the constant second value.
+#[custom_rule(reverse = product_and_one_rev)]
+fn product_and_one(r: f64, t: f64) -> (f64, f64) {
+    (r * t, 1.0)
+}
+
+#[allow(clippy::type_complexity)]
+#[differentiable]
+fn product_and_one_rev(r: f64, t: f64) -> ((f64, f64), impl FnOnce((f64, f64)) -> (f64, f64)) {
+    ((r * t, 1.0), move |(a, _): (f64, f64)| (a * t, a * r))
+}
+
+/// `(r t)² · 1`.
+#[autodiff_reverse(d_squared_product, Duplicated, Active)]
+fn squared_product(p: &[f64]) -> f64 {
+    let (q, one) = product_and_one(p[0], p[1]);
+    q * q * one
+}
+
 /// `x·y` of the point: `r² sin(2t) / 2`.
 #[autodiff_reverse(d_polar_area, Duplicated, Active)]
 fn polar_area(p: &[f64]) -> f64 {
@@ -388,6 +407,15 @@ proptest! {
         for i in 0..2 {
             close(&format!("H·v {i}"), hv[i], want[i], 1e-12).unwrap();
             close(&format!("H·v {i}, whole tuple"), hv_whole[i], want[i], 1e-12).unwrap();
+        }
+        // Hessian of (r t)²: [[2t², 4rt], [4rt, 2r²]].
+        let hv = autodiff_core::hvp::<d_squared_product>(&[r, t], &v);
+        let want = [
+            2.0 * t * t * v[0] + 4.0 * r * t * v[1],
+            4.0 * r * t * v[0] + 2.0 * r * r * v[1],
+        ];
+        for i in 0..2 {
+            close(&format!("H·v {i}, a cotangent ignored"), hv[i], want[i], 1e-12).unwrap();
         }
     }
 }

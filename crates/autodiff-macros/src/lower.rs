@@ -1685,20 +1685,10 @@ impl Lowerer {
     /// `vec![vec![x[0]; 2]; 2]`): a matrix of zeros of `v`'s type, then `v` written into
     /// each element, so that each element gets its own derivative.
     fn lower_filled_matrix(&mut self, e: &Expr) -> Result<Option<Ident>> {
-        let Expr::Macro(m) = e else { return Ok(None) };
-        if !is_vec_macro(&m.mac) {
-            return Ok(None);
-        }
-        let Ok((row, r)) = m.mac.parse_body_with(parse_repeat) else {
+        let Some((row, r)) = vec_repeat(e) else {
             return Ok(None);
         };
-        let Expr::Macro(im) = strip(&row) else {
-            return Ok(None);
-        };
-        if !is_vec_macro(&im.mac) {
-            return Ok(None);
-        }
-        let Ok((fill, c)) = im.mac.parse_body_with(parse_repeat) else {
+        let Some((fill, c)) = vec_repeat(strip(&row)) else {
             return Ok(None);
         };
         if self.has_constant_fill(&fill) || matches!(strip(&fill), Expr::Macro(_) | Expr::Repeat(_))
@@ -1711,32 +1701,48 @@ impl Lowerer {
             return Ok(None);
         };
         let (r, c) = (self.render(&r), self.render(&c));
-        let matrix = self.fresh("filled", span);
+        let init = quote!(::std::vec![::std::vec![__ad::zero_like(&#v); #c]; #r]);
+        let fill = Ident::new("__ad_fill", span);
+        let block: syn::Block = syn::parse_quote_spanned!(span=> {
+            for __ad_i in 0..__ad_matrix.len() {
+                for __ad_j in 0..__ad_matrix[__ad_i].len() {
+                    __ad_matrix[__ad_i][__ad_j] = #fill;
+                }
+            }
+        });
+        self.write_matrix("filled", init, vec![(fill, v)], &block, span)
+            .map(Some)
+    }
+
+    /// A matrix `init` (of zeros), bound to `__ad_matrix` and each of `fills` to its name
+    /// while `block` writes it: the matrix, a new local.
+    fn write_matrix(
+        &mut self,
+        name: &str,
+        init: TokenStream,
+        fills: Vec<(Ident, Ident)>,
+        block: &syn::Block,
+        span: Span,
+    ) -> Result<Ident> {
+        let matrix = self.fresh(name, span);
         self.kinds.insert(matrix.to_string(), VarKind::Buffer);
         self.emit(Stmt::Let {
             var: matrix.clone(),
             mutable: true,
-            op: Op::NewVec(quote!(
-                ::std::vec![::std::vec![__ad::zero_like(&#v); #c]; #r]
-            )),
+            op: Op::NewVec(init),
         });
         self.scopes.push(HashMap::default());
         self.bind(
             &Ident::new("__ad_matrix", span),
             Binding::Var(matrix.clone()),
         );
-        self.bind(&Ident::new("__ad_fill", span), Binding::Var(v));
-        let block: syn::Block = syn::parse_quote_spanned!(span=> {
-            for __ad_i in 0..__ad_matrix.len() {
-                for __ad_j in 0..__ad_matrix[__ad_i].len() {
-                    __ad_matrix[__ad_i][__ad_j] = __ad_fill;
-                }
-            }
-        });
+        for (name, v) in fills {
+            self.bind(&name, Binding::Var(v));
+        }
         let done = self.lower_stmts(&block.stmts, Tail::Value);
         self.scopes.pop();
         done?;
-        Ok(Some(matrix))
+        Ok(matrix)
     }
 
     /// `vec![[a, b]; n]` or `vec![vec![a, b]; n]` with elements that read locals
@@ -1744,11 +1750,7 @@ impl Lowerer {
     /// values, each computed once, written into every row, so that each element gets
     /// its own derivative.
     fn lower_repeated_row(&mut self, e: &Expr) -> Result<Option<Ident>> {
-        let Expr::Macro(m) = e else { return Ok(None) };
-        if !is_vec_macro(&m.mac) {
-            return Ok(None);
-        }
-        let Ok((row, r)) = m.mac.parse_body_with(parse_repeat) else {
+        let Some((row, r)) = vec_repeat(e) else {
             return Ok(None);
         };
         let Some((items, inner_vec)) = literal_items(&row) else {
@@ -1779,33 +1781,19 @@ impl Lowerer {
         } else {
             quote!(::std::vec![[__ad::zero_like(&#first); #cols]; #r])
         };
-        let matrix = self.fresh("rows", span);
-        self.kinds.insert(matrix.to_string(), VarKind::Buffer);
-        self.emit(Stmt::Let {
-            var: matrix.clone(),
-            mutable: true,
-            op: Op::NewVec(init),
-        });
-        self.scopes.push(HashMap::default());
-        self.bind(
-            &Ident::new("__ad_matrix", span),
-            Binding::Var(matrix.clone()),
-        );
-        let mut writes = Vec::new();
-        for (j, fill) in fills.into_iter().enumerate() {
-            let name = format_ident!("__ad_fill{}", j, span = span);
-            self.bind(&name, Binding::Var(fill));
-            writes.push(quote_spanned!(span=> __ad_matrix[__ad_i][#j] = #name;));
-        }
+        let names: Vec<Ident> = (0..fills.len())
+            .map(|j| format_ident!("__ad_fill{}", j, span = span))
+            .collect();
+        let writes = (names.iter().enumerate())
+            .map(|(j, name)| quote_spanned!(span=> __ad_matrix[__ad_i][#j] = #name;));
         let block: syn::Block = syn::parse_quote_spanned!(span=> {
             for __ad_i in 0..__ad_matrix.len() {
                 #(#writes)*
             }
         });
-        let done = self.lower_stmts(&block.stmts, Tail::Value);
-        self.scopes.pop();
-        done?;
-        Ok(Some(matrix))
+        let fills = names.into_iter().zip(fills).collect();
+        self.write_matrix("rows", init, fills, &block, span)
+            .map(Some)
     }
 
     /// A matrix written out row by row, `[[a, b], [c, d]]` or `vec![vec![a, b], vec![c,
@@ -3504,7 +3492,7 @@ impl Lowerer {
                         if self.array_params.contains(&v.to_string()))
                 }),
                 Expr::Call(c) => matches!(&*c.func, Expr::Path(p)
-                    if p.path.segments.last().is_some_and(|s| s.ident == "array_shape")),
+                    if path_names(&p.path).ends_with(&["__private".into(), "array_shape".into()])),
                 _ => false,
             }
     }
@@ -7388,6 +7376,14 @@ fn int_literal(e: &Expr) -> Option<usize> {
 
 /// The items of a row `[v; n]` or `vec![v; n]` with `n` an integer literal, written out,
 /// and whether it is a `vec!`.
+/// `vec![v; n]`: the repeated value and the count.
+fn vec_repeat(e: &Expr) -> Option<(Expr, Expr)> {
+    match e {
+        Expr::Macro(m) if is_vec_macro(&m.mac) => m.mac.parse_body_with(parse_repeat).ok(),
+        _ => None,
+    }
+}
+
 fn repeated_row(e: &Expr) -> Option<(Vec<Expr>, bool)> {
     match strip(e) {
         Expr::Repeat(r) => Some((vec![(*r.expr).clone(); int_literal(&r.len)?], false)),

@@ -212,11 +212,13 @@ pub fn expand(func: &ImplItemFn) -> syn::Result<TokenStream> {
             // A tuple of floats (the cotangent of a tuple value): a parameter per element,
             // so that each carries its tangent.
             Some(elems) => {
+                let fresh = |k: usize| format_ident!("__ad_cp{}_{}", i, k);
                 let names: Vec<Ident> = match pat {
                     Pat::Tuple(pt) if pt.elems.len() == elems.len() => {
-                        let names: Option<Vec<Ident>> = (pt.elems.iter())
-                            .map(|e| match e {
+                        let names: Option<Vec<Ident>> = (pt.elems.iter().enumerate())
+                            .map(|(k, e)| match e {
                                 Pat::Ident(pi) => Some(pi.ident.clone()),
+                                Pat::Wild(_) => Some(fresh(k)),
                                 _ => None,
                             })
                             .collect();
@@ -225,23 +227,22 @@ pub fn expand(func: &ImplItemFn) -> syn::Result<TokenStream> {
                             None => {
                                 return Err(unsupported(
                                     pt.span(),
-                                    "a tuple parameter's pattern must bind plain names",
+                                    "a tuple parameter's pattern must bind plain names or `_`",
                                 ));
                             }
                         }
                     }
                     Pat::Ident(pi) => {
-                        let names: Vec<Ident> = (0..elems.len())
-                            .map(|k| format_ident!("__ad_cp{}_{}", i, k))
-                            .collect();
+                        let names: Vec<Ident> = (0..elems.len()).map(fresh).collect();
                         let id = &pi.ident;
                         rebuilt.push(quote!(let #id = (#(#names,)*);));
                         names
                     }
+                    Pat::Wild(_) => (0..elems.len()).map(fresh).collect(),
                     other => {
                         return Err(unsupported(
                             other.span(),
-                            "a tuple parameter must be a name or a tuple of names",
+                            "a tuple parameter must be a name, `_` or a tuple of as many names",
                         ));
                     }
                 };
