@@ -1014,6 +1014,36 @@ fn a_row_assigned_another_length_is_refused() {
     row_resized_rev(&x, &mut [0.0; 3], 1.0);
 }
 
+/// A local matrix assigned a `vec!` of another number of rows: the companions, which
+/// write it row by row, refuse it (they would keep an old row, or write past the end).
+#[autodiff_reverse(rows_recounted_rev, Duplicated, Const, Active)]
+fn rows_recounted(x: &[f64], rows: usize) -> f64 {
+    let mut pts = vec![[x[0], 1.0], [2.0, x[1]]];
+    let s0 = pts[0][0] * pts[1][1];
+    if rows == 3 {
+        pts = vec![[x[1], x[0]], [x[0], 3.0], [x[1], x[1]]];
+    } else {
+        pts = vec![[x[1], x[0]]];
+    }
+    s0 + pts[0][0] * pts[0][1] + pts.len() as f64
+}
+
+#[test]
+#[should_panic(expected = "differentiated code assigns 3 rows to a matrix of 2")]
+fn a_matrix_assigned_more_rows_is_refused() {
+    let x = [1.0, 2.0];
+    assert_eq!(rows_recounted(&x, 3), 2.0 + 2.0 + 3.0);
+    rows_recounted_rev(&x, &mut [0.0; 2], 3, 1.0);
+}
+
+#[test]
+#[should_panic(expected = "differentiated code assigns 1 rows to a matrix of 2")]
+fn a_matrix_assigned_fewer_rows_is_refused() {
+    let x = [1.0, 2.0];
+    assert_eq!(rows_recounted(&x, 1), 2.0 + 2.0 + 1.0);
+    rows_recounted_rev(&x, &mut [0.0; 2], 1, 1.0);
+}
+
 /// Matrix literals whose rows mix written-out values with a repeated constant.
 #[allow(clippy::useless_vec)]
 #[autodiff_forward(repeated_rows_fwd, Dual, Dual)]

@@ -482,6 +482,19 @@ pub fn same_row_length(row: usize, written: usize) -> usize {
     written
 }
 
+/// Checks that `m = vec![..]` (or `m = q;`) of a local matrix keeps its number of rows,
+/// which the derivative code writes row by row; the number.
+#[inline(always)]
+#[track_caller]
+pub fn same_row_count(rows: usize, written: usize) -> usize {
+    assert!(
+        rows == written,
+        "differentiated code assigns {written} rows to a matrix of {rows}: a matrix assigned \
+         whole keeps its number of rows (assign its rows one by one, or bind a new matrix)"
+    );
+    written
+}
+
 /// The slice length `min(a, b)`: the trip count of a `zip`.
 #[inline(always)]
 pub fn min_len(a: usize, b: usize) -> usize {

@@ -2073,14 +2073,16 @@ impl Lowerer {
                 let block: syn::Block = if self.is_local_matrix(right) {
                     // (Another matrix: its rows are copied from where they are.)
                     syn::parse_quote_spanned!(a.span()=> {
-                        for __ad_r in 0..__ad::same_row_length(#left.len(), #right.len()) {
+                        for __ad_r in 0..__ad::same_row_count(#left.len(), #right.len()) {
                             #left[__ad_r] = #right[__ad_r];
                         }
                     })
                 } else {
+                    // (A number of rows that differs would leave rows of the old matrix,
+                    // or write past its end: checked.)
                     syn::parse_quote_spanned!(a.span()=> {
                         let __ad_rows = #right;
-                        for __ad_r in 0..__ad_rows.len() {
+                        for __ad_r in 0..__ad::same_row_count(#left.len(), __ad_rows.len()) {
                             #left[__ad_r] = __ad_rows[__ad_r];
                         }
                     })
@@ -6087,6 +6089,8 @@ impl Lowerer {
             | ["__ad", "window_size"]
             // The length of a row assigned `vec![..]`, checked.
             | ["__ad", "same_row_length"]
+            // The number of rows of a matrix assigned whole, checked.
+            | ["__ad", "same_row_count"]
             // A `filter`'s predicate on an element, a `max_by`'s comparison.
             | ["__ad", "holds"]
             | ["__ad", "compare"]
