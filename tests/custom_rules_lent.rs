@@ -288,12 +288,12 @@ fn a_rule_lent_a_mutable_parameter_that_is_then_overwritten() {
     assert_eq!(step_counts(), [0, 5, 5, 0], "slice");
     close("slice: value", y, integrate(&x), 1e-14).unwrap();
     step_counts();
-    let (mut u, mut g) = (x.to_vec(), vec![0.0; 3]);
-    d_integrate_in_place_vec(&mut u, &mut g, 1.0);
+    let (mut u, mut g_vec) = (x.to_vec(), vec![0.0; 3]);
+    d_integrate_in_place_vec(&mut u, &mut g_vec, 1.0);
     assert_eq!(step_counts(), [0, 5, 5, 0], "Vec");
     for i in 0..3 {
         close(&format!("slice: ∂{i}"), g[i], oracle[i], 1e-12).unwrap();
-        close(&format!("Vec: ∂{i}"), g[i], oracle[i], 1e-12).unwrap();
+        close(&format!("Vec: ∂{i}"), g_vec[i], oracle[i], 1e-12).unwrap();
     }
     let mut u = x;
     let (_, dy) = integrate_in_place_jvp(&mut u, &mut [0.0, 1.0, 0.0]);

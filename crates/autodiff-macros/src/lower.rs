@@ -2525,37 +2525,15 @@ impl Lowerer {
         if !positional {
             return Ok(None);
         }
-        if !self.is_float_buffer_expr(recv)? {
-            // A struct member (`m.w.get(i)`), whose type is not known here: its elements
-            // are indexed through `flat_index`, which only buffers implement, so that a
-            // member of the user's own type with a `get` of its own is a compile error
-            // rather than an element read by index.
-            if !matches!(strip(recv), Expr::Field(_)) {
-                return Ok(None);
-            }
-            let at = |i: Expr| -> Expr {
-                syn::parse_quote_spanned!(span=>
-                    ::autodiff_core::__private::flat_index(&#recv, #i))
-            };
-            return Ok(Some(match method.as_str() {
-                "first" => (
-                    at(syn::parse_quote_spanned!(span=> 0)),
-                    syn::parse_quote_spanned!(span=> !#recv.is_empty()),
-                ),
-                "last" => (
-                    at(syn::parse_quote_spanned!(span=> #recv.len() - 1)),
-                    syn::parse_quote_spanned!(span=> !#recv.is_empty()),
-                ),
-                _ => {
-                    let i = &found.args[0];
-                    (
-                        at(syn::parse_quote_spanned!(span=> (#i))),
-                        syn::parse_quote_spanned!(span=> (#i) < #recv.len()),
-                    )
-                }
-            }));
+        // A struct member (`m.w.get(i)`), whose type is not known here: its elements are
+        // indexed through `flat_index`, which only buffers implement, so that a member of
+        // the user's own type with a `get` of its own is a compile error rather than an
+        // element read by index.
+        let member = !self.is_float_buffer_expr(recv)?;
+        if member && !matches!(strip(recv), Expr::Field(_)) {
+            return Ok(None);
         }
-        Ok(Some(match method.as_str() {
+        let (index, holds): (Expr, Expr) = match method.as_str() {
             "first" => (
                 syn::parse_quote_spanned!(span=> 0),
                 syn::parse_quote_spanned!(span=> !#recv.is_empty()),
@@ -2571,7 +2549,14 @@ impl Lowerer {
                     syn::parse_quote_spanned!(span=> (#i) < #recv.len()),
                 )
             }
-        }))
+        };
+        let index = if member {
+            syn::parse_quote_spanned!(span=>
+                ::autodiff_core::__private::flat_index(&#recv, #index))
+        } else {
+            index
+        };
+        Ok(Some((index, holds)))
     }
 
     /// `if let Some(v) = x.get(i) { a } else { b }` (or `x.first()`, `x.last()`, through
@@ -7378,8 +7363,6 @@ fn int_literal(e: &Expr) -> Option<usize> {
     }
 }
 
-/// The items of a row `[v; n]` or `vec![v; n]` with `n` an integer literal, written out,
-/// and whether it is a `vec!`.
 /// `vec![v; n]`: the repeated value and the count.
 fn vec_repeat(e: &Expr) -> Option<(Expr, Expr)> {
     match e {
@@ -7388,6 +7371,8 @@ fn vec_repeat(e: &Expr) -> Option<(Expr, Expr)> {
     }
 }
 
+/// The items of a row `[v; n]` or `vec![v; n]` with `n` an integer literal, written out,
+/// and whether it is a `vec!`.
 fn repeated_row(e: &Expr) -> Option<(Vec<Expr>, bool)> {
     match strip(e) {
         Expr::Repeat(r) => Some((vec![(*r.expr).clone(); int_literal(&r.len)?], false)),
