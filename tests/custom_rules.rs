@@ -336,6 +336,105 @@ fn rule_fires_through_helpers_that_receive_no_adjoint() {
     assert_eq!(sync_counts(), (0, 0, 3, 111), "forward");
 }
 
+static BARRIER_AUGMENTED: AtomicUsize = AtomicUsize::new(0);
+static BARRIER_PULLBACKS: AtomicUsize = AtomicUsize::new(0);
+static BARRIER_FORWARDS: AtomicUsize = AtomicUsize::new(0);
+static BARRIER_STEPS: AtomicUsize = AtomicUsize::new(0);
+
+/// A compute backend whose barrier is a no-op on the CPU: its methods' rules are the only
+/// thing that makes a call to them visible.
+pub struct CpuBackend;
+
+#[differentiable]
+impl CpuBackend {
+    #[custom_rule(forward = Self::synchronize_fwd, reverse = Self::synchronize_rev)]
+    fn synchronize(&self) {}
+
+    fn synchronize_fwd(&self) {
+        BARRIER_FORWARDS.fetch_add(1, Ordering::SeqCst);
+    }
+
+    #[allow(clippy::unused_unit)]
+    fn synchronize_rev(&self) -> ((), impl FnOnce()) {
+        BARRIER_AUGMENTED.fetch_add(1, Ordering::SeqCst);
+        ((), || {
+            BARRIER_PULLBACKS.fetch_add(1, Ordering::SeqCst);
+        })
+    }
+
+    /// The same with a constant integer argument.
+    #[custom_rule(forward = Self::wait_fwd, reverse = Self::wait_rev)]
+    fn wait(&self, step: usize) {
+        let _ = step;
+    }
+
+    fn wait_fwd(&self, step: usize) {
+        BARRIER_FORWARDS.fetch_add(1, Ordering::SeqCst);
+        BARRIER_STEPS.fetch_add(step, Ordering::SeqCst);
+    }
+
+    #[allow(clippy::unused_unit)]
+    fn wait_rev(&self, step: usize) -> ((), impl FnOnce()) {
+        BARRIER_AUGMENTED.fetch_add(1, Ordering::SeqCst);
+        BARRIER_STEPS.fetch_add(step, Ordering::SeqCst);
+        ((), || {
+            BARRIER_PULLBACKS.fetch_add(1, Ordering::SeqCst);
+        })
+    }
+}
+
+/// The backend is a constant parameter; a second one is made in the body.
+#[autodiff_reverse(d_on_backend, Duplicated, Const, Active)]
+#[autodiff_forward(on_backend_jvp, Dual, Const, Dual)]
+fn on_backend(x: &[f64], backend: &CpuBackend) -> f64 {
+    backend.synchronize();
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        s += x[i].sin();
+        backend.wait(i + 1);
+    }
+    let local = CpuBackend;
+    local.synchronize();
+    s
+}
+
+/// The whole function is constant: no argument, no result.
+#[autodiff_reverse(d_barrier_only, Const)]
+#[autodiff_forward(barrier_only_jvp, Const)]
+fn barrier_only(backend: &CpuBackend) {
+    backend.synchronize();
+}
+
+#[test]
+fn method_rule_on_a_constant_receiver_fires() {
+    let counts = || {
+        take_counts([
+            &BARRIER_AUGMENTED,
+            &BARRIER_PULLBACKS,
+            &BARRIER_FORWARDS,
+            &BARRIER_STEPS,
+        ])
+    };
+    let x = [0.5, -1.0, 2.0];
+    counts();
+    let mut g = [0.0; 3];
+    let y = d_on_backend(&x, &mut g, &CpuBackend, 1.0);
+    // Two `synchronize` calls and three `wait` calls (steps 1, 2, 3).
+    assert_eq!(counts(), (5, 5, 0, 6), "reverse");
+    close("value", y, x.iter().map(|v| v.sin()).sum(), 1e-12).unwrap();
+    for i in 0..3 {
+        close("gradient", g[i], x[i].cos(), 1e-12).unwrap();
+    }
+    let (_, dy) = on_backend_jvp(&x, &[1.0, 0.0, -1.0], &CpuBackend);
+    assert_eq!(counts(), (0, 0, 5, 6), "forward");
+    close("tangent", dy, x[0].cos() - x[2].cos(), 1e-12).unwrap();
+
+    d_barrier_only(&CpuBackend);
+    assert_eq!(counts(), (1, 1, 0, 0), "reverse, all constant");
+    barrier_only_jvp(&CpuBackend);
+    assert_eq!(counts(), (0, 0, 1, 0), "forward, all constant");
+}
+
 // ------------------------------------------------------------------ a deliberately wrong rule
 
 /// The rule's gradient of `Σ x_i²` is deliberately wrong: `dx_i += (2·dret·x_i)²`, so that

@@ -196,6 +196,9 @@ pub struct Lowerer {
     /// call reads it: such a call goes through the protocol even with constant
     /// arguments, so that a custom rule on the callee fires.
     statement_call: bool,
+    /// The same for a method call that is a statement of its own (`backend.sync();`),
+    /// read by the method call itself.
+    statement_method: bool,
     /// Set while lowering a call that is an operand of arithmetic (`Sq(a) + Sq(b)`,
     /// `s += Qx(a)`), until the call reads it: a call there returns a number, so a
     /// capitalised name is a function's, not a tuple struct's.
@@ -336,6 +339,7 @@ impl Lowerer {
             const_copies: HashSet::default(),
             buffer_names: HashSet::default(),
             statement_call: false,
+            statement_method: false,
             value_call: false,
             matrices: HashSet::default(),
             rows_indexed: HashSet::default(),
@@ -394,6 +398,7 @@ impl Lowerer {
             const_copies: self.const_copies.clone(),
             buffer_names: self.buffer_names.clone(),
             statement_call: false,
+            statement_method: false,
             value_call: false,
             matrices: self.matrices.clone(),
             rows_indexed: self.rows_indexed.clone(),
@@ -1921,6 +1926,11 @@ impl Lowerer {
                 Ok(Some(Op::ArrLit(ops, false)))
             }
             Expr::Struct(s) => self.lower_struct(s, true),
+            // `let cpu = CpuBackend;`: a struct without members, whose methods called for
+            // their effect go through their derivatives, as a literal's do.
+            Expr::Path(p) if self.is_unit_struct(p) => {
+                self.struct_members(&p.path, Vec::new(), true)
+            }
             Expr::Call(c) if is_tuple_struct_call(c) => self.lower_tuple_struct(c, mutable),
             // `<[_]>::to_vec(&x)`: a copy, as generated code writes it.
             Expr::Call(c)
@@ -2324,8 +2334,10 @@ impl Lowerer {
                 })
             }
             _ => {
-                let v = self.lower_expr(&Expr::MethodCall(m.clone()))?;
-                self.discard_value(v);
+                self.statement_method = true;
+                let v = self.lower_expr(&Expr::MethodCall(m.clone()));
+                self.statement_method = false;
+                self.discard_value(v?);
                 Ok(())
             }
         }
@@ -5338,6 +5350,7 @@ impl Lowerer {
     }
 
     fn lower_method(&mut self, m: &syn::ExprMethodCall, hint: Option<&syn::Type>) -> Result<Val> {
+        let statement = std::mem::take(&mut self.statement_method);
         let name = m.method.to_string();
         if name.starts_with("__ad_") {
             if !self.companion || protocol_kind(&name).is_none() {
@@ -5347,18 +5360,24 @@ impl Lowerer {
                 );
             }
             // A callee's protocol function, called by a companion that is differentiated
-            // again: lowered as a call, without the arguments its derivative does not take.
+            // again: lowered as a call, without the arguments its derivative does not take,
+            // through the callee's derivatives even when everything is constant (the call
+            // is there because the callee's protocol is called).
             let mut m = m.clone();
             m.args = protocol_args(&name, &m.args, false);
-            return self.lower_method_call(&m, hint);
+            return self.lower_method_call(&m, hint, true);
         }
-        self.lower_method_call(m, hint)
+        self.lower_method_call(m, hint, statement)
     }
 
+    /// A method call; `statement` when it is a statement of its own (its value unused) or
+    /// a protocol call of a companion lowered again: a struct's method then goes through
+    /// its derivatives even when everything is constant.
     fn lower_method_call(
         &mut self,
         m: &syn::ExprMethodCall,
         hint: Option<&syn::Type>,
+        statement: bool,
     ) -> Result<Val> {
         let name = m.method.to_string();
         let span = m.span();
@@ -5555,8 +5574,19 @@ impl Lowerer {
                 o => Ok(Val::Op(self.let_op(Op::Cast(o, ty), span))),
             };
         }
-        // A user method.
-        let recv = self.lower_expr(&m.receiver)?;
+        // A user method. A unit struct that receives a call made for its effect
+        // (`CpuBackend.synchronize();`) is bound to a local, as `let` binds one.
+        let unit_receiver = match strip(&m.receiver) {
+            Expr::Path(p) if statement && self.is_unit_struct(p) => Some(p),
+            _ => None,
+        };
+        let recv = match unit_receiver {
+            Some(p) => {
+                let op = self.struct_members(&p.path, Vec::new(), true)?;
+                self.struct_value(op, &m.receiver)?
+            }
+            None => self.lower_expr(&m.receiver)?,
+        };
         // (Generated companions pop their own buffers back: that is read back as before.)
         if let Val::Place(p, _) = &recv
             && !self.companion
@@ -5581,9 +5611,13 @@ impl Lowerer {
             Operand::Lit(_) => true,
             Operand::Var(v) => l.holds_constant(v),
         };
+        // A method of a struct called for its effect alone (`backend.synchronize();`) goes
+        // through the protocol even when everything is constant, as `tick(3);` does: its
+        // only use is a custom rule, which must fire.
+        let effect_only = statement && (on_struct || unit_receiver.is_some());
         match recv {
             Val::Place(p, _) => {
-                self.lower_call(Callee::Method(p, m.method.clone()), args, false, span)
+                self.lower_call(Callee::Method(p, m.method.clone()), args, effect_only, span)
             }
             // A method of a struct a call returned (`make(a, b).norm()`, `let p =
             // V2::new(a, b); p.norm()`).
@@ -5649,6 +5683,21 @@ impl Lowerer {
             return false;
         };
         p.path.is_ident("self") || self.is_struct_local(e)
+    }
+
+    /// Whether `p` names a unit struct (`CpuBackend`): one word in upper camel case (a
+    /// constant's name has no lower-case letter) that names no local.
+    fn is_unit_struct(&self, p: &syn::ExprPath) -> bool {
+        if self.companion || p.qself.is_some() {
+            return false;
+        }
+        p.path.get_ident().is_some_and(|id| {
+            let name = id.to_string();
+            name.starts_with(|c: char| c.is_ascii_uppercase())
+                && name.contains(|c: char| c.is_ascii_lowercase())
+                && !matches!(name.as_str(), "None" | "Self")
+                && self.lookup(&name).is_none()
+        })
     }
 
     /// Whether `e` names a struct parameter (`&self` of a struct's method among them), a
