@@ -435,6 +435,102 @@ fn method_rule_on_a_constant_receiver_fires() {
     assert_eq!(counts(), (0, 0, 1, 0), "forward, all constant");
 }
 
+static BEAT_AUGMENTED: AtomicUsize = AtomicUsize::new(0);
+static BEAT_PULLBACKS: AtomicUsize = AtomicUsize::new(0);
+static BEAT_FORWARDS: AtomicUsize = AtomicUsize::new(0);
+static BEAT_STEPS: AtomicUsize = AtomicUsize::new(0);
+
+/// `tick` once more, for calls whose value is discarded without a `;` of their own.
+#[custom_rule(forward = beat_fwd, reverse = beat_rev)]
+fn beat(step: usize) {
+    let _ = step;
+}
+
+fn beat_fwd(step: usize) {
+    BEAT_FORWARDS.fetch_add(1, Ordering::SeqCst);
+    BEAT_STEPS.fetch_add(step, Ordering::SeqCst);
+}
+
+#[allow(clippy::unused_unit)]
+#[differentiable]
+fn beat_rev(step: usize) -> ((), impl FnOnce()) {
+    BEAT_AUGMENTED.fetch_add(1, Ordering::SeqCst);
+    no_grad(BEAT_STEPS.fetch_add(step, Ordering::SeqCst));
+    ((), || {
+        BEAT_PULLBACKS.fetch_add(1, Ordering::SeqCst);
+    })
+}
+
+/// The call is the body's last expression.
+#[differentiable]
+fn beat_twice(step: usize) {
+    beat(step);
+    beat(step)
+}
+
+/// Each call's value is `()` and unused, in a position that is not a statement of its
+/// own: a branch's, an arm's, a block's or a closure's last expression, `let _ =`, the
+/// last expression of a loop's body and of a function returning `()`.
+#[allow(
+    clippy::let_unit_value,
+    clippy::unit_arg,
+    clippy::redundant_closure_call
+)]
+#[autodiff_reverse(d_beaten, Duplicated, Active)]
+#[autodiff_forward(beaten_jvp, Dual, Dual)]
+fn beaten(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        if i == 0 {
+            beat(1)
+        }
+        s += x[i] * x[i];
+        // A branch ending in `;` and one without.
+        if x[i] > 1e9 {
+            beat(1000);
+        } else {
+            beat(2)
+        }
+    }
+    match x.len() {
+        0 => beat(1000),
+        _ => beat(4),
+    }
+    x.iter().for_each(|_| beat(8));
+    let _ = beat(16);
+    let local = |k: usize| beat(k);
+    local(32);
+    {
+        beat(64)
+    }
+    beat_twice(128);
+    s
+}
+
+#[test]
+fn rule_fires_where_a_call_value_is_discarded() {
+    let counts = || {
+        take_counts([
+            &BEAT_AUGMENTED,
+            &BEAT_PULLBACKS,
+            &BEAT_FORWARDS,
+            &BEAT_STEPS,
+        ])
+    };
+    let x = [0.5, -1.5, 2.0];
+    counts();
+    let mut g = [0.0; 3];
+    let y = d_beaten(&x, &mut g, 1.0);
+    // Calls: 1 + 3 (`beat(2)`) + 1 + 3 (`for_each`) + 1 + 1 + 1 + 2, each once.
+    let steps = 1 + 3 * 2 + 4 + 3 * 8 + 16 + 32 + 64 + 2 * 128;
+    assert_eq!(counts(), (13, 13, 0, steps), "reverse");
+    close("value", y, 6.5, 1e-12).unwrap();
+    assert_eq!(g, [1.0, -3.0, 4.0]);
+    let (_, dy) = beaten_jvp(&x, &[1.0, 1.0, 1.0]);
+    assert_eq!(counts(), (0, 0, 13, steps), "forward");
+    close("tangent", dy, 2.0, 1e-12).unwrap();
+}
+
 // ------------------------------------------------------------------ a deliberately wrong rule
 
 /// The rule's gradient of `Σ x_i²` is deliberately wrong: `dx_i += (2·dret·x_i)²`, so that

@@ -100,6 +100,11 @@ enum Tail {
     Return,
     /// It is assigned to these locals (a labelled block's value).
     Into(Vec<Ident>),
+    /// The block's value is `()` and unused (a loop's body, a block or a branch that is a
+    /// statement, the body of a function returning `()`): its last expression is a
+    /// statement, so that a call there (`if k == 0 { tick(1) }`) is made for its effect
+    /// alone and a custom rule on it fires.
+    Unit,
 }
 
 struct RetCtl {
@@ -619,7 +624,10 @@ impl Lowerer {
             }
             self.ret = Some(RetCtl { flag, vals });
         }
-        let tail = self.lower_stmts(&body.stmts, Tail::Return)?;
+        let tail = match sig.ret {
+            Ret::Unit => self.lower_stmts(&body.stmts, Tail::Unit)?,
+            Ret::Ty(_) => self.lower_stmts(&body.stmts, Tail::Return)?,
+        };
         let ret = if let Some(ctl) = &self.ret {
             ctl.vals.iter().cloned().map(Operand::Var).collect()
         } else {
@@ -917,7 +925,7 @@ impl Lowerer {
         for (i, s) in stmts.iter().enumerate() {
             let is_last = i + 1 == stmts.len();
             if is_last && let syn::Stmt::Expr(e, None) = s {
-                if is_unit_valued(e) {
+                if is_unit_valued(e) || matches!(tail, Tail::Unit) {
                     self.lower_expr_stmt(e)?;
                     return Ok(None);
                 }
@@ -1121,6 +1129,11 @@ impl Lowerer {
             Pat::Type(pt) => (&*pt.pat, Some((*pt.ty).clone())),
             p => (p, None),
         };
+        // `let _ = sync(k);` discards the value as a statement does: a call there is made
+        // for its effect alone.
+        if matches!(pat, Pat::Wild(_)) && hint.is_none() && !self.companion {
+            return self.lower_expr_stmt(&init.expr);
+        }
         let e = strip(&init.expr);
         if let Pat::Ident(pi) = pat {
             let name = &pi.ident;
@@ -2168,7 +2181,7 @@ impl Lowerer {
             }
             Expr::Block(b) => {
                 self.scopes.push(HashMap::default());
-                let r = self.lower_stmts(&b.block.stmts, Tail::Value);
+                let r = self.lower_stmts(&b.block.stmts, Tail::Unit);
                 self.scopes.pop();
                 r.map(|_| ())
             }
@@ -2329,7 +2342,7 @@ impl Lowerer {
                 };
                 let f = m.args[0].clone();
                 self.lower_chain_loop(chain, m.span(), |l, elem| {
-                    l.apply_fn(&f, vec![elem], m.span())?;
+                    l.apply_fn_as(&f, vec![elem], m.span(), true)?;
                     Ok(())
                 })
             }
@@ -3294,16 +3307,18 @@ impl Lowerer {
 
     fn lower_branch(&mut self, b: &Branch, want: bool) -> Result<Option<Val>> {
         match b {
-            Branch::Block(blk) => {
-                let v = self.lower_stmts(&blk.stmts, Tail::Value)?;
-                if want { Ok(v) } else { Ok(None) }
+            Branch::Block(blk) if !want => {
+                self.lower_stmts(&blk.stmts, Tail::Unit)?;
+                Ok(None)
             }
+            Branch::Block(blk) => self.lower_stmts(&blk.stmts, Tail::Value),
             Branch::Expr(e) => match strip(e) {
                 Expr::If(i) => self.lower_if(i, want),
-                Expr::Block(b) => {
-                    let v = self.lower_stmts(&b.block.stmts, Tail::Value)?;
-                    if want { Ok(v) } else { Ok(None) }
+                Expr::Block(b) if !want => {
+                    self.lower_stmts(&b.block.stmts, Tail::Unit)?;
+                    Ok(None)
                 }
+                Expr::Block(b) => self.lower_stmts(&b.block.stmts, Tail::Value),
                 other => {
                     if want {
                         Ok(Some(self.lower_expr(other)?))
@@ -4001,7 +4016,7 @@ impl Lowerer {
                 });
             }
             l.bind_pat_ref(&pat, elem)?;
-            l.lower_stmts(&body.stmts, Tail::Value)?;
+            l.lower_stmts(&body.stmts, Tail::Unit)?;
             Ok(())
         });
         if may_exit {
@@ -4042,7 +4057,7 @@ impl Lowerer {
                 else_vals: vec![],
             });
             let guard_cond = l.exit_flags();
-            let (inner, _) = l.in_block(|l2| l2.lower_stmts(&body.stmts, Tail::Value))?;
+            let (inner, _) = l.in_block(|l2| l2.lower_stmts(&body.stmts, Tail::Unit))?;
             l.emit(guard(guard_cond, inner));
             Ok(())
         })?;
@@ -4070,7 +4085,7 @@ impl Lowerer {
                 kind: AssignKind::Set,
                 val: Operand::Lit(quote!(false)),
             });
-            l.lower_stmts(&body.stmts, Tail::Value)?;
+            l.lower_stmts(&body.stmts, Tail::Unit)?;
             Ok(())
         })?;
         self.loops.pop();
@@ -4104,7 +4119,7 @@ impl Lowerer {
         let tail = if want {
             Tail::Into(vals.clone())
         } else {
-            Tail::Value
+            Tail::Unit
         };
         let r = self.lower_stmts(&b.block.stmts, tail);
         self.scopes.pop();
@@ -4875,6 +4890,18 @@ impl Lowerer {
 
     /// Applies a closure expression, a local closure, or a function path to values.
     fn apply_fn(&mut self, f: &Expr, args: Vec<Val>, span: Span) -> Result<Val> {
+        self.apply_fn_as(f, args, span, false)
+    }
+
+    /// [`Self::apply_fn`]; with `discarded`, the value is unused (`for_each`), and a
+    /// function's call is made for its effect alone.
+    fn apply_fn_as(
+        &mut self,
+        f: &Expr,
+        args: Vec<Val>,
+        span: Span,
+        discarded: bool,
+    ) -> Result<Val> {
         match strip(f) {
             Expr::Closure(c) => {
                 let def = ClosureDef {
@@ -4882,13 +4909,13 @@ impl Lowerer {
                     body: (*c.body).clone(),
                     scopes: self.scopes.clone(),
                 };
-                self.inline_closure(&def, args, span)
+                self.inline_closure(&def, args, span, discarded)
             }
             Expr::Path(p) => {
                 if let Some(id) = p.path.get_ident()
                     && let Some(Binding::Closure(def)) = self.lookup(&id.to_string()).cloned()
                 {
-                    return self.inline_closure(&def, args, span);
+                    return self.inline_closure(&def, args, span, discarded);
                 }
                 if let Some(name) = math_path(&p.path, &self.floats) {
                     return self.lower_math(&name, args, span);
@@ -4897,13 +4924,24 @@ impl Lowerer {
                 for a in args {
                     ops.push(self.val_arg(a, span)?);
                 }
-                self.lower_call(Callee::Path(p.path.clone()), ops, false, span)
+                let effect_only = discarded && !is_std_path(&p.path);
+                self.lower_call(Callee::Path(p.path.clone()), ops, effect_only, span)
             }
             other => unsupported(other, "calling this expression"),
         }
     }
 
-    fn inline_closure(&mut self, def: &ClosureDef, args: Vec<Val>, span: Span) -> Result<Val> {
+    /// A closure's body, inlined with its parameters bound to `args`. With `discarded`,
+    /// the call's value is unused (`t();`, `for_each(|v| ..)`) and the body is a
+    /// statement: a call there is made for its effect alone, so that a custom rule on it
+    /// fires.
+    fn inline_closure(
+        &mut self,
+        def: &ClosureDef,
+        args: Vec<Val>,
+        span: Span,
+        discarded: bool,
+    ) -> Result<Val> {
         if def.params.len() != args.len() {
             return Err(syn::Error::new(
                 span,
@@ -4920,7 +4958,8 @@ impl Lowerer {
             if contains_return_expr(&def.body) {
                 return unsupported(&def.body, "`return` inside a closure");
             }
-            if is_unit_valued(&def.body)
+            if discarded
+                || is_unit_valued(&def.body)
                 || matches!(strip(&def.body), Expr::Binary(b) if is_compound(&b.op))
             {
                 self.lower_expr_stmt(&def.body)?;
@@ -5910,7 +5949,7 @@ impl Lowerer {
                     };
                     args.push(v);
                 }
-                return self.inline_closure(&def, args, span);
+                return self.inline_closure(&def, args, span, statement);
             }
         }
         let last = path
