@@ -342,7 +342,9 @@ static BARRIER_FORWARDS: AtomicUsize = AtomicUsize::new(0);
 static BARRIER_STEPS: AtomicUsize = AtomicUsize::new(0);
 
 /// A compute backend whose barrier is a no-op on the CPU: its methods' rules are the only
-/// thing that makes a call to them visible.
+/// thing that makes a call to them visible. (`#[differentiable]` gives it a zero, for
+/// the struct below that holds one.)
+#[differentiable]
 pub struct CpuBackend;
 
 #[differentiable]
@@ -398,6 +400,35 @@ fn on_backend(x: &[f64], backend: &CpuBackend) -> f64 {
     s
 }
 
+/// A struct holding a backend, and indices that carry no derivative.
+#[differentiable]
+pub struct Pipeline {
+    backend: CpuBackend,
+    order: Vec<usize>,
+    scale: f64,
+}
+
+#[differentiable]
+impl Pipeline {
+    /// The barrier through `self`'s member.
+    fn weighted(&self, x: &[f64]) -> f64 {
+        self.backend.synchronize();
+        let mut s = 0.0;
+        for &k in self.order.iter() {
+            s += self.scale * x[k];
+        }
+        s
+    }
+}
+
+/// The barrier through a constant parameter's member, then through a method.
+#[autodiff_reverse(d_through_member, Duplicated, Const, Active)]
+#[autodiff_forward(through_member_jvp, Dual, Const, Dual)]
+fn through_member(x: &[f64], p: &Pipeline) -> f64 {
+    p.backend.synchronize();
+    p.weighted(x)
+}
+
 /// The whole function is constant: no argument, no result.
 #[autodiff_reverse(d_barrier_only, Const)]
 #[autodiff_forward(barrier_only_jvp, Const)]
@@ -433,6 +464,19 @@ fn method_rule_on_a_constant_receiver_fires() {
     assert_eq!(counts(), (1, 1, 0, 0), "reverse, all constant");
     barrier_only_jvp(&CpuBackend);
     assert_eq!(counts(), (0, 0, 1, 0), "forward, all constant");
+
+    let p = Pipeline {
+        backend: CpuBackend,
+        order: vec![2, 0, 2],
+        scale: 0.5,
+    };
+    let mut g = [0.0; 3];
+    let y = d_through_member(&x, &mut g, &p, 1.0);
+    assert_eq!(counts(), (2, 2, 0, 0), "reverse, members");
+    assert_eq!((y, g), (2.25, [0.5, 0.0, 1.0]));
+    let (_, dy) = through_member_jvp(&x, &[1.0, 2.0, 4.0], &p);
+    assert_eq!(counts(), (0, 0, 2, 0), "forward, members");
+    assert_eq!(dy, 4.5);
 }
 
 static BEAT_AUGMENTED: AtomicUsize = AtomicUsize::new(0);

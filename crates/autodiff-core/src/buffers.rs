@@ -138,6 +138,11 @@ inert!(
     String
 );
 impl Inert for &str {}
+// Containers of such values (a model's index lists, `Vec<usize>`).
+impl<T: Inert> Inert for Vec<T> {}
+impl<T: Inert, const N: usize> Inert for [T; N] {}
+impl<T: Inert> Inert for Option<T> {}
+impl<T: Inert> Inert for Box<T> {}
 
 impl<T: Inert> CopyMember<T> for &Member<'_, T> {
     #[inline(always)]

@@ -5653,7 +5653,8 @@ impl Lowerer {
         // A method of a struct called for its effect alone (`backend.synchronize();`) goes
         // through the protocol even when everything is constant, as `tick(3);` does: its
         // only use is a custom rule, which must fire.
-        let effect_only = statement && (on_struct || unit_receiver.is_some());
+        let effect_only =
+            statement && (on_struct || unit_receiver.is_some() || self.user_member_method(m));
         match recv {
             Val::Place(p, _) => {
                 self.lower_call(Callee::Method(p, m.method.clone()), args, effect_only, span)
@@ -5737,6 +5738,36 @@ impl Lowerer {
                 && !matches!(name.as_str(), "None" | "Self")
                 && self.lookup(&name).is_none()
         })
+    }
+
+    /// Whether `m` is a method of a member of a struct (`self.backend.synchronize()`,
+    /// `s.log.flush()`) that is not one of the standard collections' (`s.ids.clear()`):
+    /// the member's type is not written here, and such a method is the user's own.
+    fn user_member_method(&self, m: &syn::ExprMethodCall) -> bool {
+        let mut e = strip(&m.receiver);
+        if !matches!(e, Expr::Field(_)) {
+            return false;
+        }
+        while let Expr::Field(f) = e {
+            e = strip(&f.base);
+        }
+        let name = m.method.to_string();
+        self.is_struct_receiver(e)
+            && !is_std_buffer_method(&name)
+            && !matches!(
+                name.as_str(),
+                "push"
+                    | "push_str"
+                    | "fill"
+                    | "copy_from_slice"
+                    | "clone_from_slice"
+                    | "reserve"
+                    | "shrink_to_fit"
+                    | "set"
+                    | "replace"
+                    | "take"
+                    | "sort_floats"
+            )
     }
 
     /// Whether `e` names a struct parameter (`&self` of a struct's method among them), a
