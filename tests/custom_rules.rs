@@ -1113,3 +1113,50 @@ fn a_generic_rule_called_with_a_turbofish() {
     close("value", y, 17.0 * x.powi(4), 1e-14).unwrap();
     close("tangent", t, 68.0 * x.powi(3), 1e-13).unwrap();
 }
+
+// ---------------------------------------------------------------- a rule with a scalar output
+
+/// `*total += x²`, the output a `&mut f64` that `#[duplicated]` gives a shadow (a
+/// reference to a lone float is constant by default, as every reference that is not to
+/// a float buffer is).
+#[custom_rule(forward = accumulate_fwd, reverse = accumulate_rev)]
+fn accumulate(x: f64, #[duplicated] total: &mut f64) {
+    *total += x * x;
+}
+
+fn accumulate_fwd(x: f64, dx: f64, total: &mut f64, dtotal: &mut f64) {
+    *total += x * x;
+    *dtotal += 2.0 * x * dx;
+}
+
+#[allow(clippy::unused_unit)]
+fn accumulate_rev(x: f64, total: &mut f64) -> ((), impl FnOnce(&mut f64) -> f64 + use<>) {
+    *total += x * x;
+    // `total`'s adjoint flows on unchanged (`+=`); `x`'s is 2x times it.
+    ((), move |dtotal: &mut f64| 2.0 * x * *dtotal)
+}
+
+/// The sum starts as an untyped `0.0`: the calls give it its type, in every companion.
+#[autodiff_reverse(d_norm_by_rule, Duplicated, Active)]
+#[autodiff_forward(norm_by_rule_jvp, Dual, Dual)]
+fn norm_by_rule(x: &[f64]) -> f64 {
+    let mut total = 0.0;
+    for v in x {
+        accumulate(*v, &mut total);
+    }
+    total.sqrt()
+}
+
+#[test]
+fn a_rule_with_a_scalar_output() {
+    let x = [0.3, -1.2, 0.7];
+    let n = x.iter().map(|v| v * v).sum::<f64>().sqrt();
+    let mut g = [0.0; 3];
+    let y = d_norm_by_rule(&x, &mut g, 1.0);
+    close("value", y, n, 1e-14).unwrap();
+    for i in 0..3 {
+        close("gradient", g[i], x[i] / n, 1e-14).unwrap();
+    }
+    let (_, t) = norm_by_rule_jvp(&x, &[1.0, 0.5, -2.0]);
+    close("tangent", t, (x[0] + 0.5 * x[1] - 2.0 * x[2]) / n, 1e-14).unwrap();
+}

@@ -260,19 +260,31 @@ fn stub(g: &Gen, name: &Ident, arity: usize, ret: TokenStream, msg: &str) -> Tok
     let receiver = g
         .receiver()
         .map(|_| g.protocol_param_decl(&g.sig.params[0]));
-    let first = g
+    let primals = g
         .sig
         .params
         .iter()
-        .find(|p| !p.is_self())
-        .map(|p| g.protocol_param_decl(&as_slice_param(p)));
+        .filter(|p| !p.is_self())
+        .map(|p| g.protocol_param_decl(&as_slice_param(p)))
+        .collect();
     let (gens, wh) = g.generics_without(&g.closure_generics());
-    stub_item(name, receiver, first, arity, ret, msg, (gens, wh))
+    stub_item(name, receiver, primals, arity, ret, msg, (gens, wh))
 }
 
 /// Where the first parameter's primal comes among the arguments of the nested protocol
-/// function `name` (after a receiver): it is declared with its type, so that the
-/// function's type parameters are inferred from it.
+/// function `name` (after a receiver), and how many arguments each parameter takes
+/// there (its primal, tangent, ..). The primals are declared with their types, so that
+/// the function's type parameters are inferred from them, and so that a caller's
+/// untyped float (`let mut t = 0.0;` lent as `&mut t`) gets its type from the call.
+fn primal_positions(name: &Ident, method: bool) -> (usize, usize) {
+    let stride = if name.to_string().starts_with("__ad_fwd___ad_aug") {
+        2
+    } else {
+        4
+    };
+    (first_param_position(name, method), stride)
+}
+
 fn first_param_position(name: &Ident, method: bool) -> usize {
     let pull_fwd = name.to_string().starts_with("__ad_pull___ad_fwd");
     match (pull_fwd, method) {
@@ -290,22 +302,26 @@ fn first_param_position(name: &Ident, method: bool) -> usize {
 }
 
 /// A function `name` of `arity` generic arguments (after `receiver`), the last the mode
-/// marker, that fails to compile with `msg` where a caller instantiates it. `first` is the
-/// declaration of the function's first parameter, which keeps its type.
+/// marker, that fails to compile with `msg` where a caller instantiates it. `primals` are
+/// the declarations of the function's parameters (the receiver aside), which keep their
+/// types at their primals' positions.
 pub fn stub_item(
     name: &Ident,
     receiver: Option<TokenStream>,
-    first: Option<TokenStream>,
+    primals: Vec<TokenStream>,
     arity: usize,
     ret: TokenStream,
     msg: &str,
     (gens, wh): (TokenStream, TokenStream),
 ) -> TokenStream {
-    let at = first_param_position(name, receiver.is_some());
+    let (at, stride) = primal_positions(name, receiver.is_some());
     let mut params: Vec<TokenStream> = receiver.into_iter().collect();
-    let mut first = first;
+    let mut primals = primals.into_iter();
     for i in 0..arity.saturating_sub(1) {
-        match first.take_if(|_| i == at) {
+        let decl = (i >= at && (i - at) % stride == 0)
+            .then(|| primals.next())
+            .flatten();
+        match decl {
             Some(decl) => params.push(decl),
             None => {
                 let a = format_ident!("__ad_a{}", i);

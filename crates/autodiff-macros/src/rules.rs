@@ -802,13 +802,13 @@ fn nested_stubs(
     let msg = format!(
         "`{fname}` has a custom rule, and a derivative companion that calls it is differentiated again: rules are not differentiated again (nested differentiation through a custom rule is not supported)"
     );
-    // The first parameter's declaration, among `fparams` (primal, tangent, ..).
-    let first = fparams.get(2 * m).cloned();
+    // The parameters' declarations, among `fparams` (primal, tangent, ..).
+    let primals: Vec<TokenStream> = fparams.iter().skip(2 * m).step_by(2).cloned().collect();
     let stub = |nm: Ident, arity: usize, ret: TokenStream| {
         crate::nested_calls::stub_item(
             &nm,
             receiver.clone(),
-            first.clone(),
+            primals.clone(),
             arity,
             ret,
             &msg,
