@@ -304,6 +304,50 @@ fn reductions_grad(
     reductions_rev(a, ga, x, gx, y, gy, 1.0);
 }
 
+/// Rows and columns of a matrix: `w.row(i).dot(x)`, `w.column(j).sum()`, a row bound to
+/// a local and reduced, iterated and indexed, `x.dot(&w.row(0))`, and loops over
+/// `rows()` (enumerated) and `columns()`. `w` is `m × n`, `x` has `n` elements.
+#[autodiff_forward(lines_fwd, Dual, Dual, Dual)]
+#[autodiff_reverse(lines_rev, Duplicated, Duplicated, Active)]
+fn lines(w: &Array2<f64>, x: &Array1<f64>) -> f64 {
+    let mut s = 0.0;
+    for i in 0..w.nrows() {
+        s += w.row(i).dot(x).tanh() + w.column(i % w.ncols()).sum() * 0.5;
+    }
+    for (i, row) in w.rows().into_iter().enumerate() {
+        s += row[0] * x[i % x.len()] + row.dot(x).sin();
+    }
+    for col in w.columns() {
+        s += col.iter().map(|v| v * v).sum::<f64>();
+    }
+    let r = w.row(w.nrows() - 1);
+    s + r.sum() * x.dot(&w.row(0)) + r.dot(&r)
+}
+
+fn lines_oracle<D: Num>(w: &[D], x: &[D], m: usize, n: usize) -> D {
+    let row_dot = |i: usize, v: &[D]| (0..n).fold(D::zero(), |s, j| s + w[i * n + j] * v[j]);
+    let mut s = D::zero();
+    for i in 0..m {
+        let col = (0..m).fold(D::zero(), |acc, k| acc + w[k * n + i % n]);
+        s += row_dot(i, x).tanh() + col * 0.5;
+    }
+    for i in 0..m {
+        s += w[i * n] * x[i % n] + row_dot(i, x).sin();
+    }
+    for j in 0..n {
+        s += (0..m).fold(D::zero(), |acc, k| acc + w[k * n + j] * w[k * n + j]);
+    }
+    let last: Vec<D> = (0..n).map(|j| w[(m - 1) * n + j]).collect();
+    let sum_last = last.iter().fold(D::zero(), |acc, v| acc + *v);
+    s + sum_last * row_dot(0, x) + row_dot(m - 1, &last)
+}
+
+/// The gradient of `lines`, whose forward companion is the Hessian-vector product.
+#[autodiff_forward(lines_hvp, Dual, Dual, Dual, Dual)]
+fn lines_grad(w: &Array2<f64>, x: &Array1<f64>, gw: &mut Array2<f64>, gx: &mut Array1<f64>) {
+    lines_rev(w, gw, x, gx, 1.0);
+}
+
 fn matrix(m: usize, n: usize, v: &[f64]) -> Array2<f64> {
     Array2::from_shape_vec((m, n), v.to_vec()).unwrap()
 }
@@ -482,6 +526,35 @@ proptest! {
         h.extend(hx.iter());
         h.extend(hy.iter());
         check_hvp(&h, &params, &dir, |d| reductions_oracle(&d[..m * n], &d[m * n..m * n + n], &d[m * n + n..]));
+    }
+
+    #[test]
+    fn rows_and_columns((m, n, a, x, _, seed) in shaped(), dir_seed in 0usize..5) {
+        let (wm, xv) = (matrix(m, n, &a), Array1::from_vec(x.clone()));
+        let mut params = a.clone();
+        params.extend(&x);
+        let oracle = |d: &[Dual64]| lines_oracle(&d[..m * n], &d[m * n..], m, n);
+        let (value, grad) = oracle_grad(oracle, &params);
+        check("primal", lines(&wm, &xv), value);
+
+        let (mut gw, mut gx) = (Array2::zeros((m, n)), Array1::zeros(n));
+        check("value", lines_rev(&wm, &mut gw, &xv, &mut gx, seed), value);
+        let mut got = flat(&gw);
+        got.extend(gx.iter());
+        let want: Vec<f64> = grad.iter().map(|g| g * seed).collect();
+        check_all("gradient", &got, &want);
+
+        let dir: Vec<f64> = (0..params.len()).map(|i| (((i + dir_seed) * 5 % 9) as f64 - 4.0) * 0.2).collect();
+        let (dw, dx) = (matrix(m, n, &dir[..m * n]), Array1::from_vec(dir[m * n..].to_vec()));
+        let (fv, t) = lines_fwd(&wm, &dw, &xv, &dx);
+        check("forward value", fv, value);
+        check("forward tangent", t, grad.iter().zip(&dir).map(|(g, d)| g * d).sum());
+
+        let (mut gw, mut hw, mut gx, mut hx) = (Array2::zeros((m, n)), Array2::zeros((m, n)), Array1::zeros(n), Array1::zeros(n));
+        lines_hvp(&wm, &dw, &xv, &dx, &mut gw, &mut hw, &mut gx, &mut hx);
+        let mut h = flat(&hw);
+        h.extend(hx.iter());
+        check_hvp(&h, &params, &dir, |d| lines_oracle(&d[..m * n], &d[m * n..], m, n));
     }
 
     #[test]

@@ -1,8 +1,9 @@
-// `ndarray` arrays are supported as parameters, read and written by index, with `sum`
-// and the `dot` of two vectors. An array created in the function, `fill` of a whole
-// array, iterating an array of three dimensions, a matrix product, `dot` with an operand
-// that is not a one-dimensional array parameter, and `sum` of an array whose type does
-// not name its number of dimensions are compile errors that say so.
+// `ndarray` arrays are supported as parameters, read and written by index, with `sum`,
+// the `dot` of two vectors, rows and columns. An array created in the function, `fill`
+// of a whole array, iterating an array of three dimensions, a matrix product, `dot` with
+// an operand that is not a one-dimensional array parameter, `sum` of an array whose type
+// does not name its number of dimensions, and other whole-array methods (`mapv`) are
+// compile errors that say so.
 use autodiff_core::prelude::*;
 use ndarray::{Array1, Array2, Array3, ArrayD};
 
@@ -38,6 +39,11 @@ fn with_a_slice(x: &Array1<f64>, y: &[f64]) -> f64 {
 #[autodiff_reverse(d_unranked, Duplicated, Active)]
 fn unranked(a: &ArrayD<f64>) -> f64 {
     a.sum()
+}
+
+#[autodiff_reverse(d_mapped, Duplicated, Active)]
+fn mapped(a: &Array1<f64>) -> f64 {
+    a.mapv(f64::exp).sum()
 }
 
 fn main() {}

@@ -22,6 +22,7 @@ use syn::{Expr, Pat};
 
 mod array_conversions;
 mod array_reductions;
+mod array_views;
 mod slice_cursors;
 use slice_cursors::SliceCursor;
 
@@ -1893,6 +1894,13 @@ impl Lowerer {
     /// a `let mut` one's members may be); a tuple struct of constants is kept as written
     /// unless `mutable` (it may be an enum variant, which a `match` reads).
     fn buffer_init(&mut self, e: &Expr, mutable: bool) -> Result<Option<Op>> {
+        // `let r = w.row(i);` of a matrix parameter: a copy of the row.
+        if !self.companion
+            && let Some(line) = self.array_line(e)
+        {
+            let copy = self.line_copy(&line, e.span());
+            return self.buffer_init(&copy, mutable);
+        }
         match e {
             // `vec![..]`, or `::std::vec![..]` as generated companions write it.
             Expr::Macro(m)
@@ -3969,6 +3977,11 @@ impl Lowerer {
     }
 
     fn lower_for(&mut self, f: &syn::ExprForLoop) -> Result<()> {
+        if !self.companion
+            && let Some(each) = self.line_loop(f)
+        {
+            return self.lower_for(&each);
+        }
         if let Some((items, source)) = array_literal_source(&f.expr) {
             // `for c in [a, b]` (and `[a, b].iter()..`): the array bound first, then
             // iterated as a local is: a table of constants (`[2 * k, 2 * k + 1]`), or a
@@ -5420,6 +5433,18 @@ impl Lowerer {
     ) -> Result<Val> {
         let name = m.method.to_string();
         let span = m.span();
+        // A row or a column of a matrix parameter: reduced where it is (`w.row(i).dot(&x)`),
+        // else read from a copy (`w.row(i).iter()`).
+        if !self.companion {
+            if let Some(e) = self.line_reduction(m, hint) {
+                return self.lower_expr_hint(&e, hint);
+            }
+            if let Some(line) = self.array_line(&Expr::MethodCall(m.clone())) {
+                let copy = self.line_copy(&line, span);
+                return self.lower_expr_hint(&copy, hint);
+            }
+            self.unsupported_array_method(m)?;
+        }
         if !self.companion
             && let Some(e) = self.array_reduction(m, hint)?
         {

@@ -67,7 +67,7 @@ impl Lowerer {
     }
 
     /// The name of the `ndarray` parameter that `e` is (`a`, `&a`, `(a)`).
-    fn array_param(&self, e: &Expr) -> Option<Ident> {
+    pub(super) fn array_param(&self, e: &Expr) -> Option<Ident> {
         let Expr::Path(p) = strip(strip_ref(e)) else {
             return None;
         };
