@@ -342,6 +342,52 @@ fn lines_oracle<D: Num>(w: &[D], x: &[D], m: usize, n: usize) -> D {
     s + sum_last * row_dot(0, x) + row_dot(m - 1, &last)
 }
 
+/// Matrix-vector products, `w.dot(x)` (`m` elements) and `b.dot(w)` (`n` elements), as
+/// local vectors that are indexed, iterated, dotted and summed. `w` is `m × n`, `b` has
+/// `m` elements and `x` has `n`.
+#[autodiff_forward(products_fwd, Dual, Dual, Dual, Dual)]
+#[autodiff_reverse(products_rev, Duplicated, Duplicated, Duplicated, Active)]
+fn products(w: &Array2<f64>, b: &Array1<f64>, x: &Array1<f64>) -> f64 {
+    let h = w.dot(x);
+    let mut s = 0.0;
+    for i in 0..h.len() {
+        s += (h[i] + b[i]).tanh();
+    }
+    let g = b.dot(w);
+    s + g.iter().map(|v| v * v).sum::<f64>() + h.dot(&h) * 0.5 + h.sum()
+}
+
+fn products_oracle<D: Num>(w: &[D], b: &[D], x: &[D], m: usize, n: usize) -> D {
+    let h: Vec<D> = (0..m)
+        .map(|i| (0..n).fold(D::zero(), |s, j| s + w[i * n + j] * x[j]))
+        .collect();
+    let g: Vec<D> = (0..n)
+        .map(|j| (0..m).fold(D::zero(), |s, i| s + w[i * n + j] * b[i]))
+        .collect();
+    let mut s = D::zero();
+    for i in 0..m {
+        s += (h[i] + b[i]).tanh() + h[i] * h[i] * 0.5 + h[i];
+    }
+    for j in 0..n {
+        s += g[j] * g[j];
+    }
+    s
+}
+
+/// The gradient of `products`, whose forward companion is the Hessian-vector product.
+#[allow(clippy::too_many_arguments)]
+#[autodiff_forward(products_hvp, Dual, Dual, Dual, Dual, Dual, Dual)]
+fn products_grad(
+    w: &Array2<f64>,
+    b: &Array1<f64>,
+    x: &Array1<f64>,
+    gw: &mut Array2<f64>,
+    gb: &mut Array1<f64>,
+    gx: &mut Array1<f64>,
+) {
+    products_rev(w, gw, b, gb, x, gx, 1.0);
+}
+
 /// The gradient of `lines`, whose forward companion is the Hessian-vector product.
 #[autodiff_forward(lines_hvp, Dual, Dual, Dual, Dual)]
 fn lines_grad(w: &Array2<f64>, x: &Array1<f64>, gw: &mut Array2<f64>, gx: &mut Array1<f64>) {
@@ -555,6 +601,41 @@ proptest! {
         let mut h = flat(&hw);
         h.extend(hx.iter());
         check_hvp(&h, &params, &dir, |d| lines_oracle(&d[..m * n], &d[m * n..], m, n));
+    }
+
+    #[test]
+    fn matrix_vector_products((m, n, a, x, b, seed) in shaped(), dir_seed in 0usize..5) {
+        let (wm, bv, xv) = (matrix(m, n, &a), Array1::from_vec(b.clone()), Array1::from_vec(x.clone()));
+        let mut params = a.clone();
+        params.extend(&b);
+        params.extend(&x);
+        let split = |d: &[Dual64]| products_oracle(&d[..m * n], &d[m * n..m * n + m], &d[m * n + m..], m, n);
+        let (value, grad) = oracle_grad(split, &params);
+        check("primal", products(&wm, &bv, &xv), value);
+
+        let (mut gw, mut gb, mut gx) = (Array2::zeros((m, n)), Array1::zeros(m), Array1::zeros(n));
+        check("value", products_rev(&wm, &mut gw, &bv, &mut gb, &xv, &mut gx, seed), value);
+        let mut got = flat(&gw);
+        got.extend(gb.iter());
+        got.extend(gx.iter());
+        let want: Vec<f64> = grad.iter().map(|g| g * seed).collect();
+        check_all("gradient", &got, &want);
+
+        let dir: Vec<f64> = (0..params.len()).map(|i| (((i + dir_seed) * 5 % 9) as f64 - 4.0) * 0.2).collect();
+        let dw = matrix(m, n, &dir[..m * n]);
+        let db = Array1::from_vec(dir[m * n..m * n + m].to_vec());
+        let dx = Array1::from_vec(dir[m * n + m..].to_vec());
+        let (fv, t) = products_fwd(&wm, &dw, &bv, &db, &xv, &dx);
+        check("forward value", fv, value);
+        check("forward tangent", t, grad.iter().zip(&dir).map(|(g, d)| g * d).sum());
+
+        let (mut gw, mut hw) = (Array2::zeros((m, n)), Array2::zeros((m, n)));
+        let (mut gb, mut hb, mut gx, mut hx) = (Array1::zeros(m), Array1::zeros(m), Array1::zeros(n), Array1::zeros(n));
+        products_hvp(&wm, &dw, &bv, &db, &xv, &dx, &mut gw, &mut hw, &mut gb, &mut hb, &mut gx, &mut hx);
+        let mut h = flat(&hw);
+        h.extend(hb.iter());
+        h.extend(hx.iter());
+        check_hvp(&h, &params, &dir, |d| products_oracle(&d[..m * n], &d[m * n..m * n + m], &d[m * n + m..], m, n));
     }
 
     #[test]

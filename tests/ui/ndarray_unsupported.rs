@@ -1,9 +1,9 @@
 // `ndarray` arrays are supported as parameters, read and written by index, with `sum`,
-// the `dot` of two vectors, rows and columns. An array created in the function, `fill`
-// of a whole array, iterating an array of three dimensions, a matrix product, `dot` with
-// an operand that is not a one-dimensional array parameter, `sum` of an array whose type
-// does not name its number of dimensions, and other whole-array methods (`mapv`) are
-// compile errors that say so.
+// `dot`, rows and columns. An array created in the function, `fill` of a whole array,
+// iterating an array of three dimensions, a product of two matrices, `dot` with an
+// operand that is not an array parameter, `sum` of an array whose type does not name
+// its number of dimensions, and other whole-array methods (`mapv`) are compile errors
+// that say so.
 use autodiff_core::prelude::*;
 use ndarray::{Array1, Array2, Array3, ArrayD};
 
@@ -26,9 +26,9 @@ fn iterated(a: &Array3<f64>) -> f64 {
 }
 
 #[autodiff_reverse(d_product, Duplicated, Duplicated, Active)]
-fn product(a: &Array2<f64>, x: &Array1<f64>) -> f64 {
-    let y = a.dot(x);
-    y[0]
+fn product(a: &Array2<f64>, b: &Array2<f64>) -> f64 {
+    let y = a.dot(b);
+    y[[0, 0]]
 }
 
 #[autodiff_reverse(d_with_a_slice, Duplicated, Duplicated, Active)]

@@ -1894,12 +1894,18 @@ impl Lowerer {
     /// a `let mut` one's members may be); a tuple struct of constants is kept as written
     /// unless `mutable` (it may be an enum variant, which a `match` reads).
     fn buffer_init(&mut self, e: &Expr, mutable: bool) -> Result<Option<Op>> {
-        // `let r = w.row(i);` of a matrix parameter: a copy of the row.
-        if !self.companion
-            && let Some(line) = self.array_line(e)
-        {
-            let copy = self.line_copy(&line, e.span());
-            return self.buffer_init(&copy, mutable);
+        // `let r = w.row(i);` of a matrix parameter: a copy of the row; `let y = w.dot(x);`
+        // the product, a vector of the rows' products.
+        if !self.companion {
+            if let Some(line) = self.array_line(e) {
+                let copy = self.line_copy(&line, e.span());
+                return self.buffer_init(&copy, mutable);
+            }
+            if let Expr::MethodCall(m) = strip(e)
+                && let Some(product) = self.matrix_vector_product(m)
+            {
+                return self.buffer_init(&product, mutable);
+            }
         }
         match e {
             // `vec![..]`, or `::std::vec![..]` as generated companions write it.
@@ -5436,6 +5442,9 @@ impl Lowerer {
         // A row or a column of a matrix parameter: reduced where it is (`w.row(i).dot(&x)`),
         // else read from a copy (`w.row(i).iter()`).
         if !self.companion {
+            if let Some(e) = self.matrix_vector_product(m) {
+                return self.lower_expr_hint(&e, hint);
+            }
             if let Some(e) = self.line_reduction(m, hint) {
                 return self.lower_expr_hint(&e, hint);
             }

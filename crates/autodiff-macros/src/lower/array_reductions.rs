@@ -3,8 +3,9 @@
 //! iterator chain or index loops it amounts to (`a.iter().zip(b.iter()).map(..).sum()`),
 //! so its derivatives are those of the loop, in every mode. The number of dimensions is
 //! read from the parameter's type (`&Array1<f64>`, `&Array2<f64>`, `&Array<f64, Ix2>`):
-//! a reduction of an array whose type does not name it, and a product that makes an
-//! array (`w.dot(&x)` of a matrix), are compile errors at the call.
+//! a reduction of an array whose type does not name it, and a product of two matrices,
+//! are compile errors at the call. (Products of a matrix and a vector are vectors of
+//! the rows' products: `array_views.rs`.)
 
 use super::*;
 
@@ -59,7 +60,7 @@ impl Lowerer {
             _ => {
                 return unsupported(
                     m,
-                    "this `dot` (a matrix product makes an array, which differentiated code cannot build yet: write it as a loop into a `&mut` parameter; `dot` of two one-dimensional arrays is supported)",
+                    "this `dot` (a product of two matrices makes a matrix, which differentiated code cannot build yet: write it as a loop into a `&mut` parameter; `dot` of two vectors, and of a matrix and a vector, are supported)",
                 );
             }
         };

@@ -69,6 +69,51 @@ impl Lowerer {
         parse_quote_spanned!(span=> (0..#len).map(|#k| #elem).collect::<#vec>())
     }
 
+    /// The matrix parameter that `e` is (`w`, `&w`).
+    fn matrix_param(&self, e: &Expr) -> Option<Ident> {
+        self.array_param(e)
+            .filter(|a| self.ranked_arrays.get(&a.to_string()) == Some(&2))
+    }
+
+    /// `w.dot(&x)` of a matrix parameter and a vector (a vector parameter, a line or a
+    /// local buffer), or `x.dot(&w)`: the product, a `Vec` of the rows' (or columns')
+    /// `dot`s with the vector.
+    pub(super) fn matrix_vector_product(&self, m: &syn::ExprMethodCall) -> Option<Expr> {
+        if m.method != "dot" || m.args.len() != 1 {
+            return None;
+        }
+        let span = m.span();
+        let (w, x, line, count) = if let Some(w) = self.matrix_param(&m.receiver) {
+            (
+                w,
+                &m.args[0],
+                quote_spanned!(span=> row),
+                quote_spanned!(span=> nrows),
+            )
+        } else if let Some(w) = self.matrix_param(&m.args[0]) {
+            (
+                w,
+                &*m.receiver,
+                quote_spanned!(span=> column),
+                quote_spanned!(span=> ncols),
+            )
+        } else {
+            return None;
+        };
+        if self.matrix_param(x).is_some() {
+            return None;
+        }
+        let i = Ident::new("__ad_line_i", span);
+        let vec = match self.array_elems.get(&w.to_string()) {
+            Some(t) => quote_spanned!(span=> ::std::vec::Vec<#t>),
+            None => quote_spanned!(span=> ::std::vec::Vec<_>),
+        };
+        let x = strip(strip_ref(x));
+        Some(parse_quote_spanned!(span=>
+            (0..#w.#count()).map(|#i| #w.#line(#i).dot(&#x)).collect::<#vec>()
+        ))
+    }
+
     /// `a.dot(b)` or `a.sum()` where `a` is a line of a matrix parameter, or a local buffer
     /// (a line's copy: `dot` and `sum` are no methods of a `Vec`), and `b` a line, a
     /// one-dimensional array or any buffer of the same length: the expression that computes
