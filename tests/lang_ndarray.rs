@@ -156,6 +156,28 @@ impl Model {
     }
 }
 
+impl Model {
+    /// [`Model::predict`] read by rows of the member: a loop over `rows()`, and the same
+    /// row read again, `self.w.row(i)`, each zipped with `x`.
+    #[differentiable]
+    fn predict_by_rows(&self, x: &[f64], out: &mut [f64]) {
+        for (i, r) in self.w.rows().into_iter().enumerate() {
+            let by_loop: f64 = r.iter().zip(x).map(|(a, b)| a * b).sum();
+            let by_index: f64 = self.w.row(i).iter().zip(x).map(|(a, b)| a * b).sum();
+            out[i] = (self.b[i] + 0.5 * (by_loop + by_index)).tanh();
+        }
+    }
+}
+
+/// [`model_loss`] through [`Model::predict_by_rows`].
+#[autodiff_reverse(model_loss_by_rows_rev, Duplicated, Const, Active)]
+#[autodiff_forward(model_loss_by_rows_fwd, Dual, Const, Dual)]
+fn model_loss_by_rows(m: &Model, x: &[f64]) -> f64 {
+    let mut h = vec![0.0; m.b.len()];
+    m.predict_by_rows(x, &mut h);
+    h[0] * h[0] + h[1] - h[2].sin()
+}
+
 #[autodiff_reverse(model_loss_rev, Duplicated, Const, Active)]
 fn model_loss(m: &Model, x: &[f64]) -> f64 {
     let mut h = vec![0.0; m.b.len()];
@@ -685,6 +707,20 @@ proptest! {
         let (f, df) = model_loss_by_shape_fwd(&m, &tangent, &x);
         check("forward value, shapes read from the members", f, value);
         check("forward tangent, shapes read from the members", df, grad[0]);
+
+        let mut dm = Model { w: Array2::zeros((3, 2)), b: Array1::zeros(3) };
+        let f = model_loss_by_rows_rev(&m, &mut dm, &x, seed);
+        check("value, the member read by rows", f, value);
+        let mut got = flat(&dm.w);
+        got.extend(dm.b.iter());
+        check_all("gradient, the member read by rows", &got, &want);
+        let (mut dw, mut db) = (Array2::zeros((3, 2)), Array1::zeros(3));
+        dw[[1, 0]] = 1.0;
+        db[2] = -0.5;
+        let along = Model { w: dw, b: db };
+        let (f, df) = model_loss_by_rows_fwd(&m, &along, &x);
+        check("forward value, the member read by rows", f, value);
+        check("forward tangent, the member read by rows", df, grad[2] - 0.5 * grad[8]);
 
         // A penalty read through the members' iterators.
         let (value, grad) = oracle_grad(

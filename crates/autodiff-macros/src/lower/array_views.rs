@@ -10,10 +10,12 @@
 use super::*;
 use syn::{parse_quote, parse_quote_spanned};
 
-/// A row or a column of a matrix parameter.
+/// A row or a column of a matrix parameter or member.
 pub(super) struct Line<'e> {
-    /// The matrix.
-    array: Ident,
+    /// The matrix (`w`, `self.w`).
+    array: Expr,
+    /// The parameter it is, when it is one (whose element type is known).
+    param: Option<Ident>,
     /// The line's index, as written.
     index: &'e Expr,
     /// A column (`w.column(j)`), not a row.
@@ -22,7 +24,7 @@ pub(super) struct Line<'e> {
 
 impl Lowerer {
     /// `w.row(e)` or `w.column(e)` (or a reference to it) of a two-dimensional `ndarray`
-    /// parameter `w`.
+    /// parameter `w`, or of a struct's member (`self.w.row(i)`: only matrices have rows).
     pub(super) fn array_line<'e>(&self, e: &'e Expr) -> Option<Line<'e>> {
         let Expr::MethodCall(m) = strip(strip_ref(e)) else {
             return None;
@@ -35,27 +37,53 @@ impl Lowerer {
         if m.args.len() != 1 {
             return None;
         }
-        let array = self.array_param(&m.receiver)?;
-        (self.ranked_arrays.get(&array.to_string()) == Some(&2)).then_some(Line {
+        let (array, param) = self.matrix_or_member(&m.receiver)?;
+        Some(Line {
             array,
+            param,
             index: &m.args[0],
             column,
         })
     }
 
+    /// A two-dimensional array parameter (`w`, `&w`), with its name, or a member of a
+    /// struct (`self.w`, `l.w`), checked to be an array by `__private::array_shape` where
+    /// its shape is read.
+    fn matrix_or_member(&self, e: &Expr) -> Option<(Expr, Option<Ident>)> {
+        if let Some(w) = self.matrix_param(e) {
+            return Some((parse_quote!(#w), Some(w)));
+        }
+        let Expr::Field(f) = strip(strip_ref(e)) else {
+            return None;
+        };
+        let mut root = &*f.base;
+        while let Expr::Field(g) = strip(root) {
+            root = &g.base;
+        }
+        self.is_struct_receiver(root)
+            .then(|| (Expr::Field(f.clone()), None))
+    }
+
     /// The length of a line and its element at the index `k`.
     fn line_parts(line: &Line, k: &Ident) -> (Expr, Expr) {
         let (a, i) = (&line.array, line.index);
+        // A member's shape is read through the check that it is an array.
+        let shape: Expr = match line.param {
+            Some(_) => a.clone(),
+            None => parse_quote!(::autodiff_core::__private::array_shape(&#a)),
+        };
         if line.column {
-            (parse_quote!(#a.nrows()), parse_quote!(#a[[#k, (#i)]]))
+            (parse_quote!(#shape.nrows()), parse_quote!(#a[[#k, (#i)]]))
         } else {
-            (parse_quote!(#a.ncols()), parse_quote!(#a[[(#i), #k]]))
+            (parse_quote!(#shape.ncols()), parse_quote!(#a[[(#i), #k]]))
         }
     }
 
     /// The element type of a line's matrix, for the turbofish of a sum or a copy.
     fn line_elem(&self, line: &Line) -> Option<syn::Type> {
-        self.array_elems.get(&line.array.to_string()).cloned()
+        self.array_elems
+            .get(&line.param.as_ref()?.to_string())
+            .cloned()
     }
 
     /// A copy of a line, as a `Vec`: `(0..w.ncols()).map(|k| w[[i, k]]).collect()`.
@@ -249,19 +277,21 @@ impl Lowerer {
             }
         }
         let Expr::MethodCall(m) = e else { return None };
-        let array = self.array_param(&m.receiver)?;
-        if self.ranked_arrays.get(&array.to_string()) != Some(&2) {
-            return None;
-        }
+        let (array, param) = self.matrix_or_member(&m.receiver)?;
+        // A member's shape is read through the check that it is an array.
+        let shape: Expr = match param {
+            Some(_) => array.clone(),
+            None => parse_quote!(::autodiff_core::__private::array_shape(&#array)),
+        };
         let span = f.expr.span();
         let (count, line) = if m.method == "columns" {
             (
-                quote_spanned!(span=> #array.ncols()),
+                quote_spanned!(span=> #shape.ncols()),
                 quote_spanned!(span=> column),
             )
         } else {
             (
-                quote_spanned!(span=> #array.nrows()),
+                quote_spanned!(span=> #shape.nrows()),
                 quote_spanned!(span=> row),
             )
         };
