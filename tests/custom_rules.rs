@@ -483,6 +483,8 @@ static BEAT_AUGMENTED: AtomicUsize = AtomicUsize::new(0);
 static BEAT_PULLBACKS: AtomicUsize = AtomicUsize::new(0);
 static BEAT_FORWARDS: AtomicUsize = AtomicUsize::new(0);
 static BEAT_STEPS: AtomicUsize = AtomicUsize::new(0);
+/// Runs of `beat`'s reverse rule by the power of two of its step.
+static BEAT_SITES: [AtomicUsize; 8] = [const { AtomicUsize::new(0) }; 8];
 
 /// `tick` once more, for calls whose value is discarded without a `;` of their own.
 #[custom_rule(forward = beat_fwd, reverse = beat_rev)]
@@ -500,6 +502,7 @@ fn beat_fwd(step: usize) {
 fn beat_rev(step: usize) -> ((), impl FnOnce()) {
     BEAT_AUGMENTED.fetch_add(1, Ordering::SeqCst);
     no_grad(BEAT_STEPS.fetch_add(step, Ordering::SeqCst));
+    no_grad(BEAT_SITES[step.trailing_zeros() as usize % 8].fetch_add(1, Ordering::SeqCst));
     ((), || {
         BEAT_PULLBACKS.fetch_add(1, Ordering::SeqCst);
     })
@@ -573,6 +576,24 @@ fn rule_fires_where_a_call_value_is_discarded() {
     let (_, dy) = beaten_jvp(&x, &[1.0, 1.0, 1.0]);
     assert_eq!(counts(), (0, 0, 13, steps), "forward");
     close("tangent", dy, 2.0, 1e-12).unwrap();
+
+    // Under forward over reverse the reverse rule runs, differentiated, at every call
+    // site (each step a power of two of its own), at least once (a nested pullback runs
+    // it again, and the helper's runs the helper again).
+    for site in &BEAT_SITES {
+        site.store(0, Ordering::SeqCst);
+    }
+    let hv = autodiff_core::hvp::<d_beaten>(&x, &[1.0, -1.0, 0.5]);
+    assert_eq!(hv, vec![2.0, -2.0, 1.0]);
+    let (augmented, _, _, _) = counts();
+    assert!(augmented >= 13, "H·v: {augmented} runs of the rule");
+    for (k, site) in BEAT_SITES.iter().enumerate() {
+        assert!(
+            site.load(Ordering::SeqCst) > 0,
+            "H·v: no run of beat({})",
+            1 << k
+        );
+    }
 }
 
 // ------------------------------------------------------------------ a deliberately wrong rule
