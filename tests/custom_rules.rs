@@ -385,7 +385,7 @@ impl CpuBackend {
     }
 }
 
-/// The backend is a constant parameter; a second one is made in the body.
+/// The backend is a constant parameter; two more are made in the body.
 #[autodiff_reverse(d_on_backend, Duplicated, Const, Active)]
 #[autodiff_forward(on_backend_jvp, Dual, Const, Dual)]
 fn on_backend(x: &[f64], backend: &CpuBackend) -> f64 {
@@ -397,6 +397,7 @@ fn on_backend(x: &[f64], backend: &CpuBackend) -> f64 {
     }
     let local = CpuBackend;
     local.synchronize();
+    CpuBackend.synchronize();
     s
 }
 
@@ -450,14 +451,14 @@ fn method_rule_on_a_constant_receiver_fires() {
     counts();
     let mut g = [0.0; 3];
     let y = d_on_backend(&x, &mut g, &CpuBackend, 1.0);
-    // Two `synchronize` calls and three `wait` calls (steps 1, 2, 3).
-    assert_eq!(counts(), (5, 5, 0, 6), "reverse");
+    // Three `synchronize` calls and three `wait` calls (steps 1, 2, 3).
+    assert_eq!(counts(), (6, 6, 0, 6), "reverse");
     close("value", y, x.iter().map(|v| v.sin()).sum(), 1e-12).unwrap();
     for i in 0..3 {
         close("gradient", g[i], x[i].cos(), 1e-12).unwrap();
     }
     let (_, dy) = on_backend_jvp(&x, &[1.0, 0.0, -1.0], &CpuBackend);
-    assert_eq!(counts(), (0, 0, 5, 6), "forward");
+    assert_eq!(counts(), (0, 0, 6, 6), "forward");
     close("tangent", dy, x[0].cos() - x[2].cos(), 1e-12).unwrap();
 
     d_barrier_only(&CpuBackend);

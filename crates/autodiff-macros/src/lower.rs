@@ -5439,8 +5439,9 @@ impl Lowerer {
     ) -> Result<Val> {
         let name = m.method.to_string();
         let span = m.span();
-        // A row or a column of a matrix parameter: reduced where it is (`w.row(i).dot(&x)`),
-        // else read from a copy (`w.row(i).iter()`).
+        // Products of a matrix and a vector (`w.dot(&x)`), and rows and columns of a matrix:
+        // reduced where they are (`w.row(i).dot(&x)`), else read from a copy
+        // (`w.row(i).iter()`); other whole-array methods are refused by name.
         if !self.companion {
             if let Some(e) = self.matrix_vector_product(m) {
                 return self.lower_expr_hint(&e, hint);
