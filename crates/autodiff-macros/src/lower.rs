@@ -5779,15 +5779,8 @@ impl Lowerer {
     /// `s.log.flush()`) that is not one of the standard collections' (`s.ids.clear()`):
     /// the member's type is not written here, and such a method is the user's own.
     fn user_member_method(&self, m: &syn::ExprMethodCall) -> bool {
-        let mut e = strip(&m.receiver);
-        if !matches!(e, Expr::Field(_)) {
-            return false;
-        }
-        while let Expr::Field(f) = e {
-            e = strip(&f.base);
-        }
         let name = m.method.to_string();
-        self.is_struct_receiver(e)
+        field_root(&m.receiver).is_some_and(|root| self.is_struct_receiver(root))
             && !is_std_buffer_method(&name)
             && !matches!(
                 name.as_str(),
@@ -7597,6 +7590,19 @@ fn is_std_buffer_method(name: &str) -> bool {
             | "get"
             | "get_mut"
     )
+}
+
+/// The value that a chain of fields (`self.layer.w`) starts at (`self`); `None` when `e`
+/// is no field.
+fn field_root(e: &Expr) -> Option<&Expr> {
+    let mut e = strip(e);
+    if !matches!(e, Expr::Field(_)) {
+        return None;
+    }
+    while let Expr::Field(f) = e {
+        e = strip(&f.base);
+    }
+    Some(e)
 }
 
 /// Methods of the integer types that no float type has (`n.saturating_sub(1)`).

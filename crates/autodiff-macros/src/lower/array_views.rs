@@ -53,15 +53,10 @@ impl Lowerer {
         if let Some(w) = self.matrix_param(e) {
             return Some((parse_quote!(#w), Some(w)));
         }
-        let Expr::Field(f) = strip(strip_ref(e)) else {
-            return None;
-        };
-        let mut root = &*f.base;
-        while let Expr::Field(g) = strip(root) {
-            root = &g.base;
-        }
-        self.is_struct_receiver(root)
-            .then(|| (Expr::Field(f.clone()), None))
+        let member = strip(strip_ref(e));
+        field_root(member)
+            .is_some_and(|root| self.is_struct_receiver(root))
+            .then(|| (member.clone(), None))
     }
 
     /// The length of a line and its element at the index `k`.
