@@ -545,3 +545,88 @@ fn a_closure_lends_captured_buffers_to_calls() {
         close("tangent", t, want, 1e-13).unwrap();
     }
 }
+
+// ------------------------------------------------------------------ closures taken by reference
+
+/// The trapezoid rule over a closure taken as `&dyn Fn`.
+#[differentiable]
+fn trapezoid_dyn(f: &dyn Fn(f64) -> f64, a: f64, b: f64) -> f64 {
+    let h = (b - a) / 8.0;
+    let mut s = 0.5 * (f(a) + f(b));
+    for i in 1..8 {
+        s += f(a + i as f64 * h);
+    }
+    s * h
+}
+
+/// The same over `&impl Fn`.
+#[differentiable]
+fn trapezoid_ref(f: &impl Fn(f64) -> f64, a: f64, b: f64) -> f64 {
+    let h = (b - a) / 8.0;
+    let mut s = 0.5 * (f(a) + f(b));
+    for i in 1..8 {
+        s += f(a + i as f64 * h);
+    }
+    s * h
+}
+
+/// A rule for `∫_0^1 f`, by the midpoint rule, whose primal takes `&dyn Fn`: its rule
+/// functions take the closure by value.
+#[custom_rule(forward = midpoint_fwd, reverse = midpoint_rev)]
+fn midpoint(f: &dyn Fn(f64) -> f64) -> f64 {
+    (0..4).map(|i| f((i as f64 + 0.5) / 4.0)).sum::<f64>() / 4.0
+}
+
+fn midpoint_fwd(f: impl DiffFn<f64, f64>) -> (f64, f64) {
+    let (mut s, mut ds) = (0.0, 0.0);
+    for i in 0..4 {
+        let (v, dv) = f.jvp((i as f64 + 0.5) / 4.0, 0.0);
+        s += v / 4.0;
+        ds += dv / 4.0;
+    }
+    (s, ds)
+}
+
+fn midpoint_rev(f: impl DiffFn<f64, f64> + Copy) -> (f64, impl FnOnce(f64)) {
+    let s = (0..4).map(|i| f.call((i as f64 + 0.5) / 4.0)).sum::<f64>() / 4.0;
+    (s, move |ybar: f64| {
+        for i in 0..4 {
+            f.vjp((i as f64 + 0.5) / 4.0, ybar / 4.0);
+        }
+    })
+}
+
+/// Each closure passed as `&|t| ..`, and a local closure passed as `&g`.
+#[autodiff_reverse(by_reference_rev, Active, Active)]
+#[autodiff_forward(by_reference_fwd, Dual, Dual)]
+fn by_reference(p: f64) -> f64 {
+    let g = |t: f64| p * t * t;
+    trapezoid_dyn(&|t| (p * t).exp(), 0.0, 1.0)
+        + trapezoid_ref(&g, 0.0, 2.0)
+        + midpoint(&|t| (p * t).sin())
+}
+
+fn by_reference_o<D: Num>(p: D) -> D {
+    let trap = |f: &dyn Fn(f64) -> D, a: f64, b: f64| {
+        let h = (b - a) / 8.0;
+        let mut s = (f(a) + f(b)) * 0.5;
+        for i in 1..8 {
+            s += f(a + i as f64 * h);
+        }
+        s * h
+    };
+    let mid = (0..4).fold(D::zero(), |s, i| s + (p * ((i as f64 + 0.5) / 4.0)).sin()) / 4.0;
+    trap(&|t| (p * t).exp(), 0.0, 1.0) + trap(&|t| p * t * t, 0.0, 2.0) + mid
+}
+
+#[test]
+fn closures_taken_by_reference() {
+    for p in [-0.8, 0.3, 1.7] {
+        let want = by_reference_o(Dual64::from(p).derivative()).eps;
+        close("value", by_reference(p), by_reference_o(p), 1e-14).unwrap();
+        let (_, dp) = by_reference_rev(p, 1.0);
+        close("reverse", dp, want, 1e-12).unwrap();
+        let (_, tp) = by_reference_fwd(p, 1.0);
+        close("forward", tp, want, 1e-12).unwrap();
+    }
+}

@@ -348,7 +348,8 @@ pub(crate) fn all_active(p: &Param, mode: Mode) -> Activity {
     }
 }
 
-/// A parameter as an argument of the primal: a `DiffFn` closure is called through `call`.
+/// A parameter as an argument of the primal: a `DiffFn` closure is called through `call`
+/// (lent by reference where the parameter is one).
 pub fn closure_as_fn(p: &Param) -> TokenStream {
     let n = &p.name;
     match &p.shape {
@@ -360,7 +361,12 @@ pub fn closure_as_fn(p: &Param) -> TokenStream {
                 1 => quote!(#(#xs)*),
                 _ => quote!((#(#xs),*)),
             };
-            quote!(move |#(#xs),*| ::autodiff_core::DiffFn::call(&#n, #packed))
+            let f = quote!(move |#(#xs),*| ::autodiff_core::DiffFn::call(&#n, #packed));
+            // A parameter taken by reference (`f: &dyn Fn(f64) -> f64`) is lent one.
+            match &p.ty {
+                Some(syn::Type::Reference(_)) => quote!(&#f),
+                _ => f,
+            }
         }
         _ => quote!(#n),
     }

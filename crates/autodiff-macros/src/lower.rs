@@ -5899,14 +5899,19 @@ impl Lowerer {
         {
             return self.lower_arg(&c.args[1], index);
         }
-        // `&f` of a closure parameter passes the closure on, as `f` does.
+        // `&f` of a closure parameter passes the closure on, as `f` does; so do `&|t| ..`
+        // and `&g` of a local closure (to a callee taking `&dyn Fn(..)` or `&impl Fn(..)`).
         let e = match strip(e) {
             Expr::Reference(r)
                 if r.mutability.is_none()
-                    && matches!(strip(&r.expr), Expr::Path(p) if p.path.get_ident().is_some_and(|id| {
-                        matches!(self.lookup(&id.to_string()), Some(Binding::Var(v))
-                            if matches!(self.kinds.get(&v.to_string()), Some(VarKind::Closure(_))))
-                    })) =>
+                    && (matches!(strip(&r.expr), Expr::Closure(_))
+                        || matches!(strip(&r.expr), Expr::Path(p) if p.path.get_ident().is_some_and(|id| {
+                            match self.lookup(&id.to_string()) {
+                                Some(Binding::Var(v)) => matches!(self.kinds.get(&v.to_string()), Some(VarKind::Closure(_))),
+                                Some(Binding::Closure(_)) => true,
+                                _ => false,
+                            }
+                        }))) =>
             {
                 &r.expr
             }

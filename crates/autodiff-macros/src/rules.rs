@@ -96,6 +96,16 @@ struct RuleParam {
     kind: Kind,
 }
 
+impl RuleParam {
+    /// Whether the parameter is a reference (`f: &dyn Fn(f64) -> f64`). The rule functions
+    /// take such a closure by value all the same (`f: impl DiffFn<f64, f64>`): a reverse
+    /// rule's pullback may keep it, which it could not do with a reference to the copy
+    /// the protocol function holds.
+    fn by_reference(&self) -> bool {
+        matches!(self.ty, Some(Type::Reference(_)))
+    }
+}
+
 pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     expand_in(args, item, false)
 }
@@ -544,7 +554,8 @@ fn expand_rule(
                 } else {
                     quote!((#(#xs),*))
                 };
-                quote!(move |#(#xs),*| ::autodiff_core::DiffFn::call(&#n, #packed))
+                let f = quote!(move |#(#xs),*| ::autodiff_core::DiffFn::call(&#n, #packed));
+                if p.by_reference() { quote!(&#f) } else { f }
             }
             _ => {
                 let n = &p.name;
