@@ -1,11 +1,12 @@
-//! Rows and columns of `ndarray` matrix parameters: `w.row(i)` and `w.column(j)`, read as
-//! the elements they view (`w[[i, k]]`, `w[[k, j]]`). `w.row(i).dot(&x)` and
-//! `w.row(i).sum()` are the reductions over those elements, lowered as the iterator
-//! chains they amount to, with nothing copied. Any other use of a line
-//! (`let r = w.row(i);`, `w.row(i).iter()`) reads a copy of it, a `Vec` the function
-//! differentiates as a buffer of its own, whose `dot` and `sum` are reductions too; and
-//! `for r in w.rows()` (or `outer_iter()`, `columns()`, with `enumerate()`) is a loop over
-//! the lines' indexes that binds each line so.
+//! Rows and columns of `ndarray` matrices (parameters, and members of structs):
+//! `w.row(i)` and `w.column(j)`, read as the elements they view (`w[[i, k]]`,
+//! `w[[k, j]]`). `w.row(i).dot(&x)` and `w.row(i).sum()` are the reductions over those
+//! elements, lowered as the iterator chains they amount to, with nothing copied. Any other
+//! use of a line (`let r = w.row(i);`, `w.row(i).iter()`) reads a copy of it, a `Vec` the
+//! function differentiates as a buffer of its own, whose `dot` and `sum` are reductions
+//! too; `for r in w.rows()` (or `outer_iter()`, `columns()`, with `enumerate()`) is a loop
+//! over the lines' indexes that binds each line so; and the product of a matrix parameter
+//! and a vector (`w.dot(&x)`, `x.dot(&w)`) is the `Vec` of its lines' `dot`s.
 
 use super::*;
 use syn::{parse_quote, parse_quote_spanned};
