@@ -354,22 +354,23 @@ pub fn closure_as_fn(p: &Param) -> TokenStream {
     let n = &p.name;
     match &p.shape {
         Shape::Closure(c) => {
-            let xs: Vec<Ident> = (0..c.arity())
-                .map(|i| format_ident!("__ad_x{}", i))
-                .collect();
-            let packed = match xs.len() {
-                1 => quote!(#(#xs)*),
-                _ => quote!((#(#xs),*)),
-            };
-            let f = quote!(move |#(#xs),*| ::autodiff_core::DiffFn::call(&#n, #packed));
-            // A parameter taken by reference (`f: &dyn Fn(f64) -> f64`) is lent one.
-            match &p.ty {
-                Some(syn::Type::Reference(_)) => quote!(&#f),
-                _ => f,
-            }
+            let by_reference = matches!(&p.ty, Some(syn::Type::Reference(_)));
+            diff_fn_as_closure(n, c.arity(), by_reference)
         }
         _ => quote!(#n),
     }
+}
+
+/// The closure of `arity` arguments that calls the `DiffFn` named `n` through `call`, or a
+/// reference to it (for a parameter such as `f: &dyn Fn(f64) -> f64`).
+pub fn diff_fn_as_closure(n: &Ident, arity: usize, by_reference: bool) -> TokenStream {
+    let xs: Vec<Ident> = (0..arity).map(|i| format_ident!("__ad_x{}", i)).collect();
+    let packed = match xs.len() {
+        1 => quote!(#(#xs)*),
+        _ => quote!((#(#xs),*)),
+    };
+    let f = quote!(move |#(#xs),*| ::autodiff_core::DiffFn::call(&#n, #packed));
+    if by_reference { quote!(&#f) } else { f }
 }
 
 pub(crate) fn ret_type(r: &Ret) -> TokenStream {

@@ -545,17 +545,7 @@ fn expand_rule(
         .filter(|p| p.ty.is_some())
         .map(|p| match &p.kind {
             Kind::Closure(c) => {
-                let n = &p.name;
-                let xs: Vec<Ident> = (0..c.arity())
-                    .map(|i| format_ident!("__ad_x{}", i))
-                    .collect();
-                let packed = if xs.len() == 1 {
-                    quote!(#(#xs)*)
-                } else {
-                    quote!((#(#xs),*))
-                };
-                let f = quote!(move |#(#xs),*| ::autodiff_core::DiffFn::call(&#n, #packed));
-                if p.by_reference() { quote!(&#f) } else { f }
+                crate::expand::diff_fn_as_closure(&p.name, c.arity(), p.by_reference())
             }
             _ => {
                 let n = &p.name;
