@@ -198,13 +198,11 @@ pub struct Lowerer {
     /// Source names bound to buffers anywhere so far (a companion re-creates a buffer in
     /// its reverse sweep from the tape that kept it, under the same name).
     buffer_names: HashSet<String>,
-    /// Set while lowering a call that is a statement of its own (`tick(3);`), until the
-    /// call reads it: such a call goes through the protocol even with constant
-    /// arguments, so that a custom rule on the callee fires.
+    /// Set while lowering a call or a method call that is a statement of its own
+    /// (`tick(3);`, `backend.sync();`), until the call reads it: such a call goes through
+    /// the protocol even with constant arguments, so that a custom rule on the callee
+    /// fires.
     statement_call: bool,
-    /// The same for a method call that is a statement of its own (`backend.sync();`),
-    /// read by the method call itself.
-    statement_method: bool,
     /// Set while lowering a call that is an operand of arithmetic (`Sq(a) + Sq(b)`,
     /// `s += Qx(a)`), until the call reads it: a call there returns a number, so a
     /// capitalised name is a function's, not a tuple struct's.
@@ -345,7 +343,6 @@ impl Lowerer {
             const_copies: HashSet::default(),
             buffer_names: HashSet::default(),
             statement_call: false,
-            statement_method: false,
             value_call: false,
             matrices: HashSet::default(),
             rows_indexed: HashSet::default(),
@@ -404,7 +401,6 @@ impl Lowerer {
             const_copies: self.const_copies.clone(),
             buffer_names: self.buffer_names.clone(),
             statement_call: false,
-            statement_method: false,
             value_call: false,
             matrices: self.matrices.clone(),
             rows_indexed: self.rows_indexed.clone(),
@@ -2361,10 +2357,9 @@ impl Lowerer {
                 })
             }
             _ => {
-                self.statement_method = true;
-                let v = self.lower_expr(&Expr::MethodCall(m.clone()));
-                self.statement_method = false;
-                self.discard_value(v?);
+                self.statement_call = true;
+                let v = self.lower_expr(&Expr::MethodCall(m.clone()))?;
+                self.discard_value(v);
                 Ok(())
             }
         }
@@ -5408,7 +5403,7 @@ impl Lowerer {
     }
 
     fn lower_method(&mut self, m: &syn::ExprMethodCall, hint: Option<&syn::Type>) -> Result<Val> {
-        let statement = std::mem::take(&mut self.statement_method);
+        let statement = std::mem::take(&mut self.statement_call);
         let name = m.method.to_string();
         if name.starts_with("__ad_") {
             if !self.companion || protocol_kind(&name).is_none() {
