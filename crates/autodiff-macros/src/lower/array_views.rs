@@ -150,27 +150,27 @@ impl Lowerer {
         let name = m.method.to_string();
         let span = m.span();
         let k = Ident::new("__ad_line_k", span);
-        let operand = |l: &Self, e: &Expr| -> Option<(Expr, Expr, Option<syn::Type>)> {
+        // The length, the element at `k` and (for a line) the element type of an operand.
+        let operand = |l: &Self, e: &Expr| -> (Expr, Expr, Option<syn::Type>) {
             if let Some(line) = l.array_line(e) {
                 let (len, elem) = Self::line_parts(&line, &k);
-                return Some((len, elem, l.line_elem(&line)));
+                return (len, elem, l.line_elem(&line));
             }
             let base = strip(strip_ref(e));
-            Some((parse_quote!(#base.len()), parse_quote!(#base[#k]), None))
+            (parse_quote!(#base.len()), parse_quote!(#base[#k]), None)
         };
         // A vector parameter dotted with a line (`x.dot(&w.row(i))`).
         let arg_line = m.args.first().and_then(|b| self.array_line(b));
         let vector_param = self
             .array_param(&m.receiver)
             .is_some_and(|a| self.ranked_arrays.get(&a.to_string()) == Some(&1));
-        let (len, a, ty) = if let Some(line) = self.array_line(&m.receiver) {
-            let (len, elem) = Self::line_parts(&line, &k);
-            (len, elem, self.line_elem(&line))
-        } else if self.is_local_float_buffer(&m.receiver) || (vector_param && arg_line.is_some()) {
-            operand(self, &m.receiver)?
-        } else {
+        let reduced = self.array_line(&m.receiver).is_some()
+            || self.is_local_float_buffer(&m.receiver)
+            || (vector_param && arg_line.is_some());
+        if !reduced {
             return None;
-        };
+        }
+        let (len, a, ty) = operand(self, &m.receiver);
         let ty = ty.or_else(|| arg_line.and_then(|l| self.line_elem(&l)));
         let sum = match hint.cloned().or(ty) {
             Some(t) => quote_spanned!(span=> sum::<#t>),
@@ -179,7 +179,7 @@ impl Lowerer {
         match (name.as_str(), m.args.len()) {
             ("sum", 0) => Some(parse_quote_spanned!(span=> (0..#len).map(|#k| #a).#sum())),
             ("dot", 1) => {
-                let (len_b, b, _) = operand(self, &m.args[0])?;
+                let (len_b, b, _) = operand(self, &m.args[0]);
                 Some(parse_quote_spanned!(span=> {
                     assert_eq!(#len, #len_b, "`dot` of vectors of different lengths");
                     (0..#len).map(|#k| #a * #b).#sum()
