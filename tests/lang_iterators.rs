@@ -3,8 +3,8 @@
 //! fold), `windows(k)`, `skip(n)`, `take(n)`, `step_by(k)`, each also after and before
 //! `enumerate`, `zip` and `map`, `filter` on slices and ranges, the element found by
 //! `reduce`, `max_by`, `min_by`, `first` and `last`, a local buffer of buffers built
-//! with `vec![vec![0.0; m]; n]`, `const` and `static` arrays iterated, and iterators
-//! bound with `let` before they are consumed.
+//! with `vec![vec![0.0; m]; n]`, `const` and `static` arrays iterated, iterators
+//! bound with `let` before they are consumed, and chains over a slice of structs.
 
 // Index loops in the oracles mirror the constructs under test, and `map(|v| *v)` and
 // `(&[..]).iter()` are constructs under test.
@@ -1071,5 +1071,97 @@ fn loops_over_constant_arrays_under_forward_over_reverse() {
     for i in 0..2 {
         assert!((g[i] - want_g[i]).abs() < 1e-14, "{g:?}");
         assert!((hv[i] - want_hv[i]).abs() < 1e-14, "{hv:?}");
+    }
+}
+
+/// A body of a system, marked so that a constant one has a zero shadow.
+#[differentiable]
+#[derive(Clone, Debug)]
+pub struct Body {
+    pub v: [f64; 3],
+    pub m: f64,
+}
+
+impl Body {
+    #[differentiable]
+    pub fn kinetic(&self) -> f64 {
+        0.5 * self.m * self.v.iter().map(|c| c * c).sum::<f64>()
+    }
+}
+
+/// A slice of structs consumed by iterator chains: `map` to a method and to a member,
+/// `zip` with a float slice, `fold`, `enumerate` in a `for`, and `filter`.
+#[autodiff_reverse(system_rev, Duplicated, Duplicated, Active)]
+#[autodiff_forward(system_fwd, Dual, Dual, Dual)]
+fn system(bs: &[Body], w: &[f64]) -> f64 {
+    let kinetic: f64 = bs.iter().map(|b| b.kinetic()).sum();
+    let weighted = bs.iter().zip(w).map(|(b, w)| b.m * w).sum::<f64>();
+    let momentum = bs.iter().fold(0.0, |acc, b| acc + b.v[0] * b.m);
+    let mut ranked = 0.0;
+    for (i, b) in bs.iter().enumerate() {
+        ranked += (i as f64 + 1.0) * b.v[2];
+    }
+    let heavy: f64 = bs.iter().filter(|b| b.m > 1.0).map(|b| b.m.ln()).sum();
+    kinetic + weighted + momentum + ranked + heavy
+}
+
+/// The gradient of [`system`], by hand: `(∂/∂bodies, ∂/∂w)`.
+fn system_grad(bs: &[Body], w: &[f64]) -> (Vec<Body>, Vec<f64>) {
+    let mut db = Vec::new();
+    for (i, b) in bs.iter().enumerate() {
+        let heavy = if b.m > 1.0 { 1.0 / b.m } else { 0.0 };
+        let m = 0.5 * b.v.iter().map(|c| c * c).sum::<f64>() + w[i] + b.v[0] + heavy;
+        let v = [
+            b.m * b.v[0] + b.m,
+            b.m * b.v[1],
+            b.m * b.v[2] + (i as f64 + 1.0),
+        ];
+        db.push(Body { v, m });
+    }
+    (db, bs.iter().map(|b| b.m).collect())
+}
+
+fn bodies() -> impl Strategy<Value = (Vec<Body>, Vec<f64>, Vec<Body>, Vec<f64>)> {
+    let body =
+        || (prop::array::uniform3(-2.0..2.0f64), 0.2..3.0f64).prop_map(|(v, m)| Body { v, m });
+    (1usize..5).prop_flat_map(move |n| {
+        (
+            prop::collection::vec(body(), n),
+            prop::collection::vec(-2.0..2.0f64, n),
+            prop::collection::vec(body(), n),
+            prop::collection::vec(-1.0..1.0f64, n),
+        )
+    })
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn slices_of_structs_consumed_by_chains((bs, w, tb, tw) in bodies()) {
+        let n = bs.len();
+        let (want_b, want_w) = system_grad(&bs, &w);
+        let mut db = vec![Body { v: [0.0; 3], m: 0.0 }; n];
+        let mut dw = vec![0.0; n];
+        let y = system_rev(&bs, &mut db, &w, &mut dw, 1.5);
+        check("value", y, system(&bs, &w));
+        for i in 0..n {
+            check(&format!("dm[{i}]"), db[i].m, 1.5 * want_b[i].m);
+            for k in 0..3 {
+                check(&format!("dv[{i}][{k}]"), db[i].v[k], 1.5 * want_b[i].v[k]);
+            }
+            check(&format!("dw[{i}]"), dw[i], 1.5 * want_w[i]);
+        }
+        // The tangent along (tb, tw) is the gradient's inner product with it.
+        let (y, t) = system_fwd(&bs, &tb, &w, &tw);
+        check("forward value", y, system(&bs, &w));
+        let mut want = 0.0;
+        for i in 0..n {
+            want += want_b[i].m * tb[i].m + want_w[i] * tw[i];
+            for k in 0..3 {
+                want += want_b[i].v[k] * tb[i].v[k];
+            }
+        }
+        check("tangent", t, want);
     }
 }

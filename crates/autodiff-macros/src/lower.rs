@@ -162,11 +162,11 @@ pub struct Lowerer {
     /// Parameters that are references to `ndarray` arrays (`&Array2<f64>`): their shape
     /// methods (`a.dim()`, `a.nrows()`) carry no derivative.
     array_params: HashSet<String>,
-    /// Parameters that are references to buffers of rows (`&[Vec<f64>]`,
-    /// `&Vec<Vec<f64>>`, `&[[f64; 3]]`): shaped as structs (a shadow of the same type),
-    /// but iterated as buffers (`m.iter().map(|r| r[0]).sum()`), with no methods of
-    /// their own.
-    row_params: HashSet<String>,
+    /// Parameters that are references to buffers of rows or of structs (`&[Vec<f64>]`,
+    /// `&Vec<Vec<f64>>`, `&[[f64; 3]]`, `&[Particle]`): shaped as structs (a shadow of
+    /// the same type), but iterated as buffers (`m.iter().map(|r| r[0]).sum()`,
+    /// `ps.iter().map(|p| p.mass).sum()`), with no methods of their own.
+    buffer_params: HashSet<String>,
     /// Those of them whose type names their number of dimensions, with that number.
     ranked_arrays: HashMap<String, usize>,
     /// The element type of each `ndarray` parameter (`F` of `&Array1<F>`), which types
@@ -325,7 +325,7 @@ impl Lowerer {
             constant_refs: constant_ref_params(sig),
             named_struct_refs: named_struct_params(sig),
             array_params: ndarray_params(sig),
-            row_params: row_buffer_params(sig),
+            buffer_params: buffer_params(sig),
             ranked_arrays: ndarray_ranks(sig),
             array_elems: ndarray_elems(sig),
             pattern_params: Vec::new(),
@@ -388,7 +388,7 @@ impl Lowerer {
             struct_refs: self.struct_refs.clone(),
             named_struct_refs: self.named_struct_refs.clone(),
             array_params: self.array_params.clone(),
-            row_params: self.row_params.clone(),
+            buffer_params: self.buffer_params.clone(),
             ranked_arrays: self.ranked_arrays.clone(),
             array_elems: self.array_elems.clone(),
             pattern_params: Vec::new(),
@@ -5804,7 +5804,7 @@ impl Lowerer {
             let name = id.to_string();
             (self.struct_refs.contains(&name)
                 && !self.array_params.contains(&name)
-                && !self.row_params.contains(&name))
+                && !self.buffer_params.contains(&name))
                 || matches!(self.lookup(&name), Some(Binding::Var(v))
                     if self.struct_values.contains(&v.to_string())
                         || self.struct_results.contains(&v.to_string()))
@@ -7362,9 +7362,9 @@ fn named_struct_params(sig: &SigInfo) -> HashSet<String> {
         .collect()
 }
 
-/// The parameters that are references to buffers of rows: slices, `Vec`s or arrays
-/// whose elements are `Vec`s or arrays.
-fn row_buffer_params(sig: &SigInfo) -> HashSet<String> {
+/// The parameters shaped as structs that are references to buffers: slices, `Vec`s or
+/// arrays whose elements are `Vec`s, arrays or structs.
+fn buffer_params(sig: &SigInfo) -> HashSet<String> {
     fn buffer_elem(t: &syn::Type) -> Option<&syn::Type> {
         match t {
             syn::Type::Slice(s) => Some(&s.elem),
@@ -7379,7 +7379,7 @@ fn row_buffer_params(sig: &SigInfo) -> HashSet<String> {
         .filter(|p| matches!(p.shape, Shape::Struct { .. }))
         .filter(|p| {
             matches!(&p.ty, Some(syn::Type::Reference(r))
-                if buffer_elem(&r.elem).and_then(buffer_elem).is_some())
+                if buffer_elem(&r.elem).is_some())
         })
         .map(|p| p.name.to_string())
         .collect()
