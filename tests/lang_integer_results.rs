@@ -1,7 +1,9 @@
 //! `#[differentiable]` functions whose result is, or holds, an integer: an index found by
 //! a search (`fn locate(t: f64, grid: &[f64]) -> usize`) and a solver's iteration count
 //! beside its root (`-> (f64, usize)`). The integer carries no derivative; the caller
-//! indexes with it, converts it and compares it. Checked against num-dual in both modes,
+//! indexes with it, converts it and compares it; and the standard searches
+//! (`partition_point`, `binary_search_by`, `position`, `count`, `any`), whose results
+//! carry no derivative either. Checked against num-dual in both modes,
 //! under forward over reverse (H·v), forward over forward and reverse over forward.
 
 // Index loops are part of the language under test.
@@ -99,6 +101,51 @@ fn root_o<D: Num>(a: D) -> D {
     (a * a + 2.0).sqrt() * (a * 0.5).sin() + a * a * VALS[i]
 }
 
+/// The standard searches, whose results are positions, counts and truth values:
+/// `partition_point`, `binary_search_by` matched with `Ok`/`Err`, `position`, `count`
+/// and `any`, on a constant table and on the differentiated input.
+#[autodiff_forward(searched_fwd, Dual, Dual)]
+#[autodiff_reverse(searched_rev, Duplicated, Active)]
+fn searched(x: &[f64]) -> f64 {
+    let t = x[0];
+    let i = GRID.partition_point(|&g| g < t).clamp(1, GRID.len() - 1);
+    let w = (t - GRID[i - 1]) / (GRID[i] - GRID[i - 1]);
+    let y = VALS[i - 1] * (1.0 - w) + VALS[i] * w;
+    let j = match GRID.binary_search_by(|g| g.total_cmp(&x[1])) {
+        Ok(j) => j,
+        Err(j) => j.min(GRID.len() - 1),
+    };
+    let k = x.iter().position(|&v| v > 0.5).unwrap_or(0);
+    let positive = x.iter().filter(|v| **v > 0.0).count();
+    if x.iter().any(|v| v.is_nan()) {
+        return 0.0;
+    }
+    y * y + VALS[j] * x[1] * x[k] + positive as f64 * x[x.len() - 1]
+}
+
+fn searched_o<D: Num>(x: &[D]) -> D {
+    let t = x[0].re();
+    let mut i = 0;
+    while i < GRID.len() && GRID[i] < t {
+        i += 1;
+    }
+    let i = i.clamp(1, GRID.len() - 1);
+    let w = (x[0] - GRID[i - 1]) / (GRID[i] - GRID[i - 1]);
+    let y = (-w + 1.0) * VALS[i - 1] + w * VALS[i];
+    let mut j = 0;
+    while j < GRID.len() && GRID[j] < x[1].re() {
+        j += 1;
+    }
+    let j = j.min(GRID.len() - 1);
+    let mut k = 0;
+    while k < x.len() && x[k].re() <= 0.5 {
+        k += 1;
+    }
+    let k = if k == x.len() { 0 } else { k };
+    let positive = x.iter().filter(|v| v.re() > 0.0).count();
+    y * y + x[1] * x[k] * VALS[j] + x[x.len() - 1] * positive as f64
+}
+
 /// Away from the grid's knots, where the interpolation has a kink.
 fn off_knots(x: f64) -> bool {
     GRID.iter().all(|g| (x - g).abs() > 1e-3)
@@ -112,6 +159,13 @@ proptest! {
         prop_assume!(x.iter().all(|t| off_knots(*t)));
         check_slice("curve", (&x, &v, &s0, s), curve, curve_fwd, curve_rev, curve_o::<Dual64>);
         check_hvp_of::<curve_rev>(&x, &v, curve_o);
+    }
+
+    #[test]
+    fn searches_in_both_modes_and_hvp(x in vecf(-2.5, 3.0, 4), v in dirs(4), s0 in dirs(4), s in seed()) {
+        prop_assume!(x.iter().all(|t| off_knots(*t) && (t - 0.5).abs() > 1e-3 && t.abs() > 1e-3));
+        check_slice("searched", (&x, &v, &s0, s), searched, searched_fwd, searched_rev, searched_o::<Dual64>);
+        check_hvp_of::<searched_rev>(&x, &v, searched_o);
     }
 
     #[test]

@@ -3744,8 +3744,18 @@ impl Lowerer {
                     || matches!(self.lookup(&id.to_string()), Some(Binding::Var(v))
                         if self.holds_constant(v) && self.kinds.get(&v.to_string()) == Some(&VarKind::Scalar))
             }),
+            // A search's position (`Ok(j)`, `Some(k)` of `binary_search`, `position`).
+            Expr::MethodCall(m) => self.is_search(m),
             _ => false,
         }
+    }
+
+    /// Whether `m` is a slice's or an iterator's search (see [`is_search_method`]), not a
+    /// struct's own method of that name.
+    fn is_search(&self, m: &syn::ExprMethodCall) -> bool {
+        is_search_method(&m.method.to_string())
+            && !self.is_struct_receiver(&m.receiver)
+            && !self.rooted_at_struct(&m.receiver)
     }
 
     /// Whether a pattern may bind the values of `e` as constants: `e` names a by-value
@@ -5615,6 +5625,14 @@ impl Lowerer {
                         "an iterator (`.{name}()`) that is not consumed by `for`, `sum`, `product`, `fold`, `collect` or `for_each`"
                     ),
                 );
+            }
+            // Searches, whose results are positions or truth values and carry no
+            // derivative (`grid.partition_point(|&g| g < t)`, `x.iter().any(..)`), kept as
+            // written (a struct's own method of that name is the user's).
+            _ if self.is_search(m) => {
+                return Ok(Val::Op(Operand::Lit(
+                    self.render(&Expr::MethodCall(m.clone())),
+                )));
             }
             // Methods that only integers have: an index computation, no derivative (a
             // method of that name on a struct or an element may be the user's own).
@@ -7622,6 +7640,28 @@ fn is_integer_method(name: &str) -> bool {
                 | "leading_zeros"
                 | "trailing_zeros"
         )
+}
+
+/// Methods of slices and iterators that search: their results are positions, counts or
+/// truth values.
+fn is_search_method(name: &str) -> bool {
+    matches!(
+        name,
+        "partition_point"
+            | "binary_search"
+            | "binary_search_by"
+            | "binary_search_by_key"
+            | "position"
+            | "rposition"
+            | "any"
+            | "all"
+            | "count"
+            | "contains"
+            | "starts_with"
+            | "ends_with"
+            | "is_sorted"
+            | "is_sorted_by"
+    )
 }
 
 /// `vec![..]` or `::std::vec![..]`.
