@@ -1932,3 +1932,59 @@ fn smooth_o<D: Num>(x: &mut [D]) -> D {
     x[0] = x[n - 1] - x[0].cos();
     c(0.0)
 }
+
+/// `c = a b` for 2×2 matrices, written into `c`.
+#[differentiable]
+fn matmul2(a: &[[f64; 2]; 2], b: &[[f64; 2]; 2], c: &mut [[f64; 2]; 2]) {
+    for i in 0..2 {
+        for j in 0..2 {
+            c[i][j] = 0.0;
+            for k in 0..2 {
+                c[i][j] += a[i][k] * b[k][j];
+            }
+        }
+    }
+}
+
+/// A matrix power by repeated products: the product goes into a matrix that the
+/// function never indexes itself (`t`, filled by the callee) and is copied whole into
+/// the running power (`s = t;`).
+#[autodiff_forward(matrix_power_fwd, Dual, Dual)]
+#[autodiff_reverse(matrix_power_rev, Duplicated, Active)]
+fn matrix_power(p: &[f64]) -> f64 {
+    let a = [[p[0], p[1]], [p[2], p[3]]];
+    let mut s = [[1.0, 0.0], [0.0, 1.0]];
+    let mut t = [[0.0; 2]; 2];
+    for _ in 0..3 {
+        matmul2(&a, &s, &mut t);
+        s = t;
+    }
+    s[0][0] + s[1][1] * s[0][1]
+}
+
+fn matrix_power_o<D: Num>(p: &[D]) -> D {
+    let a = [[p[0], p[1]], [p[2], p[3]]];
+    let mut s = [[D::one(), D::zero()], [D::zero(), D::one()]];
+    for _ in 0..3 {
+        let mut t = [[D::zero(); 2]; 2];
+        for i in 0..2 {
+            for j in 0..2 {
+                for k in 0..2 {
+                    t[i][j] += a[i][k] * s[k][j];
+                }
+            }
+        }
+        s = t;
+    }
+    s[0][0] + s[1][1] * s[0][1]
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn a_matrix_filled_by_a_callee_and_copied_whole(x in vecf(-1.5, 1.5, 4), v in dirs(4), s0 in dirs(4), s in seed()) {
+        check_slice("matrix_power", (&x, &v, &s0, s), matrix_power, matrix_power_fwd, matrix_power_rev, matrix_power_o::<Dual64>);
+        check_hvp_of::<matrix_power_rev>(&x, &v, matrix_power_o);
+    }
+}

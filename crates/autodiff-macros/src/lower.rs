@@ -575,6 +575,15 @@ impl Lowerer {
         for item in constant_items(body) {
             self.emit(Stmt::Inactive(quote!(#item)));
         }
+        // (A buffer of rows as a result would need a tangent and an adjoint of rows.)
+        if let Ret::Ty(t) = &sig.ret
+            && let Some(rows) = rows_result(t)
+        {
+            return unsupported(
+                rows,
+                "a result that is an array or a vector of rows (`-> [[f64; 2]; 2]`: write it into a `&mut [[f64; 2]; 2]` parameter)",
+            );
+        }
         self.ret_shape = match &sig.ret {
             Ret::Unit => RetShape::Single,
             Ret::Ty(t) => match &**t {
@@ -1214,8 +1223,10 @@ impl Lowerer {
                 if array {
                     self.array_locals.insert(v.to_string());
                 }
-                // `let mut ps: Vec<[f64; 2]> = Vec::new();`: its elements are rows.
-                if hint.as_ref().is_some_and(is_rows_type) {
+                // `let mut ps: Vec<[f64; 2]> = Vec::new();` and `let mut t = [[0.0; 2];
+                // 2];`: its elements are rows, even where it is never indexed twice (a
+                // callee fills it, `s = t;` copies it).
+                if hint.as_ref().is_some_and(is_rows_type) || is_rows_literal(e) {
                     self.matrix_vars.insert(v.to_string());
                 }
                 self.emit_owned(&v, mutable, op);
@@ -7533,6 +7544,30 @@ fn vec_repeat(e: &Expr) -> Option<(Expr, Expr)> {
     match e {
         Expr::Macro(m) if is_vec_macro(&m.mac) => m.mac.parse_body_with(parse_repeat).ok(),
         _ => None,
+    }
+}
+
+/// The part of a result type that is a buffer of rows (`[[f64; 2]; 2]`, `Vec<[f64; 3]>`,
+/// `Vec<Vec<f64>>`), alone or in a tuple.
+fn rows_result(t: &syn::Type) -> Option<&syn::Type> {
+    match t {
+        syn::Type::Tuple(tt) => tt.elems.iter().find_map(rows_result),
+        syn::Type::Paren(p) => rows_result(&p.elem),
+        t if is_rows_type(t) => Some(t),
+        _ => None,
+    }
+}
+
+/// A buffer of rows written out: `[[0.0; 2]; 3]`, `[[a, b], [c, d]]`, `vec![[0.0; 2];
+/// n]`, `vec![vec![0.0; m]; n]`.
+fn is_rows_literal(e: &Expr) -> bool {
+    let is_row = |r: &Expr| {
+        matches!(strip(r), Expr::Repeat(_) | Expr::Array(_)) || vec_repeat(strip(r)).is_some()
+    };
+    match strip(e) {
+        Expr::Repeat(r) => is_row(&r.expr),
+        Expr::Array(a) => a.elems.first().is_some_and(is_row),
+        e => vec_repeat(e).is_some_and(|(row, _)| is_row(&row)),
     }
 }
 
