@@ -192,6 +192,9 @@ pub struct Lowerer {
     /// constants: elements of those buffers, and immutable locals bound to a constant
     /// expression (`let n = x.len() as i64;`).
     inert_params: HashSet<String>,
+    /// Parameters whose type is a type parameter that is not a float, or `impl Trait`
+    /// (`b: &B` with `B: Backend`): the macro cannot see their methods.
+    generic_params: HashSet<String>,
     /// Locals holding a copy of a `const` or `static` item (`let w = W;`): iterated by
     /// position, as the item is.
     const_copies: HashSet<String>,
@@ -334,6 +337,7 @@ impl Lowerer {
             field_owners: HashSet::default(),
             value_scrutinees: HashSet::default(),
             struct_scrutinees: HashMap::default(),
+            generic_params: generic_params(sig),
             inert_params: sig
                 .params
                 .iter()
@@ -398,6 +402,7 @@ impl Lowerer {
             value_scrutinees: self.value_scrutinees.clone(),
             struct_scrutinees: self.struct_scrutinees.clone(),
             inert_params: self.inert_params.clone(),
+            generic_params: self.generic_params.clone(),
             const_copies: self.const_copies.clone(),
             buffer_names: self.buffer_names.clone(),
             statement_call: false,
@@ -3761,6 +3766,18 @@ impl Lowerer {
         }
     }
 
+    /// Whether `e` names a parameter whose type is a type parameter that is not a float,
+    /// or `impl Trait` (see `generic_params`).
+    fn on_generic_param(&self, e: &Expr) -> bool {
+        let Expr::Path(p) = strip(strip_ref(e)) else {
+            return false;
+        };
+        p.path.get_ident().is_some_and(|id| {
+            self.generic_params.contains(&id.to_string())
+                && matches!(self.lookup(&id.to_string()), Some(Binding::Var(v)) if v == id)
+        })
+    }
+
     /// Whether `m` is a slice's or an iterator's search (see [`is_search_method`]), not a
     /// struct's own method of that name.
     fn is_search(&self, m: &syn::ExprMethodCall) -> bool {
@@ -5714,6 +5731,17 @@ impl Lowerer {
         // only use is a custom rule, which must fire.
         let effect_only =
             statement && (on_struct || unit_receiver.is_some() || self.user_member_method(m));
+        // (Its companions are inherent methods of the implementing types, which a type
+        // parameter's bounds do not name.)
+        if !self.companion && self.on_generic_param(&m.receiver) {
+            let receiver = quote!(#m).to_string();
+            return unsupported(
+                m,
+                &format!(
+                    "a method of a parameter whose type is a type parameter or `impl Trait` (`{receiver}`, whose implementation the macro cannot see, so that neither its derivative nor a custom rule on it could be used: write `no_grad({receiver})` where it carries no derivative, or call a free generic function that has a `#[custom_rule]` and calls the method)"
+                ),
+            );
+        }
         match recv {
             Val::Place(p, _) => {
                 self.lower_call(Callee::Method(p, m.method.clone()), args, effect_only, span)
@@ -7353,6 +7381,25 @@ fn constant_ref_params(sig: &SigInfo) -> HashSet<String> {
     sig.params
         .iter()
         .filter(|p| matches!(p.ty, Some(syn::Type::Reference(_))) && p.shape == Shape::Other)
+        .map(|p| p.name.to_string())
+        .collect()
+}
+
+/// The parameters whose type, behind references, is a type parameter that is not a
+/// float (`b: &B`) or `impl Trait` (closures aside).
+fn generic_params(sig: &SigInfo) -> HashSet<String> {
+    fn generic(sig: &SigInfo, t: &syn::Type) -> bool {
+        match t {
+            syn::Type::Reference(r) => generic(sig, &r.elem),
+            syn::Type::Paren(p) => generic(sig, &p.elem),
+            syn::Type::ImplTrait(_) => true,
+            t => sig.unbounded_type_param(t).is_some(),
+        }
+    }
+    sig.params
+        .iter()
+        .filter(|p| !matches!(p.shape, Shape::Closure(_)))
+        .filter(|p| p.ty.as_ref().is_some_and(|t| generic(sig, t)))
         .map(|p| p.name.to_string())
         .collect()
 }
