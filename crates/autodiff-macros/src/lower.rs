@@ -3781,9 +3781,13 @@ impl Lowerer {
     /// Whether `m` is a slice's or an iterator's search (see [`is_search_method`]), not a
     /// struct's own method of that name.
     fn is_search(&self, m: &syn::ExprMethodCall) -> bool {
-        is_search_method(&m.method.to_string())
-            && !self.is_struct_receiver(&m.receiver)
-            && !self.rooted_at_struct(&m.receiver)
+        is_search_method(&m.method.to_string()) && !self.receives_on_struct(&m.receiver)
+    }
+
+    /// Whether a method called on `receiver` is a struct's own (the user's): the receiver
+    /// names a struct, or the methods under it start at one (`z.rev()` of a struct `z`).
+    fn receives_on_struct(&self, receiver: &Expr) -> bool {
+        self.is_struct_receiver(receiver) || self.rooted_at_struct(receiver)
     }
 
     /// Whether a pattern may bind the values of `e` as constants: `e` names a by-value
@@ -5494,7 +5498,7 @@ impl Lowerer {
             return self.lower_expr_hint(&e, hint);
         }
         // (A struct's own `sum` or `get` is the user's method.)
-        let on_struct = self.is_struct_receiver(&m.receiver) || self.rooted_at_struct(&m.receiver);
+        let on_struct = self.receives_on_struct(&m.receiver);
         if matches!(name.as_str(), "sum" | "product" | "fold")
             && !on_struct
             && let Some(chain) = self.parse_chain(&m.receiver)?
