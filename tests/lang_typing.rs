@@ -2,7 +2,8 @@
 //! parameter called with an untyped float local, `fold` from a literal with `f64::max`,
 //! and `T::from(v).unwrap()` conversions in generic code (from an integer index and from
 //! a float). Each against the num-dual oracle in both modes; the conversion also under
-//! forward over reverse.
+//! forward over reverse. Parameters that refer to a value of a generic type that is not
+//! a float (`&impl Backend`, `&B`) carry no derivative and are passed on.
 // Index loops are part of the language under test.
 #![allow(clippy::needless_range_loop)]
 
@@ -341,5 +342,77 @@ proptest! {
             constant_locals_rev,
             constant_locals_o::<Dual64>,
         );
+    }
+}
+
+/// A backend the functions below are generic over: they only pass it on, or read a
+/// constant from it under `no_grad`.
+pub trait Backend {
+    fn order(&self) -> usize;
+}
+
+pub struct Cpu;
+
+impl Backend for Cpu {
+    fn order(&self) -> usize {
+        2
+    }
+}
+
+#[autodiff_forward(on_backend_fwd, Dual, Const, Dual)]
+#[autodiff_reverse(on_backend_rev, Duplicated, Const, Active)]
+fn on_backend(x: &[f64], _b: &impl Backend) -> f64 {
+    x[0] * x[0] * 2.0
+}
+
+#[differentiable]
+fn scaled_by_order(x: &[f64], b: &impl Backend) -> f64 {
+    x[0].sin() + x[1] * no_grad(b.order() as f64)
+}
+
+#[differentiable]
+fn passed_on<B: Backend>(x: &[f64], b: &B) -> f64 {
+    scaled_by_order(x, b) * x[1]
+}
+
+#[autodiff_forward(generic_backends_fwd, Dual, Dual)]
+#[autodiff_reverse(generic_backends_rev, Duplicated, Active)]
+fn generic_backends(x: &[f64]) -> f64 {
+    scaled_by_order(x, &Cpu) * on_backend(x, &Cpu) + passed_on(x, &Cpu)
+}
+
+fn generic_backends_o<D: Num>(x: &[D]) -> D {
+    let scaled = x[0].sin() + x[1] * 2.0;
+    scaled * x[0] * x[0] * 2.0 + scaled * x[1]
+}
+
+#[autodiff_forward(generic_backends_hvp, Dual, Dual)]
+fn generic_backends_grad(x: &[f64], g: &mut [f64]) {
+    g.fill(0.0);
+    generic_backends_rev(x, g, 1.0);
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn references_to_generic_values((x, v, s0) in slice_case(-1.0, 1.0, 2..3, 0), s in seed()) {
+        check_slice(
+            "generic_backends",
+            (&x, &v, &s0, s),
+            generic_backends,
+            generic_backends_fwd,
+            generic_backends_rev,
+            generic_backends_o::<Dual64>,
+        );
+        let (mut g, mut hv) = (vec![0.0; 2], vec![0.0; 2]);
+        generic_backends_hvp(&x, &v, &mut g, &mut hv);
+        check_hvp(&hv, &x, &v, generic_backends_o);
+        let mut g = s0.clone();
+        let y = on_backend_rev(&x, &mut g, &Cpu, s);
+        check("on_backend", y, 2.0 * x[0] * x[0]);
+        check("on_backend grad", (g[0] - s0[0]) / s, 4.0 * x[0]);
+        let (_, t) = on_backend_fwd(&x, &v, &Cpu);
+        check("on_backend tangent", t, 4.0 * x[0] * v[0]);
     }
 }

@@ -344,6 +344,21 @@ pub fn shape_of(ty: &Type, floats: &HashSet<String>) -> (Shape, Option<Type>) {
     }
 }
 
+/// A reference to a value of a type the function is generic over and that is not a
+/// float (`b: &impl Backend`, `rng: &mut R` with `R: Rng`): the macro cannot see inside
+/// it, so it carries no derivative, as a custom rule's parameter of that type does not.
+fn refers_to_a_generic_type(ty: &Type, sig: &Signature, floats: &HashSet<String>) -> bool {
+    let Type::Reference(r) = ty else { return false };
+    match &*r.elem {
+        Type::ImplTrait(it) => !it.bounds.iter().any(bound_is_float),
+        Type::Path(tp) if tp.qself.is_none() => tp.path.get_ident().is_some_and(|id| {
+            let id = id.to_string();
+            declared_params(sig).contains(&id) && !floats.contains(&id)
+        }),
+        _ => false,
+    }
+}
+
 /// Types behind a reference that never carry a derivative: text, integers, `bool`, and
 /// slices, arrays and `Vec`s of them or of tuples.
 fn is_inert(ty: &Type) -> bool {
@@ -523,6 +538,7 @@ pub fn analyse(sig: &Signature) -> syn::Result<SigInfo> {
                 };
                 let (shape, elem) = match closure_sig(&pt.ty, &sig.generics) {
                     Some(c) => (Shape::Closure(c), None),
+                    None if refers_to_a_generic_type(&pt.ty, sig, &floats) => (Shape::Other, None),
                     None => shape_of(&pt.ty, &floats),
                 };
                 params.push(Param {
