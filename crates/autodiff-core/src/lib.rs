@@ -44,7 +44,6 @@ mod conversions;
 mod difffn;
 mod flat_index;
 pub mod helpers;
-mod kept_calls;
 mod lent_copies;
 #[cfg(feature = "ndarray")]
 mod ndarray_support;
@@ -113,7 +112,6 @@ pub mod __private {
     };
     pub use crate::flat_index::{FlatIndex, flat_index};
     pub use crate::helpers::HvpCompanion;
-    pub use crate::kept_calls::{KeptCall, Ready, Recompute};
     pub use crate::lent_copies::{LentCopies, lent_copy};
     pub use crate::nested_rules::{
         MissingNestedRule, NestedRuleFound, NestedRuleMissing, PullbackMarker, RuleProbe,

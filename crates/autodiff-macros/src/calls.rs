@@ -324,26 +324,6 @@ pub fn augmented_call_on(c: &Call, refs: &Refs, args: Vec<TokenStream>) -> Token
     }
 }
 
-/// The call of a function's `__ad_augk` (of `Type::__ad_augk_name` for an associated
-/// function), made by a pullback that keeps its forward sweep: the primal, and what that
-/// pullback may keep for the call (see `autodiff_core`'s `kept_calls`).
-pub fn kept_augmented_call(c: &Call, refs: &Refs) -> TokenStream {
-    let args: Vec<TokenStream> = c.args.iter().map(|a| primal_arg(a, refs)).collect();
-    match &c.callee {
-        Callee::Path(p) => {
-            let f = companion_path(p, "__ad_augk");
-            quote!(#f(#(#args),*))
-        }
-        Callee::Assoc(ty, name) => {
-            let m = method_companion(name, "augk");
-            quote!(#ty::#m(#(#args),*))
-        }
-        Callee::Method(..) | Callee::ClosureParam(..) => {
-            unreachable!("only calls of functions keep their state")
-        }
-    }
-}
-
 /// The pullback call of the reverse sweep: the state from the augmented call, the
 /// arguments interleaved with adjoint sinks (or `Discard`), then the cotangent of the
 /// result.

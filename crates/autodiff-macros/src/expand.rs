@@ -1107,7 +1107,6 @@ impl Gen<'_> {
         let call = self.call_sibling(&self.func.sig.ident, &args);
         let r = ret_type(&self.sig.ret);
         let name = self.protocol_name("aug");
-        let kept = self.protocol_name("augk");
         let (gens, wh) = self.generics_without(&self.closure_generics());
         quote! {
             #[doc(hidden)]
@@ -1115,12 +1114,6 @@ impl Gen<'_> {
             #[allow(unused, non_snake_case, clippy::all)]
             pub fn #name #gens (#(#params),*) -> (#r, ()) #wh {
                 (#call, ())
-            }
-            #[doc(hidden)]
-            #[inline(always)]
-            #[allow(unused, non_snake_case, clippy::all)]
-            pub fn #kept #gens (#(#params),*) -> (#r, ::autodiff_core::__private::Ready<()>) #wh {
-                (#call, ::autodiff_core::__private::Ready(()))
             }
         }
     }

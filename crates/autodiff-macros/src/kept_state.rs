@@ -23,22 +23,18 @@
 //!   closure, no call but of a few integer and float methods and of `from` and `sum`),
 //!   and call functions (not methods) without closure arguments.
 //!
-//! A callee's own state is kept where it borrows nothing: the callee's `__ad_augk` (see
-//! `Gen::protocol_kept_augmented` below and `autodiff_core`'s `kept_calls`) either runs the
-//! augmented call and hands its state over, which a generated function's does (boxed
-//! where that state holds other calls' states, so that callees calling each other do not
-//! make a type that contains itself), or makes the primal call and leaves the augmented
-//! call to the reverse sweep, right before the call's pullback, which a custom rule's
-//! does (its pullback may borrow the arguments): a rule reached through such a function
-//! runs once per call, as through any other. A `&mut` buffer parameter's contents at the
-//! end of the forward sweep are kept too, and put back before the reverse sweep: the
-//! caller hands the pullback the contents from before the call.
+//! A callee's own state may borrow the arguments (a custom rule's pullback may), so the
+//! closure does not keep it: the forward sweep makes the primal call, and the reverse
+//! sweep the augmented call right before the call's pullback (a custom rule reached
+//! through such a function runs once per call, as through any other). A `&mut` buffer
+//! parameter's contents at the end of the forward sweep are kept too, and put back before
+//! the reverse sweep: the caller hands the pullback the contents from before the call.
 //!
-//! A body that itself calls into libm (`exp`, `tanh`, ...), runs a loop nest without
-//! calls (a triangular matrix-vector product), or calls other functions (whose states
-//! it then keeps) gains from this; any other keeps the recomputing pullback, as does
-//! everything else. Nested derivatives of a caller do not use the state (they call
-//! `__ad_fwd___ad_aug` and `__ad_fwd___ad_pull`).
+//! Only a body that itself calls into libm (`exp`, `tanh`, ...), or runs a loop nest
+//! without calls (a triangular matrix-vector product), gains from this; any other keeps
+//! the recomputing pullback, as does everything else. Nested derivatives of
+//! a caller do not use the state (they call `__ad_fwd___ad_aug` and
+//! `__ad_fwd___ad_pull`).
 
 use crate::expand::{Gen, ret_type};
 use crate::ir::*;
@@ -68,13 +64,13 @@ pub fn applies(g: &Gen) -> bool {
                 }
         })
         && block_keeps_no_borrow(&g.body.block)
-        && (computes_slow_math(&g.body.block)
-            || runs_call_free_loop_nest(&g.body.block)
-            || calls_functions(&g.body.block))
+        && (computes_slow_math(&g.body.block) || runs_call_free_loop_nest(&g.body.block))
 }
 
 /// Whether the body itself (not its callees) calls into libm (`exp`, `tanh`, ...): what
-/// the recomputing pullback would compute twice.
+/// the recomputing pullback would compute twice. A body that only moves values between
+/// its callees gains nothing from keeping its own recorded values, since its callees
+/// are augmented again anyway, and would pay for recording them in the forward sweep.
 fn computes_slow_math(b: &Block) -> bool {
     b.iter().any(|s| match s {
         Stmt::Let {
@@ -94,8 +90,8 @@ fn computes_slow_math(b: &Block) -> bool {
 /// Whether the body runs a loop inside a loop and calls nothing: work that grows faster
 /// than what its forward sweep records (`qtimesx`'s triangle `out[j] += l[k] * x[i]`
 /// records nothing; only the `out[i] = ..` that starts each element does), so that the
-/// recomputing pullback would pay the nest again for little saved. (A body with calls
-/// keeps its forward sweep anyway.)
+/// recomputing pullback would pay the nest again for little saved. A body with calls is
+/// left to recompute, as its callees are augmented again anyway.
 fn runs_call_free_loop_nest(b: &Block) -> bool {
     fn nest(b: &Block, inside_loop: bool) -> bool {
         b.iter().any(|s| match s {
@@ -143,8 +139,7 @@ fn block_keeps_no_borrow(b: &Block) -> bool {
 }
 
 /// A call of a function (not of a method, whose receiver the sweeps would hold) with no
-/// closure argument. Its state is kept where the callee allows it (see
-/// [`Reverse::for_kept_state`]).
+/// closure argument. Its state is not kept (see [`Reverse::for_kept_state`]).
 ///
 /// [`Reverse::for_kept_state`]: crate::reverse::Reverse::for_kept_state
 fn call_keeps_no_borrow(c: &Call) -> bool {
@@ -313,9 +308,6 @@ impl Gen<'_> {
         let aug = self.protocol_name("aug");
         let pull = self.protocol_name("pull");
         let skip = crate::expand::skip_without_adjoints(&self.body.block, any_sink);
-        let boxed =
-            quote!(::std::boxed::Box<dyn ::core::ops::FnOnce(#(#closure_tys),*) -> #adj_ty>);
-        let kept = self.protocol_kept_augmented(&aug, &closure_ty, &boxed, &captured);
         quote! {
             #[doc(hidden)]
             #[inline]
@@ -342,68 +334,6 @@ impl Gen<'_> {
                 #convert
                 let __ad_adjoints = __ad_state(#(#call_args),*);
                 #sinks
-            }
-            #kept
-        }
-    }
-
-    /// `__ad_augk`, for a caller whose own pullback keeps its forward sweep (see
-    /// `autodiff_core`'s `kept_calls`): the augmented call and its state. A state that
-    /// holds other calls' states could come to hold itself through recursion (`f` calls
-    /// `g` calls `f`), which no type can be: it is handed over boxed (`boxed`, a type
-    /// that names no closure), or, for a generic function, not at all (the primal call,
-    /// and the augmented call in the caller's reverse sweep).
-    fn protocol_kept_augmented(
-        &self,
-        aug: &proc_macro2::Ident,
-        closure_ty: &TokenStream,
-        boxed: &TokenStream,
-        captured: &[TokenStream],
-    ) -> TokenStream {
-        let r = ret_type(&self.sig.ret);
-        let (gens, wh) = self.generics_without(&[]);
-        let params = self.sig.params.iter().map(|p| {
-            let (n, ty) = (&p.name, p.ty.as_ref().expect("not a receiver"));
-            quote!(#n: #ty)
-        });
-        let args: Vec<&proc_macro2::Ident> = self.sig.params.iter().map(|p| &p.name).collect();
-        let kept = self.protocol_name("augk");
-        let f = &self.func.sig.ident;
-        let turbofish = if captured.is_empty() {
-            quote!()
-        } else {
-            quote!(::<#(#captured),*>)
-        };
-        let holds_states = crate::ir::calls_functions(&self.body.block);
-        let (state, body) = if holds_states && !captured.is_empty() {
-            (
-                quote!(::autodiff_core::__private::Recompute),
-                quote!((#f #turbofish (#(#args),*), ::autodiff_core::__private::Recompute)),
-            )
-        } else if holds_states {
-            (
-                quote!(::autodiff_core::__private::Ready<#boxed>),
-                quote!({
-                    let (__ad_value, __ad_state) = Self::#aug(#(#args),*);
-                    let __ad_state: #boxed = ::std::boxed::Box::new(__ad_state);
-                    (__ad_value, ::autodiff_core::__private::Ready(__ad_state))
-                }),
-            )
-        } else {
-            (
-                quote!(::autodiff_core::__private::Ready<#closure_ty + use<#(#captured),*>>),
-                quote!({
-                    let (__ad_value, __ad_state) = Self::#aug #turbofish (#(#args),*);
-                    (__ad_value, ::autodiff_core::__private::Ready(__ad_state))
-                }),
-            )
-        };
-        quote! {
-            #[doc(hidden)]
-            #[inline(always)]
-            #[allow(unused, unused_mut, unused_parens, non_snake_case, clippy::all)]
-            pub fn #kept #gens (#(#params),*) -> (#r, #state) #wh {
-                #body
             }
         }
     }

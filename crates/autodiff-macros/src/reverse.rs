@@ -59,11 +59,10 @@ pub struct Reverse<'a> {
     /// [`crate::replay`]).
     replayed: RefCell<HashSet<String>>,
     /// The sweeps become a closure that owns what the forward sweep recorded (see
-    /// [`crate::kept_state`]). Calls then keep only the states their callees' `__ad_augk`
-    /// hands over, and make the augmented call again in the reverse sweep otherwise,
-    /// right before their pullback, so that the closure holds nothing a callee's state
-    /// could borrow; and stores of loops keep fewer values inline, so that the closure
-    /// stays small to move.
+    /// [`crate::kept_state`]). Calls then drop the augmented call's state and augment
+    /// again in the reverse sweep, right before their pullback, so that the closure holds
+    /// nothing a callee's state could borrow; and stores of loops keep fewer values
+    /// inline, so that the closure stays small to move.
     kept_state: bool,
     /// See [`Self::recomputing`].
     recomputing: bool,
@@ -332,12 +331,6 @@ impl<'a> Reverse<'a> {
     }
 
     fn new_store(&self, name: &Ident, level: Level) {
-        self.new_store_inline(name, level, true)
-    }
-
-    /// [`Self::new_store`]; `inline: false` keeps no values in the store itself where it
-    /// would keep some in a closure that owns its stores (a callee's state, large to move).
-    fn new_store_inline(&self, name: &Ident, level: Level, inline: bool) {
         if let Some(stores) = self.loop_stores.borrow_mut().last_mut() {
             stores.push(name.clone());
         }
@@ -353,8 +346,7 @@ impl<'a> Reverse<'a> {
         } else if depth <= 1 {
             // Fewer values inline, and the spill behind a pointer: the closure that owns
             // the store is moved to its caller.
-            let n = if inline { 8usize } else { 0 };
-            quote!(let mut #name = __ad::Stack::<_, #n, __ad::ThinTape<_>>::with_inline();)
+            quote!(let mut #name = __ad::Stack::<_, 8, __ad::ThinTape<_>>::with_inline();)
         } else {
             quote!(let mut #name = __ad::Tape::new();)
         };
@@ -365,14 +357,6 @@ impl<'a> Reverse<'a> {
     fn record(&self, value: TokenStream, level: Level) -> (TokenStream, TokenStream) {
         let t = self.fresh("tape");
         self.new_store(&t, level);
-        (quote!(#t.push(#value);), quote!(__ad::take(#t.pop())))
-    }
-
-    /// [`Self::record`] for a large value (a copy of a buffer, a callee's state): a store
-    /// that a callee's state owns keeps none of them inline.
-    fn record_large(&self, value: TokenStream, level: Level) -> (TokenStream, TokenStream) {
-        let t = self.fresh("tape");
-        self.new_store_inline(&t, level, false);
         (quote!(#t.push(#value);), quote!(__ad::take(#t.pop())))
     }
 
@@ -1569,7 +1553,7 @@ impl<'a> Reverse<'a> {
                 let (push, load) = if p.is_whole() && self.is_buffer(&p.base) && level.in_loop {
                     self.save_slice(r, level)
                 } else {
-                    self.record_large(quote!(__ad::snapshot(#r)), level)
+                    self.record(quote!(__ad::snapshot(#r)), level)
                 };
                 record.extend(push);
                 let rm = self.refs.reference(p, p.primal(), true);
@@ -1614,47 +1598,12 @@ impl<'a> Reverse<'a> {
         }
         let state = self.fresh("state");
         let result = self.fresh("result");
-        if self.kept_state
-            && matches!(c.callee, Callee::Path(_) | Callee::Assoc(..))
-            && !crate::calls::is_protocol_callee(c)
-        {
-            // The callee says through `__ad_augk` whether its state may be kept (see
-            // `autodiff_core`'s `kept_calls`): a generated function's state is computed
-            // once, in the forward sweep; otherwise the reverse sweep makes the augmented
-            // call right before the pullback, and puts the arguments back after it.
-            let aug = augmented_call(c, &self.refs);
-            let kept = crate::calls::kept_augmented_call(c, &self.refs);
-            let handle = self.fresh("kept");
-            let recomputes = self.fresh("recomputes");
-            let (keep, load) = if level.top {
-                (quote!(), quote!(#handle))
-            } else {
-                self.record_large(quote!(#handle), level)
-            };
-            let value = bind(quote!(#result));
-            let fwd = quote!(#record #build let (#result, #handle) = #kept; #keep #value);
-            let pull = pullback_call(c, self.an, &self.refs, quote!(#state), seed);
-            let put_back = if again.is_empty() {
-                quote!(let _ = #recomputes;)
-            } else {
-                quote!(if #recomputes { #again })
-            };
-            let rev = quote!(
-                #before
-                let #handle = #load;
-                let (#state, #recomputes) = __ad::KeptCall::into_state(#handle, || (#aug).1);
-                #put_back
-                #reload #pull; #drains #after
-            );
-            return (fwd, rev);
-        }
         if self.kept_state {
             let aug = augmented_call(c, &self.refs);
-            // A method or a protocol function: no state is kept (a rule's pullback may
-            // borrow an argument that the closure returned by `__ad_aug` then takes over),
-            // so the forward sweep makes the primal call, and the reverse sweep the one
-            // augmented call, right before its pullback: a custom rule reached through
-            // this function runs once per call.
+            // No state is kept (a rule's pullback may borrow an argument that the closure
+            // returned by `__ad_aug` then takes over), so the forward sweep makes the
+            // primal call, and the reverse sweep the one augmented call, right before its
+            // pullback: a custom rule reached through this function runs once per call.
             // The arguments are restored again after the augmented call, which overwrites
             // them as the primal call did.
             let value = bind(quote!(#result));

@@ -566,16 +566,6 @@ fn expand_rule(
         let names = crate::signature::capturable_params(&func.sig.generics, true);
         quote!(use<'__ad #(, #names)*>)
     };
-    // A caller whose pullback keeps its forward sweep calls the primal, and the rule's
-    // augmented call right before its pullback (see `autodiff_core`'s `kept_calls`).
-    let primal_call = if is_method {
-        quote!(self.#fname(#(#primal_args),*))
-    } else if assoc {
-        quote!(Self::#fname(#(#primal_args),*))
-    } else {
-        quote!(#fname(#(#primal_args),*))
-    };
-    let augk_name = name_of("augk");
     let (aug_ret, aug_body, pull_state, pull_body_core) = match &args.reverse {
         Some(rule) => {
             let sp = rule.span();
@@ -600,7 +590,13 @@ fn expand_rule(
             (ret, body, quote!(__ad_state: impl #pb_bound), None)
         }
         None => {
-            let call = &primal_call;
+            let call = if is_method {
+                quote!(self.#fname(#(#primal_args),*))
+            } else if assoc {
+                quote!(Self::#fname(#(#primal_args),*))
+            } else {
+                quote!(#fname(#(#primal_args),*))
+            };
             (
                 quote!((#r, ())),
                 quote!((#call, ())),
@@ -708,12 +704,6 @@ fn expand_rule(
         pub fn #aug_name #aug_gens (#(#aug_params),*) -> #aug_ret #wh {
             use ::autodiff_core::__private as __ad;
             #aug_body
-        }
-        #[doc(hidden)]
-        #[inline(always)]
-        #[allow(unused, unused_mut, non_snake_case, clippy::all)]
-        pub fn #augk_name #aug_gens (#(#aug_params),*) -> (#r, ::autodiff_core::__private::Recompute) #wh {
-            (#primal_call, ::autodiff_core::__private::Recompute)
         }
         #[doc(hidden)]
         #[inline]
