@@ -117,8 +117,8 @@ fn steps_o<D: Num>(w: &[D]) -> D {
     loss
 }
 
-/// `even` and `odd` call each other: each keeps its forward sweep, and each holds the
-/// other's state.
+/// `even` and `odd` call each other, and each keeps its forward sweep (`exp`): their
+/// states must never contain each other.
 #[differentiable]
 fn even(x: f64, n: u32) -> f64 {
     if n == 0 {
