@@ -140,8 +140,9 @@ impl Analysis {
     /// Whether a call goes through the callee's derivative companions: when an argument is
     /// active, and also when one is passed by reference, when there is none, or when the
     /// call is made for its effect alone (`tick(3);`, `backend.sync();`), so that a custom
-    /// rule of the callee runs even when everything is constant. A call with only constant scalar arguments
-    /// whose value is used (`scale(n)`, `f64::from(k)`) is plain primal code.
+    /// rule of the callee runs even when everything is constant. A call with only constant
+    /// scalar arguments whose value is used (`scale(n)`, `f64::from(k)`) is plain primal
+    /// code.
     pub fn call_uses_protocol(&self, c: &Call) -> bool {
         if self.call_active(c) {
             return true;

@@ -285,6 +285,7 @@ fn primal_positions(name: &Ident, method: bool) -> (usize, usize) {
     (first_param_position(name, method), stride)
 }
 
+/// Where the first parameter's primal comes among the arguments of `name`.
 fn first_param_position(name: &Ident, method: bool) -> usize {
     let pull_fwd = name.to_string().starts_with("__ad_pull___ad_fwd");
     match (pull_fwd, method) {

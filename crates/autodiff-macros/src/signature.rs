@@ -347,14 +347,15 @@ pub fn shape_of(ty: &Type, floats: &HashSet<String>) -> (Shape, Option<Type>) {
 /// A reference to a value of a type the function is generic over and that is not a
 /// float (`b: &impl Backend`, `rng: &mut R` with `R: Rng`): the macro cannot see inside
 /// it, so it carries no derivative, as a custom rule's parameter of that type does not.
-fn refers_to_a_generic_type(ty: &Type, sig: &Signature, floats: &HashSet<String>) -> bool {
+/// `other_type_params` are the function's type parameters that are not floats.
+fn refers_to_a_generic_type(ty: &Type, other_type_params: &HashSet<String>) -> bool {
     let Type::Reference(r) = ty else { return false };
     match &*r.elem {
         Type::ImplTrait(it) => !it.bounds.iter().any(bound_is_float),
-        Type::Path(tp) if tp.qself.is_none() => tp.path.get_ident().is_some_and(|id| {
-            let id = id.to_string();
-            declared_params(sig).contains(&id) && !floats.contains(&id)
-        }),
+        Type::Path(tp) if tp.qself.is_none() => tp
+            .path
+            .get_ident()
+            .is_some_and(|id| other_type_params.contains(&id.to_string())),
         _ => false,
     }
 }
@@ -498,6 +499,12 @@ pub fn analyse(sig: &Signature) -> syn::Result<SigInfo> {
     let mut floats = float_type_params(&sig.generics);
     floats.extend(floats_named_by_return(sig));
     floats.extend(impl_params_taken_by_value(sig));
+    let other_type_params: HashSet<String> = sig
+        .generics
+        .type_params()
+        .map(|t| t.ident.to_string())
+        .filter(|t| !floats.contains(t))
+        .collect();
     let mut params = Vec::new();
     for input in &sig.inputs {
         match input {
@@ -538,7 +545,9 @@ pub fn analyse(sig: &Signature) -> syn::Result<SigInfo> {
                 };
                 let (shape, elem) = match closure_sig(&pt.ty, &sig.generics) {
                     Some(c) => (Shape::Closure(c), None),
-                    None if refers_to_a_generic_type(&pt.ty, sig, &floats) => (Shape::Other, None),
+                    None if refers_to_a_generic_type(&pt.ty, &other_type_params) => {
+                        (Shape::Other, None)
+                    }
                     None => shape_of(&pt.ty, &floats),
                 };
                 params.push(Param {
@@ -558,12 +567,6 @@ pub fn analyse(sig: &Signature) -> syn::Result<SigInfo> {
             t => Ret::Ty(Box::new(t.clone())),
         },
     };
-    let other_type_params = sig
-        .generics
-        .type_params()
-        .map(|t| t.ident.to_string())
-        .filter(|t| !floats.contains(t))
-        .collect();
     Ok(SigInfo {
         params,
         ret,

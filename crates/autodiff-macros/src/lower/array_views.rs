@@ -63,11 +63,7 @@ impl Lowerer {
     /// The length of a line and its element at the index `k`.
     fn line_parts(line: &Line, k: &Ident) -> (Expr, Expr) {
         let (a, i) = (&line.array, line.index);
-        // A member's shape is read through the check that it is an array.
-        let shape: Expr = match line.param {
-            Some(_) => a.clone(),
-            None => parse_quote!(::autodiff_core::__private::array_shape(&#a)),
-        };
+        let shape = shape_of_matrix(a, line.param.is_some());
         if line.column {
             (parse_quote!(#shape.nrows()), parse_quote!(#a[[#k, (#i)]]))
         } else {
@@ -86,17 +82,19 @@ impl Lowerer {
     pub(super) fn line_copy(&self, line: &Line, span: Span) -> Expr {
         let k = Ident::new("__ad_line_k", span);
         let (len, elem) = Self::line_parts(line, &k);
-        let vec = match self.line_elem(line) {
-            Some(t) => quote_spanned!(span=> ::std::vec::Vec<#t>),
-            None => quote_spanned!(span=> ::std::vec::Vec<_>),
-        };
+        let vec = vec_of(self.line_elem(line), span);
         parse_quote_spanned!(span=> (0..#len).map(|#k| #elem).collect::<#vec>())
     }
 
     /// The matrix parameter that `e` is (`w`, `&w`).
     fn matrix_param(&self, e: &Expr) -> Option<Ident> {
+        self.array_param_of_rank(e, 2)
+    }
+
+    /// The `ndarray` parameter that `e` is, where its type names `rank` dimensions.
+    fn array_param_of_rank(&self, e: &Expr, rank: usize) -> Option<Ident> {
         self.array_param(e)
-            .filter(|a| self.ranked_arrays.get(&a.to_string()) == Some(&2))
+            .filter(|a| self.ranked_arrays.get(&a.to_string()) == Some(&rank))
     }
 
     /// `w.dot(&x)` of a matrix parameter and a vector (a vector parameter, a line or a
@@ -128,10 +126,7 @@ impl Lowerer {
             return None;
         }
         let i = Ident::new("__ad_line_i", span);
-        let vec = match self.array_elems.get(&w.to_string()) {
-            Some(t) => quote_spanned!(span=> ::std::vec::Vec<#t>),
-            None => quote_spanned!(span=> ::std::vec::Vec<_>),
-        };
+        let vec = vec_of(self.array_elems.get(&w.to_string()).cloned(), span);
         let x = strip(strip_ref(x));
         Some(parse_quote_spanned!(span=>
             (0..#w.#count()).map(|#i| #w.#line(#i).dot(&#x)).collect::<#vec>()
@@ -161,9 +156,7 @@ impl Lowerer {
         };
         // A vector parameter dotted with a line (`x.dot(&w.row(i))`).
         let arg_line = m.args.first().and_then(|b| self.array_line(b));
-        let vector_param = self
-            .array_param(&m.receiver)
-            .is_some_and(|a| self.ranked_arrays.get(&a.to_string()) == Some(&1));
+        let vector_param = self.array_param_of_rank(&m.receiver, 1).is_some();
         let reduced = self.array_line(&m.receiver).is_some()
             || self.is_local_float_buffer(&m.receiver)
             || (vector_param && arg_line.is_some());
@@ -274,11 +267,7 @@ impl Lowerer {
         }
         let Expr::MethodCall(m) = e else { return None };
         let (array, param) = self.matrix_or_member(&m.receiver)?;
-        // A member's shape is read through the check that it is an array.
-        let shape: Expr = match param {
-            Some(_) => array.clone(),
-            None => parse_quote!(::autodiff_core::__private::array_shape(&#array)),
-        };
+        let shape = shape_of_matrix(&array, param.is_some());
         let span = f.expr.span();
         let (count, line) = if m.method == "columns" {
             (
@@ -312,5 +301,23 @@ impl Lowerer {
         let bind: syn::Stmt = parse_quote_spanned!(span=> let #pat = #array.#line(#ix););
         each.body.stmts.insert(0, bind);
         Some(each)
+    }
+}
+
+/// The shape of a matrix: a parameter's own, a member's through the check that it is an
+/// array (`__private::array_shape`).
+fn shape_of_matrix(array: &Expr, is_param: bool) -> Expr {
+    if is_param {
+        array.clone()
+    } else {
+        parse_quote!(::autodiff_core::__private::array_shape(&#array))
+    }
+}
+
+/// `Vec<elem>`, or `Vec<_>` where the element type is not known.
+fn vec_of(elem: Option<syn::Type>, span: Span) -> TokenStream {
+    match elem {
+        Some(t) => quote_spanned!(span=> ::std::vec::Vec<#t>),
+        None => quote_spanned!(span=> ::std::vec::Vec<_>),
     }
 }
