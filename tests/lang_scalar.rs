@@ -813,3 +813,51 @@ proptest! {
         check("Const return: d/dy", gy, 0.0);
     }
 }
+
+/// A `let mut` tuple: its elements updated (`acc.0 += ..`, `acc.1 *= ..`), the whole
+/// tuple assigned from its own elements (`acc = (acc.1, acc.0 + v)`: all read before any
+/// is written), copied whole before a change (`let before = acc;`) and destructured.
+#[autodiff_forward(tuple_acc_fwd, Dual, Dual)]
+#[autodiff_reverse(tuple_acc_rev, Duplicated, Active)]
+fn tuple_acc(x: &[f64]) -> f64 {
+    let mut acc = (0.5, x[0]);
+    for v in x {
+        acc.0 += v * acc.1;
+        acc.1 *= 0.5;
+        acc = (acc.1 + v.sin(), acc.0);
+    }
+    let before = acc;
+    acc.0 = x[0] * 3.0;
+    let (a, b) = acc;
+    a * b + before.0 * before.1
+}
+
+fn tuple_acc_o<D: Num>(x: &[D]) -> D {
+    let (mut a0, mut a1) = (c::<D>(0.5), x[0]);
+    for v in x {
+        a0 += *v * a1;
+        a1 *= 0.5;
+        (a0, a1) = (a1 + v.sin(), a0);
+    }
+    let before = (a0, a1);
+    a0 = x[0] * 3.0;
+    a0 * a1 + before.0 * before.1
+}
+
+#[autodiff_forward(tuple_acc_hvp, Dual, Dual)]
+fn tuple_acc_grad(x: &[f64], g: &mut [f64]) {
+    g.fill(0.0);
+    tuple_acc_rev(x, g, 1.0);
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn mutable_tuples((x, v, s0) in slice_case(-1.0, 1.0, 1..6, 0), s in seed()) {
+        check_slice("tuple_acc", (&x, &v, &s0, s), tuple_acc, tuple_acc_fwd, tuple_acc_rev, tuple_acc_o::<Dual64>);
+        let (mut g, mut hv) = (vec![0.0; x.len()], vec![0.0; x.len()]);
+        tuple_acc_hvp(&x, &v, &mut g, &mut hv);
+        check_hvp(&hv, &x, &v, tuple_acc_o);
+    }
+}

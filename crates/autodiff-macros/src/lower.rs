@@ -216,6 +216,10 @@ pub struct Lowerer {
     /// The names indexed twice by positions, not ranges (`m[i][j]`, not `x[a..][k]`):
     /// buffers of rows.
     rows_indexed: HashSet<String>,
+    /// The locals that hold the elements of a `let mut` tuple (`let mut acc = (0.0,
+    /// 1.0);`, bound to a tuple of them): written by `acc.0 += v` and `acc = (a, b)`, and
+    /// copied where the tuple is bound again as a whole.
+    tuple_slots: HashSet<String>,
     /// The locals built as matrices (`[[a, b], [c, d]]`, `vec![vec![0.0; m]; n]`), whose
     /// elements are rows even where the function indexes them once.
     matrix_vars: HashSet<String>,
@@ -350,6 +354,7 @@ impl Lowerer {
             value_call: false,
             matrices: HashSet::default(),
             rows_indexed: HashSet::default(),
+            tuple_slots: HashSet::default(),
             matrix_vars: HashSet::default(),
             array_locals: HashSet::default(),
         }
@@ -409,6 +414,7 @@ impl Lowerer {
             value_call: false,
             matrices: self.matrices.clone(),
             rows_indexed: self.rows_indexed.clone(),
+            tuple_slots: self.tuple_slots.clone(),
             matrix_vars: self.matrix_vars.clone(),
             array_locals: self.array_locals.clone(),
         };
@@ -1425,10 +1431,42 @@ impl Lowerer {
                 Ok(())
             }
             Val::Tuple(items) if !mutable => {
-                self.bind(name, Binding::Tuple(items));
+                // (A `let mut` tuple's elements are copied: it may change after.)
+                let mut kept = Vec::new();
+                for item in items {
+                    kept.push(match item {
+                        Val::Op(Operand::Var(v)) if self.tuple_slots.contains(&v.to_string()) => {
+                            Val::Op(self.let_op(Op::Use(Operand::Var(v)), span))
+                        }
+                        item => item,
+                    });
+                }
+                self.bind(name, Binding::Tuple(kept));
                 Ok(())
             }
-            Val::Tuple(_) => unsupported_at(span, "a mutable tuple binding"),
+            // `let mut acc = (0.0, 1.0);`: a mutable local per element.
+            Val::Tuple(items) => {
+                let mut slots = Vec::new();
+                for item in items {
+                    if matches!(item, Val::Tuple(_)) {
+                        return unsupported_at(span, "a mutable tuple of tuples");
+                    }
+                    let op = match self.operand(item, span)? {
+                        Operand::Lit(t) => Op::Inactive(t),
+                        o => Op::Use(o),
+                    };
+                    let v = self.new_var_unbound(name, VarKind::Scalar);
+                    self.emit(Stmt::Let {
+                        var: v.clone(),
+                        mutable: true,
+                        op,
+                    });
+                    self.tuple_slots.insert(v.to_string());
+                    slots.push(Val::Op(Operand::Var(v)));
+                }
+                self.bind(name, Binding::Tuple(slots));
+                Ok(())
+            }
             Val::Op(Operand::Var(t)) if !mutable && self.rename_last_let(&t, name) => Ok(()),
             // `let mut c = v.scale(2.0);` of a struct (whose type the `let` may write): a
             // clone of the call's struct, whose shadow is a struct too, not a float.
@@ -2105,6 +2143,11 @@ impl Lowerer {
                     ),
                     _ => self.lower_expr(&a.right)?,
                 };
+                self.assign_destructured(&a.left, v, a.right.span())
+            }
+            // `acc = (a, b);` of a `let mut` tuple: its elements' locals written.
+            Expr::Assign(a) if self.mutable_tuple_slots(&a.left).is_some() => {
+                let v = self.lower_expr(&a.right)?;
                 self.assign_destructured(&a.left, v, a.right.span())
             }
             Expr::Assign(a) if self.assign_struct(a)? => Ok(()),
@@ -3091,6 +3134,21 @@ impl Lowerer {
                 );
             }
             (Expr::Tuple(t), v) => (&t.elems, self.tuple_items(v, t.elems.len(), span)),
+            (l, v) if let Some(slots) = self.mutable_tuple_slots(l) => {
+                let items = self.tuple_items(v, slots.len(), span);
+                for (slot, item) in slots.into_iter().zip(items) {
+                    if matches!(item, Val::Tuple(_)) {
+                        return unsupported_at(
+                            span,
+                            "a tuple of tuples assigned to a `let mut` tuple",
+                        );
+                    }
+                    let o = self.operand(item, span)?;
+                    let copy = self.let_op(Op::Use(o), span);
+                    writes.push((Place::local(slot), copy));
+                }
+                return Ok(());
+            }
             (l, v) => {
                 let place = self.lower_place(l)?;
                 if self.is_struct_value(&place)
@@ -3120,6 +3178,23 @@ impl Lowerer {
             self.read_destructured(l, item, span, writes)?;
         }
         Ok(())
+    }
+
+    /// The element locals of the `let mut` tuple that `e` names (see `tuple_slots`).
+    fn mutable_tuple_slots(&self, e: &Expr) -> Option<Vec<Ident>> {
+        let Expr::Path(p) = strip(e) else { return None };
+        let Some(Binding::Tuple(items)) = self.lookup(&p.path.get_ident()?.to_string()) else {
+            return None;
+        };
+        items
+            .iter()
+            .map(|item| match item {
+                Val::Op(Operand::Var(v)) if self.tuple_slots.contains(&v.to_string()) => {
+                    Some(v.clone())
+                }
+                _ => None,
+            })
+            .collect()
     }
 
     fn lower_place(&mut self, e: &Expr) -> Result<Place> {
