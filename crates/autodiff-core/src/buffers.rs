@@ -83,21 +83,21 @@ macro_rules! tuple_zero_like {
 tuple_zero_like!((0 A, 1 B), (0 A, 1 B, 2 C), (0 A, 1 B, 2 C, 3 D));
 
 /// A member of a struct marked `#[differentiable]`, while the struct's zero is built:
-/// `(&Member(&s.m)).zero_member()` is the member's zero when it carries derivatives
-/// ([`ZeroMember`]: floats, buffers of floats, marked structs) and a copy of it otherwise
-/// ([`CopyMember`] of an [`Inert`] type: a count, a name; such a member of a shadow is
-/// not read for derivatives, and a copy keeps it consistent with the primal).
+/// `(&Member(&s.m)).zero_member()` is a copy of the member when its type carries no
+/// derivatives ([`CopyMember`] of an [`Inert`] type: a count, a name, a list of indices;
+/// such a member of a shadow is not read for derivatives, and a copy keeps it consistent
+/// with the primal) and its zero otherwise ([`ZeroMember`]: floats, buffers of floats,
+/// marked structs).
 pub struct Member<'a, T>(pub &'a T);
 
-/// The zero of a member that carries derivatives (one that has a zero and can be summed:
-/// integers have zeros but no sums, so they are copied). Method resolution tries it
-/// before [`CopyMember`], whose receiver needs one more reference.
+/// The zero of a member that carries derivatives. Method resolution tries it after
+/// [`CopyMember`], whose receiver needs one reference less.
 pub trait ZeroMember<T> {
     /// The member's zero.
     fn zero_member(&self) -> T;
 }
 
-impl<T: ZeroLike<Out = T> + AddInto> ZeroMember<T> for Member<'_, T> {
+impl<T: ZeroLike<Out = T> + AddInto> ZeroMember<T> for &Member<'_, T> {
     #[inline(always)]
     fn zero_member(&self) -> T {
         self.0.zero_like()
@@ -144,7 +144,7 @@ impl<T: Inert, const N: usize> Inert for [T; N] {}
 impl<T: Inert> Inert for Option<T> {}
 impl<T: Inert> Inert for Box<T> {}
 
-impl<T: Inert> CopyMember<T> for &Member<'_, T> {
+impl<T: Inert> CopyMember<T> for Member<'_, T> {
     #[inline(always)]
     fn zero_member(&self) -> T {
         self.0.clone()
@@ -241,6 +241,20 @@ impl AddInto for () {
     fn add_into(&mut self, _rhs: &()) {}
 }
 
+/// Integers and `bool`s carry no derivatives: adding the "adjoint" of one (a shadow of a
+/// list of indices that a function overwrites, `s.ids.clear()`) leaves it as it is.
+macro_rules! inert_add_into {
+    ($($t:ty),*) => {$(
+        impl AddInto for $t {
+            #[inline(always)]
+            fn add_into(&mut self, _rhs: &$t) {}
+        }
+    )*};
+}
+inert_add_into!(
+    usize, isize, u8, u16, u32, u64, u128, i8, i16, i32, i64, i128, bool
+);
+
 macro_rules! tuple_add_into {
     ($(($($n:tt $a:ident $b:ident),*)),*) => {$(
         impl<$($a: AddInto<$b>, $b),*> AddInto<($($b,)*)> for ($($a,)*) {
@@ -255,10 +269,9 @@ tuple_add_into!(
     (0 A0 B0, 1 A1 B1, 2 A2 B2, 3 A3 B3)
 );
 
-/// An adjoint that [`add_to()`] adds into: one that sums ([`AddInto`]), or the adjoint of
-/// an integer (an integer a call returned, `let (root, steps) = solve(a);`), which carries
-/// nothing, so adding into it does nothing. (Integers do not implement [`AddInto`]: a
-/// struct's zero shadow tells the members it copies from those it zeroes by it.)
+/// An adjoint that [`add_to()`] adds into: one that sums ([`AddInto`]), the adjoint of an
+/// integer (an integer a call returned, `let (root, steps) = solve(a);`) among them, which
+/// carries nothing, so adding into it does nothing.
 pub trait Accumulate {
     /// `*self += g`.
     fn accumulate(&mut self, g: &Self);
@@ -270,18 +283,6 @@ impl<T: AddInto> Accumulate for T {
         self.add_into(g);
     }
 }
-
-macro_rules! inert_accumulate {
-    ($($t:ty),*) => {$(
-        impl Accumulate for $t {
-            #[inline(always)]
-            fn accumulate(&mut self, _g: &$t) {}
-        }
-    )*};
-}
-inert_accumulate!(
-    usize, isize, u8, u16, u32, u64, u128, i8, i16, i32, i64, i128, bool
-);
 
 /// `*acc += g` for an adjoint that may be a tuple or an array (the result of a call that
 /// returns one, such as a forward companion's `(value, tangent)`), which has no `+=`.
@@ -535,12 +536,19 @@ pub fn sort_permutation<T>(
     perm
 }
 
-/// Sets every element of a float slice to zero.
+/// Sets every element of a slice to zero: a float buffer's, or an integer buffer's shadow.
 #[inline]
-pub fn fill_zero<T: Real>(v: &mut [T]) {
+pub fn fill_zero<T: ZeroLike<Out = T>>(v: &mut [T]) {
     for x in v {
-        *x = T::zero();
+        *x = x.zero_like();
     }
+}
+
+/// The zero of a slice's element type, float or integer: what zeroing a shadow writes, as
+/// derivative companions write it when they are differentiated again.
+#[inline(always)]
+pub fn elem_zero<T: Default>(_like: &[T]) -> T {
+    T::default()
 }
 
 /// An integer as a float of the type of `like`: the factor `n` in the partial of

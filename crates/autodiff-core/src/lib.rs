@@ -100,7 +100,7 @@ pub mod __private {
     pub use crate::buffers::{
         AddInto, AddMember, CopyMember, Inert, Member, MemberSum, Restore, SavedSlice, SkipMember,
         Snapshot, ZeroLike, ZeroMember, accumulator_zero, add_into, add_to, compare, copy_of,
-        elem_lit, fill_zero, holds, int_like, lit_like, min_len, resize_like, restore,
+        elem_lit, elem_zero, fill_zero, holds, int_like, lit_like, min_len, resize_like, restore,
         restore_from, restore_resized, same_row_count, same_row_length, snapshot, sort_permutation,
         sum, window_size, zero_like,
     };

@@ -2209,6 +2209,24 @@ impl Lowerer {
                         return Ok(());
                     }
                 }
+                // `s.w = v;` of a whole local buffer (`x.to_vec()`, a vector built in the
+                // function) to a member of a struct parameter: a copy that gives the
+                // member `v`'s length, as between local buffers.
+                if self.is_struct_param_member(&place) {
+                    let src = match &v {
+                        Val::Place(p, _) => Some(p.clone()),
+                        Val::Op(Operand::Var(o)) => Some(Place::local(o.clone())),
+                        _ => None,
+                    };
+                    if let Some(src) = src.filter(|s| whole_buffer(self, s)) {
+                        self.emit(Stmt::CopyFrom {
+                            dst: place,
+                            src,
+                            mode: CopyMode::Resized,
+                        });
+                        return Ok(());
+                    }
+                }
                 let val = self.operand(v, a.right.span())?;
                 self.emit(Stmt::Assign {
                     place,
@@ -2401,7 +2419,8 @@ impl Lowerer {
             }
             "clear" | "truncate" | "resize"
                 if m.args.len() == usize::from(name != "clear") + usize::from(name == "resize")
-                    && self.is_local_buffer_expr(&m.receiver)? =>
+                    && (self.is_local_buffer_expr(&m.receiver)?
+                        || self.is_struct_param_member_expr(&m.receiver)?) =>
             {
                 self.lower_resize(m)
             }
@@ -2932,6 +2951,26 @@ impl Lowerer {
                 self.kinds.get(&p.base.to_string()),
                 Some(VarKind::Ref { mutable: false } | VarKind::Value)
             )
+    }
+
+    /// Whether `p` is a member of a struct parameter (`s.w`, `self.hist`), reached through
+    /// members only.
+    fn is_struct_param_member(&self, p: &Place) -> bool {
+        !self.companion
+            && !p.proj.is_empty()
+            && p.proj.iter().all(|q| matches!(q, Proj::Field(_)))
+            && self.named_struct_refs.contains(&p.base.to_string())
+    }
+
+    /// Whether `e` is a member of a struct parameter (`s.w`, `self.hist`).
+    fn is_struct_param_member_expr(&mut self, e: &Expr) -> Result<bool> {
+        if self.companion || !matches!(strip(e), Expr::Field(_)) {
+            return Ok(false);
+        }
+        Ok(match self.lower_expr(e)? {
+            Val::Place(p, _) => self.is_struct_param_member(&p),
+            _ => false,
+        })
     }
 
     fn is_struct_value(&self, p: &Place) -> bool {
@@ -6448,12 +6487,13 @@ impl Lowerer {
             // Zeroing a shadow, and adding a scratch shadow into one.
             ["__ad", "fill_zero"] if c.args.len() == 1 => {
                 let dst = strip_full_range(strip_ref(&c.args[0]));
-                if self.floats.is_empty() {
+                if self.floats.is_empty() && !matches!(strip(dst), Expr::Field(_)) {
                     self.lower_method_stmt(&syn::parse_quote!(#dst.fill(0.0)))?;
                 } else {
-                    // A type parameter takes no literal.
+                    // A type parameter takes no literal, and the shadow of a struct's
+                    // member may hold integers (`s.ids`).
                     self.lower_expr(&syn::parse_quote!({
-                        let __ad_zero = __ad::elem_lit(0.0, &#dst[..]);
+                        let __ad_zero = __ad::elem_zero(&#dst[..]);
                         #dst.fill(__ad_zero);
                     }))?;
                 }
@@ -6505,8 +6545,10 @@ impl Lowerer {
                     })?;
                     return Ok(Some(Val::Op(Operand::Lit(quote!(())))));
                 }
+                // (Over the shorter of the two, as `add_into` zips them: the seed of a
+                // member that grows is longer than the member's copy.)
                 self.lower_expr(&syn::parse_quote! {
-                    for __ad_k in 0..#src.len() {
+                    for __ad_k in 0..__ad::min_len(#dst.len(), #src.len()) {
                         #dst[__ad_k] += #src[__ad_k];
                     }
                 })?;
@@ -6515,7 +6557,7 @@ impl Lowerer {
             // A float literal as generated code writes it, and an integer as a float
             // (`powi`'s exponent in its partial).
             ["__ad", "Real", "lit"]
-            | ["__ad", "int_like" | "lit_like" | "elem_lit" | "rem_partial" | "integer_as"] => Ok(Some(Val::Op(Operand::Lit(
+            | ["__ad", "int_like" | "lit_like" | "elem_lit" | "elem_zero" | "rem_partial" | "integer_as"] => Ok(Some(Val::Op(Operand::Lit(
                 self.render(&Expr::Call(c.clone())),
             )))),
             // The sum of an adjoint buffer's elements.

@@ -811,10 +811,14 @@ impl<'a> Reverse<'a> {
             Stmt::Assign { place, kind, val } => self.assign(place, *kind, val, level),
             Stmt::Push { place, val } => {
                 let (p, v) = (place.primal(), val.primal());
-                let fwd = quote!(#p.push(#v););
+                let mut fwd = quote!(#p.push(#v););
                 let mut rev = TokenStream::new();
                 if self.an.place_active(place) {
                     let a = place.adjoint();
+                    // The caller's shadow of a member grows with it (see `CopyFrom`).
+                    if is_member(place) {
+                        fwd.extend(quote!(#a.push(__ad::zero_like(&#v));));
+                    }
                     rev.extend(quote!(let __ad_g = __ad::take(#a.pop());));
                     rev.extend(self.accumulate(val, quote!(__ad_g)));
                 }
@@ -864,9 +868,23 @@ impl<'a> Reverse<'a> {
                 } else {
                     quote!()
                 };
-                let fwd = quote!(#record #fit #d.copy_from_slice(&#s[..]););
+                let mut fwd = quote!(#record #fit #d.copy_from_slice(&#s[..]););
                 let mut rev = TokenStream::new();
                 let ad = dst.adjoint();
+                // A member of a struct parameter (`s.w = v;`) has the caller's shadow, of
+                // the member's length on entry: it takes the new length here, as the
+                // shadow of a local buffer is made with its final length after the sweep,
+                // so that the code after reads its adjoint at every new index: the seed
+                // the caller gave, zero where the member grows. (Built as a copy, which a
+                // companion differentiated again reads back as one.)
+                if *resize && is_member(dst) && self.an.place_active(dst) {
+                    let grown = self.fresh("grown");
+                    fwd.extend(quote!(
+                        let mut #grown = __ad::zero_like(&#s[..]);
+                        __ad::add_into(&mut #grown[..], &#ad[..]);
+                        __ad::resize_like(&mut #ad, &#grown[..]);
+                    ));
+                }
                 if self.an.place_active(dst) && self.an.place_active(src) {
                     let asrc = src.adjoint();
                     if dst.base == src.base {
@@ -1911,4 +1929,12 @@ fn collect_maybe_tuples(b: &Block, out: &mut HashSet<String>) {
 /// (adjoint zero) gives its inputs nothing, not `0 · ∞`.
 fn only_nonzero(g: &TokenStream, propagate: TokenStream) -> TokenStream {
     quote!(if __ad::nonzero(#g) { #propagate })
+}
+
+/// Whether `p` is a member of a struct (`s.w`, `self.hist`): of a parameter, since a
+/// struct built in the function holds no buffer. Its shadow is the caller's, of the
+/// member's length on entry, where a local buffer's is made after the forward sweep with
+/// the buffer's final length.
+fn is_member(p: &Place) -> bool {
+    !p.is_whole() && p.proj.iter().all(|q| matches!(q, Proj::Field(_)))
 }

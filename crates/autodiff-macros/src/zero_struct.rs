@@ -169,6 +169,8 @@ pub fn expand(item: &Declaration) -> TokenStream {
         #[automatically_derived]
         impl #impl_generics ::autodiff_core::__private::ZeroLike for #ty #where_clause {
             type Out = Self;
+            // (The borrow of each `Member` is the autoref that picks a copy or a zero.)
+            #[allow(clippy::needless_borrow)]
             fn zero_like(&self) -> Self {
                 #[allow(unused_imports)]
                 use ::autodiff_core::__private::{CopyMember as _, ZeroMember as _};

@@ -1,0 +1,278 @@
+//! Whole vectors given to members of struct parameters: `s.w = x.to_vec();`,
+//! `self.w = v;` of a vector built in the function, and `clear`, `truncate` and `resize`
+//! of a member, whose length then changes. A member that holds integers (`ids:
+//! Vec<usize>`, cleared and filled again) carries no derivative. Checked against num-dual
+//! in both modes and under forward over reverse.
+
+// Index loops are part of the language under test.
+#![allow(clippy::needless_range_loop)]
+
+mod lang_common;
+
+use autodiff_core::prelude::*;
+use lang_common::*;
+use proptest::prelude::*;
+
+/// A history of values and a scale.
+#[differentiable]
+#[derive(Clone, Debug)]
+pub struct Hist {
+    pub w: Vec<f64>,
+    pub scale: f64,
+}
+
+#[differentiable]
+impl Hist {
+    /// Keeps `sin(scale x)` in `w` (a vector built here, moved into the member), then
+    /// reads it back.
+    pub fn remember(&mut self, x: &[f64]) -> f64 {
+        let mut v = vec![0.0; x.len()];
+        for i in 0..x.len() {
+            v[i] = (x[i] * self.scale).sin();
+        }
+        self.w = v;
+        let mut s = 0.0;
+        for i in 0..self.w.len() {
+            s += self.w[i] * x[i];
+        }
+        s
+    }
+}
+
+/// Reads the old `w[0]`, replaces `w` by a copy of `x` (of another length), reads it, and
+/// lets a method replace it again.
+#[autodiff_reverse(store_rev, Duplicated, Duplicated, Active)]
+#[autodiff_forward(store_fwd, Dual, Dual, Dual)]
+fn store(x: &[f64], s: &mut Hist) -> f64 {
+    let before = s.w[0];
+    s.w = x.to_vec();
+    let mut t = before * s.w[0];
+    for i in 1..s.w.len() {
+        t += s.w[i] * s.w[i - 1] * s.scale;
+    }
+    t + s.remember(x)
+}
+
+fn store_o<D: Num>(x: &[D], w0: D, scale: D) -> D {
+    let mut t = w0 * x[0];
+    for i in 1..x.len() {
+        t += x[i] * x[i - 1] * scale;
+    }
+    for i in 0..x.len() {
+        t += (x[i] * scale).sin() * x[i];
+    }
+    t
+}
+
+/// The gradient with respect to `x`, for H·v (forward over reverse).
+#[autodiff_forward(store_hvp, Dual, Dual, Dual, Dual)]
+fn store_grad(x: &[f64], g: &mut [f64], s: &mut Hist, ds: &mut Hist) {
+    store_rev(x, g, s, ds, 1.0);
+}
+
+/// A member shortened, grown with a constant, emptied and filled again by pushes.
+#[autodiff_reverse(resized_rev, Duplicated, Duplicated, Active)]
+#[autodiff_forward(resized_fwd, Dual, Dual, Dual)]
+fn resized(x: &[f64], s: &mut Hist) -> f64 {
+    s.w.truncate(2);
+    s.w.resize(3, 0.5);
+    let mut t = s.w[1] * s.w[2] * x[0];
+    s.w.clear();
+    for i in 0..x.len() {
+        s.w.push(x[i] * x[i] * s.scale);
+    }
+    for i in 0..s.w.len() {
+        t += s.w[i] * x[i];
+    }
+    t
+}
+
+fn resized_o<D: Num>(x: &[D], w1: D, scale: D) -> D {
+    let mut t = w1 * 0.5 * x[0];
+    for i in 0..x.len() {
+        t += x[i] * x[i] * x[i] * scale;
+    }
+    t
+}
+
+/// The gradient with respect to `x`, for H·v.
+#[autodiff_forward(resized_hvp, Dual, Dual, Dual, Dual)]
+fn resized_grad(x: &[f64], g: &mut [f64], s: &mut Hist, ds: &mut Hist) {
+    resized_rev(x, g, s, ds, 1.0);
+}
+
+/// Positions of the positive inputs, kept in a member of integers, and weights.
+#[differentiable]
+#[derive(Clone, Debug)]
+pub struct Picker {
+    pub ids: Vec<usize>,
+    pub w: Vec<f64>,
+}
+
+/// Empties the list of indices, fills it again, and sums over it; then replaces it
+/// whole.
+#[autodiff_reverse(picked_rev, Duplicated, Duplicated, Active)]
+#[autodiff_forward(picked_fwd, Dual, Dual, Dual)]
+fn picked(x: &[f64], s: &mut Picker) -> f64 {
+    s.ids.clear();
+    for i in 0..x.len() {
+        if x[i] > 0.0 {
+            s.ids.push(i);
+        }
+    }
+    let mut t = 0.0;
+    for &i in &s.ids {
+        t += x[i] * x[i] * s.w[i];
+    }
+    s.ids = s.ids[..s.ids.len().min(1)].to_vec();
+    t
+}
+
+fn picked_o<D: Num>(x: &[D], w: &[D]) -> D {
+    let mut t = D::zero();
+    for i in 0..x.len() {
+        if x[i].re() > 0.0 {
+            t += x[i] * x[i] * w[i];
+        }
+    }
+    t
+}
+
+/// The gradient with respect to `x`, for H·v.
+#[autodiff_forward(picked_hvp, Dual, Dual, Dual, Dual)]
+fn picked_grad(x: &[f64], g: &mut [f64], s: &mut Picker, ds: &mut Picker) {
+    picked_rev(x, g, s, ds, 1.0);
+}
+
+/// `x` followed by the struct's parameters that the oracle reads.
+fn joined(x: &[f64], rest: &[f64]) -> Vec<f64> {
+    x.iter().chain(rest).copied().collect()
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn a_member_replaced_by_a_copy_and_by_a_built_vector(
+        x in vecf(-1.5, 1.5, 4),
+        w0 in float(-2.0, 2.0),
+        scale in float(0.5, 2.0),
+        v in dirs(6),
+    ) {
+        let n = x.len();
+        let all = joined(&x, &[w0, scale]);
+        let (want, g) = oracle_grad(|d| store_o(&d[..n], d[n], d[n + 1]), &all);
+        // `remember` leaves `w = sin(scale x)`, whatever the length before.
+        let w_final: Vec<f64> = x.iter().map(|xi| (scale * xi).sin()).collect();
+
+        let mut s = Hist { w: vec![w0, 2.0], scale };
+        let mut ds = Hist { w: vec![0.0; 2], scale: 0.0 };
+        let mut dx = vec![0.0; n];
+        check("value", store_rev(&x, &mut dx, &mut s, &mut ds, 1.0), want);
+        check_all("dx", &dx, &g[..n]);
+        check("dw[0]", ds.w[0], g[n]);
+        check_all("dw after the call", &ds.w, &[g[n], 0.0]);
+        check("dscale", ds.scale, g[n + 1]);
+        check_all("w", &s.w, &w_final);
+
+        let mut s = Hist { w: vec![w0, 2.0], scale };
+        let mut ts = Hist { w: vec![v[4], 0.0], scale: v[5] };
+        let (value, tangent) = store_fwd(&x, &v[..n], &mut s, &mut ts);
+        check("forward value", value, want);
+        let along: f64 = g.iter().zip(&v).map(|(a, b)| a * b).sum();
+        check("tangent", tangent, along);
+        let tw: Vec<f64> = (0..n)
+            .map(|i| (scale * x[i]).cos() * (scale * v[i] + v[5] * x[i]))
+            .collect();
+        check_all("tangent of w", &ts.w, &tw);
+
+        let mut s = Hist { w: vec![w0, 2.0], scale };
+        let mut ts = Hist { w: vec![0.0; 2], scale: 0.0 };
+        let mut ds = Hist { w: vec![0.0; 2], scale: 0.0 };
+        let mut tds = Hist { w: vec![0.0; 2], scale: 0.0 };
+        let (mut g2, mut hv) = (vec![0.0; n], vec![0.0; n]);
+        store_hvp(&x, &v[..n], &mut g2, &mut hv, &mut s, &mut ts, &mut ds, &mut tds);
+        check_all("gradient under H·v", &g2, &g[..n]);
+        check_hvp(&hv, &x, &v[..n], |d| store_o(d, c(w0), c(scale)));
+    }
+
+    #[test]
+    fn a_member_truncated_resized_cleared_and_pushed(
+        x in vecf(-1.5, 1.5, 5),
+        w1 in float(-2.0, 2.0),
+        scale in float(0.5, 2.0),
+        v in dirs(7),
+    ) {
+        let n = x.len();
+        let all = joined(&x, &[w1, scale]);
+        let (want, g) = oracle_grad(|d| resized_o(&d[..n], d[n], d[n + 1]), &all);
+
+        let mut s = Hist { w: vec![0.25, w1, -1.0, 3.0], scale };
+        let mut ds = Hist { w: vec![0.0; 4], scale: 0.0 };
+        let mut dx = vec![0.0; n];
+        check("value", resized_rev(&x, &mut dx, &mut s, &mut ds, 1.0), want);
+        check_all("dx", &dx, &g[..n]);
+        check_all("dw", &ds.w, &[0.0, g[n], 0.0, 0.0]);
+        check("dscale", ds.scale, g[n + 1]);
+        let w_final: Vec<f64> = x.iter().map(|xi| xi * xi * scale).collect();
+        check_all("w", &s.w, &w_final);
+
+        let mut s = Hist { w: vec![0.25, w1, -1.0, 3.0], scale };
+        let mut ts = Hist { w: vec![0.0, v[5], 0.0, 0.0], scale: v[6] };
+        let (value, tangent) = resized_fwd(&x, &v[..n], &mut s, &mut ts);
+        check("forward value", value, want);
+        let along: f64 = g.iter().zip(&v).map(|(a, b)| a * b).sum();
+        check("tangent", tangent, along);
+
+        let mut s = Hist { w: vec![0.25, w1, -1.0, 3.0], scale };
+        let mut ts = Hist { w: vec![0.0; 4], scale: 0.0 };
+        let mut ds = Hist { w: vec![0.0; 4], scale: 0.0 };
+        let mut tds = Hist { w: vec![0.0; 4], scale: 0.0 };
+        let (mut g2, mut hv) = (vec![0.0; n], vec![0.0; n]);
+        resized_hvp(&x, &v[..n], &mut g2, &mut hv, &mut s, &mut ts, &mut ds, &mut tds);
+        check_all("gradient under H·v", &g2, &g[..n]);
+        check_hvp(&hv, &x, &v[..n], |d| resized_o(d, c(w1), c(scale)));
+    }
+
+    #[test]
+    fn a_member_of_integers_cleared_and_filled_again(
+        x in vecf(-1.5, 1.5, 5),
+        w in vecf(-2.0, 2.0, 5),
+        v in dirs(10),
+    ) {
+        let n = x.len();
+        let all = joined(&x, &w);
+        let (want, g) = oracle_grad(|d| picked_o(&d[..n], &d[n..]), &all);
+        let positive: Vec<usize> = (0..n).filter(|&i| x[i] > 0.0).collect();
+        let ids_final: Vec<usize> = positive.iter().copied().take(1).collect();
+
+        let mut s = Picker { ids: vec![7, 8, 9], w: w.clone() };
+        let mut ds = Picker { ids: vec![7, 8, 9], w: vec![0.0; n] };
+        let mut dx = vec![0.0; n];
+        check("value", picked_rev(&x, &mut dx, &mut s, &mut ds, 1.0), want);
+        check_all("dx", &dx, &g[..n]);
+        check_all("dw", &ds.w, &g[n..]);
+        prop_assert_eq!(&s.ids, &ids_final);
+
+        let mut s = Picker { ids: vec![7, 8, 9], w: w.clone() };
+        let mut ts = Picker { ids: vec![7, 8, 9], w: v[n..].to_vec() };
+        let (value, tangent) = picked_fwd(&x, &v[..n], &mut s, &mut ts);
+        check("forward value", value, want);
+        let along: f64 = g.iter().zip(&v).map(|(a, b)| a * b).sum();
+        check("tangent", tangent, along);
+        prop_assert_eq!(&s.ids, &ids_final);
+
+        let mut s = Picker { ids: vec![], w: w.clone() };
+        let mut ts = Picker { ids: vec![], w: vec![0.0; n] };
+        let mut ds = Picker { ids: vec![], w: vec![0.0; n] };
+        let mut tds = Picker { ids: vec![], w: vec![0.0; n] };
+        let (mut g2, mut hv) = (vec![0.0; n], vec![0.0; n]);
+        picked_hvp(&x, &v[..n], &mut g2, &mut hv, &mut s, &mut ts, &mut ds, &mut tds);
+        check_all("gradient under H·v", &g2, &g[..n]);
+        let wd: Vec<f64> = w.clone();
+        check_hvp(&hv, &x, &v[..n], |d| {
+            let wc: Vec<_> = wd.iter().map(|&wi| c(wi)).collect();
+            picked_o(d, &wc)
+        });
+    }
+}
