@@ -1,7 +1,8 @@
 //! Methods of a generic `impl<T: Float> Affine<T>`, whose float type is the impl's
 //! parameter (the companions bound it by `Real` themselves), and a function whose float
 //! type is an alias: both modes, through a `#[differentiable]` method call, at `f64`
-//! against num-dual and at `f32` against the `f64` derivatives.
+//! against num-dual and at `f32` against the `f64` derivatives. A `#[differentiable]`
+//! block `impl<T: Float> V2<T>` whose methods name `T` only inside `V2<T>` and `Self`.
 
 // Index loops are part of the language under test.
 #![allow(clippy::needless_range_loop)]
@@ -57,6 +58,58 @@ fn loss_o<D: DualNum<Primitive = f64> + Copy>(z: &[D], n: usize) -> D {
         r += *v * *v * 0.5;
     }
     r
+}
+
+/// A point of a generic float type.
+#[differentiable]
+#[derive(Clone, Debug)]
+pub struct V2<T: Float> {
+    pub x: T,
+    pub y: T,
+}
+
+/// Every method of the block is differentiable, `-> Self` ones included; `T` is a float
+/// to each of them, though `add` and `dot` name it only inside `V2<T>`.
+#[differentiable]
+impl<T: Float> V2<T> {
+    pub fn add(&self, o: &V2<T>) -> Self {
+        V2 {
+            x: self.x + o.x,
+            y: self.y + o.y,
+        }
+    }
+
+    pub fn rotated(&self) -> Self {
+        V2 {
+            x: -self.y,
+            y: self.x,
+        }
+    }
+
+    pub fn dot(&self, o: &V2<T>) -> T {
+        self.x * o.x + self.y * o.y
+    }
+}
+
+/// `((a + b)⊥ + a) · b` of the points `(x0, x1)` and `(x2, x1 x0)`.
+#[autodiff_reverse(d_points, Duplicated, Active)]
+#[autodiff_forward(j_points, Dual, Dual)]
+fn points(x: &[f64]) -> f64 {
+    let a = V2 { x: x[0], y: x[1] };
+    let b = V2 {
+        x: x[2],
+        y: x[1] * x[0],
+    };
+    let s = a.add(&b);
+    let r = s.rotated();
+    r.add(&a).dot(&b)
+}
+
+fn points_o<D: DualNum<Primitive = f64> + Copy>(x: &[D]) -> D {
+    let (ax, ay, bx, by) = (x[0], x[1], x[2], x[1] * x[0]);
+    let (sx, sy) = (ax + bx, ay + by);
+    let (rx, ry) = (-sy + ax, sx + ay);
+    rx * bx + ry * by
 }
 
 type Scalar = f64;
@@ -132,6 +185,32 @@ proptest! {
         for i in 0..n {
             close("d/dx at f32", dx32[i] as f64, grad[n + 1 + i], 1e-4);
         }
+    }
+
+    #[test]
+    fn struct_results_of_a_generic_block(
+        x in prop::collection::vec(-2.0..2.0f64, 3),
+        v in prop::collection::vec(-1.0..1.0f64, 3),
+    ) {
+        let grad: Vec<f64> = (0..3)
+            .map(|i| {
+                let xd: Vec<Dual64> = x
+                    .iter()
+                    .enumerate()
+                    .map(|(j, &a)| Dual64::new(a, if i == j { 1.0 } else { 0.0 }))
+                    .collect();
+                points_o(&xd).eps
+            })
+            .collect();
+        let mut g = vec![0.0; 3];
+        let y = d_points(&x, &mut g, 1.0);
+        close("primal", y, points(&x), 0.0);
+        for i in 0..3 {
+            close("gradient", g[i], grad[i], 1e-12);
+        }
+        let (_, t) = j_points(&x, &v);
+        let want: f64 = grad.iter().zip(&v).map(|(g, d)| g * d).sum();
+        close("tangent", t, want, 1e-12);
     }
 
     #[test]

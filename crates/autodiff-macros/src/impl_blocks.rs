@@ -40,15 +40,27 @@ pub fn expand_impl(imp: ItemImpl) -> TokenStream {
     let mut block = imp.clone();
     block.items.clear();
     let mut generated = Vec::new();
+    // A method's macro sees the method alone: the block's float type parameters
+    // (`impl<T: Float> V2<T>`) are repeated in each method's `where` clause, so that a
+    // method naming `T` only inside another type (`fn add(&self, o: &V2<T>) -> Self`)
+    // knows it for a float too. (A bound the block has already holds: nothing changes.)
+    let floats = crate::signature::float_bounds(&imp.generics);
     for item in imp.items {
         let ImplItem::Fn(mut f) = item else {
             block.items.push(item);
             continue;
         };
+        if !floats.is_empty() {
+            f.sig
+                .generics
+                .make_where_clause()
+                .predicates
+                .extend(floats.iter().cloned());
+        }
         // A function without `self` in the block is an associated function, which a
         // function's own attribute cannot tell (see `expand::is_associated`): marked so.
         let associated = !matches!(f.sig.inputs.first(), Some(syn::FnArg::Receiver(_)));
-        if !marked && returns_floats(&f, &imp.generics) {
+        if !marked && returns_floats(&f, &imp.generics, &imp.self_ty) {
             f.attrs.insert(
                 0,
                 if associated {
@@ -86,9 +98,11 @@ pub fn expand_impl(imp: ItemImpl) -> TokenStream {
 
 /// Whether a method's result may carry a derivative: nothing (a method that writes
 /// through `&mut`), or a value whose type names `f32`, `f64` or a type parameter (of the
-/// method or of the block), not behind a reference. Other methods of a block that marks
-/// none (`fn name(&self) -> &str`, `fn len(&self) -> usize`) are left as written.
-fn returns_floats(f: &ImplItemFn, block: &syn::Generics) -> bool {
+/// method or of the block), not behind a reference; `Self` counts as the block's type
+/// (`-> Self` of `impl<T: Float> V2<T>`). Other methods of a block that marks none
+/// (`fn name(&self) -> &str`, `fn len(&self) -> usize`, `fn scaled(&self) -> Self` of a
+/// struct without type parameters) are left as written.
+fn returns_floats(f: &ImplItemFn, block: &syn::Generics, self_ty: &syn::Type) -> bool {
     let ty = match &f.sig.output {
         syn::ReturnType::Default => return true,
         syn::ReturnType::Type(_, t) => t,
@@ -102,10 +116,17 @@ fn returns_floats(f: &ImplItemFn, block: &syn::Generics) -> bool {
         .map(|p| p.ident.to_string())
         .collect();
     let mut floats = false;
+    let mut names_self = false;
     crate::lower::walk_idents(&quote!(#ty), &mut |id| {
         let id = id.to_string();
         floats |= id == "f32" || id == "f64" || params.contains(&id);
+        names_self |= id == "Self";
     });
+    if names_self {
+        crate::lower::walk_idents(&quote!(#self_ty), &mut |id| {
+            floats |= params.contains(&id.to_string());
+        });
+    }
     floats || matches!(&**ty, syn::Type::Tuple(t) if t.elems.is_empty())
 }
 

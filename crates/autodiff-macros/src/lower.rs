@@ -2351,6 +2351,19 @@ impl Lowerer {
                     );
                 }
                 let place = self.lower_place(&m.receiver)?;
+                // (Its shadow is the caller's, which the companions reach as a slice.)
+                if !self.companion
+                    && place.is_whole()
+                    && matches!(
+                        self.kinds.get(&place.base.to_string()),
+                        Some(VarKind::Ref { .. })
+                    )
+                {
+                    return unsupported(
+                        m,
+                        "`push` onto a `&mut Vec` parameter (return the vector, `-> Vec<f64>`, or give the parameter its final length and write its elements by index)",
+                    );
+                }
                 let v = self.lower_expr(&m.args[0])?;
                 // An array literal (`ps.push([a, b])`), or a local bound to one, is a
                 // value of fixed size: its adjoint, popped in the reverse sweep, adds into

@@ -34,6 +34,14 @@ impl ClosureSig {
     pub fn arity(&self) -> usize {
         self.inputs.len()
     }
+    /// Whether an argument or the result is a reference (`Fn(&[f64]) -> f64`), which a
+    /// `DiffFn` cannot carry.
+    pub fn takes_references(&self) -> bool {
+        self.inputs
+            .iter()
+            .chain([&self.output])
+            .any(|t| t.contains('&'))
+    }
     /// `DiffFn<X, Y>` for this closure.
     pub fn diff_fn(&self) -> proc_macro2::TokenStream {
         let inputs: Vec<syn::Type> = self
@@ -167,6 +175,30 @@ fn bound_is_float(b: &TypeParamBound) -> bool {
         return last.ident == "Float" || last.ident == "Real";
     }
     false
+}
+
+/// `T: Float` (or `T: Real`, as written) for each type parameter of `generics` bounded
+/// so, in its list or its `where` clause.
+pub fn float_bounds(generics: &syn::Generics) -> Vec<WherePredicate> {
+    let mut out = Vec::new();
+    for p in &generics.params {
+        if let GenericParam::Type(t) = p
+            && let Some(b) = t.bounds.iter().find(|b| bound_is_float(b))
+        {
+            let id = &t.ident;
+            out.push(syn::parse_quote!(#id: #b));
+        }
+    }
+    if let Some(w) = &generics.where_clause {
+        for pred in &w.predicates {
+            if let WherePredicate::Type(pt) = pred
+                && pt.bounds.iter().any(bound_is_float)
+            {
+                out.push(pred.clone());
+            }
+        }
+    }
+    out
 }
 
 /// The type parameters bounded by `Float` (from `num_traits`) or `Real`.
@@ -544,6 +576,12 @@ pub fn analyse(sig: &Signature) -> syn::Result<SigInfo> {
                     }
                 };
                 let (shape, elem) = match closure_sig(&pt.ty, &sig.generics) {
+                    Some(c) if c.takes_references() => {
+                        return Err(syn::Error::new_spanned(
+                            &pt.ty,
+                            "a closure parameter that takes or returns a reference (`Fn(&[f64]) -> f64`) is not supported in differentiated code: its derivatives travel in a `DiffFn`, whose arguments and result are floats, integers or tuples of them (pass the buffer to the function and let the closure take an element or an index, `Fn(f64) -> f64`, `Fn(usize) -> f64`)",
+                        ));
+                    }
                     Some(c) => (Shape::Closure(c), None),
                     None if refers_to_a_generic_type(&pt.ty, &other_type_params) => {
                         (Shape::Other, None)
