@@ -217,6 +217,35 @@ fn recurrent(x: &[f64]) -> f64 {
     s + h[0] + p[0] * p[1]
 }
 
+/// The same recurrence started from a call's vector (`let mut h = step(..)`), assigned
+/// again from calls that read it, from a vector built in the function and from an
+/// iterator chain, and read in place and by index.
+#[autodiff_forward(started_fwd, Dual, Dual)]
+#[autodiff_reverse(started_rev, Duplicated, Active)]
+fn started(x: &[f64]) -> f64 {
+    let w = x[0];
+    let mut h = step(&x[1..], w);
+    for _ in 0..2 {
+        h = step(&h, 0.75);
+    }
+    let g: Vec<f64> = h.iter().map(|v| v * w).collect();
+    let before = h[0];
+    h = g;
+    h = h.iter().map(|v| v.sin()).collect();
+    before * h[1] + h[0]
+}
+
+fn started_o<D: Num>(x: &[D]) -> D {
+    let w = x[0];
+    let mut h = step_o(&x[1..], w);
+    for _ in 0..2 {
+        h = step_o(&h, c(0.75));
+    }
+    let before = h[0];
+    let h: Vec<D> = h.iter().map(|v| (*v * w).sin()).collect();
+    before * h[1] + h[0]
+}
+
 fn step_o<D: Num>(h: &[D], w: D) -> Vec<D> {
     (0..h.len())
         .map(|i| (w * h[i] + h[(i + 1) % h.len()] * 0.5).tanh())
@@ -301,6 +330,8 @@ proptest! {
     fn vector_results_in_loops_and_assigned_again(x in vecf(-1.0, 1.0, 4), v in dirs(4), s0 in dirs(4), s in seed()) {
         check_slice("recurrent", (&x, &v, &s0, s), recurrent, recurrent_fwd, recurrent_rev, recurrent_o::<Dual64>);
         check_hvp_of::<recurrent_rev>(&x, &v, recurrent_o);
+        check_slice("started", (&x, &v, &s0, s), started, started_fwd, started_rev, started_o::<Dual64>);
+        check_hvp_of::<started_rev>(&x, &v, started_o);
     }
 
     #[test]

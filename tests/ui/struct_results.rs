@@ -48,4 +48,12 @@ fn summed(x: &[f64]) -> f64 {
     acc.x * acc.y
 }
 
+// The same from a struct built by a call of active arguments (its `let mut` copies it).
+#[autodiff_reverse(d_started, Duplicated, Active)]
+fn started(x: &[f64]) -> f64 {
+    let mut acc = V2::new(x[0], x[1]);
+    acc = acc.add(&V2::new(x[1], 1.0));
+    acc.x * acc.y
+}
+
 fn main() {}

@@ -185,6 +185,9 @@ pub struct Lowerer {
     /// Names whose named members the body reads or writes (`c.x`): structs, where a
     /// call's result is bound to one.
     field_owners: HashSet<String>,
+    /// Names the body indexes (`h[i]`): vectors or arrays, where a call's result is bound
+    /// to one with `let mut`.
+    indexed_owners: HashSet<String>,
     /// Locals holding the value of a `match` scrutinee that its arms bind whole.
     value_scrutinees: HashSet<String>,
     /// Parameters that are never differentiated (enums, `Option`s, integers, buffers of
@@ -339,6 +342,7 @@ impl Lowerer {
             struct_values: HashSet::default(),
             struct_results: HashSet::default(),
             field_owners: HashSet::default(),
+            indexed_owners: HashSet::default(),
             value_scrutinees: HashSet::default(),
             struct_scrutinees: HashMap::default(),
             generic_params: generic_params(sig),
@@ -404,6 +408,7 @@ impl Lowerer {
             struct_values: self.struct_values.clone(),
             struct_results: self.struct_results.clone(),
             field_owners: self.field_owners.clone(),
+            indexed_owners: self.indexed_owners.clone(),
             value_scrutinees: self.value_scrutinees.clone(),
             struct_scrutinees: self.struct_scrutinees.clone(),
             inert_params: self.inert_params.clone(),
@@ -580,6 +585,7 @@ impl Lowerer {
         self.matrices = indexed_twice(&quote!(#body), false);
         self.rows_indexed = indexed_twice(&quote!(#body), true);
         self.field_owners = field_owners(sig, body);
+        self.indexed_owners = indexed_owners(sig, body);
         // `use`, `const` and `static` items carry no derivative: each generated function
         // declares them first, wherever the user wrote them (an item is visible in its
         // whole block, and the reverse sweep of a nested block is a block of its own).
@@ -733,6 +739,16 @@ impl Lowerer {
     /// vector, a struct), in one of the blocks open here.
     fn is_call_result(&self, t: &Ident) -> bool {
         self.out.iter().any(|b| binds_call_result(b, t))
+            // (`let mut p = V2::new(a, b);` binds a copy of the call's temporary.)
+            || self.out.iter().flatten().any(|s| match s {
+                Stmt::Let { var, op: Op::Use(Operand::Var(src)), .. } if var == t => {
+                    src != t && self.is_call_result(src)
+                }
+                Stmt::Let { var, op: Op::CloneOf(p, _), .. } if var == t => {
+                    p.is_whole() && p.base != *t && self.is_call_result(&p.base)
+                }
+                _ => false,
+            })
     }
 
     /// Whether the local `t` holds a call's result, a part of one (`let p =
@@ -1477,6 +1493,20 @@ impl Lowerer {
             {
                 let v = self.new_var_unbound(name, VarKind::Buffer);
                 self.emit_owned(&v, true, Op::CloneOf(Place::local(t), CopyKind::Struct));
+                self.bind(name, Binding::Var(v));
+                Ok(())
+            }
+            // `let mut h = layer(&w, x);` of a vector (indexed somewhere in the body) that
+            // is assigned again (`h = layer(&w2, &h);`): a copy of the call's vector, a
+            // local buffer like one built with `vec!`, whose shadow is a vector too.
+            Val::Op(Operand::Var(t))
+                if mutable
+                    && !self.companion
+                    && self.binds_last_call(&t)
+                    && self.indexed_owners.contains(&name.to_string()) =>
+            {
+                let v = self.new_var_unbound(name, VarKind::Buffer);
+                self.emit_owned(&v, true, Op::CloneOf(Place::local(t), CopyKind::SameType));
                 self.bind(name, Binding::Var(v));
                 Ok(())
             }
@@ -3005,12 +3035,16 @@ impl Lowerer {
             // A struct a call returned (`let mut acc = V2::new(..)`), whose members the
             // function does not see, given another struct: a literal, or a user method's
             // result (a float's methods are builtins).
+            // (A method of a local, `acc.add(&v)`; not a copy, `h.to_vec()`, nor the end
+            // of an iterator chain, `h.iter().map(..).collect()`, which give vectors.)
             let struct_like = match strip(&a.right) {
                 Expr::Struct(_) => true,
                 Expr::MethodCall(m) => {
                     let name = m.method.to_string();
                     crate::builtins::math_arity(&name).is_none()
                         && !crate::builtins::is_inert_method(&name)
+                        && matches!(strip(&m.receiver), Expr::Path(_))
+                        && !matches!(name.as_str(), "clone" | "to_vec" | "to_owned" | "collect")
                 }
                 _ => false,
             };
@@ -7153,6 +7187,36 @@ fn field_owners(sig: &SigInfo, body: &syn::Block) -> HashSet<String> {
                 self.owners.insert(id.to_string());
             }
             syn::visit::visit_expr_field(self, f);
+        }
+        fn visit_pat_ident(&mut self, p: &'a syn::PatIdent) {
+            *self.bound.entry(p.ident.to_string()).or_default() += 1;
+            syn::visit::visit_pat_ident(self, p);
+        }
+    }
+    let mut v = Owners::default();
+    syn::visit::Visit::visit_block(&mut v, body);
+    let params: HashSet<String> = sig.params.iter().map(|p| p.name.to_string()).collect();
+    v.owners
+        .into_iter()
+        .filter(|n| !params.contains(n) && v.bound.get(n).copied().unwrap_or(0) <= 1)
+        .collect()
+}
+
+/// The names that the body indexes (`h[i]`, `h[i][j]`), bound once and not parameters.
+fn indexed_owners(sig: &SigInfo, body: &syn::Block) -> HashSet<String> {
+    #[derive(Default)]
+    struct Owners {
+        owners: HashSet<String>,
+        bound: HashMap<String, usize>,
+    }
+    impl<'a> syn::visit::Visit<'a> for Owners {
+        fn visit_expr_index(&mut self, e: &'a syn::ExprIndex) {
+            if let Expr::Path(p) = strip(&e.expr)
+                && let Some(id) = p.path.get_ident()
+            {
+                self.owners.insert(id.to_string());
+            }
+            syn::visit::visit_expr_index(self, e);
         }
         fn visit_pat_ident(&mut self, p: &'a syn::PatIdent) {
             *self.bound.entry(p.ident.to_string()).or_default() += 1;
