@@ -584,8 +584,7 @@ impl Lowerer {
         let has_return = contains_return(body);
         self.matrices = indexed_twice(&quote!(#body), false);
         self.rows_indexed = indexed_twice(&quote!(#body), true);
-        self.field_owners = field_owners(sig, body);
-        self.indexed_owners = indexed_owners(sig, body);
+        (self.field_owners, self.indexed_owners) = field_and_index_owners(sig, body);
         // `use`, `const` and `static` items carry no derivative: each generated function
         // declares them first, wherever the user wrote them (an item is visible in its
         // whole block, and the reverse sweep of a nested block is a block of its own).
@@ -7170,51 +7169,32 @@ fn type_constant_fill(e: &mut Expr, elem: &syn::Type) -> bool {
     }
 }
 
-/// The names whose named members `body` reads or writes (`c.x`, `c.x *= 2.0`), left
-/// out those the function also binds otherwise (a parameter, a second `let`, a pattern),
-/// which could be a float of the same name.
-fn field_owners(sig: &SigInfo, body: &syn::Block) -> HashSet<String> {
+/// The names whose named members `body` reads or writes (`c.x`, `c.x *= 2.0`), and those
+/// it indexes (`h[i]`, `h[i][j]`), left out those the function also binds otherwise (a
+/// parameter, a second `let`, a pattern), which could be a float of the same name.
+fn field_and_index_owners(sig: &SigInfo, body: &syn::Block) -> (HashSet<String>, HashSet<String>) {
     #[derive(Default)]
     struct Owners {
-        owners: HashSet<String>,
+        fields: HashSet<String>,
+        indexed: HashSet<String>,
         bound: HashMap<String, usize>,
+    }
+    fn path_name(e: &Expr) -> Option<String> {
+        match strip(e) {
+            Expr::Path(p) => p.path.get_ident().map(|id| id.to_string()),
+            _ => None,
+        }
     }
     impl<'a> syn::visit::Visit<'a> for Owners {
         fn visit_expr_field(&mut self, f: &'a syn::ExprField) {
-            if let (syn::Member::Named(_), Expr::Path(p)) = (&f.member, strip(&f.base))
-                && let Some(id) = p.path.get_ident()
-            {
-                self.owners.insert(id.to_string());
+            if let (syn::Member::Named(_), Some(name)) = (&f.member, path_name(&f.base)) {
+                self.fields.insert(name);
             }
             syn::visit::visit_expr_field(self, f);
         }
-        fn visit_pat_ident(&mut self, p: &'a syn::PatIdent) {
-            *self.bound.entry(p.ident.to_string()).or_default() += 1;
-            syn::visit::visit_pat_ident(self, p);
-        }
-    }
-    let mut v = Owners::default();
-    syn::visit::Visit::visit_block(&mut v, body);
-    let params: HashSet<String> = sig.params.iter().map(|p| p.name.to_string()).collect();
-    v.owners
-        .into_iter()
-        .filter(|n| !params.contains(n) && v.bound.get(n).copied().unwrap_or(0) <= 1)
-        .collect()
-}
-
-/// The names that the body indexes (`h[i]`, `h[i][j]`), bound once and not parameters.
-fn indexed_owners(sig: &SigInfo, body: &syn::Block) -> HashSet<String> {
-    #[derive(Default)]
-    struct Owners {
-        owners: HashSet<String>,
-        bound: HashMap<String, usize>,
-    }
-    impl<'a> syn::visit::Visit<'a> for Owners {
         fn visit_expr_index(&mut self, e: &'a syn::ExprIndex) {
-            if let Expr::Path(p) = strip(&e.expr)
-                && let Some(id) = p.path.get_ident()
-            {
-                self.owners.insert(id.to_string());
+            if let Some(name) = path_name(&e.expr) {
+                self.indexed.insert(name);
             }
             syn::visit::visit_expr_index(self, e);
         }
@@ -7226,10 +7206,18 @@ fn indexed_owners(sig: &SigInfo, body: &syn::Block) -> HashSet<String> {
     let mut v = Owners::default();
     syn::visit::Visit::visit_block(&mut v, body);
     let params: HashSet<String> = sig.params.iter().map(|p| p.name.to_string()).collect();
-    v.owners
-        .into_iter()
-        .filter(|n| !params.contains(n) && v.bound.get(n).copied().unwrap_or(0) <= 1)
-        .collect()
+    let Owners {
+        fields,
+        indexed,
+        bound,
+    } = v;
+    let own = |names: HashSet<String>| -> HashSet<String> {
+        names
+            .into_iter()
+            .filter(|n| !params.contains(n) && bound.get(n).copied().unwrap_or(0) <= 1)
+            .collect()
+    };
+    (own(fields), own(indexed))
 }
 
 /// Whether `b` binds `t` to what a call returned.
