@@ -1196,6 +1196,35 @@ fn write_rows(x: &[f64], out: &mut [[f64; 2]]) {
     out[1] = [x[1].sin(), out[0][0] + x[1]];
 }
 
+/// Rows of a `&[[f64; 2]]` parameter copied whole (`let p = pts[1];`), outside and
+/// inside a loop.
+#[autodiff_forward(copied_rows_fwd, Dual, Dual)]
+#[autodiff_reverse(copied_rows_rev, Duplicated, Active)]
+fn copied_rows(pts: &[[f64; 2]]) -> f64 {
+    let p = pts[1];
+    let mut s = p[0] * p[1];
+    for i in 0..pts.len() {
+        let q = pts[i];
+        s += q[0] * q[1].sin();
+    }
+    s
+}
+
+fn copied_rows_o<D: Num>(x: &[D]) -> D {
+    let mut s = x[2] * x[3];
+    for i in 0..x.len() / 2 {
+        s += x[2 * i] * x[2 * i + 1].sin();
+    }
+    s
+}
+
+/// [`copied_rows`] reached through a call, for H·v.
+#[autodiff_reverse(copied_rows_called_rev, Duplicated, Active)]
+fn copied_rows_called(x: &[f64]) -> f64 {
+    let pts = [[x[0], x[1]], [x[2], x[3]]];
+    copied_rows(&pts)
+}
+
 #[differentiable]
 fn norm(v: &[f64]) -> f64 {
     v.iter().map(|a| a * a).sum::<f64>().sqrt()
@@ -1454,6 +1483,25 @@ proptest! {
             },
             deref_copy_o::<Dual64>,
         );
+    }
+
+    #[test]
+    fn rows_of_a_parameter_copied_whole((x, v, s0) in slice_case(-1.0, 1.0, 4..5, 0), s in seed()) {
+        let rows = |x: &[f64]| [[x[0], x[1]], [x[2], x[3]]];
+        check_slice(
+            "copied_rows",
+            (&x, &v, &s0, s),
+            |x| copied_rows(&rows(x)),
+            |x, v| copied_rows_fwd(&rows(x), &rows(v)),
+            |x, dx, s| {
+                let mut d = rows(dx);
+                let r = copied_rows_rev(&rows(x), &mut d, s);
+                dx.copy_from_slice(d.as_flattened());
+                r
+            },
+            copied_rows_o::<Dual64>,
+        );
+        check_hvp_of::<copied_rows_called_rev>(&x, &v, copied_rows_o);
     }
 
     #[test]

@@ -125,6 +125,22 @@ fn loss_o<D: Num>(p: &[D], nx: usize, nh: usize) -> D {
     s + r[0] * r[1] + t.sqrt() + nh as f64
 }
 
+/// Calls' vectors beside a constant scale and a constant slice: companions that
+/// differentiate with respect to `x` alone (the parameters with derivatives are a subset,
+/// so the companions differentiate the function's code rather than delegate).
+#[autodiff_forward(weighted_fwd, Dual, Const, Const, Dual)]
+#[autodiff_reverse(weighted_rev, Duplicated, Const, Const, Active)]
+fn weighted(x: &[f64], c: f64, w: &[f64]) -> f64 {
+    let p = softmax(x);
+    let q = scaled(&p, c);
+    q[0] * w[0] + q[1] * w[1]
+}
+
+fn weighted_o<D: Num>(x: &[D], c: f64, w: &[f64]) -> D {
+    let p = softmax_o(x);
+    p[0] * c * w[0] + p[1] * c * w[1]
+}
+
 /// The gradient of `loss` in `x`, `c` and the layer, whose forward companion is H·v.
 #[autodiff_forward(loss_hvp, Dual, Dual, Dual, Dual, Dual, Dual)]
 fn loss_grad(x: &[f64], gx: &mut [f64], c: f64, layer: &Layer, gl: &mut Layer) -> f64 {
@@ -324,6 +340,23 @@ proptest! {
         let (gc, hc) = loss_hvp(x, &dir[..NX], &mut gx, &mut hx, c, dir[NX], &layer, &dl, &mut gl, &mut hl);
         check_all("gradient under H·v", &flat(&gx, gc, &gl), &grad);
         check_hvp(&flat(&hx, hc, &hl), &p, &dir, |d| loss_o(d, NX, NH));
+    }
+
+    #[test]
+    fn vector_results_beside_constant_parameters(
+        x in vecf(-1.5, 1.5, 3),
+        c in float(-2.0, 2.0),
+        w in vecf(-2.0, 2.0, 2),
+        v in dirs(3),
+    ) {
+        let (want, g) = oracle_grad(|d| weighted_o(d, c, &w), &x);
+        let (value, tangent) = weighted_fwd(&x, &v, c, &w);
+        check("forward value", value, want);
+        let along: f64 = g.iter().zip(&v).map(|(a, b)| a * b).sum();
+        check("tangent", tangent, along);
+        let mut dx = vec![0.0; 3];
+        check("reverse value", weighted_rev(&x, &mut dx, c, &w, 1.0), want);
+        check_all("gradient", &dx, &g);
     }
 
     #[test]

@@ -167,6 +167,8 @@ pub struct Lowerer {
     /// the same type), but iterated as buffers (`m.iter().map(|r| r[0]).sum()`,
     /// `ps.iter().map(|p| p.mass).sum()`), with no methods of their own.
     buffer_params: HashSet<String>,
+    /// Those of them whose elements are rows of floats (`&[[f64; 2]]`).
+    row_params: HashSet<String>,
     /// Those of them whose type names their number of dimensions, with that number.
     ranked_arrays: HashMap<String, usize>,
     /// The element type of each `ndarray` parameter (`F` of `&Array1<F>`), which types
@@ -336,6 +338,7 @@ impl Lowerer {
             named_struct_refs: named_struct_params(sig),
             array_params: ndarray_params(sig),
             buffer_params: buffer_params(sig),
+            row_params: row_params(sig),
             ranked_arrays: ndarray_ranks(sig),
             array_elems: ndarray_elems(sig),
             pattern_params: Vec::new(),
@@ -402,6 +405,7 @@ impl Lowerer {
             named_struct_refs: self.named_struct_refs.clone(),
             array_params: self.array_params.clone(),
             buffer_params: self.buffer_params.clone(),
+            row_params: self.row_params.clone(),
             ranked_arrays: self.ranked_arrays.clone(),
             array_elems: self.array_elems.clone(),
             pattern_params: Vec::new(),
@@ -3726,6 +3730,7 @@ impl Lowerer {
     /// a buffer indexed twice.
     fn holds_rows(&self, p: &Place) -> bool {
         self.matrix_vars.contains(&p.base.to_string())
+            || (!self.companion && self.row_params.contains(&p.base.to_string()))
             || self
                 .matrices
                 .iter()
@@ -4985,6 +4990,20 @@ impl Lowerer {
             }),
             _ => {
                 let v = self.lower_expr(&m.args[0])?;
+                let buffer = |l: &Self, b: &Ident| {
+                    matches!(l.kinds.get(&b.to_string()), Some(VarKind::Buffer))
+                };
+                let vector = match &v {
+                    Val::Place(p, _) => p.is_whole() && buffer(self, &p.base),
+                    Val::Op(Operand::Var(o)) => buffer(self, o),
+                    _ => false,
+                };
+                if vector {
+                    return unsupported(
+                        &m.args[0],
+                        "a `fold` whose accumulator is a vector (write a loop that assigns it: `let mut h = x.to_vec(); for _ in 0..3 { h = step(&h); }`)",
+                    );
+                }
                 // `fold(0.0, f64::max)`: the path's type fixes the literal's, which the
                 // method form `acc.max(v)` of the lowered loop would leave ambiguous.
                 let v = match self.float_type_of_path(&m.args[1]) {
@@ -6071,7 +6090,8 @@ impl Lowerer {
     fn copy_kind(&self, p: &Place) -> CopyKind {
         let base = p.base.to_string();
         if !self.companion
-            && matches!(self.kinds.get(&base), Some(VarKind::Buffer))
+            && (matches!(self.kinds.get(&base), Some(VarKind::Buffer))
+                || (self.row_params.contains(&base) && !p.is_whole()))
             && !self.struct_values.contains(&base)
         {
             CopyKind::SameType
@@ -7627,15 +7647,6 @@ fn named_struct_params(sig: &SigInfo) -> HashSet<String> {
 /// The parameters shaped as structs that are references to buffers: slices, `Vec`s or
 /// arrays whose elements are `Vec`s, arrays or structs.
 fn buffer_params(sig: &SigInfo) -> HashSet<String> {
-    fn buffer_elem(t: &syn::Type) -> Option<&syn::Type> {
-        match t {
-            syn::Type::Slice(s) => Some(&s.elem),
-            syn::Type::Array(a) => Some(&a.elem),
-            syn::Type::Path(p) => crate::signature::vec_elem(&p.path),
-            syn::Type::Paren(p) => buffer_elem(&p.elem),
-            _ => None,
-        }
-    }
     sig.params
         .iter()
         .filter(|p| matches!(p.shape, Shape::Struct { .. }))
@@ -7645,6 +7656,33 @@ fn buffer_params(sig: &SigInfo) -> HashSet<String> {
         })
         .map(|p| p.name.to_string())
         .collect()
+}
+
+/// Those of [`buffer_params`] whose elements are rows of floats (`&[[f64; 2]]`,
+/// `&[Vec<f64>]`, `&[[f64; 3]; 3]`): a row copied whole (`let p = pts[i];`) is a buffer.
+fn row_params(sig: &SigInfo) -> HashSet<String> {
+    sig.params
+        .iter()
+        .filter(|p| matches!(p.shape, Shape::Struct { .. }))
+        .filter(|p| {
+            matches!(&p.ty, Some(syn::Type::Reference(r))
+            if buffer_elem(&r.elem).and_then(buffer_elem).is_some_and(|e| {
+                crate::signature::is_float_type(e, &sig.float_params)
+            }))
+        })
+        .map(|p| p.name.to_string())
+        .collect()
+}
+
+/// The element type of a slice, an array or a `Vec`.
+fn buffer_elem(t: &syn::Type) -> Option<&syn::Type> {
+    match t {
+        syn::Type::Slice(s) => Some(&s.elem),
+        syn::Type::Array(a) => Some(&a.elem),
+        syn::Type::Path(p) => crate::signature::vec_elem(&p.path),
+        syn::Type::Paren(p) => buffer_elem(&p.elem),
+        _ => None,
+    }
 }
 
 /// The parameters that are references to `ndarray` arrays.

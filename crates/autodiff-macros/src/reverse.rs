@@ -647,6 +647,39 @@ impl<'a> Reverse<'a> {
         }
     }
 
+    /// Before `let p = t;` or `let (a, b) = t;` in the outermost block, the adjoint of
+    /// `t`, shaped like `t` while it still holds its value: a call's result, whose type
+    /// the macro does not see, may be a vector, which moves.
+    fn declare_before_move(&self, s: &Stmt, level: Level, block: &Block, k: usize) -> TokenStream {
+        let t = match s {
+            Stmt::Let {
+                var,
+                mutable: false,
+                op: Op::Use(Operand::Var(t)),
+            } if var != t => t,
+            Stmt::LetTuple {
+                op: Op::Use(Operand::Var(t)),
+                ..
+            } => t,
+            _ => return TokenStream::new(),
+        };
+        let bound_here = block[..k].iter().any(|b| match b {
+            Stmt::Let { var, .. } => var == t,
+            Stmt::LetTuple { vars, .. } => vars.contains(t),
+            _ => false,
+        });
+        if !level.top
+            || self.frames.borrow().len() != 1
+            || !bound_here
+            || !self.an.is_active(t)
+            || self.late_vars.borrow().contains(&t.to_string())
+            || !self.declared_early.borrow_mut().insert(t.to_string())
+        {
+            return TokenStream::new();
+        }
+        self.adjoint_decl(t)
+    }
+
     /// For `let var = op` at `block[k]` followed in the block by `v = var` (the shape of
     /// `mx = mx.max(x[i])`): `v`, when the reverse can read `var` from it instead of
     /// recording it. That holds when `v` is a scalar declared outside the block, not
@@ -767,6 +800,18 @@ impl<'a> Reverse<'a> {
     // ---------------------------------------------------------------- statements
 
     fn stmt(&self, s: &Stmt, level: Level, block: &Block, k: usize) -> (TokenStream, TokenStream) {
+        let early = self.declare_before_move(s, level, block, k);
+        let (fwd, rev) = self.stmt_sweeps(s, level, block, k);
+        (quote!(#early #fwd), rev)
+    }
+
+    fn stmt_sweeps(
+        &self,
+        s: &Stmt,
+        level: Level,
+        block: &Block,
+        k: usize,
+    ) -> (TokenStream, TokenStream) {
         match s {
             Stmt::Let { var, mutable, op } => {
                 let m = if *mutable { quote!(mut) } else { quote!() };
