@@ -1218,6 +1218,58 @@ fn copied_rows_o<D: Num>(x: &[D]) -> D {
     s
 }
 
+/// A `&mut` array parameter assigned whole, from a literal and from a local array.
+#[autodiff_forward(assigned_through_fwd, Dual, Dual)]
+fn assigned_through(x: &[f64], r: &mut [f64; 2]) {
+    *r = [x[0] * x[1], x[0].sin()];
+    let t = [r[1] + x[1], r[0] * r[1]];
+    *r = t;
+}
+
+fn assigned_through_o<D: Num>(x: &[D]) -> [D; 2] {
+    let r = [x[0] * x[1], x[0].sin()];
+    [r[1] + x[1], r[0] * r[1]]
+}
+
+/// [`assigned_through`] reached through a call, in both modes and for H·v.
+#[autodiff_forward(through_deref_fwd, Dual, Dual)]
+#[autodiff_reverse(through_deref_rev, Duplicated, Active)]
+fn through_deref(x: &[f64]) -> f64 {
+    let mut r = [0.0, 1.0];
+    assigned_through(x, &mut r);
+    r[0] * r[1] + r[1]
+}
+
+fn through_deref_o<D: Num>(x: &[D]) -> D {
+    let r = assigned_through_o(x);
+    r[0] * r[1] + r[1]
+}
+
+#[differentiable]
+fn det2(m: &[[f64; 2]; 2]) -> f64 {
+    m[0][0] * m[1][1] - m[0][1] * m[1][0]
+}
+
+/// Matrices written in place as arguments (`det2(&[[a, b], [c, d]])`), in a loop too.
+#[autodiff_forward(matrices_in_place_fwd, Dual, Dual)]
+#[autodiff_reverse(matrices_in_place_rev, Duplicated, Active)]
+fn matrices_in_place(x: &[f64]) -> f64 {
+    let mut s = det2(&[[x[1], x[0]], [x[3] * x[0], x[2]]]);
+    for i in 0..x.len() - 1 {
+        s += det2(&[[x[i], 1.0], [x[i + 1].sin(), x[i]]]);
+    }
+    s
+}
+
+fn matrices_in_place_o<D: Num>(x: &[D]) -> D {
+    let det = |a: D, b: D, c: D, d: D| a * d - b * c;
+    let mut s = det(x[1], x[0], x[3] * x[0], x[2]);
+    for i in 0..x.len() - 1 {
+        s += det(x[i], c(1.0), x[i + 1].sin(), x[i]);
+    }
+    s
+}
+
 /// [`copied_rows`] reached through a call, for H·v.
 #[autodiff_reverse(copied_rows_called_rev, Duplicated, Active)]
 fn copied_rows_called(x: &[f64]) -> f64 {
@@ -1502,6 +1554,25 @@ proptest! {
             copied_rows_o::<Dual64>,
         );
         check_hvp_of::<copied_rows_called_rev>(&x, &v, copied_rows_o);
+    }
+
+    #[test]
+    fn arrays_assigned_whole_through_a_reference((x, v, s0) in slice_case(-1.0, 1.0, 2..3, 0), s in seed()) {
+        check_slice("through_deref", (&x, &v, &s0, s), through_deref, through_deref_fwd, through_deref_rev, through_deref_o::<Dual64>);
+        check_hvp_of::<through_deref_rev>(&x, &v, through_deref_o);
+        let (mut r, mut tr) = ([0.0; 2], [0.0; 2]);
+        assigned_through_fwd(&x, &v, &mut r, &mut tr);
+        let want = assigned_through_o(&seeded(&x, &v));
+        for i in 0..2 {
+            check("value", r[i], want[i].re);
+            check("tangent", tr[i], want[i].eps);
+        }
+    }
+
+    #[test]
+    fn matrices_written_in_place_as_arguments((x, v, s0) in slice_case(-1.0, 1.0, 4..7, 0), s in seed()) {
+        check_slice("matrices_in_place", (&x, &v, &s0, s), matrices_in_place, matrices_in_place_fwd, matrices_in_place_rev, matrices_in_place_o::<Dual64>);
+        check_hvp_of::<matrices_in_place_rev>(&x, &v, matrices_in_place_o);
     }
 
     #[test]

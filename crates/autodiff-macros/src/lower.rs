@@ -2214,6 +2214,31 @@ impl Lowerer {
                 };
                 self.lower_scoped(&block).map(|_| ())
             }
+            // `*r = [a, b];` or `*r = v;` through a `&mut` array or slice parameter: its
+            // elements assigned, every value computed first.
+            Expr::Assign(a) if self.derefs_buffer_param(&a.left) => {
+                let Expr::Unary(u) = strip(&a.left) else {
+                    unreachable!("checked by `derefs_buffer_param`")
+                };
+                let target = &u.expr;
+                let block: syn::Block = match strip(&a.right) {
+                    Expr::Array(arr) => {
+                        let names: Vec<Ident> = (0..arr.elems.len())
+                            .map(|i| format_ident!("__ad_elem{}", i))
+                            .collect();
+                        let elems = arr.elems.iter();
+                        let idx = 0..arr.elems.len();
+                        syn::parse_quote_spanned!(a.span()=> {
+                            #(let #names = #elems;)*
+                            #(#target[#idx] = #names;)*
+                        })
+                    }
+                    right => syn::parse_quote_spanned!(a.span()=> {
+                        #target.copy_from_slice(&#right);
+                    }),
+                };
+                self.lower_scoped(&block).map(|_| ())
+            }
             Expr::Assign(a) => {
                 let place = self.lower_place(&a.left)?;
                 let v = self.lower_expr(&a.right)?;
@@ -2997,6 +3022,27 @@ impl Lowerer {
                 self.kinds.get(&p.base.to_string()),
                 Some(VarKind::Ref { mutable: false } | VarKind::Value)
             )
+    }
+
+    /// Whether `e` is `*r` of a reference parameter to a float slice or array (`r: &mut
+    /// [f64; 2]`), written whole.
+    fn derefs_buffer_param(&self, e: &Expr) -> bool {
+        if self.companion {
+            return false;
+        }
+        let Expr::Unary(u) = strip(e) else {
+            return false;
+        };
+        if !matches!(u.op, syn::UnOp::Deref(_)) {
+            return false;
+        }
+        matches!(strip(&u.expr), Expr::Path(p) if p.path.get_ident().is_some_and(|id| {
+            let name = id.to_string();
+            matches!(self.lookup(&name), Some(Binding::Var(v)) if *v == name)
+                && matches!(self.kinds.get(&name), Some(VarKind::Ref { mutable: true }))
+                && !self.struct_refs.contains(&name)
+                && !self.scalar_refs.contains(&name)
+        }))
     }
 
     /// Whether `p` is a member of a struct parameter (`s.w`, `self.hist`), reached through
@@ -3840,6 +3886,15 @@ impl Lowerer {
     /// An array or a vector written in place, where a value is expected (`norm(&[x, y])`,
     /// `[a, b].iter()`, `dot(&vec![a, b], x)`): a local holding it, as `let` binds one.
     fn buffer_value(&mut self, e: &Expr) -> Result<Val> {
+        // A matrix (`det2(&[[a, b], [c, d]])`): rows, as `let` binds one.
+        let matrix = match self.lower_matrix_literal(e)? {
+            Some(m) => Some(m),
+            None => self.lower_repeated_row(e)?,
+        };
+        if let Some(m) = matrix {
+            self.matrix_vars.insert(m.to_string());
+            return Ok(Val::Place(Place::local(m), false));
+        }
         let Some(op) = self.buffer_init(e, false)? else {
             return unsupported(e, "this array expression");
         };
