@@ -169,6 +169,9 @@ pub struct Lowerer {
     buffer_params: HashSet<String>,
     /// Those of them whose elements are rows of floats (`&[[f64; 2]]`).
     row_params: HashSet<String>,
+    /// Parameters that are `&mut` references to float arrays (`r: &mut [f64; 2]`), which
+    /// `*r = [a, b];` assigns whole.
+    mut_array_params: HashSet<String>,
     /// Those of them whose type names their number of dimensions, with that number.
     ranked_arrays: HashMap<String, usize>,
     /// The element type of each `ndarray` parameter (`F` of `&Array1<F>`), which types
@@ -339,6 +342,7 @@ impl Lowerer {
             array_params: ndarray_params(sig),
             buffer_params: buffer_params(sig),
             row_params: row_params(sig),
+            mut_array_params: mut_array_params(sig),
             ranked_arrays: ndarray_ranks(sig),
             array_elems: ndarray_elems(sig),
             pattern_params: Vec::new(),
@@ -406,6 +410,7 @@ impl Lowerer {
             array_params: self.array_params.clone(),
             buffer_params: self.buffer_params.clone(),
             row_params: self.row_params.clone(),
+            mut_array_params: self.mut_array_params.clone(),
             ranked_arrays: self.ranked_arrays.clone(),
             array_elems: self.array_elems.clone(),
             pattern_params: Vec::new(),
@@ -2214,8 +2219,8 @@ impl Lowerer {
                 };
                 self.lower_scoped(&block).map(|_| ())
             }
-            // `*r = [a, b];` or `*r = v;` through a `&mut` array or slice parameter: its
-            // elements assigned, every value computed first.
+            // `*r = [a, b];` or `*r = v;` through a `&mut` array parameter: its elements
+            // assigned, every value computed first.
             Expr::Assign(a) if self.derefs_buffer_param(&a.left) => {
                 let Expr::Unary(u) = strip(&a.left) else {
                     unreachable!("checked by `derefs_buffer_param`")
@@ -3024,8 +3029,8 @@ impl Lowerer {
             )
     }
 
-    /// Whether `e` is `*r` of a reference parameter to a float slice or array (`r: &mut
-    /// [f64; 2]`), written whole.
+    /// Whether `e` is `*r` of a `&mut` float array parameter (`r: &mut [f64; 2]`), written
+    /// whole. (A vector's `*v = w;` may change its length, which its shadow cannot.)
     fn derefs_buffer_param(&self, e: &Expr) -> bool {
         if self.companion {
             return false;
@@ -3039,9 +3044,7 @@ impl Lowerer {
         matches!(strip(&u.expr), Expr::Path(p) if p.path.get_ident().is_some_and(|id| {
             let name = id.to_string();
             matches!(self.lookup(&name), Some(Binding::Var(v)) if *v == name)
-                && matches!(self.kinds.get(&name), Some(VarKind::Ref { mutable: true }))
-                && !self.struct_refs.contains(&name)
-                && !self.scalar_refs.contains(&name)
+                && self.mut_array_params.contains(&name)
         }))
     }
 
@@ -7724,6 +7727,19 @@ fn row_params(sig: &SigInfo) -> HashSet<String> {
             if buffer_elem(&r.elem).and_then(buffer_elem).is_some_and(|e| {
                 crate::signature::is_float_type(e, &sig.float_params)
             }))
+        })
+        .map(|p| p.name.to_string())
+        .collect()
+}
+
+/// The parameters of type `&mut [F; N]` with `F` a float type.
+fn mut_array_params(sig: &SigInfo) -> HashSet<String> {
+    sig.params
+        .iter()
+        .filter(|p| matches!(p.shape, Shape::Slice { mutable: true }))
+        .filter(|p| {
+            matches!(&p.ty, Some(syn::Type::Reference(r))
+                if r.mutability.is_some() && matches!(&*r.elem, syn::Type::Array(_)))
         })
         .map(|p| p.name.to_string())
         .collect()
