@@ -1,7 +1,8 @@
 //! Whole vectors given to members of struct parameters: `s.w = x.to_vec();`,
 //! `self.w = v;` of a vector built in the function, and `clear`, `truncate` and `resize`
 //! of a member, whose length then changes. A member that holds integers (`ids:
-//! Vec<usize>`, cleared and filled again) carries no derivative. Checked against num-dual
+//! Vec<usize>`, cleared and filled again) carries no derivative. A matrix member
+//! (`[[f64; 2]; 2]`) copied whole and assigned a matrix literal. Checked against num-dual
 //! in both modes and under forward over reverse.
 
 // Index loops are part of the language under test.
@@ -144,6 +145,62 @@ fn picked_grad(x: &[f64], g: &mut [f64], s: &mut Picker, ds: &mut Picker) {
     picked_rev(x, g, s, ds, 1.0);
 }
 
+/// A 2×2 state and its covariance, as a Kalman filter holds them.
+#[differentiable]
+#[derive(Clone, Debug)]
+pub struct Filter {
+    pub p: [[f64; 2]; 2],
+}
+
+#[differentiable]
+impl Filter {
+    /// One step: the covariance copied whole, then a new one assigned as a matrix literal
+    /// that reads the old one.
+    pub fn step(&mut self, q: f64) -> f64 {
+        let old = self.p;
+        self.p = [
+            [old[0][0] + q * old[1][1], old[0][1] * q],
+            [old[1][0] + old[0][1], old[1][1] * old[0][0] + q],
+        ];
+        self.p[0][0] * self.p[1][1] - self.p[0][1] * self.p[1][0]
+    }
+}
+
+/// Two steps from a covariance set from `x`.
+#[autodiff_reverse(filtered_rev, Duplicated, Duplicated, Active)]
+#[autodiff_forward(filtered_fwd, Dual, Dual, Dual)]
+fn filtered(x: &[f64], f: &mut Filter) -> f64 {
+    f.p[0][0] = x[0];
+    f.p[0][1] = x[1];
+    f.p[1][0] = x[1] * x[0];
+    f.p[1][1] = x[2];
+    f.step(x[3]) + f.step(0.5 * x[3])
+}
+
+/// The gradient with respect to `x`, for H·v.
+#[autodiff_forward(filtered_hvp, Dual, Dual, Dual, Dual)]
+fn filtered_grad(x: &[f64], g: &mut [f64], f: &mut Filter, df: &mut Filter) {
+    filtered_rev(x, g, f, df, 1.0);
+}
+
+fn zero_filter() -> Filter {
+    Filter { p: [[0.0; 2]; 2] }
+}
+
+fn step_o<D: Num>(p: &mut [[D; 2]; 2], q: D) -> D {
+    let old = *p;
+    *p = [
+        [old[0][0] + q * old[1][1], old[0][1] * q],
+        [old[1][0] + old[0][1], old[1][1] * old[0][0] + q],
+    ];
+    p[0][0] * p[1][1] - p[0][1] * p[1][0]
+}
+
+fn filtered_o<D: Num>(x: &[D]) -> D {
+    let mut p = [[x[0], x[1]], [x[1] * x[0], x[2]]];
+    step_o(&mut p, x[3]) + step_o(&mut p, x[3] * 0.5)
+}
+
 /// `x` followed by the struct's parameters that the oracle reads.
 fn joined(x: &[f64], rest: &[f64]) -> Vec<f64> {
     x.iter().chain(rest).copied().collect()
@@ -232,6 +289,23 @@ proptest! {
         resized_hvp(&x, &v[..n], &mut g2, &mut hv, &mut s, &mut ts, &mut ds, &mut tds);
         check_all("gradient under H·v", &g2, &g[..n]);
         check_hvp(&hv, &x, &v[..n], |d| resized_o(d, c(w1), c(scale)));
+    }
+
+    #[test]
+    fn a_matrix_member_copied_and_assigned_whole((x, v, s0) in slice_case(-1.0, 1.0, 4..5, 0), s in seed()) {
+        check_slice(
+            "filtered",
+            (&x, &v, &s0, s),
+            |x| filtered(x, &mut zero_filter()),
+            |x, v| filtered_fwd(x, v, &mut zero_filter(), &mut zero_filter()),
+            |x, dx, s| filtered_rev(x, dx, &mut zero_filter(), &mut zero_filter(), s),
+            filtered_o::<Dual64>,
+        );
+        let n = x.len();
+        let (mut g, mut hv) = (vec![0.0; n], vec![0.0; n]);
+        let (mut f, mut tf, mut df, mut tdf) = (zero_filter(), zero_filter(), zero_filter(), zero_filter());
+        filtered_hvp(&x, &v, &mut g, &mut hv, &mut f, &mut tf, &mut df, &mut tdf);
+        check_hvp(&hv, &x, &v, filtered_o);
     }
 
     #[test]

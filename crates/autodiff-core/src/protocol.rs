@@ -33,17 +33,21 @@ impl<T: Real> ScalarTangent<T> for T {
     }
 }
 
-impl<T: Real, const N: usize> ScalarTangent<[T; N]> for [T; N] {
+/// An array of floats, or of arrays of them (a matrix member copied whole).
+impl<T: ScalarTangent<T>, const N: usize> ScalarTangent<[T; N]> for [T; N] {
     #[inline(always)]
     fn tangent(self) -> [T; N] {
         self
     }
 }
 
-impl<T: Real, const N: usize> ScalarTangent<[T; N]> for Zero {
+impl<T, const N: usize> ScalarTangent<[T; N]> for Zero
+where
+    Zero: ScalarTangent<T>,
+{
     #[inline(always)]
     fn tangent(self) -> [T; N] {
-        [T::zero(); N]
+        core::array::from_fn(|_| Zero.tangent())
     }
 }
 

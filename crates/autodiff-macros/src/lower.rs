@@ -3181,6 +3181,28 @@ impl Lowerer {
         if !matches!(strip(&a.left), Expr::Index(_) | Expr::Field(_)) && !deref {
             return Ok(false);
         }
+        // A matrix member assigned a matrix literal (`self.p = [[a, b], [c, d]];`): every
+        // element, each value computed first.
+        if !is_vec
+            && !items.is_empty()
+            && items.iter().all(|it| matches!(strip(it), Expr::Array(_)))
+        {
+            let left = &a.left;
+            let mut lets = Vec::new();
+            let mut sets = Vec::new();
+            for (i, it) in items.iter().enumerate() {
+                let Expr::Array(row) = strip(it) else {
+                    continue;
+                };
+                for (j, e) in row.elems.iter().enumerate() {
+                    let name = format_ident!("__ad_elem{}_{}", i, j);
+                    lets.push(quote_spanned!(a.span()=> let #name = #e;));
+                    sets.push(quote_spanned!(a.span()=> #left[#i][#j] = #name;));
+                }
+            }
+            let block: syn::Block = syn::parse_quote_spanned!(a.span()=> { #(#lets)* #(#sets)* });
+            return self.lower_scoped(&block).map(|_| true);
+        }
         let place = self.lower_place(&a.left)?;
         // A row of a local matrix, of a slice of arrays, or a member of a struct parameter
         // (`out[i]`, `m.w`).
