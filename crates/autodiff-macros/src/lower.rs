@@ -1418,6 +1418,20 @@ impl Lowerer {
         v
     }
 
+    /// How `let mut name = call(..);` copies the call's result: as a struct when the body
+    /// reads `name`'s members (`c.x`), as a vector or array when it indexes `name`
+    /// (`h[i]`); `None` for a value taken as a scalar.
+    fn call_result_copy(&self, name: &Ident) -> Option<CopyKind> {
+        let name = name.to_string();
+        if self.field_owners.contains(&name) {
+            Some(CopyKind::Struct)
+        } else if !self.companion && self.indexed_owners.contains(&name) {
+            Some(CopyKind::SameType)
+        } else {
+            None
+        }
+    }
+
     /// `let name = val;`
     fn bind_let(&mut self, name: &Ident, mutable: bool, val: Val, span: Span) -> Result<()> {
         match val {
@@ -1492,29 +1506,15 @@ impl Lowerer {
                 Ok(())
             }
             Val::Op(Operand::Var(t)) if !mutable && self.rename_last_let(&t, name) => Ok(()),
-            // `let mut c = v.scale(2.0);` of a struct (whose type the `let` may write): a
-            // clone of the call's struct, whose shadow is a struct too, not a float.
+            // `let mut c = v.scale(2.0);` of a struct, or `let mut h = layer(&w, x);` of a
+            // vector that `h = layer(&w2, &h);` may assign again: a copy of what the call
+            // returned, whose shadow has its type too, not a float's.
             Val::Op(Operand::Var(t))
-                if mutable
-                    && self.binds_last_call(&t)
-                    && self.field_owners.contains(&name.to_string()) =>
+                if mutable && self.binds_last_call(&t) && self.call_result_copy(name).is_some() =>
             {
+                let kind = self.call_result_copy(name).unwrap_or(CopyKind::Struct);
                 let v = self.new_var_unbound(name, VarKind::Buffer);
-                self.emit_owned(&v, true, Op::CloneOf(Place::local(t), CopyKind::Struct));
-                self.bind(name, Binding::Var(v));
-                Ok(())
-            }
-            // `let mut h = layer(&w, x);` of a vector (indexed somewhere in the body) that
-            // is assigned again (`h = layer(&w2, &h);`): a copy of the call's vector, a
-            // local buffer like one built with `vec!`, whose shadow is a vector too.
-            Val::Op(Operand::Var(t))
-                if mutable
-                    && !self.companion
-                    && self.binds_last_call(&t)
-                    && self.indexed_owners.contains(&name.to_string()) =>
-            {
-                let v = self.new_var_unbound(name, VarKind::Buffer);
-                self.emit_owned(&v, true, Op::CloneOf(Place::local(t), CopyKind::SameType));
+                self.emit_owned(&v, true, Op::CloneOf(Place::local(t), kind));
                 self.bind(name, Binding::Var(v));
                 Ok(())
             }
