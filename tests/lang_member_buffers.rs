@@ -343,9 +343,8 @@ proptest! {
         let (mut g2, mut hv) = (vec![0.0; n], vec![0.0; n]);
         picked_hvp(&x, &v[..n], &mut g2, &mut hv, &mut s, &mut ts, &mut ds, &mut tds);
         check_all("gradient under H·v", &g2, &g[..n]);
-        let wd: Vec<f64> = w.clone();
         check_hvp(&hv, &x, &v[..n], |d| {
-            let wc: Vec<_> = wd.iter().map(|&wi| c(wi)).collect();
+            let wc: Vec<_> = w.iter().map(|&wi| c(wi)).collect();
             picked_o(d, &wc)
         });
     }

@@ -3183,17 +3183,18 @@ impl Lowerer {
         }
         // A matrix member assigned a matrix literal (`self.p = [[a, b], [c, d]];`): every
         // element, each value computed first.
-        if !is_vec
-            && !items.is_empty()
-            && items.iter().all(|it| matches!(strip(it), Expr::Array(_)))
-        {
+        let rows: Vec<&syn::ExprArray> = items
+            .iter()
+            .filter_map(|it| match strip(it) {
+                Expr::Array(row) => Some(row),
+                _ => None,
+            })
+            .collect();
+        if !is_vec && !rows.is_empty() && rows.len() == items.len() {
             let left = &a.left;
             let mut lets = Vec::new();
             let mut sets = Vec::new();
-            for (i, it) in items.iter().enumerate() {
-                let Expr::Array(row) = strip(it) else {
-                    continue;
-                };
+            for (i, row) in rows.iter().enumerate() {
                 for (j, e) in row.elems.iter().enumerate() {
                     let name = format_ident!("__ad_elem{}_{}", i, j);
                     lets.push(quote_spanned!(a.span()=> let #name = #e;));
@@ -7724,47 +7725,52 @@ fn named_struct_params(sig: &SigInfo) -> HashSet<String> {
         .collect()
 }
 
+/// The names of the parameters of a shape that `shape` accepts whose type is a reference
+/// `&T` or `&mut T` with `referent` true of it.
+fn ref_params(
+    sig: &SigInfo,
+    shape: impl Fn(&Shape) -> bool,
+    referent: impl Fn(&syn::TypeReference) -> bool,
+) -> HashSet<String> {
+    sig.params
+        .iter()
+        .filter(|p| shape(&p.shape))
+        .filter(|p| matches!(&p.ty, Some(syn::Type::Reference(r)) if referent(r)))
+        .map(|p| p.name.to_string())
+        .collect()
+}
+
 /// The parameters shaped as structs that are references to buffers: slices, `Vec`s or
 /// arrays whose elements are `Vec`s, arrays or structs.
 fn buffer_params(sig: &SigInfo) -> HashSet<String> {
-    sig.params
-        .iter()
-        .filter(|p| matches!(p.shape, Shape::Struct { .. }))
-        .filter(|p| {
-            matches!(&p.ty, Some(syn::Type::Reference(r))
-                if buffer_elem(&r.elem).is_some())
-        })
-        .map(|p| p.name.to_string())
-        .collect()
+    ref_params(
+        sig,
+        |s| matches!(s, Shape::Struct { .. }),
+        |r| buffer_elem(&r.elem).is_some(),
+    )
 }
 
 /// Those of [`buffer_params`] whose elements are rows of floats (`&[[f64; 2]]`,
 /// `&[Vec<f64>]`, `&[[f64; 3]; 3]`): a row copied whole (`let p = pts[i];`) is a buffer.
 fn row_params(sig: &SigInfo) -> HashSet<String> {
-    sig.params
-        .iter()
-        .filter(|p| matches!(p.shape, Shape::Struct { .. }))
-        .filter(|p| {
-            matches!(&p.ty, Some(syn::Type::Reference(r))
-            if buffer_elem(&r.elem).and_then(buffer_elem).is_some_and(|e| {
-                crate::signature::is_float_type(e, &sig.float_params)
-            }))
-        })
-        .map(|p| p.name.to_string())
-        .collect()
+    ref_params(
+        sig,
+        |s| matches!(s, Shape::Struct { .. }),
+        |r| {
+            buffer_elem(&r.elem)
+                .and_then(buffer_elem)
+                .is_some_and(|e| crate::signature::is_float_type(e, &sig.float_params))
+        },
+    )
 }
 
-/// The parameters of type `&mut [F; N]` with `F` a float type.
+/// The parameters of type `&mut [F; N]` with `F` a float type (shaped as a mutable slice).
 fn mut_array_params(sig: &SigInfo) -> HashSet<String> {
-    sig.params
-        .iter()
-        .filter(|p| matches!(p.shape, Shape::Slice { mutable: true }))
-        .filter(|p| {
-            matches!(&p.ty, Some(syn::Type::Reference(r))
-                if r.mutability.is_some() && matches!(&*r.elem, syn::Type::Array(_)))
-        })
-        .map(|p| p.name.to_string())
-        .collect()
+    ref_params(
+        sig,
+        |s| matches!(s, Shape::Slice { mutable: true }),
+        |r| r.mutability.is_some() && matches!(&*r.elem, syn::Type::Array(_)),
+    )
 }
 
 /// The element type of a slice, an array or a `Vec`.
