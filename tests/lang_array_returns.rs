@@ -1,4 +1,5 @@
-//! Functions that return arrays of floats by value (`-> [f64; 3]`, `-> (f64, [f64; 2])`):
+//! Functions that return arrays of floats by value (`-> [f64; 3]`, `-> (f64, [f64; 2])`,
+//! an array chosen by `if`), and arrays chosen by `if` and `match` in the function:
 //! as callees of differentiated code (the result indexed, destructured with `let [a, b]`,
 //! indexed straight after the call) and with companions of their own, in both modes and
 //! under forward over reverse, at random points against a num-dual oracle.
@@ -136,8 +137,74 @@ fn converted_o<D: Num>(x: &[D]) -> D {
         + x[2].sin() * x[1].sin()
 }
 
+/// The right-hand side of a model chosen by a flag: an array chosen by `if`.
+#[differentiable]
+fn chosen_rhs(y: &[f64], stiff: bool) -> [f64; 2] {
+    if stiff {
+        [y[1], -10.0 * y[0]]
+    } else {
+        let k = y[0].sin();
+        [y[1] * k, -k]
+    }
+}
+
+fn chosen_rhs_o<D: Num>(y: &[D], stiff: bool) -> [D; 2] {
+    if stiff {
+        [y[1], -y[0] * 10.0]
+    } else {
+        let k = y[0].sin();
+        [y[1] * k, -k]
+    }
+}
+
+/// Arrays chosen by `if`, `else if` and `match`, bound and indexed, and returned by a
+/// callee that chooses one.
+#[autodiff_forward(chosen_fwd, Dual, Dual)]
+#[autodiff_reverse(chosen_rev, Duplicated, Active)]
+fn chosen(x: &[f64]) -> f64 {
+    let r = if x[0] > 0.3 {
+        [x[1], 2.0 * x[2]]
+    } else if x[0] > -0.3 {
+        let t = x[1] * x[2];
+        [t, t.exp()]
+    } else {
+        [x[2].cos(), x[1]]
+    };
+    let q = match (x[2] * 2.0) as i64 {
+        0 => [x[0] * x[0], x[1], x[2]],
+        _ => [x[1], x[0].sin(), 1.0],
+    };
+    let f = chosen_rhs(x, x[1] > 0.0);
+    let g = chosen_rhs(&x[1..], true);
+    r[0] * r[1] + q[0] * q[1] - q[2] * r[1] + f[0] * f[1] + g[0] * g[1] * x[0]
+}
+
+fn chosen_o<D: Num>(x: &[D]) -> D {
+    let r = if x[0].re() > 0.3 {
+        [x[1], x[2] * 2.0]
+    } else if x[0].re() > -0.3 {
+        let t = x[1] * x[2];
+        [t, t.exp()]
+    } else {
+        [x[2].cos(), x[1]]
+    };
+    let q = match (x[2].re() * 2.0) as i64 {
+        0 => [x[0] * x[0], x[1], x[2]],
+        _ => [x[1], x[0].sin(), D::one()],
+    };
+    let f = chosen_rhs_o(x, x[1].re() > 0.0);
+    let g = chosen_rhs_o(&x[1..], true);
+    r[0] * r[1] + q[0] * q[1] - q[2] * r[1] + f[0] * f[1] + g[0] * g[1] * x[0]
+}
+
 proptest! {
     #![proptest_config(config())]
+
+    #[test]
+    fn arrays_chosen_by_if_and_match(x in vecf(-1.0, 1.0, 3), v in dirs(3), s0 in dirs(3), s in seed()) {
+        check_slice("chosen", (&x, &v, &s0, s), chosen, chosen_fwd, chosen_rev, chosen_o::<Dual64>);
+        check_hvp_of::<chosen_rev>(&x, &v, chosen_o);
+    }
 
     #[test]
     fn arrays_returned_by_callees(x in vecf(-1.0, 1.0, 3), v in dirs(3), s0 in dirs(3), s in seed()) {

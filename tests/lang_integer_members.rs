@@ -1,6 +1,7 @@
 //! Integer members of structs in differentiated code: bound to locals (`let k = m.k;`,
 //! `let shift: i32 = m.shift;`), used in integer arithmetic, converted with `as`, and
-//! passed to differentiated callees. They carry no derivative, whatever the struct's
+//! passed to differentiated callees; members as the right operand of `/` and `-`
+//! (`w.len() / dim`). They carry no derivative, whatever the struct's
 //! shadow holds in them (a copy of the count). Float members bound to locals keep
 //! theirs. Checked against num-dual in both modes and under forward over reverse.
 
@@ -107,8 +108,68 @@ fn energy_o<D: Num>(scale: D, x: &[D], m: &Mixture) -> D {
     e + scale * m.shift as f64
 }
 
+/// Weights in blocks of `dim`, and a list of indices.
+#[differentiable]
+#[derive(Clone, Debug)]
+pub struct Blocks {
+    pub w: Vec<f64>,
+    pub dim: usize,
+    pub ids: Vec<usize>,
+}
+
+/// Integer members as the right operand of `/`, `-` and `%` (`w.len() / dim`, `4 -
+/// ids[1]`), beside a length, a literal or a local bound to one, with the struct itself
+/// differentiated (its shadow holds copies of the counts).
+#[autodiff_forward(blocks_fwd, Dual, Dual)]
+#[autodiff_reverse(blocks_rev, Duplicated, Active)]
+fn blocks(b: &Blocks) -> f64 {
+    let n = b.w.len() / b.dim;
+    let d = b.dim;
+    let last = b.w.len() - d;
+    let q = 4 - b.ids[1];
+    let mut s = 0.0;
+    for i in 0..n {
+        s += b.w[i * d] * b.w[i * d + d - 1];
+    }
+    s + b.w[last] * q as f64 + b.w[b.dim - 1].sin() * (b.w.len() % b.dim + 1) as f64
+}
+
+fn blocks_o<D: Num>(w: &[D]) -> D {
+    let mut s = c::<D>(0.0);
+    for i in 0..w.len() / 2 {
+        s += w[2 * i] * w[2 * i + 1];
+    }
+    s + w[w.len() - 2] * 3.0 + w[1].sin() * (w.len() % 2 + 1) as f64
+}
+
+fn with_weights(w: &[f64]) -> Blocks {
+    Blocks {
+        w: w.to_vec(),
+        dim: 2,
+        ids: vec![0, 1],
+    }
+}
+
 proptest! {
     #![proptest_config(config())]
+
+    #[test]
+    fn integer_members_divide_and_subtract((x, v, s0) in slice_case(-1.5, 1.5, 2..7, 0), s in seed()) {
+        check_slice(
+            "blocks",
+            (&x, &v, &s0, s),
+            |x| blocks(&with_weights(x)),
+            |x, v| blocks_fwd(&with_weights(x), &with_weights(v)),
+            |x, dx, s| {
+                let mut shadow = with_weights(dx);
+                let y = blocks_rev(&with_weights(x), &mut shadow, s);
+                dx.copy_from_slice(&shadow.w);
+                assert_eq!(shadow.dim, 2);
+                y
+            },
+            blocks_o,
+        );
+    }
 
     #[test]
     fn integer_members_bound_to_locals((x, v, s0) in slice_case(-1.5, 1.5, 1..6, 0), s in seed()) {

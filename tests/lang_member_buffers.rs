@@ -1,6 +1,7 @@
 //! Whole vectors given to members of struct parameters: `s.w = x.to_vec();`,
 //! `self.w = v;` of a vector built in the function, and `clear`, `truncate` and `resize`
-//! of a member, whose length then changes. A member that holds integers (`ids:
+//! of a member, whose length then changes, in the function or in the methods it calls
+//! (the caller reads the member after them, and may seed its final values). A member that holds integers (`ids:
 //! Vec<usize>`, cleared and filled again) carries no derivative. A matrix member
 //! (`[[f64; 2]; 2]`) copied whole and assigned a matrix literal. Checked against num-dual
 //! in both modes and under forward over reverse.
@@ -38,6 +39,57 @@ impl Hist {
         }
         s
     }
+}
+
+/// Methods that change the length of `w`, for callers that read it after them.
+#[differentiable]
+impl Hist {
+    /// Starts `w` again: emptied, then `k` multiples of `scale` pushed.
+    pub fn restart(&mut self, k: usize) {
+        self.w.clear();
+        for i in 0..k {
+            self.w.push(self.scale * (i as f64 + 1.0));
+        }
+    }
+
+    /// Appends `scale²`.
+    pub fn record(&mut self) {
+        self.w.push(self.scale * self.scale);
+    }
+
+    /// Appends the values of `x`.
+    pub fn append(&mut self, x: &[f64]) {
+        self.w.extend_from_slice(x);
+    }
+}
+
+/// Lets methods grow `w`, empty it and fill it again, and extend it from a slice, reading
+/// it by index after each.
+#[autodiff_reverse(regrown_rev, Duplicated, Duplicated, Active)]
+#[autodiff_forward(regrown_fwd, Dual, Dual, Dual)]
+fn regrown(x: &[f64], s: &mut Hist) -> f64 {
+    s.scale *= x[0];
+    s.record();
+    let mut t = s.w[s.w.len() - 1] * x[1];
+    s.restart(2);
+    t += s.w[0] * s.w[1] + x[2];
+    s.record();
+    s.append(&x[..2]);
+    t + s.w[2] * s.w[0] + s.w[3] * s.w[4]
+}
+
+/// `regrown`, and the final `w` (`[c, 2c, c², x₀, x₁]` with `c = scale x₀`) weighed by
+/// `seed`: what the reverse companion differentiates when the caller seeds `w`.
+fn regrown_o<D: Num>(x: &[D], scale: D, seed: &[f64]) -> D {
+    let c = scale * x[0];
+    let value = c * c * x[1] + c * c * 2.0 + x[2] + c * c * c + x[0] * x[1];
+    value + c * seed[0] + c * 2.0 * seed[1] + c * c * seed[2] + x[0] * seed[3] + x[1] * seed[4]
+}
+
+/// The gradient with respect to `x`, for H·v.
+#[autodiff_forward(regrown_hvp, Dual, Dual, Dual, Dual)]
+fn regrown_grad(x: &[f64], g: &mut [f64], s: &mut Hist, ds: &mut Hist) {
+    regrown_rev(x, g, s, ds, 1.0);
 }
 
 /// Reads the old `w[0]`, replaces `w` by a copy of `x` (of another length), reads it, and
@@ -251,6 +303,60 @@ proptest! {
         store_hvp(&x, &v[..n], &mut g2, &mut hv, &mut s, &mut ts, &mut ds, &mut tds);
         check_all("gradient under H·v", &g2, &g[..n]);
         check_hvp(&hv, &x, &v[..n], |d| store_o(d, c(w0), c(scale)));
+    }
+
+    /// A method pushes onto `w` (empty on entry, or not), another empties it and fills
+    /// it again, a third extends it from a slice; the caller reads `w` after each, and
+    /// seeds its final values.
+    #[test]
+    fn a_member_whose_length_callees_change(
+        x in vecf(-1.5, 1.5, 3),
+        w0 in proptest::collection::vec(float(-2.0, 2.0), 0..3),
+        scale in float(0.5, 2.0),
+        seed in vecf(-1.0, 1.0, 5),
+        v in dirs(4),
+    ) {
+        let n = x.len();
+        let all = joined(&x, &[scale]);
+        let (want, g) = oracle_grad(|d| regrown_o(&d[..n], d[n], &[0.0; 5]), &all);
+        let (_, g_seeded) = oracle_grad(|d| regrown_o(&d[..n], d[n], &seed), &all);
+
+        let mut s = Hist { w: w0.clone(), scale };
+        let mut ds = Hist { w: vec![0.0; w0.len()], scale: 0.0 };
+        let mut dx = vec![0.0; n];
+        check("value", regrown_rev(&x, &mut dx, &mut s, &mut ds, 1.0), want);
+        check_all("dx", &dx, &g[..n]);
+        check("dscale", ds.scale, g[n]);
+        // The values `w` held on entry are never read.
+        check_all("dw after the call", &ds.w, &vec![0.0; w0.len()]);
+        let cw = scale * x[0];
+        check_all("w", &s.w, &[cw, 2.0 * cw, cw * cw, x[0], x[1]]);
+
+        // The caller's seed of the final `w` (five values, whatever its length on entry).
+        let mut s = Hist { w: w0.clone(), scale };
+        let mut ds = Hist { w: seed.clone(), scale: 0.0 };
+        let mut dx = vec![0.0; n];
+        regrown_rev(&x, &mut dx, &mut s, &mut ds, 1.0);
+        check_all("dx with w seeded", &dx, &g_seeded[..n]);
+        check("dscale with w seeded", ds.scale, g_seeded[n]);
+
+        let mut s = Hist { w: w0.clone(), scale };
+        let mut ts = Hist { w: vec![0.0; w0.len()], scale: v[n] };
+        let (value, tangent) = regrown_fwd(&x, &v[..n], &mut s, &mut ts);
+        check("forward value", value, want);
+        let along: f64 = g.iter().zip(&v).map(|(a, b)| a * b).sum();
+        check("tangent", tangent, along);
+        let tc = v[n] * x[0] + scale * v[0];
+        check_all("tangent of w", &ts.w, &[tc, 2.0 * tc, 2.0 * cw * tc, v[0], v[1]]);
+
+        let mut s = Hist { w: w0.clone(), scale };
+        let mut ts = Hist { w: vec![0.0; w0.len()], scale: 0.0 };
+        let mut ds = Hist { w: vec![0.0; w0.len()], scale: 0.0 };
+        let mut tds = Hist { w: vec![0.0; w0.len()], scale: 0.0 };
+        let (mut g2, mut hv) = (vec![0.0; n], vec![0.0; n]);
+        regrown_hvp(&x, &v[..n], &mut g2, &mut hv, &mut s, &mut ts, &mut ds, &mut tds);
+        check_all("gradient under H·v", &g2, &g[..n]);
+        check_hvp(&hv, &x, &v[..n], |d| regrown_o(d, c(scale), &[0.0; 5]));
     }
 
     #[test]

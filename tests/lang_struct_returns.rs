@@ -5,7 +5,8 @@
 //! (whose pullback keeps its forward state), generic over the float type, a tuple struct,
 //! with an integer member; the caller binds the result, reads its members, calls its
 //! methods, passes it on by reference, builds it from constants, and assigns it again in
-//! a loop (`acc = acc.add(..)`). Methods that end with another method's struct, choose
+//! a loop (`acc = acc.add(..)`, also where the struct itself came from a call, `let mut acc
+//! = V2::new(..)`). Methods that end with another method's struct, choose
 //! one by `if` between a literal and a call, or change their receiver (`take(&mut self,
 //! ..)`, named as an iterator adapter) are called once per call in the source. Named
 //! companions of such a function take the seed as
@@ -370,6 +371,48 @@ fn changed_oracle<D: Num>(x: &[D]) -> D {
     s
 }
 
+/// A call's struct bound with `let mut` and assigned again whole: from a method chain in
+/// a loop, from a literal and from a constructor in branches, and from another local;
+/// read by its members and its methods in between.
+#[autodiff_forward(restarted_fwd, Dual, Dual)]
+#[autodiff_reverse(restarted_rev, Duplicated, Active)]
+fn restarted(x: &[f64]) -> f64 {
+    let mut acc = V2::new(x[0], 1.0);
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        if x[i] > 0.0 {
+            acc = acc.add(&V2::new(x[i], x[i] * x[i])).scale(0.9);
+        } else if x[i] > -0.5 {
+            acc = V2 {
+                x: acc.y * x[i],
+                y: acc.x + 1.0,
+            };
+        } else {
+            acc = V2::new(acc.norm(), x[i]);
+        }
+        s += acc.norm() * acc.x;
+    }
+    let other = acc.half();
+    acc = other;
+    s + acc.x * acc.y
+}
+
+fn restarted_oracle<D: Num>(x: &[D]) -> D {
+    let (mut ax, mut ay) = (x[0], D::one());
+    let mut s = D::zero();
+    for &v in x {
+        (ax, ay) = if v.re() > 0.0 {
+            ((ax + v) * c::<D>(0.9), (ay + v * v) * c::<D>(0.9))
+        } else if v.re() > -0.5 {
+            (ay * v, ax + c::<D>(1.0))
+        } else {
+            ((ax * ax + ay * ay).sqrt(), v)
+        };
+        s += (ax * ax + ay * ay).sqrt() * ax;
+    }
+    s + ax * c::<D>(0.5) * ay * c::<D>(0.5)
+}
+
 /// `calls`, `matched` and `copied` on a slice, for their Hessian-vector products.
 #[autodiff_reverse(calls_on_slice_rev, Duplicated, Active)]
 fn calls_on_slice(x: &[f64]) -> f64 {
@@ -415,6 +458,7 @@ proptest! {
         check_hvp_of::<delegated_on_slice_rev>(&x, &v, |d| delegated_oracle(d[0], d[1]));
         let (y, w, _) = case;
         check_hvp_of::<carried_rev>(&y, &w, carried_oracle);
+        check_hvp_of::<restarted_rev>(&y, &w, restarted_oracle);
         check_hvp_of::<changed_rev>(&y, &w, changed_oracle);
     }
 
@@ -477,6 +521,19 @@ proptest! {
     fn a_struct_assigned_again_in_a_loop(case in slice_seed_case(-1.0, 1.0, 1..6)) {
         let (x, v, s0, s) = case;
         check_slice("carried", (&x, &v, &s0, s), carried, carried_fwd, carried_rev, carried_oracle);
+    }
+
+    #[test]
+    fn a_call_struct_assigned_again_whole(case in slice_seed_case(-1.0, 1.0, 1..6)) {
+        let (x, v, s0, s) = case;
+        check_slice(
+            "restarted",
+            (&x, &v, &s0, s),
+            restarted,
+            restarted_fwd,
+            restarted_rev,
+            restarted_oracle,
+        );
     }
 
     #[test]

@@ -1,7 +1,7 @@
 // A function may return a struct (`-> V2`, `-> Self`) as its last expression, when the
 // struct's declaration is marked `#[differentiable]`. An early `return` of a struct, a
-// struct in a tuple, and a struct a call returned assigned again whole are compile errors
-// that say so.
+// struct in a tuple, and a struct a call returned assigned again whole under a name bound
+// twice are compile errors that say so.
 use autodiff_core::prelude::*;
 
 #[differentiable]
@@ -39,19 +39,12 @@ fn with_norm(a: f64) -> (V2, f64) {
     (v, a * a)
 }
 
-#[autodiff_reverse(d_summed, Duplicated, Active)]
-fn summed(x: &[f64]) -> f64 {
-    let mut acc = V2::new(0.0, 0.0);
-    for v in x {
-        acc = acc.add(&V2::new(*v, 1.0));
-    }
-    acc.x * acc.y
-}
-
-// The same from a struct built by a call of active arguments (its `let mut` copies it).
-#[autodiff_reverse(d_started, Duplicated, Active)]
-fn started(x: &[f64]) -> f64 {
-    let mut acc = V2::new(x[0], x[1]);
+// A struct a call returned, bound with `let mut` under a name bound twice in the function
+// (the macro cannot tell which binding holds a struct), assigned again whole.
+#[autodiff_reverse(d_rebound, Duplicated, Active)]
+fn rebound(x: &[f64]) -> f64 {
+    let acc = x[0];
+    let mut acc = V2::new(acc, x[1]);
     acc = acc.add(&V2::new(x[1], 1.0));
     acc.x * acc.y
 }

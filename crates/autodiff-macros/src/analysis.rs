@@ -39,6 +39,10 @@ pub struct Analysis {
     /// The locals bound by `let` whose values the reverse sweep never reads: see
     /// [`dead_values`].
     pub dead: HashSet<String>,
+    /// The locals holding a copy of a call's struct (`let mut acc = V2::new(..);`, see
+    /// `CopyKind::Struct`): whole values of a type the macro does not see into, saved with
+    /// `__ad::snapshot`, never as a slice.
+    pub struct_copies: HashSet<String>,
 }
 
 /// The analysis of `body` for a companion in `mode`. Needed and dead values only shape a
@@ -62,6 +66,8 @@ pub fn analyse(body: &Body, active_params: &[String], frozen: &[String], mode: M
     }
     let mut structs = HashMap::default();
     struct_locals(&body.block, &mut structs);
+    let mut struct_copies = HashSet::default();
+    struct_copy_locals(&body.block, &mut struct_copies);
     Analysis {
         active,
         needed,
@@ -69,6 +75,28 @@ pub fn analyse(body: &Body, active_params: &[String], frozen: &[String], mode: M
         augmented_values: false,
         structs,
         dead,
+        struct_copies,
+    }
+}
+
+/// The locals of `b` that hold a copy of a call's struct (`Op::CloneOf` of a struct).
+fn struct_copy_locals(b: &Block, out: &mut HashSet<String>) {
+    for s in b {
+        match s {
+            Stmt::Let {
+                var,
+                op: Op::CloneOf(_, CopyKind::Struct),
+                ..
+            } => {
+                out.insert(var.to_string());
+            }
+            Stmt::If { then, els, .. } => {
+                struct_copy_locals(then, out);
+                struct_copy_locals(els, out);
+            }
+            Stmt::For { body, .. } | Stmt::Loop { body, .. } => struct_copy_locals(body, out),
+            _ => {}
+        }
     }
 }
 
@@ -194,6 +222,7 @@ fn viewing<R>(active: &mut HashSet<String>, f: impl FnOnce(&Analysis) -> R) -> R
         augmented_values: false,
         structs: HashMap::default(),
         dead: HashSet::default(),
+        struct_copies: HashSet::default(),
     };
     let r = f(&an);
     *active = an.active;

@@ -759,6 +759,21 @@ impl Lowerer {
             })
     }
 
+    /// Whether the local `t` is the copy of a call's struct that `let mut acc =
+    /// V2::new(..);` binds (see `Self::call_result_copy`), which may be assigned whole.
+    /// (In a companion lowered again, the copy is bound again: `let mut acc = copy;`.)
+    fn is_struct_copy(&self, t: &Ident) -> bool {
+        self.out.iter().flatten().any(|s| match s {
+            Stmt::Let { var, op, .. } if var == t => match op {
+                Op::CloneOf(_, CopyKind::Struct) => true,
+                Op::Load(p) => p.is_whole() && p.base != *t && self.is_struct_copy(&p.base),
+                Op::Use(Operand::Var(w)) => w != t && self.is_struct_copy(w),
+                _ => false,
+            },
+            _ => false,
+        })
+    }
+
     /// Whether the local `t` holds a call's result, a part of one (`let p =
     /// __ad_result.0;` in a companion lowered again) or such a value kept by the forward
     /// sweep (`let p = __ad::take(__ad_keep_p.pop());`): a value of any type, a struct's
@@ -771,7 +786,16 @@ impl Lowerer {
                         var,
                         op: Op::Load(p),
                         ..
-                    } if var == t => self.is_call_result(&p.base),
+                    } if var == t => {
+                        self.is_call_result(&p.base)
+                            || (p.base != *t && self.holds_call_value(&p.base))
+                    }
+                    // A companion's copy of one (`let mut acc = (t).clone();`).
+                    Stmt::Let {
+                        var,
+                        op: Op::CloneOf(p, CopyKind::Struct),
+                        ..
+                    } if var == t && p.base != *t => self.holds_call_value(&p.base),
                     // The result of an augmented call split at once (`let (r, pullback)
                     // = v.__ad_aug_norm();`), and its copies.
                     Stmt::Let {
@@ -2253,6 +2277,23 @@ impl Lowerer {
                     p.is_whole()
                         && matches!(l.kinds.get(&p.base.to_string()), Some(VarKind::Buffer))
                 };
+                // `acc = acc.add(&v);` of a call's struct copied with `let mut`: the
+                // struct assigned whole.
+                if !self.companion && place.is_whole() && self.is_struct_copy(&place.base) {
+                    let src = match v {
+                        Val::Place(p, _) if p.is_whole() => p,
+                        v => match self.operand(v, a.right.span())? {
+                            Operand::Var(o) => Place::local(o),
+                            _ => return unsupported(a, "assigning this value to a struct"),
+                        },
+                    };
+                    self.emit(Stmt::CopyFrom {
+                        dst: place,
+                        src,
+                        mode: CopyMode::Struct,
+                    });
+                    return Ok(());
+                }
                 if whole_buffer(self, &place) {
                     let src = match &v {
                         Val::Place(p, _) => Some(p.clone()),
@@ -2489,7 +2530,9 @@ impl Lowerer {
                 self.lower_permutation(m)
             }
             "extend_from_slice" | "extend"
-                if m.args.len() == 1 && self.is_float_buffer_expr(&m.receiver)? =>
+                if m.args.len() == 1
+                    && (self.is_float_buffer_expr(&m.receiver)?
+                        || self.is_struct_param_member_expr(&m.receiver)?) =>
             {
                 self.lower_extend(m)
             }
@@ -2988,7 +3031,9 @@ impl Lowerer {
     /// A whole struct: a parameter that refers to one, or one built in the function.
     fn is_whole_struct(&self, p: &Place) -> bool {
         self.is_struct_value(p)
-            || (p.is_whole() && self.named_struct_refs.contains(&p.base.to_string()))
+            || (p.is_whole()
+                && (self.named_struct_refs.contains(&p.base.to_string())
+                    || self.is_struct_copy(&p.base)))
     }
 
     /// Whether `left` is `*p` of a constant reference parameter `p` (see
@@ -3085,25 +3130,16 @@ impl Lowerer {
         };
         if !self.is_struct_value(&place) {
             // A struct a call returned (`let mut acc = V2::new(..)`), whose members the
-            // function does not see, given another struct: a literal, or a user method's
-            // result (a float's methods are builtins).
-            // (A method of a local, `acc.add(&v)`; not a copy, `h.to_vec()`, nor the end
-            // of an iterator chain, `h.iter().map(..).collect()`, which give vectors.)
-            let struct_like = match strip(&a.right) {
-                Expr::Struct(_) => true,
-                Expr::MethodCall(m) => {
-                    let name = m.method.to_string();
-                    crate::builtins::math_arity(&name).is_none()
-                        && !crate::builtins::is_inert_method(&name)
-                        && matches!(strip(&m.receiver), Expr::Path(_))
-                        && !matches!(name.as_str(), "clone" | "to_vec" | "to_owned" | "collect")
-                }
-                _ => false,
-            };
-            if struct_like && self.is_call_result(&place.base) {
+            // function does not see, given another struct. Its copy, made where the name
+            // is bound once (`call_result_copy`), is assigned whole by the assignment's
+            // general case; under a name bound twice the value is not known for a struct.
+            if is_struct_like_value(&a.right)
+                && self.is_call_result(&place.base)
+                && !self.is_struct_copy(&place.base)
+            {
                 return unsupported(
                     a,
-                    "assigning a whole struct to one that a call returned (build the struct that is assigned again with a literal, `let mut acc = V2 { x: 0.0, y: 0.0 };`)",
+                    "assigning a whole struct to one that a call returned, under a name that the function binds more than once (give the struct a name of its own)",
                 );
             }
             return Ok(false);
@@ -5469,6 +5505,16 @@ impl Lowerer {
                 if let (Operand::Lit(_), Operand::Lit(_)) = (&l, &r) {
                     return Ok(Val::Op(Operand::Lit(self.render(e))));
                 }
+                // Arithmetic on integers that the macro cannot type by themselves (a
+                // struct's count, `c.w.len() / c.dim`): an operand that is evidently an
+                // integer (a literal without a float suffix, a length, a cast to an
+                // integer type) makes the result one, which carries no derivative.
+                if is_integer_evident(&b.left) || is_integer_evident(&b.right) {
+                    let (lp, rp, o) = (l.primal(), r.primal(), &b.op);
+                    return Ok(Val::Op(
+                        self.let_op(Op::Inactive(quote!((#lp) #o (#rp))), span),
+                    ));
+                }
                 Ok(Val::Op(self.let_op(Op::Bin(op, l, r), span)))
             }
             Expr::Index(ix) => {
@@ -5569,6 +5615,12 @@ impl Lowerer {
                 .lower_labelled_block(b, true, hint)?
                 .unwrap_or(Val::Tuple(vec![]))),
             Expr::Loop(l) => self.lower_loop_value(l, hint),
+            // An array chosen by `if` or `match` (`if c { [a, b] } else { [d, e] }`): the
+            // elements chosen as a tuple, then put in an array.
+            Expr::If(_) | Expr::Match(_) if !self.companion && array_tail_len(e).is_some() => {
+                let chosen = array_choice(e);
+                self.lower_expr_hint(&chosen, hint)
+            }
             Expr::If(i) => Ok(self.lower_if(i, true)?.unwrap_or(Val::Tuple(vec![]))),
             // A value bound from a constant scrutinee, as a companion writes it.
             Expr::Match(m) if self.companion && (is_constant_extraction(m) || is_guard_test(m)) => {
@@ -5736,6 +5788,24 @@ impl Lowerer {
     ) -> Result<Val> {
         let name = m.method.to_string();
         let span = m.span();
+        // `(d).clone_from(&s);` of a whole struct, as a forward companion writes a struct
+        // assigned whole (see `CopyMode::Struct`), lowered again.
+        if self.companion && name == "clone_from" && m.args.len() == 1 {
+            let place = self.lower_place(strip(&m.receiver))?;
+            if self.is_whole_struct(&place) {
+                let src = match self.lower_expr(strip_borrow(&m.args[0]))? {
+                    Val::Place(p, _) if p.is_whole() => p,
+                    Val::Op(Operand::Var(v)) => Place::local(v),
+                    _ => return unsupported(m, "this copy of a struct"),
+                };
+                self.emit(Stmt::CopyFrom {
+                    dst: place,
+                    src,
+                    mode: CopyMode::Struct,
+                });
+                return Ok(Val::Op(Operand::Lit(quote!(()))));
+            }
+        }
         // Products of a matrix and a vector (`w.dot(&x)`), and rows and columns of a matrix:
         // reduced where they are (`w.row(i).dot(&x)`), else read from a copy
         // (`w.row(i).iter()`); other whole-array methods are refused by name.
@@ -7303,6 +7373,15 @@ fn field_and_index_owners(sig: &SigInfo, body: &syn::Block) -> (HashSet<String>,
             *self.bound.entry(p.ident.to_string()).or_default() += 1;
             syn::visit::visit_pat_ident(self, p);
         }
+        // `acc = acc.add(&v);`: `acc` holds a struct, as when its members are read.
+        fn visit_expr_assign(&mut self, a: &'a syn::ExprAssign) {
+            if let Some(name) = path_name(&a.left)
+                && is_struct_like_value(&a.right)
+            {
+                self.fields.insert(name);
+            }
+            syn::visit::visit_expr_assign(self, a);
+        }
     }
     let mut v = Owners::default();
     syn::visit::Visit::visit_block(&mut v, body);
@@ -7319,6 +7398,100 @@ fn field_and_index_owners(sig: &SigInfo, body: &syn::Block) -> (HashSet<String>,
             .collect()
     };
     (own(fields), own(indexed))
+}
+
+/// The length of the array literal that `e` ends with on every path: an array literal,
+/// a block that ends with one, or an `if` or `match` each of whose branches does.
+fn array_tail_len(e: &Expr) -> Option<usize> {
+    match strip(e) {
+        Expr::Array(a) if !a.elems.is_empty() => Some(a.elems.len()),
+        Expr::Block(b) => block_array_tail_len(&b.block),
+        Expr::If(i) => {
+            let (_, els) = i.else_branch.as_ref()?;
+            let n = block_array_tail_len(&i.then_branch)?;
+            (array_tail_len(els)? == n).then_some(n)
+        }
+        Expr::Match(m) => {
+            let mut lens = m.arms.iter().map(|a| array_tail_len(&a.body));
+            let n = lens.next()??;
+            lens.all(|l| l == Some(n)).then_some(n)
+        }
+        _ => None,
+    }
+}
+
+fn block_array_tail_len(b: &syn::Block) -> Option<usize> {
+    match b.stmts.last()? {
+        syn::Stmt::Expr(e, None) => array_tail_len(e),
+        _ => None,
+    }
+}
+
+/// `e` (see [`array_tail_len`]) with each array it ends with written as a tuple, bound
+/// and put back into an array: `{ let (a0, a1) = if c { (a, b) } else { (d, e) }; [a0,
+/// a1] }`. (A one-element array is chosen element by element: `[if c { a } else { d }]`.)
+fn array_choice(e: &Expr) -> Expr {
+    fn retail(e: &mut Expr, one: bool) {
+        match e {
+            Expr::Paren(p) => retail(&mut p.expr, one),
+            Expr::Group(g) => retail(&mut g.expr, one),
+            Expr::Array(a) => {
+                let elems = a.elems.iter();
+                *e = if one {
+                    a.elems[0].clone()
+                } else {
+                    syn::parse_quote_spanned!(a.span()=> (#(#elems),*))
+                };
+            }
+            Expr::Block(b) => retail_block(&mut b.block, one),
+            Expr::If(i) => {
+                retail_block(&mut i.then_branch, one);
+                if let Some((_, els)) = &mut i.else_branch {
+                    retail(els, one);
+                }
+            }
+            Expr::Match(m) => {
+                for arm in &mut m.arms {
+                    retail(&mut arm.body, one);
+                }
+            }
+            _ => {}
+        }
+    }
+    fn retail_block(b: &mut syn::Block, one: bool) {
+        if let Some(syn::Stmt::Expr(e, None)) = b.stmts.last_mut() {
+            retail(e, one);
+        }
+    }
+    let n = array_tail_len(e).unwrap_or(0);
+    let mut chosen = e.clone();
+    retail(&mut chosen, n == 1);
+    if n == 1 {
+        return syn::parse_quote_spanned!(e.span()=> [#chosen]);
+    }
+    let names: Vec<Ident> = (0..n).map(|i| format_ident!("__ad_chosen{}", i)).collect();
+    syn::parse_quote_spanned!(e.span()=> {
+        let (#(#names),*) = #chosen;
+        [#(#names),*]
+    })
+}
+
+/// Whether `e` is a struct value, as the right side of an assignment can tell: a literal,
+/// or a user method's result (a float's methods are builtins), of a local (`acc.add(&v)`;
+/// not a copy, `h.to_vec()`, nor the end of an iterator chain, `h.iter().map(..).collect()`,
+/// which give vectors).
+fn is_struct_like_value(e: &Expr) -> bool {
+    match strip(e) {
+        Expr::Struct(_) => true,
+        Expr::MethodCall(m) => {
+            let name = m.method.to_string();
+            crate::builtins::math_arity(&name).is_none()
+                && !crate::builtins::is_inert_method(&name)
+                && matches!(strip(&m.receiver), Expr::Path(_))
+                && !matches!(name.as_str(), "clone" | "to_vec" | "to_owned" | "collect")
+        }
+        _ => false,
+    }
 }
 
 /// Whether `b` binds `t` to what a call returned.
@@ -8026,6 +8199,38 @@ fn field_root(e: &Expr) -> Option<&Expr> {
         e = strip(&f.base);
     }
     Some(e)
+}
+
+/// Whether `e` is evidently an integer: an integer literal (not a float's, `2.0`, `1e3`
+/// or `2f64`), a length or a count (`x.len()`), a cast to an integer type, or arithmetic
+/// on one. (Rust does not mix integers and floats in arithmetic, so an operation with such
+/// an operand is an integer's.)
+fn is_integer_evident(e: &Expr) -> bool {
+    match strip(e) {
+        Expr::Lit(l) => match &l.lit {
+            syn::Lit::Int(i) => !matches!(i.suffix(), "f32" | "f64"),
+            _ => false,
+        },
+        Expr::MethodCall(m) => {
+            m.args.is_empty() && matches!(m.method.to_string().as_str(), "len" | "count")
+        }
+        Expr::Cast(c) => matches!(&*c.ty, syn::Type::Path(p) if p.qself.is_none()
+        && p.path.get_ident().is_some_and(|i| {
+            let n = i.to_string();
+            n != "bool" && crate::signature::is_integer_or_bool_name(&n)
+        })),
+        Expr::Binary(b) => {
+            matches!(
+                b.op,
+                syn::BinOp::Add(_)
+                    | syn::BinOp::Sub(_)
+                    | syn::BinOp::Mul(_)
+                    | syn::BinOp::Div(_)
+                    | syn::BinOp::Rem(_)
+            ) && (is_integer_evident(&b.left) || is_integer_evident(&b.right))
+        }
+        _ => false,
+    }
 }
 
 /// Methods of the integer types that no float type has (`n.saturating_sub(1)`).

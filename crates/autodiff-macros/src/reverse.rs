@@ -82,6 +82,9 @@ pub struct Reverse<'a> {
     /// The loops being emitted that overwrite a buffer element by element and save its
     /// old contents whole instead (see [`Self::whole_overwrite`]), innermost last.
     whole_saves: RefCell<Vec<WholeSave>>,
+    /// The members of `&mut` struct parameters whose shadows follow their lengths through
+    /// the forward sweep (see [`Self::fitted_members`]).
+    fitted: RefCell<Vec<Place>>,
 }
 
 /// A loop `for j in 0..e { .. buf[j] = v; .. }` whose body reads nothing of `buf`: when its
@@ -139,6 +142,7 @@ impl<'a> Reverse<'a> {
             next_is_fused: RefCell::new(false),
             declared_early: RefCell::new(HashSet::default()),
             whole_saves: RefCell::new(Vec::new()),
+            fitted: RefCell::new(Vec::new()),
         }
     }
 
@@ -312,7 +316,9 @@ impl<'a> Reverse<'a> {
             top: true,
             in_loop: false,
         };
+        let (entry, seeded) = self.member_seeds(body);
         let (forward, reverse) = self.block(body, level, quote!());
+        let forward = quote!(#entry #forward #seeded);
         let early = self.declared_early.borrow().clone();
         let adjoints = self.adjoint_decls_except(body, &early);
         let tapes: TokenStream = self.tapes.borrow().iter().cloned().collect();
@@ -322,6 +328,83 @@ impl<'a> Reverse<'a> {
             reverse,
             adjoints,
         }
+    }
+
+    /// The members of `&mut` struct parameters whose lengths may change in the forward
+    /// sweep, here (`s.w.push(v)`, `s.w = v`, `s.w.clear()`) or in a call given the struct
+    /// mutably that the function indexes after (`s.redo(); s.w[0]`), and whose shadows are
+    /// active. (Not members of rows, indexed twice, which keep their seeds in place.) The caller's shadow of such a member holds the seed of its final values: it
+    /// is taken aside when the forward sweep starts, the shadow follows the member's
+    /// length with zeros, and the seed is added into it when the forward sweep ends, over
+    /// the elements that both have (the rest of the member has no seed; a callee's
+    /// pullback, which runs its own forward sweep first, receives the caller's adjoints as
+    /// such a seed). Returns the code that takes the seeds aside and the code that adds
+    /// them back.
+    fn member_seeds(&self, body: &Block) -> (TokenStream, TokenStream) {
+        if self.kept_state {
+            return (quote!(), quote!());
+        }
+        let mut uses = MemberUses::default();
+        uses.block(body, self);
+        let mut fitted: Vec<Place> = Vec::new();
+        let mut seen = HashSet::default();
+        let indexed_and_lent = uses
+            .indexed
+            .into_iter()
+            .filter(|m| uses.lent.contains(&m.base.to_string()));
+        for m in uses.resized.into_iter().chain(indexed_and_lent) {
+            let base = m.base.to_string();
+            if matches!(self.kinds.get(&base), Some(VarKind::Ref { mutable: true }))
+                && !self.late_shadows.contains(&base)
+                && self.an.place_active(&m)
+                && !uses.rows.contains(&m.primal().to_string())
+                && seen.insert(m.primal().to_string())
+            {
+                fitted.push(m);
+            }
+        }
+        let (mut entry, mut seeded) = (TokenStream::new(), TokenStream::new());
+        for m in &fitted {
+            let (p, a) = (m.primal(), m.adjoint());
+            let (seed, zero) = (self.fresh("member_seed"), self.fresh("member_zero"));
+            entry.extend(quote!(
+                let #seed = <[_]>::to_vec(&#a[..]);
+                let #zero = __ad::zero_like(&#p[..]);
+                __ad::resize_like(&mut #a, &#zero[..]);
+                __ad::fill_zero(&mut #a[..]);
+            ));
+            seeded.extend(quote!(__ad::add_into(&mut #a[..], &#seed[..]);));
+        }
+        *self.fitted.borrow_mut() = fitted;
+        (entry, seeded)
+    }
+
+    /// After a call given `&mut` struct parameters: the shadows of their fitted members
+    /// (see [`Self::member_seeds`]) take the members' new lengths, with zeros.
+    fn fit_member_shadows(&self, c: &Call) -> TokenStream {
+        let mut lent: Vec<&Place> = c
+            .args
+            .iter()
+            .filter_map(|a| match a {
+                Arg::Ref(p, true) => Some(p),
+                _ => None,
+            })
+            .collect();
+        if let Callee::Method(recv, _) = &c.callee {
+            lent.push(recv);
+        }
+        let mut out = TokenStream::new();
+        for m in self.fitted.borrow().iter() {
+            if lent.iter().any(|p| p.is_whole() && p.base == m.base) {
+                let (p, a) = (m.primal(), m.adjoint());
+                let zero = self.fresh("member_zero");
+                out.extend(quote!(
+                    let #zero = __ad::zero_like(&#p[..]);
+                    __ad::resize_like(&mut #a, &#zero[..]);
+                ));
+            }
+        }
+        out
     }
 
     fn fresh(&self, base: &str) -> Ident {
@@ -887,15 +970,34 @@ impl<'a> Reverse<'a> {
                 rev.extend(restore);
                 (fwd, rev)
             }
-            // Only in a companion differentiated again, whose code is transformed forward.
+            // `acc = acc.add(&v);` of a call's struct copied with `let mut`: the old value
+            // saved whole and put back, its adjoint passed to the value assigned and
+            // zeroed. (Written with the calls a companion lowered again reads as this
+            // statement: a snapshot, a restore, an addition and a zero of a struct.)
             Stmt::CopyFrom {
+                dst,
+                src,
                 mode: CopyMode::Struct,
-                ..
             } => {
-                let e = quote!(::core::compile_error!(
-                    "restoring a whole struct is not supported in a reverse sweep"
-                ););
-                (e.clone(), e)
+                let (d, s) = (dst.primal(), src.primal());
+                let (record, load) = self.record(quote!(__ad::snapshot(&#d)), level);
+                let fwd = quote!(#record __ad::restore_from(&mut #d, &#s););
+                let mut rev = TokenStream::new();
+                if self.an.place_active(dst) {
+                    let ad = dst.adjoint();
+                    if self.an.place_active(src) {
+                        let asrc = src.adjoint();
+                        rev.extend(quote!(__ad::add_into(&mut #asrc, &#ad);));
+                    }
+                    rev.extend(quote!(
+                        __ad::restore(&mut #d, #load);
+                        let __ad_zero = __ad::zero_like(&#d);
+                        __ad::restore(&mut #ad, __ad_zero);
+                    ));
+                } else {
+                    rev.extend(quote!(__ad::restore(&mut #d, #load);));
+                }
+                (fwd, rev)
             }
             Stmt::CopyFrom { dst, src, mode } => {
                 let resize = &(*mode == CopyMode::Resized);
@@ -1566,6 +1668,18 @@ impl<'a> Reverse<'a> {
         pat: Option<TokenStream>,
         seed: TokenStream,
     ) -> (TokenStream, TokenStream) {
+        let (mut fwd, rev) = self.call_sweeps(c, level, pat, seed);
+        fwd.extend(self.fit_member_shadows(c));
+        (fwd, rev)
+    }
+
+    fn call_sweeps(
+        &self,
+        c: &Call,
+        level: Level,
+        pat: Option<TokenStream>,
+        seed: TokenStream,
+    ) -> (TokenStream, TokenStream) {
         let mut record = TokenStream::new();
         let mut before = TokenStream::new();
         let mut again = TokenStream::new();
@@ -1606,14 +1720,18 @@ impl<'a> Reverse<'a> {
                     after.extend(quote!(#base.#m = #snap;));
                 }
             } else if self.must_record(&p.base) {
-                // A whole local vector or array is saved as a slice (see `SavedSlice`).
-                let r = if p.is_whole() && self.is_buffer(&p.base) {
+                // A whole local vector or array is saved as a slice (see `SavedSlice`);
+                // a copy of a call's struct, whole.
+                let sliced = p.is_whole()
+                    && self.is_buffer(&p.base)
+                    && !self.an.struct_copies.contains(&p.base.to_string());
+                let r = if sliced {
                     let prim = p.primal();
                     quote!(&#prim[..])
                 } else {
                     self.refs.reference(p, p.primal(), false)
                 };
-                let (push, load) = if p.is_whole() && self.is_buffer(&p.base) && level.in_loop {
+                let (push, load) = if sliced && level.in_loop {
                     self.save_slice(r, level)
                 } else {
                     self.record(quote!(__ad::snapshot(#r)), level)
@@ -1937,6 +2055,128 @@ fn collect_placed(b: &Block, out: &mut HashSet<String>) {
             Stmt::Inactive(_) => {}
         }
     }
+}
+
+/// What [`Reverse::member_seeds`] looks for: members (`s.w`, reached through fields only)
+/// that change length, members that are indexed, and the structs lent mutably to calls.
+#[derive(Default)]
+struct MemberUses {
+    resized: Vec<Place>,
+    indexed: Vec<Place>,
+    lent: HashSet<String>,
+    /// Members that hold rows (a matrix `[[f64; 2]; 2]`, `Vec<Vec<f64>>`): indexed twice,
+    /// or whose elements are used as buffers, as text.
+    rows: HashSet<String>,
+}
+
+impl MemberUses {
+    fn block(&mut self, b: &Block, rev: &Reverse) {
+        for s in b {
+            match s {
+                Stmt::Let { op, .. } | Stmt::LetTuple { op, .. } => match op {
+                    Op::Load(p) | Op::Pop(p) => self.place(p),
+                    Op::CloneOf(p, _) => self.whole(p),
+                    Op::Call(c) => self.call(c, rev),
+                    _ => {}
+                },
+                Stmt::Assign { place, .. } => self.place(place),
+                Stmt::Fill { place, .. } => self.whole(place),
+                Stmt::Push { place, .. } => {
+                    self.place(place);
+                    if is_member(place) {
+                        self.resized.push(place.clone());
+                    }
+                }
+                Stmt::CopyFrom { dst, src, mode } => {
+                    self.whole(dst);
+                    self.whole(src);
+                    if *mode == CopyMode::Resized && is_member(dst) {
+                        self.resized.push(dst.clone());
+                    }
+                }
+                Stmt::Call(c) => self.call(c, rev),
+                Stmt::If { then, els, .. } => {
+                    self.block(then, rev);
+                    self.block(els, rev);
+                }
+                Stmt::For { body, .. } | Stmt::Loop { body, .. } => self.block(body, rev),
+                Stmt::Inactive(_) => {}
+            }
+        }
+    }
+
+    /// The member that `p` indexes (`s.w` of `s.w[i]`), and whether it indexes it again
+    /// (`s.p[i][j]`).
+    fn indexed_member(p: &Place) -> Option<(Place, bool)> {
+        let fields = p
+            .proj
+            .iter()
+            .take_while(|q| matches!(q, Proj::Field(_)))
+            .count();
+        if fields > 0 && matches!(p.proj.get(fields), Some(Proj::Index(_))) {
+            let member = Place {
+                base: p.base.clone(),
+                proj: p.proj[..fields].to_vec(),
+            };
+            Some((member, p.proj.len() > fields + 1))
+        } else {
+            None
+        }
+    }
+
+    /// A member's element read or written (`s.w[i]`), or an element of its rows
+    /// (`s.p[i][j]`).
+    fn place(&mut self, p: &Place) {
+        if let Some((member, again)) = Self::indexed_member(p) {
+            if again {
+                self.rows.insert(member.primal().to_string());
+            }
+            self.indexed.push(member);
+        }
+    }
+
+    /// A place used as a buffer (filled, copied, lent): where it is a member's element
+    /// (`s.w[i].fill(0.0)`), not a part of it (`s.w[..n]`), the member holds rows.
+    fn whole(&mut self, p: &Place) {
+        if let Some((member, _)) = Self::indexed_member(p) {
+            let fields = member.proj.len();
+            let part = matches!(&p.proj[fields], Proj::Index(i) if is_range_tokens(i));
+            if !part {
+                self.rows.insert(member.primal().to_string());
+            }
+        }
+    }
+
+    fn call(&mut self, c: &Call, rev: &Reverse) {
+        for a in &c.args {
+            if let Arg::Ref(p, mutable) = a {
+                self.whole(p);
+                if *mutable && p.is_whole() {
+                    self.lent.insert(p.base.to_string());
+                }
+            }
+        }
+        if let Callee::Method(p, _) = &c.callee {
+            self.whole(p);
+            if p.is_whole() && rev.refs.is_mutable(p) {
+                self.lent.insert(p.base.to_string());
+            }
+        }
+    }
+}
+
+/// Whether the tokens of an index are a range (`..n`, `a..b`, `..`): two dots outside any
+/// group.
+fn is_range_tokens(t: &TokenStream) -> bool {
+    let mut dot = false;
+    for tt in t.clone() {
+        let is_dot = matches!(&tt, proc_macro2::TokenTree::Punct(p) if p.as_char() == '.');
+        if is_dot && dot {
+            return true;
+        }
+        dot = is_dot;
+    }
+    false
 }
 
 /// Adds to `out` the locals of `b` that may hold a tuple: results of calls, the parts of
