@@ -127,18 +127,20 @@ fn loss_o<D: Num>(p: &[D], nx: usize, nh: usize) -> D {
 
 /// Calls' vectors beside a constant scale and a constant slice: companions that
 /// differentiate with respect to `x` alone (the parameters with derivatives are a subset,
-/// so the companions differentiate the function's code rather than delegate).
+/// so the companions differentiate the function's code rather than delegate), and a
+/// call's vector from constants alone (`scaled(w, c)`, a fixed feature map of data).
 #[autodiff_forward(weighted_fwd, Dual, Const, Const, Dual)]
 #[autodiff_reverse(weighted_rev, Duplicated, Const, Const, Active)]
 fn weighted(x: &[f64], c: f64, w: &[f64]) -> f64 {
     let p = softmax(x);
     let q = scaled(&p, c);
-    q[0] * w[0] + q[1] * w[1]
+    let fixed = scaled(w, c);
+    q[0] * w[0] + q[1] * w[1] + fixed[1] * x[2]
 }
 
 fn weighted_o<D: Num>(x: &[D], c: f64, w: &[f64]) -> D {
     let p = softmax_o(x);
-    p[0] * c * w[0] + p[1] * c * w[1]
+    p[0] * c * w[0] + p[1] * c * w[1] + x[2] * (w[1] * c)
 }
 
 /// The gradient of `loss` in `x`, `c` and the layer, whose forward companion is H·v.

@@ -730,8 +730,8 @@ impl<'a> Reverse<'a> {
         }
     }
 
-    /// Before `let p = t;` or `let (a, b) = t;` in the outermost block, the adjoint of
-    /// `t`, shaped like `t` while it still holds its value: a call's result, whose type
+    /// Before `let p = t;`, `let (a, b) = t;` or `let p = t.0;` in the outermost block, the
+    /// adjoint of `t`, shaped like `t` while it still holds its value: a call's result, whose type
     /// the macro does not see, may be a vector, which moves.
     fn declare_before_move(&self, s: &Stmt, level: Level, block: &Block, k: usize) -> TokenStream {
         let t = match s {
@@ -744,6 +744,17 @@ impl<'a> Reverse<'a> {
                 op: Op::Use(Operand::Var(t)),
                 ..
             } => t,
+            // `let z = t.0;` of a call's tuple (a companion's result and tangent) moves
+            // that part.
+            Stmt::Let {
+                var,
+                mutable: false,
+                op: Op::Load(p),
+            } if p.base != *var
+                && matches!(p.proj.as_slice(), [Proj::Field(syn::Member::Unnamed(_))]) =>
+            {
+                &p.base
+            }
             _ => return TokenStream::new(),
         };
         let bound_here = block[..k].iter().any(|b| match b {
