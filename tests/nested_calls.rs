@@ -420,6 +420,59 @@ proptest! {
     }
 }
 
+/// A rule of a function that returns a vector, its pullback taking the cotangent as a
+/// `Vec`. Deliberately not the function's derivative (`3 g` where `exp` would give `exp(z)
+/// g`), so that its use is visible.
+#[custom_rule(reverse = expd_rev)]
+fn expd(z: &[f64]) -> Vec<f64> {
+    z.iter().map(|v| v.exp()).collect()
+}
+
+#[allow(clippy::type_complexity)]
+#[differentiable]
+fn expd_rev(z: &[f64]) -> (Vec<f64>, impl FnOnce(&mut [f64], Vec<f64>) + '_) {
+    let mut p = vec![0.0; z.len()];
+    for i in 0..z.len() {
+        p[i] = z[i].exp();
+    }
+    (p, move |dz: &mut [f64], g: Vec<f64>| {
+        for i in 0..z.len() {
+            dz[i] += 3.0 * g[i] * z[i] * z[i];
+        }
+    })
+}
+
+/// `e₀ e₁`, whose gradient through the rule is `(3 x₀² e₁, 3 x₁² e₀)`.
+#[autodiff_reverse(d_expd_product, Duplicated, Active)]
+fn expd_product(x: &[f64]) -> f64 {
+    let e = expd(x);
+    e[0] * e[1]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+    #[test]
+    fn hvp_through_a_rule_of_a_vector_function(
+        x in prop::collection::vec(-1.0f64..1.0, 2),
+        v in prop::collection::vec(-1.0f64..1.0, 2),
+    ) {
+        let (e0, e1) = (x[0].exp(), x[1].exp());
+        let mut g = [0.0; 2];
+        d_expd_product(&x, &mut g, 1.0);
+        close("gradient 0", g[0], 3.0 * x[0] * x[0] * e1, 1e-12).unwrap();
+        close("gradient 1", g[1], 3.0 * x[1] * x[1] * e0, 1e-12).unwrap();
+        // The Jacobian of that gradient, along v.
+        let want = [
+            6.0 * x[0] * e1 * v[0] + 3.0 * x[0] * x[0] * e1 * v[1],
+            3.0 * x[1] * x[1] * e0 * v[0] + 6.0 * x[1] * e0 * v[1],
+        ];
+        let hv = autodiff_core::hvp::<d_expd_product>(&x, &v);
+        for i in 0..2 {
+            close(&format!("H·v {i}"), hv[i], want[i], 1e-12).unwrap();
+        }
+    }
+}
+
 // ------------------------------------------------------------------ the struct `Model` loss
 
 #[derive(Clone, Debug)]

@@ -253,7 +253,17 @@ pub fn expand(func: &ImplItemFn) -> syn::Result<TokenStream> {
                     Pat::Ident(pi) => pi.ident.clone(),
                     _ => format_ident!("__ad_cp{}", i),
                 };
-                cparams.push(quote!(#id: #ty));
+                match crate::signature::vec_elem_type(ty) {
+                    // The cotangent of a vector, taken by value: a slice parameter (a
+                    // differentiated function takes no vector by value), copied back
+                    // into the vector the body reads.
+                    Some(e) => {
+                        let slice = format_ident!("__ad_cs{}", i);
+                        cparams.push(quote!(#slice: &[#e]));
+                        rebuilt.push(quote!(let #id: #ty = #slice.to_vec();));
+                    }
+                    None => cparams.push(quote!(#id: #ty)),
+                }
             }
         }
         if i + 1 < pb.inputs.len() || value_ty.is_none() {
@@ -312,6 +322,11 @@ pub fn expand(func: &ImplItemFn) -> syn::Result<TokenStream> {
                 args.push(quote!(#b.#k));
                 args.push(quote!(#tb.#k));
             }
+        }
+        // (A vector as the slices the pullback's function takes, see `cparams`.)
+        None if crate::signature::vec_elem_type(ty).is_some() => {
+            args.push(quote!(&#b[..]));
+            args.push(quote!(&#tb[..]));
         }
         None => {
             args.push(quote!(#b));

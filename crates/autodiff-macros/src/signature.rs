@@ -429,6 +429,17 @@ pub fn vec_elem(path: &syn::Path) -> Option<&Type> {
     }
 }
 
+/// The element type of `ty` when it is `Vec<E>` with `E` a path (a float, or what may be
+/// one).
+pub fn vec_elem_type(ty: &Type) -> Option<&Type> {
+    match ty {
+        Type::Path(tp) if tp.qself.is_none() => {
+            vec_elem(&tp.path).filter(|e| matches!(e, Type::Path(_)))
+        }
+        _ => None,
+    }
+}
+
 /// [`analyse`] of a function with its body: a name its result type gives that the body
 /// uses as a struct's is not a float (see [`struct_names`]).
 pub fn analyse_fn(func: &syn::ImplItemFn) -> syn::Result<SigInfo> {
