@@ -911,6 +911,45 @@ fn activations(x: &[f64], act: Activation, tol: Option<f64>, k: usize) -> f64 {
     (s * s + eps).sqrt() + p + q * t.sqrt()
 }
 
+const KNOTS: [f64; 3] = [0.0, 1.0, 2.0];
+
+/// The knot interval holding `t`, if any.
+fn bracket(t: f64) -> Option<usize> {
+    if (0.0..2.0).contains(&t) {
+        Some(t as usize)
+    } else {
+        None
+    }
+}
+
+/// `if let` and `match` binding the value of `no_grad(..)`, a constant.
+#[autodiff_forward(bracketed_fwd, Dual, Dual)]
+#[autodiff_reverse(bracketed_rev, Active, Active)]
+fn bracketed(t: f64) -> f64 {
+    let a = if let Some(i) = no_grad(bracket(t)) {
+        (t - KNOTS[i]) * t
+    } else {
+        t.sin()
+    };
+    let b = match no_grad(bracket(2.0 * t)) {
+        Some(i) => (2.0 * t - KNOTS[i]).exp(),
+        None => t,
+    };
+    a + b
+}
+
+fn bracketed_o<D: Num>(t: D) -> D {
+    let a = match bracket(t.re()) {
+        Some(i) => (t - KNOTS[i]) * t,
+        None => t.sin(),
+    };
+    let b = match bracket(2.0 * t.re()) {
+        Some(i) => (t * 2.0 - KNOTS[i]).exp(),
+        None => t,
+    };
+    a + b
+}
+
 /// A `mut` binding of a value inside a constant by-value enum, changed in the arm.
 #[autodiff_forward(shifted_fwd, Dual, Const, Dual)]
 #[autodiff_reverse(shifted_rev, Active, Const, Active)]
@@ -1387,6 +1426,11 @@ proptest! {
         (x, v, s0) in slice_case(-1.0, 1.5, 1..7, 1), t in float(-2.0, 2.0), s in seed(),
     ) {
         check_slice_scalar("early", (&x, t, &v, &s0, s), early, early_fwd, early_rev, early_o::<Dual64>);
+    }
+
+    #[test]
+    fn patterns_binding_a_value_without_derivative(x in float(-1.0, 2.5), v in dir(), s in seed()) {
+        check1("bracketed", (x, v, s), bracketed, bracketed_fwd, bracketed_rev, bracketed_o);
     }
 
     #[test]

@@ -4044,6 +4044,9 @@ impl Lowerer {
             }),
             // A search's position (`Ok(j)`, `Some(k)` of `binary_search`, `position`).
             Expr::MethodCall(m) => self.is_search(m),
+            // A value with no derivative (`no_grad(bracket(t))`).
+            Expr::Call(c) => matches!(&*c.func, Expr::Path(p)
+                if p.path.segments.last().is_some_and(|s| s.ident == "no_grad")),
             _ => false,
         }
     }
