@@ -1,6 +1,7 @@
 //! Statements kept for their effects: a call wrapped in `no_grad(..)`, `let _ = ..` of
 //! such a call, and a method called on a static. Their values carry no derivative, but
-//! every companion still runs them, as the function does.
+//! every companion still runs them, as the function does, and a value drawn with effects
+//! (`no_grad(rng.next())` in a loop) is drawn once and kept for the reverse sweep.
 // Index loops are part of the language under test.
 #![allow(clippy::needless_range_loop)]
 
@@ -60,6 +61,137 @@ fn effects_run_once_per_call_in_every_mode() {
     let mut g = [0.0; 2];
     d_logged(&[2.0, -3.0], &mut g, 1.0);
     assert_eq!(take_counts(), vec![1, 1, 1, 1, 1, 0], "branch not taken");
+}
+
+// ---------------------------------------------------------------- random draws
+
+/// A generator of reproducible draws in `(0, 1)` (`Clone`: a reverse sweep saves a struct
+/// behind `&mut` around calls).
+#[derive(Clone)]
+pub struct Draws {
+    pub state: u64,
+}
+
+impl Draws {
+    fn next(&mut self) -> f64 {
+        self.state = self
+            .state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((self.state >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    }
+}
+
+/// A draw from a local integer state.
+fn uniform(state: &mut u64) -> f64 {
+    *state = state
+        .wrapping_mul(2862933555777941757)
+        .wrapping_add(3037000493);
+    ((*state >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+}
+
+/// A Monte Carlo estimate over paths of a geometric random walk: each draw, taken with
+/// `no_grad(..)` from a generator passed in and from a local state, must be the same
+/// value in the forward sweep and in the reverse sweep (drawn once, kept), and the
+/// generator must advance once per draw.
+#[autodiff_reverse(d_walk, Active, Const, Active)]
+#[autodiff_forward(walk_jvp, Dual, Const, Dual)]
+fn walk(sigma: f64, draws: &mut Draws) -> f64 {
+    let mut state: u64 = 11;
+    let mut total = 0.0;
+    for _ in 0..4 {
+        let mut x = 1.0;
+        for _ in 0..3 {
+            let z = no_grad(draws.next());
+            let u = no_grad(uniform(&mut state));
+            x *= (sigma * (z - 0.5)).exp() + 0.1 * sigma * u;
+            total += sigma * sigma * z * u;
+        }
+        total += x;
+    }
+    total / 4.0
+}
+
+/// A sum over draws, each weighed by `x²`: a loop whose reverse runs an iteration at a
+/// time, right after its forward sweep.
+#[autodiff_reverse(d_weighed, Active, Const, Active)]
+#[autodiff_forward(weighed_jvp, Dual, Const, Dual)]
+fn weighed(x: f64, draws: &mut Draws) -> f64 {
+    let mut state: u64 = 3;
+    let mut s = 0.0;
+    for _ in 0..5 {
+        let z = no_grad(draws.next());
+        let u = no_grad(uniform(&mut state));
+        s += x * x * z + x * u;
+        // A draw written where it is used.
+        s += x.sin() * no_grad(draws.next());
+    }
+    s
+}
+
+/// `walk`, written out with the same draws.
+fn walk_oracle(sigma: f64, seed: u64) -> (f64, f64) {
+    let mut draws = Draws { state: seed };
+    let mut state: u64 = 11;
+    let (mut total, mut d_total) = (0.0, 0.0);
+    for _ in 0..4 {
+        let (mut x, mut dx) = (1.0, 0.0);
+        for _ in 0..3 {
+            let z0 = draws.next();
+            let u = uniform(&mut state);
+            let z = z0 - 0.5;
+            let f = (sigma * z).exp() + 0.1 * sigma * u;
+            let df = z * (sigma * z).exp() + 0.1 * u;
+            (x, dx) = (x * f, dx * f + x * df);
+            total += sigma * sigma * z0 * u;
+            d_total += 2.0 * sigma * z0 * u;
+        }
+        total += x;
+        d_total += dx;
+    }
+    (total / 4.0, d_total / 4.0)
+}
+
+#[test]
+fn random_draws_are_taken_once_and_kept() {
+    let x = 1.5;
+    let (mut zs, mut us) = (Draws { state: 5 }, 3u64);
+    let (mut want, mut d_want) = (0.0, 0.0);
+    for _ in 0..5 {
+        let (z, u) = (zs.next(), uniform(&mut us));
+        let w = zs.next();
+        want += x * x * z + x * u + x.sin() * w;
+        d_want += 2.0 * x * z + u + x.cos() * w;
+    }
+    let mut draws = Draws { state: 5 };
+    let (y, g) = d_weighed(x, &mut draws, 1.0);
+    close("weighed value", y, want, 1e-14).unwrap();
+    close("weighed gradient", g, d_want, 1e-14).unwrap();
+    assert_eq!(
+        draws.state, zs.state,
+        "the generator advances once per draw"
+    );
+    let (_, t) = weighed_jvp(x, 1.0, &mut Draws { state: 5 });
+    close("weighed tangent", t, d_want, 1e-14).unwrap();
+
+    for (sigma, seed) in [(0.3, 7), (-0.8, 12345), (1.4, 99)] {
+        let (want, d_want) = walk_oracle(sigma, seed);
+        let mut draws = Draws { state: seed };
+        let (y, g) = d_walk(sigma, &mut draws, 1.0);
+        close("value", y, want, 1e-14).unwrap();
+        close("gradient", g, d_want, 1e-13).unwrap();
+        let mut once = Draws { state: seed };
+        for _ in 0..12 {
+            once.next();
+        }
+        assert_eq!(
+            draws.state, once.state,
+            "the generator advances once per draw"
+        );
+        let (y, t) = walk_jvp(sigma, 1.0, &mut Draws { state: seed });
+        close("forward value", y, want, 1e-14).unwrap();
+        close("tangent", t, d_want, 1e-13).unwrap();
+    }
 }
 
 // ---------------------------------------------------------------- through helpers

@@ -373,7 +373,7 @@ fn changed_oracle<D: Num>(x: &[D]) -> D {
 
 /// A call's struct bound with `let mut` and assigned again whole: from a method chain in
 /// a loop, from a literal and from a constructor in branches, and from another local;
-/// read by its members and its methods in between.
+/// read by its members and its methods in between; and one bound in the loop's body.
 #[autodiff_forward(restarted_fwd, Dual, Dual)]
 #[autodiff_reverse(restarted_rev, Duplicated, Active)]
 fn restarted(x: &[f64]) -> f64 {
@@ -391,6 +391,10 @@ fn restarted(x: &[f64]) -> f64 {
             acc = V2::new(acc.norm(), x[i]);
         }
         s += acc.norm() * acc.x;
+        // One bound in the loop's body, assigned again there.
+        let mut q = V2::new(x[i], s);
+        q = q.add(&acc).scale(0.5);
+        s += q.y;
     }
     let other = acc.half();
     acc = other;
@@ -409,8 +413,49 @@ fn restarted_oracle<D: Num>(x: &[D]) -> D {
             ((ax * ax + ay * ay).sqrt(), v)
         };
         s += (ax * ax + ay * ay).sqrt() * ax;
+        s += (s + ay) * 0.5;
     }
     s + ax * c::<D>(0.5) * ay * c::<D>(0.5)
+}
+
+/// A variance recursion written with methods that return floats.
+pub struct Garch {
+    pub omega: f64,
+    pub alpha: f64,
+}
+
+impl Garch {
+    #[differentiable]
+    fn start(&self) -> f64 {
+        self.omega * 2.0
+    }
+
+    #[differentiable]
+    fn step(&self, h: f64, r: f64) -> f64 {
+        self.omega + self.alpha * h + r * r
+    }
+
+    /// A float a method returned, bound with `let mut` and assigned again from another
+    /// method of `self`: a float, not a struct (a struct is assigned its own method's
+    /// result, `acc = acc.add(..)`).
+    #[autodiff_forward(log_variance_fwd, Dual, Dual, Dual)]
+    #[autodiff_reverse(log_variance_rev, Duplicated, Duplicated, Active)]
+    pub fn log_variance(&self, r: &[f64]) -> f64 {
+        let mut h = self.start();
+        for i in 0..r.len() {
+            h = self.step(h, r[i]);
+        }
+        h.ln()
+    }
+}
+
+fn log_variance_o<D: Num>(p: &[D]) -> D {
+    let (omega, alpha, r) = (p[0], p[1], &p[2..]);
+    let mut h = omega * 2.0;
+    for &v in r {
+        h = omega + alpha * h + v * v;
+    }
+    h.ln()
 }
 
 /// `calls`, `matched` and `copied` on a slice, for their Hessian-vector products.
@@ -521,6 +566,20 @@ proptest! {
     fn a_struct_assigned_again_in_a_loop(case in slice_seed_case(-1.0, 1.0, 1..6)) {
         let (x, v, s0, s) = case;
         check_slice("carried", (&x, &v, &s0, s), carried, carried_fwd, carried_rev, carried_oracle);
+    }
+
+    #[test]
+    fn a_float_from_a_method_assigned_again(p in vecf(0.1, 1.0, 5), v in dirs(5)) {
+        let g = Garch { omega: p[0], alpha: p[1] };
+        let (want, grad) = oracle_grad(log_variance_o, &p);
+        let mut dg = Garch { omega: 0.0, alpha: 0.0 };
+        let mut dr = vec![0.0; 3];
+        check("value", g.log_variance_rev(&mut dg, &p[2..], &mut dr, 1.0), want);
+        check_all("gradient", &[&[dg.omega, dg.alpha][..], &dr].concat(), &grad);
+        let t = Garch { omega: v[0], alpha: v[1] };
+        let (value, tangent) = g.log_variance_fwd(&t, &p[2..], &v[2..]);
+        check("forward value", value, want);
+        check("tangent", tangent, grad.iter().zip(&v).map(|(a, b)| a * b).sum());
     }
 
     #[test]

@@ -759,6 +759,17 @@ impl Lowerer {
             })
     }
 
+    /// Whether `o` holds a value read from a member of a struct (`c.dim`, `c.ids[1]`).
+    fn loads_member(&self, o: &Operand) -> bool {
+        let Operand::Var(v) = o else {
+            return false;
+        };
+        self.out.iter().flatten().any(|s| {
+            matches!(s, Stmt::Let { var, op: Op::Load(p), .. }
+                if var == v && p.proj.iter().any(|q| matches!(q, Proj::Field(_))))
+        })
+    }
+
     /// Whether the local `t` is the copy of a call's struct that `let mut acc =
     /// V2::new(..);` binds (see `Self::call_result_copy`), which may be assigned whole.
     /// (In a companion lowered again, the copy is bound again: `let mut acc = copy;`.)
@@ -3133,7 +3144,11 @@ impl Lowerer {
             // function does not see, given another struct. Its copy, made where the name
             // is bound once (`call_result_copy`), is assigned whole by the assignment's
             // general case; under a name bound twice the value is not known for a struct.
-            if is_struct_like_value(&a.right)
+            let assigned = match strip(&a.left) {
+                Expr::Path(p) => p.path.get_ident().map(|id| id.to_string()),
+                _ => None,
+            };
+            if assigned.is_some_and(|n| is_struct_like_value(&a.right, &n))
                 && self.is_call_result(&place.base)
                 && !self.is_struct_copy(&place.base)
             {
@@ -5511,8 +5526,12 @@ impl Lowerer {
                 // Arithmetic on integers that the macro cannot type by themselves (a
                 // struct's count, `c.w.len() / c.dim`): an operand that is evidently an
                 // integer (a literal without a float suffix, a length, a cast to an
-                // integer type) makes the result one, which carries no derivative.
-                if is_integer_evident(&b.left) || is_integer_evident(&b.right) {
+                // integer type) makes the result one, which carries no derivative. (Only
+                // beside a struct's member, which may be taken for an active float;
+                // other integer arithmetic is inactive by its operands already.)
+                if (is_integer_evident(&b.left) || is_integer_evident(&b.right))
+                    && (self.loads_member(&l) || self.loads_member(&r))
+                {
                     let (lp, rp, o) = (l.primal(), r.primal(), &b.op);
                     return Ok(Val::Op(
                         self.let_op(Op::Inactive(quote!((#lp) #o (#rp))), span),
@@ -6412,7 +6431,15 @@ impl Lowerer {
             .map(|s| s.ident.to_string())
             .unwrap_or_default();
         if last == "no_grad" {
-            return Ok(Val::Op(Operand::Lit(self.render(&Expr::Call(c.clone())))));
+            let toks = self.render(&Expr::Call(c.clone()));
+            // A value that calls something (`no_grad(rng.next())`, `no_grad(draw(&mut
+            // state))`) is computed once, where it is written, and kept for the reverse
+            // sweep: computed again, a call with effects would give another value. (A
+            // statement of its own stays as written: no sweep reads it.)
+            if !statement && c.args.iter().any(calls_something) {
+                return Ok(Val::Op(self.let_op(Op::Inactive(toks), span)));
+            }
+            return Ok(Val::Op(Operand::Lit(toks)));
         }
         // A capitalised name called as a statement, with references, or in arithmetic is
         // a function's (`Qtimesx(&q, &x, &mut out)`): a tuple struct is built as a value.
@@ -6654,11 +6681,25 @@ impl Lowerer {
                 };
                 Ok(Some(self.lower_expr(&copy)?))
             }
-            ["__ad", "restore" | "restore_from"] if c.args.len() == 2 => {
+            // (`restore_struct`, `restore_struct_from` and `snapshot_struct` are the same
+            // of a whole struct, which a name may not show: a copy of a call's struct taken
+            // back from a store in a loop.)
+            ["__ad", "snapshot_struct"] if c.args.len() == 1 => {
+                let place = self.lower_place(strip_borrow(&c.args[0]))?;
+                let v = self.let_op(Op::CloneOf(place, CopyKind::Struct), c.span());
+                if let Operand::Var(var) = &v {
+                    self.kinds.insert(var.to_string(), VarKind::Value);
+                }
+                Ok(Some(Val::Op(v)))
+            }
+            ["__ad", name @ ("restore" | "restore_from" | "restore_struct" | "restore_struct_from")]
+                if c.args.len() == 2 =>
+            {
+                let is_struct_helper = name.starts_with("restore_struct");
                 let dst = strip_borrow(&c.args[0]);
                 let src = strip_clone(strip_borrow(&c.args[1]));
                 let place = self.lower_place(dst)?;
-                let mode = if self.is_whole_struct(&place) {
+                let mode = if self.is_whole_struct(&place) || is_struct_helper {
                     CopyMode::Struct
                 } else if self.is_struct_ref(&place) {
                     return unsupported(c, "restoring this value behind a reference");
@@ -7379,7 +7420,7 @@ fn field_and_index_owners(sig: &SigInfo, body: &syn::Block) -> (HashSet<String>,
         // `acc = acc.add(&v);`: `acc` holds a struct, as when its members are read.
         fn visit_expr_assign(&mut self, a: &'a syn::ExprAssign) {
             if let Some(name) = path_name(&a.left)
-                && is_struct_like_value(&a.right)
+                && is_struct_like_value(&a.right, &name)
             {
                 self.fields.insert(name);
             }
@@ -7479,19 +7520,24 @@ fn array_choice(e: &Expr) -> Expr {
     })
 }
 
-/// Whether `e` is a struct value, as the right side of an assignment can tell: a literal,
-/// or a user method's result (a float's methods are builtins), of a local (`acc.add(&v)`;
-/// not a copy, `h.to_vec()`, nor the end of an iterator chain, `h.iter().map(..).collect()`,
-/// which give vectors).
-fn is_struct_like_value(e: &Expr) -> bool {
+/// Whether `e`, assigned to `name`, is a struct value, as the assignment can tell: a
+/// literal, or a user method's result (a float's methods are builtins) on `name` itself,
+/// directly or through a chain (`acc = acc.add(&v)`, `p = p.add(&q).scale(c)`; a float
+/// has no user methods; not a copy, `h.to_vec()`, nor the end of an iterator chain,
+/// `h.iter().map(..).collect()`, which give vectors).
+fn is_struct_like_value(e: &Expr, name: &str) -> bool {
     match strip(e) {
         Expr::Struct(_) => true,
         Expr::MethodCall(m) => {
-            let name = m.method.to_string();
-            crate::builtins::math_arity(&name).is_none()
-                && !crate::builtins::is_inert_method(&name)
-                && matches!(strip(&m.receiver), Expr::Path(_))
-                && !matches!(name.as_str(), "clone" | "to_vec" | "to_owned" | "collect")
+            let method = m.method.to_string();
+            let user = crate::builtins::math_arity(&method).is_none()
+                && !crate::builtins::is_inert_method(&method)
+                && !matches!(method.as_str(), "clone" | "to_vec" | "to_owned" | "collect");
+            user && match strip(&m.receiver) {
+                Expr::Path(p) => p.path.is_ident(name),
+                r @ Expr::MethodCall(_) => is_struct_like_value(r, name),
+                _ => false,
+            }
         }
         _ => false,
     }
@@ -8202,6 +8248,25 @@ fn field_root(e: &Expr) -> Option<&Expr> {
         e = strip(&f.base);
     }
     Some(e)
+}
+
+/// Whether `e` calls a function or a method (or a macro) somewhere.
+fn calls_something(e: &Expr) -> bool {
+    struct Calls(bool);
+    impl<'a> syn::visit::Visit<'a> for Calls {
+        fn visit_expr_call(&mut self, _: &'a syn::ExprCall) {
+            self.0 = true;
+        }
+        fn visit_expr_method_call(&mut self, _: &'a syn::ExprMethodCall) {
+            self.0 = true;
+        }
+        fn visit_expr_macro(&mut self, _: &'a syn::ExprMacro) {
+            self.0 = true;
+        }
+    }
+    let mut v = Calls(false);
+    syn::visit::Visit::visit_expr(&mut v, e);
+    v.0
 }
 
 /// Whether `e` is evidently an integer: an integer literal (not a float's, `2.0`, `1e3`

@@ -815,7 +815,7 @@ impl<'a> Reverse<'a> {
     /// Whether the `let` at `block[k]` can be recomputed at the start of the block's
     /// reverse: a cheap operation whose inputs the rest of the block does not overwrite.
     fn recomputable(&self, op: &Op, block: &Block, k: usize) -> bool {
-        if !(is_cheap(op) || matches!(op, Op::Inactive(_))) {
+        if !(is_cheap(op) || matches!(op, Op::Inactive(_))) || has_effects(op) {
             return false;
         }
         let mut reads = HashSet::default();
@@ -991,8 +991,8 @@ impl<'a> Reverse<'a> {
                 mode: CopyMode::Struct,
             } => {
                 let (d, s) = (dst.primal(), src.primal());
-                let (record, load) = self.record(quote!(__ad::snapshot(&#d)), level);
-                let fwd = quote!(#record __ad::restore_from(&mut #d, &#s););
+                let (record, load) = self.record(quote!(__ad::snapshot_struct(&#d)), level);
+                let fwd = quote!(#record __ad::restore_struct_from(&mut #d, &#s););
                 let mut rev = TokenStream::new();
                 if self.an.place_active(dst) {
                     let ad = dst.adjoint();
@@ -1001,12 +1001,12 @@ impl<'a> Reverse<'a> {
                         rev.extend(quote!(__ad::add_into(&mut #asrc, &#ad);));
                     }
                     rev.extend(quote!(
-                        __ad::restore(&mut #d, #load);
+                        __ad::restore_struct(&mut #d, #load);
                         let __ad_zero = __ad::zero_like(&#d);
-                        __ad::restore(&mut #ad, __ad_zero);
+                        __ad::restore_struct(&mut #ad, __ad_zero);
                     ));
                 } else {
-                    rev.extend(quote!(__ad::restore(&mut #d, #load);));
+                    rev.extend(quote!(__ad::restore_struct(&mut #d, #load);));
                 }
                 (fwd, rev)
             }
@@ -1742,17 +1742,28 @@ impl<'a> Reverse<'a> {
                 } else {
                     self.refs.reference(p, p.primal(), false)
                 };
+                let copy = p.is_whole() && self.an.struct_copies.contains(&p.base.to_string());
                 let (push, load) = if sliced && level.in_loop {
                     self.save_slice(r, level)
+                } else if copy {
+                    self.record(quote!(__ad::snapshot_struct(#r)), level)
                 } else {
                     self.record(quote!(__ad::snapshot(#r)), level)
                 };
                 record.extend(push);
                 let rm = self.refs.reference(p, p.primal(), true);
                 let snap = self.fresh("saved");
-                before.extend(quote!(let #snap = #load; __ad::restore_from(#rm, &#snap);));
-                again.extend(quote!(__ad::restore_from(#rm, &#snap);));
-                after.extend(quote!(__ad::restore(#rm, #snap);));
+                let (restore, restore_from) = if copy {
+                    (
+                        quote!(__ad::restore_struct),
+                        quote!(__ad::restore_struct_from),
+                    )
+                } else {
+                    (quote!(__ad::restore), quote!(__ad::restore_from))
+                };
+                before.extend(quote!(let #snap = #load; #restore_from(#rm, &#snap);));
+                again.extend(quote!(#restore_from(#rm, &#snap);));
+                after.extend(quote!(#restore(#rm, #snap);));
             }
         }
         let bind = |value: TokenStream| match &pat {
@@ -1927,6 +1938,18 @@ fn member_key(var: &Ident, m: &syn::Member) -> String {
 
 /// A float operation cheap enough to compute again in the reverse sweep instead of
 /// recording its value.
+/// Whether `op` is a `no_grad(..)` that calls something (see `Lowerer`): its value is
+/// recorded, never computed again, since the call may have effects (a random number
+/// generator's draw).
+fn has_effects(op: &Op) -> bool {
+    let Op::Inactive(t) = op else {
+        return false;
+    };
+    let mut found = false;
+    crate::lower::walk_idents(t, &mut |id| found |= id == "no_grad");
+    found
+}
+
 fn is_cheap(op: &Op) -> bool {
     match op {
         Op::Use(_) | Op::Neg(_) | Op::Bin(..) | Op::Cast(..) | Op::Load(_) => true,
