@@ -92,6 +92,35 @@ fn regrown_grad(x: &[f64], g: &mut [f64], s: &mut Hist, ds: &mut Hist) {
     regrown_rev(x, g, s, ds, 1.0);
 }
 
+/// A location and the residuals of data about it, which one method fills and another
+/// reads: the caller never indexes them.
+#[differentiable]
+#[derive(Clone, Debug)]
+pub struct Residuals {
+    pub mu: f64,
+    pub resid: Vec<f64>,
+}
+
+#[differentiable]
+impl Residuals {
+    pub fn fill(&mut self, y: &[f64]) {
+        for &v in y {
+            self.resid.push(v - self.mu);
+        }
+    }
+
+    pub fn sse(&self) -> f64 {
+        self.resid.iter().map(|e| e * e).sum()
+    }
+}
+
+#[autodiff_reverse(residual_loss_rev, Duplicated, Const, Active)]
+#[autodiff_forward(residual_loss_fwd, Dual, Const, Dual)]
+fn residual_loss(m: &mut Residuals, y: &[f64]) -> f64 {
+    m.fill(y);
+    m.sse()
+}
+
 /// Reads the old `w[0]`, replaces `w` by a copy of `x` (of another length), reads it, and
 /// lets a method replace it again.
 #[autodiff_reverse(store_rev, Duplicated, Duplicated, Active)]
@@ -357,6 +386,28 @@ proptest! {
         regrown_hvp(&x, &v[..n], &mut g2, &mut hv, &mut s, &mut ts, &mut ds, &mut tds);
         check_all("gradient under H·v", &g2, &g[..n]);
         check_hvp(&hv, &x, &v[..n], |d| regrown_o(d, c(scale), &[0.0; 5]));
+    }
+
+    /// The shadow of a member that a callee grew, read by another callee's pullback,
+    /// grows with it.
+    #[test]
+    fn a_member_grown_by_one_method_and_read_by_another(
+        mu in float(-1.0, 1.0),
+        y in vecf(-2.0, 2.0, 3),
+        dmu in float(-1.0, 1.0),
+    ) {
+        // Σ (y_i − μ)²: derivative −2 Σ (y_i − μ).
+        let want: f64 = y.iter().map(|v| (v - mu) * (v - mu)).sum();
+        let d_want: f64 = -2.0 * y.iter().map(|v| v - mu).sum::<f64>();
+        let mut m = Residuals { mu, resid: vec![] };
+        let mut dm = Residuals { mu: 0.0, resid: vec![] };
+        check("value", residual_loss_rev(&mut m, &mut dm, &y, 1.0), want);
+        check("dmu", dm.mu, d_want);
+        let mut m = Residuals { mu, resid: vec![] };
+        let mut tm = Residuals { mu: dmu, resid: vec![] };
+        let (value, tangent) = residual_loss_fwd(&mut m, &mut tm, &y);
+        check("forward value", value, want);
+        check("tangent", tangent, d_want * dmu);
     }
 
     #[test]

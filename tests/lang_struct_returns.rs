@@ -398,7 +398,16 @@ fn restarted(x: &[f64]) -> f64 {
     }
     let other = acc.half();
     acc = other;
-    s + acc.x * acc.y
+    let e = rescaled(x[0], s);
+    s + acc.x * acc.y + e.x * e.y
+}
+
+/// Ends with a call's struct copied with `let mut` and assigned again.
+#[differentiable]
+fn rescaled(a: f64, b: f64) -> V2 {
+    let mut p = V2::new(a, b);
+    p = p.scale(a);
+    p
 }
 
 fn restarted_oracle<D: Num>(x: &[D]) -> D {
@@ -415,7 +424,7 @@ fn restarted_oracle<D: Num>(x: &[D]) -> D {
         s += (ax * ax + ay * ay).sqrt() * ax;
         s += (s + ay) * 0.5;
     }
-    s + ax * c::<D>(0.5) * ay * c::<D>(0.5)
+    s + ax * c::<D>(0.5) * ay * c::<D>(0.5) + x[0] * x[0] * x[0] * s
 }
 
 /// A variance recursion written with methods that return floats.

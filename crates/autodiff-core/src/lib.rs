@@ -45,6 +45,7 @@ mod difffn;
 mod flat_index;
 pub mod helpers;
 mod lent_copies;
+mod member_shadows;
 #[cfg(feature = "ndarray")]
 mod ndarray_support;
 mod nested_rules;
@@ -113,6 +114,9 @@ pub mod __private {
     pub use crate::flat_index::{FlatIndex, flat_index};
     pub use crate::helpers::HvpCompanion;
     pub use crate::lent_copies::{LentCopies, lent_copy};
+    pub use crate::member_shadows::{
+        MemberSeed, member_add_seed, member_fit, member_grow, member_take_seed,
+    };
     pub use crate::nested_rules::{
         MissingNestedRule, NestedRuleFound, NestedRuleMissing, PullbackMarker, RuleProbe,
         offer_nested_rule, request_nested_rule,

@@ -732,7 +732,11 @@ impl Lowerer {
     /// value a call returned (whose type is the function's, a struct's).
     fn returned_struct(&self, v: &Val, body: &syn::Block) -> bool {
         match v {
-            Val::Place(p, _) => self.is_struct_value(p),
+            // (Or a call's struct copied with `let mut` and assigned again: `let mut p =
+            // V3::new(a, b); p = p.scale(a); p`.)
+            Val::Place(p, _) => {
+                self.is_struct_value(p) || (p.is_whole() && self.is_struct_copy(&p.base))
+            }
             Val::Op(Operand::Var(t)) => self.is_call_result(t),
             // A struct literal of constants, kept as written.
             Val::Op(Operand::Lit(_)) => matches!(
@@ -6743,6 +6747,40 @@ impl Lowerer {
                     src,
                     mode: CopyMode::Resized,
                 });
+                Ok(Some(Val::Op(Operand::Lit(quote!(())))))
+            }
+            // The shadow of a member whose length changes (see `Reverse::member_seeds`),
+            // lowered again: the same on the shadow's tangent, whose length follows too.
+            ["__ad", "member_fit" | "member_grow"] if c.args.len() == 2 => {
+                let f = &fp.path;
+                let a = self.lower_place(strip_borrow(&c.args[0]))?;
+                let p = self.render(strip_borrow(&c.args[1]));
+                let (pa, ta) = (a.primal(), a.tangent());
+                self.emit(Stmt::Inactive(quote!(#f(&mut #pa, &#p);)));
+                self.emit(Stmt::Inactive(quote!(#f(&mut #ta, &#p);)));
+                Ok(Some(Val::Op(Operand::Lit(quote!(())))))
+            }
+            ["__ad", "member_take_seed"] if c.args.len() == 2 => {
+                let a = self.lower_place(strip_borrow(&c.args[0]))?;
+                let p = self.render(strip_borrow(&c.args[1]));
+                let (pa, ta) = (a.primal(), a.tangent());
+                let seed = self.fresh("member_seed", span);
+                let tseed = crate::ir::tangent_name(&seed);
+                self.emit(Stmt::Inactive(quote!(
+                    let #seed = __ad::member_take_seed(&mut #pa, &#p);
+                    let #tseed = __ad::member_take_seed(&mut #ta, &#p);
+                )));
+                Ok(Some(Val::Op(Operand::Lit(quote!((#seed, #tseed))))))
+            }
+            ["__ad", "member_add_seed"] if c.args.len() == 2 => {
+                let a = self.lower_place(strip_borrow(&c.args[0]))?;
+                let seeds = self.render(&c.args[1]);
+                let (pa, ta) = (a.primal(), a.tangent());
+                self.emit(Stmt::Inactive(quote!({
+                    let (__ad_s, __ad_ts) = #seeds;
+                    __ad::member_add_seed(&mut #pa, __ad_s);
+                    __ad::member_add_seed(&mut #ta, __ad_ts);
+                })));
                 Ok(Some(Val::Op(Operand::Lit(quote!(())))))
             }
             // Zeroing a shadow, and adding a scratch shadow into one.

@@ -348,6 +348,7 @@ impl<'a> Reverse<'a> {
         uses.block(body, self);
         let mut fitted: Vec<Place> = Vec::new();
         let mut seen = HashSet::default();
+        uses.indexed_all = uses.indexed.clone();
         let indexed_and_lent = uses
             .indexed
             .into_iter()
@@ -364,16 +365,27 @@ impl<'a> Reverse<'a> {
             }
         }
         let (mut entry, mut seeded) = (TokenStream::new(), TokenStream::new());
+        // Other members the function indexes, of struct parameters with active shadows:
+        // made at least as long as the member (a callee may have grown the member where
+        // the caller, which does not index it, left its shadow as it was).
+        let mut grown_seen = seen.clone();
+        for m in &uses.indexed_all {
+            let base = m.base.to_string();
+            if matches!(self.kinds.get(&base), Some(VarKind::Ref { .. }))
+                && !self.late_shadows.contains(&base)
+                && self.an.place_active(m)
+                && !uses.rows.contains(&m.primal().to_string())
+                && grown_seen.insert(m.primal().to_string())
+            {
+                let (p, a) = (m.primal(), m.adjoint());
+                entry.extend(quote!(__ad::member_grow(&mut #a, &#p);));
+            }
+        }
         for m in &fitted {
             let (p, a) = (m.primal(), m.adjoint());
-            let (seed, zero) = (self.fresh("member_seed"), self.fresh("member_zero"));
-            entry.extend(quote!(
-                let #seed = <[_]>::to_vec(&#a[..]);
-                let #zero = __ad::zero_like(&#p[..]);
-                __ad::resize_like(&mut #a, &#zero[..]);
-                __ad::fill_zero(&mut #a[..]);
-            ));
-            seeded.extend(quote!(__ad::add_into(&mut #a[..], &#seed[..]);));
+            let seed = self.fresh("member_seed");
+            entry.extend(quote!(let #seed = __ad::member_take_seed(&mut #a, &#p);));
+            seeded.extend(quote!(__ad::member_add_seed(&mut #a, #seed);));
         }
         *self.fitted.borrow_mut() = fitted;
         (entry, seeded)
@@ -397,11 +409,7 @@ impl<'a> Reverse<'a> {
         for m in self.fitted.borrow().iter() {
             if lent.iter().any(|p| p.is_whole() && p.base == m.base) {
                 let (p, a) = (m.primal(), m.adjoint());
-                let zero = self.fresh("member_zero");
-                out.extend(quote!(
-                    let #zero = __ad::zero_like(&#p[..]);
-                    __ad::resize_like(&mut #a, &#zero[..]);
-                ));
+                out.extend(quote!(__ad::member_fit(&mut #a, &#p);));
             }
         }
         out
@@ -2097,6 +2105,8 @@ fn collect_placed(b: &Block, out: &mut HashSet<String>) {
 struct MemberUses {
     resized: Vec<Place>,
     indexed: Vec<Place>,
+    /// `indexed`, kept whole while `indexed` is consumed.
+    indexed_all: Vec<Place>,
     lent: HashSet<String>,
     /// Members that hold rows (a matrix `[[f64; 2]; 2]`, `Vec<Vec<f64>>`): indexed twice,
     /// or whose elements are used as buffers, as text.
