@@ -131,7 +131,9 @@ fn blocks(b: &Blocks) -> f64 {
     for i in 0..n {
         s += b.w[i * d] * b.w[i * d + d - 1];
     }
-    s + b.w[last] * q as f64 + b.w[b.dim - 1].sin() * (b.w.len() % b.dim + 1) as f64
+    s + b.w[last] * q as f64
+        + b.w[b.dim - 1].sin() * (b.w.len() % b.dim + 1) as f64
+        + b.w[b.ids[1] * 2 - b.dim + 1] * 0.5
 }
 
 fn blocks_o<D: Num>(w: &[D]) -> D {
@@ -139,7 +141,7 @@ fn blocks_o<D: Num>(w: &[D]) -> D {
     for i in 0..w.len() / 2 {
         s += w[2 * i] * w[2 * i + 1];
     }
-    s + w[w.len() - 2] * 3.0 + w[1].sin() * (w.len() % 2 + 1) as f64
+    s + w[w.len() - 2] * 3.0 + w[1].sin() * (w.len() % 2 + 1) as f64 + w[1] * 0.5
 }
 
 fn with_weights(w: &[f64]) -> Blocks {

@@ -56,6 +56,12 @@ impl V2 {
         Self::new(self.x * c, self.y * c)
     }
 
+    /// Named like a vector's method: of a struct, it is the struct's.
+    #[differentiable]
+    pub fn dot(&self, o: &V2) -> f64 {
+        self.x * o.x + self.y * o.y
+    }
+
     /// Ends with another method's struct: its type is not taken for a float alias.
     #[differentiable]
     pub fn half(&self) -> V2 {
@@ -399,7 +405,7 @@ fn restarted(x: &[f64]) -> f64 {
     let other = acc.half();
     acc = other;
     let e = rescaled(x[0], s);
-    s + acc.x * acc.y + e.x * e.y
+    s + acc.x * acc.y + e.x * e.y + acc.dot(&e)
 }
 
 /// Ends with a call's struct copied with `let mut` and assigned again.
@@ -424,7 +430,9 @@ fn restarted_oracle<D: Num>(x: &[D]) -> D {
         s += (ax * ax + ay * ay).sqrt() * ax;
         s += (s + ay) * 0.5;
     }
-    s + ax * c::<D>(0.5) * ay * c::<D>(0.5) + x[0] * x[0] * x[0] * s
+    let (hx, hy) = (ax * c::<D>(0.5), ay * c::<D>(0.5));
+    let (ex, ey) = (x[0] * x[0], s * x[0]);
+    s + hx * hy + ex * ey + hx * ex + hy * ey
 }
 
 /// A variance recursion written with methods that return floats.

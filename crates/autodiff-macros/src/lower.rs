@@ -5520,6 +5520,12 @@ impl Lowerer {
                         return Ok(Val::Op(Operand::Lit(self.render(e))));
                     }
                 };
+                // (An integer expression that reads members, `c.k * 2 - c.dim`, whole: its
+                // parts, split into locals, would no longer show that they are integers.)
+                if is_integer_evident(e) && reads_a_field(e) {
+                    let toks = self.render(e);
+                    return Ok(Val::Op(self.let_op(Op::Inactive(toks), span)));
+                }
                 let l = self.lower_value_operand(&b.left)?;
                 let l = self.operand(l, b.left.span())?;
                 let r = self.lower_value_operand(&b.right)?;
@@ -8286,6 +8292,34 @@ fn field_root(e: &Expr) -> Option<&Expr> {
         e = strip(&f.base);
     }
     Some(e)
+}
+
+/// Whether `e` reads a named field somewhere (`c.dim`, `c.ids[1]`), and calls nothing but
+/// `len()` (so that computing it again where it is written is the same).
+fn reads_a_field(e: &Expr) -> bool {
+    struct Fields {
+        field: bool,
+        call: bool,
+    }
+    impl<'a> syn::visit::Visit<'a> for Fields {
+        fn visit_expr_field(&mut self, f: &'a syn::ExprField) {
+            self.field |= matches!(f.member, syn::Member::Named(_));
+            syn::visit::visit_expr_field(self, f);
+        }
+        fn visit_expr_call(&mut self, _: &'a syn::ExprCall) {
+            self.call = true;
+        }
+        fn visit_expr_method_call(&mut self, m: &'a syn::ExprMethodCall) {
+            self.call |= m.method != "len";
+            syn::visit::visit_expr_method_call(self, m);
+        }
+    }
+    let mut v = Fields {
+        field: false,
+        call: false,
+    };
+    syn::visit::Visit::visit_expr(&mut v, e);
+    v.field && !v.call
 }
 
 /// Whether `e` calls a function or a method (or a macro) somewhere.

@@ -243,7 +243,8 @@ impl Lowerer {
         p.path.get_ident().is_some_and(|id| {
             matches!(self.lookup(&id.to_string()), Some(Binding::Var(v))
                 if self.kinds.get(&v.to_string()) == Some(&VarKind::Buffer)
-                    && !self.struct_values.contains(&v.to_string()))
+                    && !self.struct_values.contains(&v.to_string())
+                    && !self.is_struct_copy(v))
         })
     }
 
