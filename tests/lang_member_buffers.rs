@@ -121,6 +121,52 @@ fn residual_loss(m: &mut Residuals, y: &[f64]) -> f64 {
     m.sse()
 }
 
+/// A damper inside a body: a struct member with a `&mut self` method of its own.
+#[differentiable]
+#[derive(Clone, Debug)]
+pub struct Damper {
+    pub c: f64,
+}
+
+#[differentiable]
+impl Damper {
+    pub fn damp(&mut self, v: f64) -> f64 {
+        self.c *= v.cos();
+        self.c * v
+    }
+}
+
+#[differentiable]
+#[derive(Clone, Debug)]
+pub struct Body {
+    pub m: f64,
+    pub damper: Damper,
+}
+
+/// A method of a member struct called twice, the member read between and after.
+#[autodiff_reverse(damped_rev, Duplicated, Duplicated, Active)]
+#[autodiff_forward(damped_fwd, Dual, Dual, Dual)]
+fn damped(x: &[f64], b: &mut Body) -> f64 {
+    let f = b.damper.damp(x[0]);
+    let g = b.damper.damp(x[1] * b.m);
+    f * b.damper.c + g * b.m
+}
+
+fn damped_o<D: Num>(x: &[D], m: D, c0: D) -> D {
+    let c1 = c0 * x[0].cos();
+    let f = c1 * x[0];
+    let v = x[1] * m;
+    let c2 = c1 * v.cos();
+    let g = c2 * v;
+    f * c2 + g * m
+}
+
+/// The gradient with respect to `x`, for H·v.
+#[autodiff_forward(damped_hvp, Dual, Dual, Dual, Dual)]
+fn damped_grad(x: &[f64], g: &mut [f64], b: &mut Body, db: &mut Body) {
+    damped_rev(x, g, b, db, 1.0);
+}
+
 /// Reads the old `w[0]`, replaces `w` by a copy of `x` (of another length), reads it, and
 /// lets a method replace it again.
 #[autodiff_reverse(store_rev, Duplicated, Duplicated, Active)]
@@ -408,6 +454,32 @@ proptest! {
         let (value, tangent) = residual_loss_fwd(&mut m, &mut tm, &y);
         check("forward value", value, want);
         check("tangent", tangent, d_want * dmu);
+    }
+
+    /// `b.damper.damp(v)`: a `&mut self` method of a member struct.
+    #[test]
+    fn methods_of_a_member_struct(x in vecf(-1.5, 1.5, 2), m in float(0.5, 2.0), c0 in float(-2.0, 2.0), v in dirs(4)) {
+        let all = joined(&x, &[m, c0]);
+        let (want, g) = oracle_grad(|d| damped_o(&d[..2], d[2], d[3]), &all);
+        let body = || Body { m, damper: Damper { c: c0 } };
+        let mut b = body();
+        let mut db = Body { m: 0.0, damper: Damper { c: 0.0 } };
+        let mut dx = vec![0.0; 2];
+        check("value", damped_rev(&x, &mut dx, &mut b, &mut db, 1.0), want);
+        check_all("gradient", &[dx[0], dx[1], db.m, db.damper.c], &g);
+        let mut b = body();
+        let mut tb = Body { m: v[2], damper: Damper { c: v[3] } };
+        let (value, tangent) = damped_fwd(&x, &v[..2], &mut b, &mut tb);
+        check("forward value", value, want);
+        check("tangent", tangent, g.iter().zip(&v).map(|(a, b)| a * b).sum());
+        let mut b = body();
+        let mut tb = Body { m: 0.0, damper: Damper { c: 0.0 } };
+        let mut db = Body { m: 0.0, damper: Damper { c: 0.0 } };
+        let mut tdb = Body { m: 0.0, damper: Damper { c: 0.0 } };
+        let (mut g2, mut hv) = (vec![0.0; 2], vec![0.0; 2]);
+        damped_hvp(&x, &v[..2], &mut g2, &mut hv, &mut b, &mut tb, &mut db, &mut tdb);
+        check_all("gradient under H·v", &g2, &g[..2]);
+        check_hvp(&hv, &x, &v[..2], |d| damped_o(d, c(m), c(c0)));
     }
 
     #[test]

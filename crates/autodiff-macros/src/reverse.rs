@@ -1750,7 +1750,11 @@ impl<'a> Reverse<'a> {
                 } else {
                     self.refs.reference(p, p.primal(), false)
                 };
-                let copy = p.is_whole() && self.an.struct_copies.contains(&p.base.to_string());
+                // (A copy of a call's struct, or a member whose method is called,
+                // `s.inner.bump(x)`: a struct, saved whole.)
+                let receiver = matches!(&c.callee, Callee::Method(r, _) if std::ptr::eq(r, p));
+                let copy = (p.is_whole() && self.an.struct_copies.contains(&p.base.to_string()))
+                    || (receiver && is_member(p));
                 let (push, load) = if sliced && level.in_loop {
                     self.save_slice(r, level)
                 } else if copy {
