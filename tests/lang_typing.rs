@@ -392,8 +392,49 @@ fn generic_backends_grad(x: &[f64], g: &mut [f64]) {
     generic_backends_rev(x, g, 1.0);
 }
 
+/// Float methods called by path on a local whose type only the literal gives (`let mut
+/// peak = 1.0; peak = f64::max(peak, x[i]);`).
+#[autodiff_forward(path_methods_fwd, Dual, Dual)]
+#[autodiff_reverse(path_methods_rev, Duplicated, Active)]
+fn path_methods(x: &[f64]) -> f64 {
+    let mut peak = 0.25;
+    let mut low = 2.0;
+    for i in 0..x.len() {
+        peak = f64::max(peak, x[i]);
+        low = f64::min(low, x[i] * x[i]);
+    }
+    let h = 0.5;
+    f64::powi(peak, 2) + f64::hypot(low, h) + f64::sin(h) * peak
+}
+
+fn path_methods_o<D: Num>(x: &[D]) -> D {
+    let mut peak = c::<D>(0.25);
+    let mut low = c::<D>(2.0);
+    for &v in x {
+        if v.re() > peak.re() {
+            peak = v;
+        }
+        if (v * v).re() < low.re() {
+            low = v * v;
+        }
+    }
+    peak.powi(2) + (low * low + 0.25).sqrt() + peak * 0.5f64.sin()
+}
+
 proptest! {
     #![proptest_config(config())]
+
+    #[test]
+    fn float_methods_called_by_path_on_untyped_locals((x, v, s0) in slice_case(-1.0, 1.0, 1..6, 0), s in seed()) {
+        check_slice(
+            "path_methods",
+            (&x, &v, &s0, s),
+            path_methods,
+            path_methods_fwd,
+            path_methods_rev,
+            path_methods_o,
+        );
+    }
 
     #[test]
     fn references_to_generic_values((x, v, s0) in slice_case(-1.0, 1.0, 2..3, 0), s in seed()) {

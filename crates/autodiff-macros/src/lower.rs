@@ -6546,9 +6546,20 @@ impl Lowerer {
             && !c.args.is_empty()
             && math_arity(&name) == Some(c.args.len() - 1)
         {
+            // (`f64::max(peak, x)` is written `peak.max(x)`, where an untyped `let mut peak
+            // = 1.0;` would be an ambiguous float: the receiver takes the path's type.)
+            let ty = match path_names(path).as_slice() {
+                [ty, _] if ty == "f64" || ty == "f32" => Some(Ident::new(ty, span)),
+                _ => None,
+            };
             let mut args = Vec::new();
-            for a in &c.args {
-                args.push(self.lower_expr(a)?);
+            for (i, a) in c.args.iter().enumerate() {
+                args.push(match &ty {
+                    Some(ty) if i == 0 && !matches!(strip(a), Expr::Lit(_)) => {
+                        self.lower_expr(&syn::parse_quote_spanned!(span=> (#a) as #ty))?
+                    }
+                    _ => self.lower_expr(a)?,
+                });
             }
             return self.lower_math(&name, args, span);
         }
