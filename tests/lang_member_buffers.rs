@@ -44,9 +44,9 @@ impl Hist {
 /// Methods that change the length of `w`, for callers that read it after them.
 #[differentiable]
 impl Hist {
-    /// Starts `w` again: emptied, then `k` multiples of `scale` pushed.
+    /// Starts `w` again: a new vector, then `k` multiples of `scale` pushed.
     pub fn restart(&mut self, k: usize) {
-        self.w.clear();
+        self.w = Vec::new();
         for i in 0..k {
             self.w.push(self.scale * (i as f64 + 1.0));
         }
@@ -165,6 +165,26 @@ fn damped_o<D: Num>(x: &[D], m: D, c0: D) -> D {
 #[autodiff_forward(damped_hvp, Dual, Dual, Dual, Dual)]
 fn damped_grad(x: &[f64], g: &mut [f64], b: &mut Body, db: &mut Body) {
     damped_rev(x, g, b, db, 1.0);
+}
+
+/// A point set whole through `&mut`.
+#[differentiable]
+#[derive(Clone, Debug)]
+pub struct Pt {
+    pub x: f64,
+    pub y: f64,
+}
+
+/// `*p = Pt { .. }`: each member assigned, from values computed first (one reads the old
+/// point), then the point read.
+#[autodiff_reverse(reset_rev, Active, Duplicated, Active)]
+#[autodiff_forward(reset_fwd, Dual, Dual, Dual)]
+fn reset(a: f64, p: &mut Pt) -> f64 {
+    *p = Pt {
+        x: a * a,
+        y: p.x + a,
+    };
+    p.x * p.y
 }
 
 /// Reads the old `w[0]`, replaces `w` by a copy of `x` (of another length), reads it, and
@@ -454,6 +474,24 @@ proptest! {
         let (value, tangent) = residual_loss_fwd(&mut m, &mut tm, &y);
         check("forward value", value, want);
         check("tangent", tangent, d_want * dmu);
+    }
+
+    #[test]
+    fn a_struct_parameter_assigned_a_literal(a in float(-1.5, 1.5), x0 in float(-1.5, 1.5), s in float(-1.0, 1.0)) {
+        // a² (x₀ + a): ∂a = 2a (x₀ + a) + a², ∂x₀ = a².
+        let want = a * a * (x0 + a);
+        let mut p = Pt { x: x0, y: 7.0 };
+        let mut dp = Pt { x: 0.0, y: 0.0 };
+        let (value, da) = reset_rev(a, &mut p, &mut dp, s);
+        check("value", value, want);
+        check("da", da, s * (2.0 * a * (x0 + a) + a * a));
+        check("dx0", dp.x, s * a * a);
+        check("dy0", dp.y, 0.0);
+        let mut p = Pt { x: x0, y: 7.0 };
+        let mut tp = Pt { x: 0.5, y: 3.0 };
+        let (_, t) = reset_fwd(a, 1.0, &mut p, &mut tp);
+        check("tangent", t, 2.0 * a * (x0 + a) + a * a + 0.5 * a * a);
+        check("tangent of x", tp.x, 2.0 * a);
     }
 
     /// `b.damper.damp(v)`: a `&mut self` method of a member struct.

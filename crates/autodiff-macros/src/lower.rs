@@ -2260,6 +2260,35 @@ impl Lowerer {
             }
             // `*r = [a, b];` or `*r = v;` through a `&mut` array parameter: its elements
             // assigned, every value computed first.
+            // `*g = G { x: 0.0, y: a };` through a `&mut` struct parameter: each member
+            // assigned, every value computed first (a literal names them all).
+            Expr::Assign(a)
+                if self.derefs_struct_param(&a.left)
+                    && matches!(strip(&a.right), Expr::Struct(l) if l.rest.is_none()) =>
+            {
+                let (Expr::Unary(u), Expr::Struct(lit)) = (strip(&a.left), strip(&a.right)) else {
+                    unreachable!("checked above")
+                };
+                let target = &u.expr;
+                let members: Vec<&syn::Member> = lit.fields.iter().map(|f| &f.member).collect();
+                let names: Vec<Ident> = (0..members.len())
+                    .map(|i| format_ident!("__ad_member{}", i))
+                    .collect();
+                let values = lit.fields.iter().map(|f| &f.expr);
+                let block: syn::Block = syn::parse_quote_spanned!(a.span()=> {
+                    #(let #names = #values;)*
+                    #(#target.#members = #names;)*
+                });
+                self.lower_scoped(&block).map(|_| ())
+            }
+            // `s.hist = Vec::new();` of a member of a struct parameter: emptied.
+            Expr::Assign(a)
+                if is_new_empty_vec(&a.right) && self.is_struct_param_member_expr(&a.left)? =>
+            {
+                let left = &a.left;
+                let block: syn::Block = syn::parse_quote_spanned!(a.span()=> { #left.clear(); });
+                self.lower_scoped(&block).map(|_| ())
+            }
             Expr::Assign(a) if self.derefs_buffer_param(&a.left) => {
                 let Expr::Unary(u) = strip(&a.left) else {
                     unreachable!("checked by `derefs_buffer_param`")
@@ -3106,6 +3135,20 @@ impl Lowerer {
             matches!(self.lookup(&name), Some(Binding::Var(v)) if *v == name)
                 && self.mut_array_params.contains(&name)
         }))
+    }
+
+    /// Whether `left` is `*g` of a `&mut` struct parameter `g` (not a local that shadows it).
+    fn derefs_struct_param(&self, left: &Expr) -> bool {
+        let Expr::Unary(u) = strip(left) else {
+            return false;
+        };
+        matches!(u.op, syn::UnOp::Deref(_))
+            && matches!(strip(&u.expr), Expr::Path(p) if p.path.get_ident().is_some_and(|id| {
+                let name = id.to_string();
+                matches!(self.lookup(&name), Some(Binding::Var(v)) if *v == name)
+                    && self.named_struct_refs.contains(&name)
+                    && matches!(self.kinds.get(&name), Some(VarKind::Ref { mutable: true }))
+            }))
     }
 
     /// Whether `p` is a member of a struct parameter (`s.w`, `self.hist`), reached through
@@ -8331,6 +8374,20 @@ fn reads_a_field(e: &Expr) -> bool {
     };
     syn::visit::Visit::visit_expr(&mut v, e);
     v.field && !v.call
+}
+
+/// Whether `e` is an empty new vector: `Vec::new()`, `Vec::with_capacity(n)`, `vec![]`.
+fn is_new_empty_vec(e: &Expr) -> bool {
+    match strip(e) {
+        Expr::Call(c) => matches!(&*c.func, Expr::Path(p) if {
+            let names = path_names(&p.path);
+            names.len() >= 2
+                && names[names.len() - 2] == "Vec"
+                && matches!(names[names.len() - 1].as_str(), "new" | "with_capacity")
+        }),
+        Expr::Macro(m) => m.mac.path.is_ident("vec") && m.mac.tokens.is_empty(),
+        _ => false,
+    }
 }
 
 /// Whether `e` calls a function or a method (or a macro) somewhere.
