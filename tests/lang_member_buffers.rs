@@ -167,6 +167,23 @@ fn damped_grad(x: &[f64], g: &mut [f64], b: &mut Body, db: &mut Body) {
     damped_rev(x, g, b, db, 1.0);
 }
 
+/// Two histories.
+#[differentiable]
+#[derive(Clone, Debug)]
+pub struct Twin {
+    pub hist: Vec<f64>,
+    pub w: Vec<f64>,
+}
+
+/// `s.w = s.hist.clone();`: a copy of one member given to another.
+#[autodiff_reverse(cloned_rev, Duplicated, Duplicated, Active)]
+fn cloned(x: &[f64], s: &mut Twin) -> f64 {
+    s.hist[0] = x[0] * x[1];
+    s.w = s.hist.clone();
+    s.hist[1] = 0.0;
+    s.w[0] * s.w[1]
+}
+
 /// A point set whole through `&mut`.
 #[differentiable]
 #[derive(Clone, Debug)]
@@ -474,6 +491,17 @@ proptest! {
         let (value, tangent) = residual_loss_fwd(&mut m, &mut tm, &y);
         check("forward value", value, want);
         check("tangent", tangent, d_want * dmu);
+    }
+
+    #[test]
+    fn a_member_given_a_clone_of_another(x in vecf(-1.5, 1.5, 2), h1 in float(-2.0, 2.0)) {
+        // x₀ x₁ h₁: the gradient (x₁ h₁, x₀ h₁), and h₁'s adjoint x₀ x₁.
+        let mut s = Twin { hist: vec![5.0, h1], w: vec![] };
+        let mut ds = Twin { hist: vec![0.0; 2], w: vec![] };
+        let mut dx = vec![0.0; 2];
+        check("value", cloned_rev(&x, &mut dx, &mut s, &mut ds, 1.0), x[0] * x[1] * h1);
+        check_all("dx", &dx, &[x[1] * h1, x[0] * h1]);
+        check_all("dhist", &ds.hist, &[0.0, x[0] * x[1]]);
     }
 
     #[test]

@@ -2281,6 +2281,24 @@ impl Lowerer {
                 });
                 self.lower_scoped(&block).map(|_| ())
             }
+            // `s.w = s.hist.clone();` of members of struct parameters: a copy of the
+            // values, as `to_vec()` makes.
+            Expr::Assign(a)
+                if matches!(strip(&a.right), Expr::MethodCall(m)
+                    if m.method == "clone" && m.args.is_empty() && matches!(strip(&m.receiver), Expr::Field(_)))
+                    && self.is_struct_param_member_expr(&a.left)?
+                    && self.is_struct_param_member_expr(match strip(&a.right) {
+                        Expr::MethodCall(m) => &m.receiver,
+                        _ => unreachable!("checked above"),
+                    })? =>
+            {
+                let (left, Expr::MethodCall(m)) = (&a.left, strip(&a.right)) else {
+                    unreachable!("checked above")
+                };
+                let src = &m.receiver;
+                let e: Expr = syn::parse_quote_spanned!(a.span()=> #left = #src.to_vec());
+                self.lower_expr_stmt(&e)
+            }
             // `s.hist = Vec::new();` of a member of a struct parameter: emptied.
             Expr::Assign(a)
                 if is_new_empty_vec(&a.right) && self.is_struct_param_member_expr(&a.left)? =>
