@@ -83,7 +83,7 @@ pub struct Reverse<'a> {
     /// old contents whole instead (see [`Self::whole_overwrite`]), innermost last.
     whole_saves: RefCell<Vec<WholeSave>>,
     /// The members of `&mut` struct parameters whose shadows follow their lengths through
-    /// the forward sweep (see [`Self::fitted_members`]).
+    /// the forward sweep (see [`Self::member_seeds`]).
     fitted: RefCell<Vec<Place>>,
 }
 
@@ -333,13 +333,14 @@ impl<'a> Reverse<'a> {
     /// The members of `&mut` struct parameters whose lengths may change in the forward
     /// sweep, here (`s.w.push(v)`, `s.w = v`, `s.w.clear()`) or in a call given the struct
     /// mutably that the function indexes after (`s.redo(); s.w[0]`), and whose shadows are
-    /// active. (Not members of rows, indexed twice, which keep their seeds in place.) The caller's shadow of such a member holds the seed of its final values: it
-    /// is taken aside when the forward sweep starts, the shadow follows the member's
-    /// length with zeros, and the seed is added into it when the forward sweep ends, over
-    /// the elements that both have (the rest of the member has no seed; a callee's
-    /// pullback, which runs its own forward sweep first, receives the caller's adjoints as
-    /// such a seed). Returns the code that takes the seeds aside and the code that adds
-    /// them back.
+    /// active (not members of rows, indexed twice, which keep their seeds in place). The
+    /// caller's shadow of such a member holds the seed of its final values: it is taken
+    /// aside when the forward sweep starts, the shadow follows the member's length with
+    /// zeros, and the seed is added into it when the forward sweep ends, over the elements
+    /// that both have (the rest of the member has no seed; a callee's pullback, which runs
+    /// its own forward sweep first, receives the caller's adjoints as such a seed). The
+    /// shadows of the other members the function indexes are made at least as long as the
+    /// members. Returns the code for the start of the forward sweep and for its end.
     fn member_seeds(&self, body: &Block) -> (TokenStream, TokenStream) {
         if self.kept_state {
             return (quote!(), quote!());
@@ -348,12 +349,12 @@ impl<'a> Reverse<'a> {
         uses.block(body, self);
         let mut fitted: Vec<Place> = Vec::new();
         let mut seen = HashSet::default();
-        uses.indexed_all = uses.indexed.clone();
         let indexed_and_lent = uses
             .indexed
-            .into_iter()
-            .filter(|m| uses.lent.contains(&m.base.to_string()));
-        for m in uses.resized.into_iter().chain(indexed_and_lent) {
+            .iter()
+            .filter(|m| uses.lent.contains(&m.base.to_string()))
+            .cloned();
+        for m in uses.resized.iter().cloned().chain(indexed_and_lent) {
             let base = m.base.to_string();
             if matches!(self.kinds.get(&base), Some(VarKind::Ref { mutable: true }))
                 && !self.late_shadows.contains(&base)
@@ -369,7 +370,7 @@ impl<'a> Reverse<'a> {
         // made at least as long as the member (a callee may have grown the member where
         // the caller, which does not index it, left its shadow as it was).
         let mut grown_seen = seen.clone();
-        for m in &uses.indexed_all {
+        for m in &uses.indexed {
             let base = m.base.to_string();
             if matches!(self.kinds.get(&base), Some(VarKind::Ref { .. }))
                 && !self.late_shadows.contains(&base)
@@ -2109,8 +2110,6 @@ fn collect_placed(b: &Block, out: &mut HashSet<String>) {
 struct MemberUses {
     resized: Vec<Place>,
     indexed: Vec<Place>,
-    /// `indexed`, kept whole while `indexed` is consumed.
-    indexed_all: Vec<Place>,
     lent: HashSet<String>,
     /// Members that hold rows (a matrix `[[f64; 2]; 2]`, `Vec<Vec<f64>>`): indexed twice,
     /// or whose elements are used as buffers, as text.
