@@ -395,14 +395,7 @@ impl<'a> Reverse<'a> {
     /// After a call given `&mut` struct parameters: the shadows of their fitted members
     /// (see [`Self::member_seeds`]) take the members' new lengths, with zeros.
     fn fit_member_shadows(&self, c: &Call) -> TokenStream {
-        let mut lent: Vec<&Place> = c
-            .args
-            .iter()
-            .filter_map(|a| match a {
-                Arg::Ref(p, true) => Some(p),
-                _ => None,
-            })
-            .collect();
+        let mut lent = mutable_args(c);
         if let Callee::Method(recv, _) = &c.callee {
             lent.push(recv);
         }
@@ -1706,14 +1699,7 @@ impl<'a> Reverse<'a> {
         let mut after = TokenStream::new();
         // What the call may overwrite: `&mut` arguments, and a receiver that can be
         // borrowed mutably (the method may take `&mut self`).
-        let mut outputs: Vec<&Place> = c
-            .args
-            .iter()
-            .filter_map(|a| match a {
-                Arg::Ref(p, true) => Some(p),
-                _ => None,
-            })
-            .collect();
+        let mut outputs = mutable_args(c);
         if let Callee::Method(recv, _) = &c.callee
             && self.refs.is_mutable(recv)
         {
@@ -1951,6 +1937,17 @@ fn member_key(var: &Ident, m: &syn::Member) -> String {
 
 /// A float operation cheap enough to compute again in the reverse sweep instead of
 /// recording its value.
+/// The places a call is given by `&mut` (its receiver aside).
+fn mutable_args(c: &Call) -> Vec<&Place> {
+    c.args
+        .iter()
+        .filter_map(|a| match a {
+            Arg::Ref(p, true) => Some(p),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Whether `op` is a `no_grad(..)` that calls something (see `Lowerer`): its value is
 /// recorded, never computed again, since the call may have effects (a random number
 /// generator's draw).
