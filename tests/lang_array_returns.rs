@@ -158,7 +158,8 @@ fn chosen_rhs_o<D: Num>(y: &[D], stiff: bool) -> [D; 2] {
 }
 
 /// Arrays chosen by `if`, `else if` and `match`, bound and indexed, and returned by a
-/// callee that chooses one.
+/// callee that chooses one; local arrays chosen (the `let` names the type), and a call's
+/// array chosen against a literal.
 #[autodiff_forward(chosen_fwd, Dual, Dual)]
 #[autodiff_reverse(chosen_rev, Duplicated, Active)]
 fn chosen(x: &[f64]) -> f64 {
@@ -176,7 +177,19 @@ fn chosen(x: &[f64]) -> f64 {
     };
     let f = chosen_rhs(x, x[1] > 0.0);
     let g = chosen_rhs(&x[1..], true);
-    r[0] * r[1] + q[0] * q[1] - q[2] * r[1] + f[0] * f[1] + g[0] * g[1] * x[0]
+    // Locals chosen, typed by the `let`; a call's array against a literal.
+    let (p, w) = ([x[0], x[2]], [x[2], x[1] * 2.0]);
+    let h: [f64; 2] = if x[1] > 0.2 { p } else { w };
+    let k = if x[2] > 0.0 {
+        chosen_rhs(x, false)
+    } else {
+        [x[1], 1.0]
+    };
+    r[0] * r[1] + q[0] * q[1] - q[2] * r[1]
+        + f[0] * f[1]
+        + g[0] * g[1] * x[0]
+        + h[0] * h[1]
+        + k[0] * k[1]
 }
 
 fn chosen_o<D: Num>(x: &[D]) -> D {
@@ -194,7 +207,21 @@ fn chosen_o<D: Num>(x: &[D]) -> D {
     };
     let f = chosen_rhs_o(x, x[1].re() > 0.0);
     let g = chosen_rhs_o(&x[1..], true);
-    r[0] * r[1] + q[0] * q[1] - q[2] * r[1] + f[0] * f[1] + g[0] * g[1] * x[0]
+    let h = if x[1].re() > 0.2 {
+        [x[0], x[2]]
+    } else {
+        [x[2], x[1] * 2.0]
+    };
+    let k = if x[2].re() > 0.0 {
+        chosen_rhs_o(x, false)
+    } else {
+        [x[1], D::one()]
+    };
+    r[0] * r[1] + q[0] * q[1] - q[2] * r[1]
+        + f[0] * f[1]
+        + g[0] * g[1] * x[0]
+        + h[0] * h[1]
+        + k[0] * k[1]
 }
 
 proptest! {

@@ -5710,9 +5710,12 @@ impl Lowerer {
             Expr::Loop(l) => self.lower_loop_value(l, hint),
             // An array chosen by `if` or `match` (`if c { [a, b] } else { [d, e] }`): the
             // elements chosen as a tuple, then put in an array.
-            Expr::If(_) | Expr::Match(_) if !self.companion && array_tail_len(e).is_some() => {
-                let chosen = array_choice(e);
-                self.lower_expr_hint(&chosen, hint)
+            Expr::If(_) | Expr::Match(_)
+                if !self.companion && array_choice_len(e, hint).is_some() =>
+            {
+                let n = array_choice_len(e, hint).unwrap_or(0);
+                let chosen = array_choice(e, n);
+                self.lower_expr_hint(&chosen, None)
             }
             Expr::If(i) => Ok(self.lower_if(i, true)?.unwrap_or(Val::Tuple(vec![]))),
             // A value bound from a constant scrutinee, as a companion writes it.
@@ -7560,72 +7563,142 @@ fn field_and_index_owners(sig: &SigInfo, body: &syn::Block) -> (HashSet<String>,
     (own(fields), own(indexed))
 }
 
-/// The length of the array literal that `e` ends with on every path: an array literal,
-/// a block that ends with one, or an `if` or `match` each of whose branches does.
-fn array_tail_len(e: &Expr) -> Option<usize> {
+/// What a path through an `if` or `match` value ends with.
+enum ArrayTail {
+    /// An array literal of this length.
+    Literal(usize),
+    /// Another value (a local array, a call's).
+    Other,
+    /// Nothing: `return`, `break`, `continue` or a panic.
+    Diverges,
+}
+
+/// The ends of every path through `e` (an `if` or a `match`, nested in blocks), or
+/// `None` where a path ends without a value.
+fn array_tails(e: &Expr, out: &mut Vec<ArrayTail>) -> Option<()> {
     match strip(e) {
-        Expr::Array(a) if !a.elems.is_empty() => Some(a.elems.len()),
-        Expr::Block(b) => block_array_tail_len(&b.block),
+        Expr::Array(a) if !a.elems.is_empty() => out.push(ArrayTail::Literal(a.elems.len())),
+        Expr::Block(b) => block_array_tails(&b.block, out)?,
         Expr::If(i) => {
             let (_, els) = i.else_branch.as_ref()?;
-            let n = block_array_tail_len(&i.then_branch)?;
-            (array_tail_len(els)? == n).then_some(n)
+            block_array_tails(&i.then_branch, out)?;
+            array_tails(els, out)?;
         }
         Expr::Match(m) => {
-            let mut lens = m.arms.iter().map(|a| array_tail_len(&a.body));
-            let n = lens.next()??;
-            lens.all(|l| l == Some(n)).then_some(n)
+            for arm in &m.arms {
+                array_tails(&arm.body, out)?;
+            }
+        }
+        Expr::Return(_) | Expr::Break(_) | Expr::Continue(_) => out.push(ArrayTail::Diverges),
+        Expr::Macro(m) if is_diverging_macro(&m.mac) => out.push(ArrayTail::Diverges),
+        _ => out.push(ArrayTail::Other),
+    }
+    Some(())
+}
+
+fn block_array_tails(b: &syn::Block, out: &mut Vec<ArrayTail>) -> Option<()> {
+    match b.stmts.last()? {
+        syn::Stmt::Expr(e, None) => array_tails(e, out),
+        // (`return x;` as the branch's last statement.)
+        syn::Stmt::Expr(e @ (Expr::Return(_) | Expr::Break(_) | Expr::Continue(_)), Some(_)) => {
+            array_tails(e, out)
+        }
+        syn::Stmt::Macro(m) if is_diverging_macro(&m.mac) => {
+            out.push(ArrayTail::Diverges);
+            Some(())
         }
         _ => None,
     }
 }
 
-fn block_array_tail_len(b: &syn::Block) -> Option<usize> {
-    match b.stmts.last()? {
-        syn::Stmt::Expr(e, None) => array_tail_len(e),
-        _ => None,
-    }
+fn is_diverging_macro(m: &syn::Macro) -> bool {
+    m.path
+        .get_ident()
+        .is_some_and(|id| matches!(id.to_string().as_str(), "panic" | "unreachable" | "todo"))
 }
 
-/// `e` (see [`array_tail_len`]) with each array it ends with written as a tuple, bound
-/// and put back into an array: `{ let (a0, a1) = if c { (a, b) } else { (d, e) }; [a0,
-/// a1] }`. (A one-element array is chosen element by element: `[if c { a } else { d }]`.)
-fn array_choice(e: &Expr) -> Expr {
-    fn retail(e: &mut Expr, one: bool) {
+/// The length of the array that the `if` or `match` `e` chooses: every path ends with an
+/// array literal of that length, another value of the same type, or nothing; the length
+/// comes from a literal, else from the written type `hint` (`let r: [f64; 2] = ..`).
+fn array_choice_len(e: &Expr, hint: Option<&syn::Type>) -> Option<usize> {
+    let mut tails = Vec::new();
+    array_tails(e, &mut tails)?;
+    let mut n = None;
+    for t in &tails {
+        if let ArrayTail::Literal(k) = t {
+            if n.is_some_and(|n| n != *k) {
+                return None;
+            }
+            n = Some(*k);
+        }
+    }
+    let from_hint = || match hint? {
+        syn::Type::Array(a) => match &a.len {
+            Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(i),
+                ..
+            }) => i.base10_parse().ok(),
+            _ => None,
+        },
+        _ => None,
+    };
+    let n = n.or_else(from_hint)?;
+    let chooses = tails.iter().any(|t| !matches!(t, ArrayTail::Diverges));
+    (n > 0 && chooses).then_some(n)
+}
+
+/// `e` (see [`array_choice_len`], `n` elements) with each array it ends with written as
+/// a tuple, bound and put back into an array: `{ let (a0, a1) = if c { (a, b) } else {
+/// (d, e) }; [a0, a1] }`; another value is bound and its elements taken (`{ let a = p;
+/// (a[0], a[1]) }`). (A one-element array is chosen element by element: `[if c { a }
+/// else { d }]`.)
+fn array_choice(e: &Expr, n: usize) -> Expr {
+    fn retail(e: &mut Expr, n: usize) {
         match e {
-            Expr::Paren(p) => retail(&mut p.expr, one),
-            Expr::Group(g) => retail(&mut g.expr, one),
+            Expr::Paren(p) => retail(&mut p.expr, n),
+            Expr::Group(g) => retail(&mut g.expr, n),
             Expr::Array(a) => {
                 let elems = a.elems.iter();
-                *e = if one {
+                *e = if n == 1 {
                     a.elems[0].clone()
                 } else {
                     syn::parse_quote_spanned!(a.span()=> (#(#elems),*))
                 };
             }
-            Expr::Block(b) => retail_block(&mut b.block, one),
+            Expr::Block(b) => retail_block(&mut b.block, n),
             Expr::If(i) => {
-                retail_block(&mut i.then_branch, one);
+                retail_block(&mut i.then_branch, n);
                 if let Some((_, els)) = &mut i.else_branch {
-                    retail(els, one);
+                    retail(els, n);
                 }
             }
             Expr::Match(m) => {
                 for arm in &mut m.arms {
-                    retail(&mut arm.body, one);
+                    retail(&mut arm.body, n);
                 }
             }
-            _ => {}
+            Expr::Return(_) | Expr::Break(_) | Expr::Continue(_) | Expr::Macro(_) => {}
+            other => {
+                let span = other.span();
+                let idx = 0..n;
+                *other = if n == 1 {
+                    syn::parse_quote_spanned!(span=> { let __ad_chosen_array = #other; __ad_chosen_array[0] })
+                } else {
+                    syn::parse_quote_spanned!(span=> {
+                        let __ad_chosen_array = #other;
+                        (#(__ad_chosen_array[#idx]),*)
+                    })
+                };
+            }
         }
     }
-    fn retail_block(b: &mut syn::Block, one: bool) {
+    fn retail_block(b: &mut syn::Block, n: usize) {
         if let Some(syn::Stmt::Expr(e, None)) = b.stmts.last_mut() {
-            retail(e, one);
+            retail(e, n);
         }
     }
-    let n = array_tail_len(e).unwrap_or(0);
     let mut chosen = e.clone();
-    retail(&mut chosen, n == 1);
+    retail(&mut chosen, n);
     if n == 1 {
         return syn::parse_quote_spanned!(e.span()=> [#chosen]);
     }
