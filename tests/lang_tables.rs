@@ -1,6 +1,6 @@
 //! Tables of data as tuples: a constant `&[(f64, f64)]` parameter and a local array of
 //! tuple literals, iterated with `&(a, y)` and `(a, y)` patterns and read by index
-//! (`data[i].0`). The rows carry no derivative; checked against num-dual in both modes
+//! (`data[i].0`); the rows of a `const` matrix iterated. The rows carry no derivative; checked against num-dual in both modes
 //! and under forward over reverse.
 
 // Index loops are part of the language under test.
@@ -60,8 +60,40 @@ fn fixed_o<D: Num>(w: &[D]) -> D {
     s
 }
 
+/// A covariance as a `const` matrix.
+const COV: [[f64; 3]; 3] = [[1.0, 0.5, 0.0], [0.5, 2.0, -0.3], [0.0, -0.3, 1.5]];
+
+/// `wᵀ Σ w` over the rows of a `const` matrix, iterated (`COV[i].iter().enumerate()`).
+#[autodiff_forward(quadratic_fwd, Dual, Dual)]
+#[autodiff_reverse(quadratic_rev, Duplicated, Active)]
+fn quadratic(w: &[f64]) -> f64 {
+    let mut v = 0.0;
+    for i in 0..3 {
+        for (j, c) in COV[i].iter().enumerate() {
+            v += w[i] * c * w[j];
+        }
+    }
+    v
+}
+
+fn quadratic_o<D: Num>(w: &[D]) -> D {
+    let mut v = D::zero();
+    for i in 0..3 {
+        for j in 0..3 {
+            v += w[i] * COV[i][j] * w[j];
+        }
+    }
+    v
+}
+
 proptest! {
     #![proptest_config(config())]
+
+    #[test]
+    fn rows_of_a_const_matrix_iterated((x, v, s0) in slice_case(-1.5, 1.5, 3..4, 0), s in seed()) {
+        check_slice("quadratic", (&x, &v, &s0, s), quadratic, quadratic_fwd, quadratic_rev, quadratic_o);
+        check_hvp_of::<quadratic_rev>(&x, &v, quadratic_o);
+    }
 
     #[test]
     fn a_constant_table_parameter(

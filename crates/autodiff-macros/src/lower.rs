@@ -4417,6 +4417,20 @@ impl Lowerer {
             self.scopes.pop();
             return r;
         }
+        // `for c in COV[i].iter()` over a row of a `const` matrix: the row bound first,
+        // then iterated as a local table of constants is.
+        if let Expr::Index(ix) = strip(chain_root(&f.expr))
+            && self.const_item(&ix.expr).is_some()
+        {
+            let row = Ident::new("__ad_const_row", ix.span());
+            let mut each = f.clone();
+            *chain_root_mut(&mut each.expr) = syn::parse_quote!(#row);
+            let block: syn::Block = syn::parse_quote_spanned!(f.span()=> {
+                let #row = #ix;
+                #each
+            });
+            return self.lower_scoped(&block).map(|_| ());
+        }
         let Some(chain) = self.parse_chain(&f.expr)? else {
             return unsupported(&f.expr, "iterating over this expression");
         };
@@ -8465,6 +8479,28 @@ fn reads_a_field(e: &Expr) -> bool {
     };
     syn::visit::Visit::visit_expr(&mut v, e);
     v.field && !v.call
+}
+
+/// The receiver a chain of method calls starts at (`COV[i]` of `COV[i].iter().enumerate()`).
+fn chain_root(mut e: &Expr) -> &Expr {
+    loop {
+        match e {
+            Expr::MethodCall(m) => e = &m.receiver,
+            Expr::Paren(p) => e = &p.expr,
+            Expr::Reference(r) => e = &r.expr,
+            _ => return e,
+        }
+    }
+}
+
+/// [`chain_root`], to replace.
+fn chain_root_mut(e: &mut Expr) -> &mut Expr {
+    match e {
+        Expr::MethodCall(m) => chain_root_mut(&mut m.receiver),
+        Expr::Paren(p) => chain_root_mut(&mut p.expr),
+        Expr::Reference(r) => chain_root_mut(&mut r.expr),
+        e => e,
+    }
 }
 
 /// Whether `e` is an empty new vector: `Vec::new()`, `Vec::with_capacity(n)`, `vec![]`.
