@@ -184,6 +184,31 @@ fn cloned(x: &[f64], s: &mut Twin) -> f64 {
     s.w[0] * s.w[1]
 }
 
+/// `a u`, a vector of its own.
+#[differentiable]
+fn scaled_copy(u: &[f64], a: f64) -> Vec<f64> {
+    u.iter().map(|v| v * a).collect()
+}
+
+/// `s.w = scaled_copy(..)`: a call's vector given to a member.
+#[autodiff_reverse(given_rev, Duplicated, Duplicated, Active)]
+#[autodiff_forward(given_fwd, Dual, Dual, Dual)]
+fn given(x: &[f64], s: &mut Twin) -> f64 {
+    s.w = scaled_copy(&s.hist, x[0]);
+    s.w[0] * s.w[1] + s.w[0] * x[1]
+}
+
+/// The gradient with respect to `x`, for H·v.
+#[autodiff_forward(given_hvp, Dual, Dual, Dual, Dual)]
+fn given_grad(x: &[f64], g: &mut [f64], s: &mut Twin, ds: &mut Twin) {
+    given_rev(x, g, s, ds, 1.0);
+}
+
+fn given_o<D: Num>(x: &[D], h: &[D]) -> D {
+    let (w0, w1) = (h[0] * x[0], h[1] * x[0]);
+    w0 * w1 + w0 * x[1]
+}
+
 /// A point set whole through `&mut`.
 #[differentiable]
 #[derive(Clone, Debug)]
@@ -502,6 +527,30 @@ proptest! {
         check("value", cloned_rev(&x, &mut dx, &mut s, &mut ds, 1.0), x[0] * x[1] * h1);
         check_all("dx", &dx, &[x[1] * h1, x[0] * h1]);
         check_all("dhist", &ds.hist, &[0.0, x[0] * x[1]]);
+    }
+
+    #[test]
+    fn a_member_given_a_calls_vector(x in vecf(-1.5, 1.5, 2), h in vecf(-1.5, 1.5, 2), v in dirs(4)) {
+        let all = joined(&x, &h);
+        let (want, g) = oracle_grad(|d| given_o(&d[..2], &d[2..]), &all);
+        let mut s = Twin { hist: h.clone(), w: vec![] };
+        let mut ds = Twin { hist: vec![0.0; 2], w: vec![] };
+        let mut dx = vec![0.0; 2];
+        check("value", given_rev(&x, &mut dx, &mut s, &mut ds, 1.0), want);
+        check_all("gradient", &[dx[0], dx[1], ds.hist[0], ds.hist[1]], &g);
+        let mut s = Twin { hist: h.clone(), w: vec![] };
+        let mut ts = Twin { hist: v[2..].to_vec(), w: vec![] };
+        let (value, tangent) = given_fwd(&x, &v[..2], &mut s, &mut ts);
+        check("forward value", value, want);
+        check("tangent", tangent, g.iter().zip(&v).map(|(a, b)| a * b).sum());
+        let mut s = Twin { hist: h.clone(), w: vec![] };
+        let mut ts = Twin { hist: vec![0.0; 2], w: vec![] };
+        let mut ds = Twin { hist: vec![0.0; 2], w: vec![] };
+        let mut tds = Twin { hist: vec![0.0; 2], w: vec![] };
+        let (mut g2, mut hv) = (vec![0.0; 2], vec![0.0; 2]);
+        given_hvp(&x, &v[..2], &mut g2, &mut hv, &mut s, &mut ts, &mut ds, &mut tds);
+        check_all("gradient under H·v", &g2, &g[..2]);
+        check_hvp(&hv, &x, &v[..2], |d| given_o(d, &[c(h[0]), c(h[1])]));
     }
 
     #[test]

@@ -193,6 +193,8 @@ pub struct Lowerer {
     /// Names the body indexes (`h[i]`): vectors or arrays, where a call's result is bound
     /// to one with `let mut`.
     indexed_owners: HashSet<String>,
+    /// The members the body indexes, as `s.w` (see [`field_and_index_owners`]).
+    indexed_members: HashSet<String>,
     /// Locals holding the value of a `match` scrutinee that its arms bind whole.
     value_scrutinees: HashSet<String>,
     /// Parameters that are never differentiated (enums, `Option`s, integers, buffers of
@@ -350,6 +352,7 @@ impl Lowerer {
             struct_results: HashSet::default(),
             field_owners: HashSet::default(),
             indexed_owners: HashSet::default(),
+            indexed_members: HashSet::default(),
             value_scrutinees: HashSet::default(),
             struct_scrutinees: HashMap::default(),
             generic_params: generic_params(sig),
@@ -418,6 +421,7 @@ impl Lowerer {
             struct_results: self.struct_results.clone(),
             field_owners: self.field_owners.clone(),
             indexed_owners: self.indexed_owners.clone(),
+            indexed_members: self.indexed_members.clone(),
             value_scrutinees: self.value_scrutinees.clone(),
             struct_scrutinees: self.struct_scrutinees.clone(),
             inert_params: self.inert_params.clone(),
@@ -593,7 +597,8 @@ impl Lowerer {
         let has_return = contains_return(body);
         self.matrices = indexed_twice(&quote!(#body), false);
         self.rows_indexed = indexed_twice(&quote!(#body), true);
-        (self.field_owners, self.indexed_owners) = field_and_index_owners(sig, body);
+        (self.field_owners, self.indexed_owners, self.indexed_members) =
+            field_and_index_owners(sig, body);
         // `use`, `const` and `static` items carry no derivative: each generated function
         // declares them first, wherever the user wrote them (an item is visible in its
         // whole block, and the reverse sweep of a nested block is a block of its own).
@@ -2356,16 +2361,16 @@ impl Lowerer {
                     });
                     return Ok(());
                 }
+                // (Or the vector or array a call returned: `h = layer(&w, &h);`.)
+                let returned = matches!(&v, Val::Op(Operand::Var(o))
+                    if !self.companion
+                        && self.kinds.get(&o.to_string()).is_none_or(|k| *k == VarKind::Scalar));
                 if whole_buffer(self, &place) {
                     let src = match &v {
                         Val::Place(p, _) => Some(p.clone()),
                         Val::Op(Operand::Var(o)) => Some(Place::local(o.clone())),
                         _ => None,
                     };
-                    // (Or the vector or array a call returned: `h = layer(&w, &h);`.)
-                    let returned = matches!(&v, Val::Op(Operand::Var(o))
-                        if !self.companion
-                            && self.kinds.get(&o.to_string()).is_none_or(|k| *k == VarKind::Scalar));
                     if let Some(src) = src.filter(|s| whole_buffer(self, s) || returned) {
                         self.emit(Stmt::CopyFrom {
                             dst: place,
@@ -2384,7 +2389,12 @@ impl Lowerer {
                         Val::Op(Operand::Var(o)) => Some(Place::local(o.clone())),
                         _ => None,
                     };
-                    if let Some(src) = src.filter(|s| whole_buffer(self, s)) {
+                    // (Or the vector a call returned: `s.w = layer(&s.u, a);`, a call that
+                    // the function indexes the member after, so not a float's.)
+                    let vector_call = returned
+                        && matches!(&v, Val::Op(Operand::Var(o)) if self.is_call_result(o))
+                        && self.member_indexed_later(&place);
+                    if let Some(src) = src.filter(|s| whole_buffer(self, s) || vector_call) {
                         self.emit(Stmt::CopyFrom {
                             dst: place,
                             src,
@@ -3153,6 +3163,16 @@ impl Lowerer {
             matches!(self.lookup(&name), Some(Binding::Var(v)) if *v == name)
                 && self.mut_array_params.contains(&name)
         }))
+    }
+
+    /// Whether the body indexes the member `p` of a parameter (`s.w[i]`).
+    fn member_indexed_later(&self, p: &Place) -> bool {
+        match p.proj.as_slice() {
+            [Proj::Field(syn::Member::Named(m))] => {
+                self.indexed_members.contains(&format!("{}.{}", p.base, m))
+            }
+            _ => false,
+        }
     }
 
     /// Whether `left` is `*g` of a `&mut` struct parameter `g` (not a local that shadows it).
@@ -7519,12 +7539,17 @@ fn type_constant_fill(e: &mut Expr, elem: &syn::Type) -> bool {
 
 /// The names whose named members `body` reads or writes (`c.x`, `c.x *= 2.0`), and those
 /// it indexes (`h[i]`, `h[i][j]`), left out those the function also binds otherwise (a
-/// parameter, a second `let`, a pattern), which could be a float of the same name.
-fn field_and_index_owners(sig: &SigInfo, body: &syn::Block) -> (HashSet<String>, HashSet<String>) {
+/// parameter, a second `let`, a pattern), which could be a float of the same name; and
+/// the members it indexes (`s.w` of `s.w[i]`), as text.
+fn field_and_index_owners(
+    sig: &SigInfo,
+    body: &syn::Block,
+) -> (HashSet<String>, HashSet<String>, HashSet<String>) {
     #[derive(Default)]
     struct Owners {
         fields: HashSet<String>,
         indexed: HashSet<String>,
+        members: HashSet<String>,
         bound: HashMap<String, usize>,
     }
     fn path_name(e: &Expr) -> Option<String> {
@@ -7543,6 +7568,11 @@ fn field_and_index_owners(sig: &SigInfo, body: &syn::Block) -> (HashSet<String>,
         fn visit_expr_index(&mut self, e: &'a syn::ExprIndex) {
             if let Some(name) = path_name(&e.expr) {
                 self.indexed.insert(name);
+            }
+            if let Expr::Field(f) = strip(&e.expr)
+                && let (Some(base), syn::Member::Named(m)) = (path_name(&f.base), &f.member)
+            {
+                self.members.insert(format!("{base}.{m}"));
             }
             syn::visit::visit_expr_index(self, e);
         }
@@ -7566,6 +7596,7 @@ fn field_and_index_owners(sig: &SigInfo, body: &syn::Block) -> (HashSet<String>,
     let Owners {
         fields,
         indexed,
+        members,
         bound,
     } = v;
     let own = |names: HashSet<String>| -> HashSet<String> {
@@ -7574,7 +7605,7 @@ fn field_and_index_owners(sig: &SigInfo, body: &syn::Block) -> (HashSet<String>,
             .filter(|n| !params.contains(n) && bound.get(n).copied().unwrap_or(0) <= 1)
             .collect()
     };
-    (own(fields), own(indexed))
+    (own(fields), own(indexed), members)
 }
 
 /// What a path through an `if` or `match` value ends with.
