@@ -686,26 +686,6 @@ pub fn restore_from<V: Restore<S> + ?Sized, S>(v: &mut V, saved: &S) {
     v.restore_from(saved)
 }
 
-/// Saves a whole struct: [`snapshot`] under a name that tells code lowered again (the
-/// reverse sweep of `acc = acc.add(&v)` with `acc` a copy of a call's struct) that the
-/// value is a struct, not a buffer.
-#[inline]
-pub fn snapshot_struct<V: Snapshot>(v: &V) -> V::Saved {
-    v.snapshot()
-}
-
-/// Puts a saved struct back (see [`snapshot_struct`]).
-#[inline]
-pub fn restore_struct<V: Restore<S>, S>(v: &mut V, saved: S) {
-    v.restore(saved)
-}
-
-/// Puts a saved struct back, keeping it (see [`snapshot_struct`]).
-#[inline]
-pub fn restore_struct_from<V: Restore<S>, S>(v: &mut V, saved: &S) {
-    v.restore_from(saved)
-}
-
 /// The saved contents of a slice. Up to [`SavedSlice::INLINE`] values live in the value
 /// itself: a call in a loop that overwrites a short buffer (`qtimesx(.., &mut out)` per
 /// data point) saves it without an allocation per call.

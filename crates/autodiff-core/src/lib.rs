@@ -102,8 +102,14 @@ pub mod __private {
         AddInto, AddMember, CopyMember, Inert, Member, MemberSum, Restore, SavedSlice, SkipMember,
         Snapshot, ZeroLike, ZeroMember, accumulator_zero, add_into, add_to, compare, copy_of,
         elem_lit, elem_zero, fill_zero, holds, int_like, lit_like, min_len, resize_like, restore,
-        restore_from, restore_resized, restore_struct, restore_struct_from, same_row_count,
-        same_row_length, snapshot, snapshot_struct, sort_permutation, sum, window_size, zero_like,
+        restore_from, restore_resized, same_row_count, same_row_length, snapshot, sort_permutation,
+        sum, window_size, zero_like,
+    };
+    // The same under names that tell code lowered again that the value saved and put back
+    // is a whole struct, not a buffer (the reverse sweep of `acc = acc.add(&v)` with `acc`
+    // a copy of a call's struct).
+    pub use crate::buffers::{
+        restore as restore_struct, restore_from as restore_struct_from, snapshot as snapshot_struct,
     };
     pub use crate::conversions::{
         Convertible, IntegerTarget, add_cast, cast_tangent, cast_to, integer_as,

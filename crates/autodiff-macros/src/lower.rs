@@ -3149,20 +3149,25 @@ impl Lowerer {
     /// Whether `e` is `*r` of a `&mut` float array parameter (`r: &mut [f64; 2]`), written
     /// whole. (A vector's `*v = w;` may change its length, which its shadow cannot.)
     fn derefs_buffer_param(&self, e: &Expr) -> bool {
-        if self.companion {
-            return false;
-        }
+        !self.companion
+            && self
+                .derefed_param(e)
+                .is_some_and(|name| self.mut_array_params.contains(&name))
+    }
+
+    /// The parameter `p` (not a local that shadows it) when `e` is `*p`.
+    fn derefed_param(&self, e: &Expr) -> Option<String> {
         let Expr::Unary(u) = strip(e) else {
-            return false;
+            return None;
         };
         if !matches!(u.op, syn::UnOp::Deref(_)) {
-            return false;
+            return None;
         }
-        matches!(strip(&u.expr), Expr::Path(p) if p.path.get_ident().is_some_and(|id| {
-            let name = id.to_string();
-            matches!(self.lookup(&name), Some(Binding::Var(v)) if *v == name)
-                && self.mut_array_params.contains(&name)
-        }))
+        let Expr::Path(p) = strip(&u.expr) else {
+            return None;
+        };
+        let name = p.path.get_ident()?.to_string();
+        matches!(self.lookup(&name), Some(Binding::Var(v)) if *v == name).then_some(name)
     }
 
     /// Whether the body indexes the member `p` of a parameter (`s.w[i]`).
@@ -3177,16 +3182,10 @@ impl Lowerer {
 
     /// Whether `left` is `*g` of a `&mut` struct parameter `g` (not a local that shadows it).
     fn derefs_struct_param(&self, left: &Expr) -> bool {
-        let Expr::Unary(u) = strip(left) else {
-            return false;
-        };
-        matches!(u.op, syn::UnOp::Deref(_))
-            && matches!(strip(&u.expr), Expr::Path(p) if p.path.get_ident().is_some_and(|id| {
-                let name = id.to_string();
-                matches!(self.lookup(&name), Some(Binding::Var(v)) if *v == name)
-                    && self.named_struct_refs.contains(&name)
-                    && matches!(self.kinds.get(&name), Some(VarKind::Ref { mutable: true }))
-            }))
+        self.derefed_param(left).is_some_and(|name| {
+            self.named_struct_refs.contains(&name)
+                && matches!(self.kinds.get(&name), Some(VarKind::Ref { mutable: true }))
+        })
     }
 
     /// Whether `p` is a member of a struct parameter (`s.w`, `self.hist`), reached through
@@ -8296,7 +8295,9 @@ fn is_scalar_place(p: &Place, l: &Lowerer) -> bool {
     }
 }
 
-fn is_range_tokens(t: &TokenStream) -> bool {
+/// Whether the tokens of an index are a range (`..n`, `a..b`, `..`): two dots outside any
+/// group.
+pub fn is_range_tokens(t: &TokenStream) -> bool {
     let mut depth_zero_dots = false;
     let mut prev_dot = false;
     for tt in t.clone() {

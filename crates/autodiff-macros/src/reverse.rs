@@ -347,37 +347,28 @@ impl<'a> Reverse<'a> {
         }
         let mut uses = MemberUses::default();
         uses.block(body, self);
-        let mut fitted: Vec<Place> = Vec::new();
-        let mut seen = HashSet::default();
-        let indexed_and_lent = uses
-            .indexed
-            .iter()
-            .filter(|m| uses.lent.contains(&m.base.to_string()))
-            .cloned();
-        for m in uses.resized.iter().cloned().chain(indexed_and_lent) {
+        // A member of a struct parameter (`&mut` where `mutable`), with an active shadow
+        // that is declared before the forward sweep, not holding rows.
+        let shadowed = |m: &Place, mutable: bool| {
             let base = m.base.to_string();
-            if matches!(self.kinds.get(&base), Some(VarKind::Ref { mutable: true }))
-                && !self.late_shadows.contains(&base)
-                && self.an.place_active(&m)
-                && !uses.rows.contains(&m.primal().to_string())
-                && seen.insert(m.primal().to_string())
-            {
-                fitted.push(m);
-            }
-        }
-        let (mut entry, mut seeded) = (TokenStream::new(), TokenStream::new());
-        // Other members the function indexes, of struct parameters with active shadows:
-        // made at least as long as the member (a callee may have grown the member where
-        // the caller, which does not index it, left its shadow as it was).
-        let mut grown_seen = seen.clone();
-        for m in &uses.indexed {
-            let base = m.base.to_string();
-            if matches!(self.kinds.get(&base), Some(VarKind::Ref { .. }))
+            matches!(self.kinds.get(&base), Some(VarKind::Ref { mutable: mu }) if *mu || !mutable)
                 && !self.late_shadows.contains(&base)
                 && self.an.place_active(m)
                 && !uses.rows.contains(&m.primal().to_string())
-                && grown_seen.insert(m.primal().to_string())
-            {
+        };
+        let mut seen = HashSet::default();
+        let indexed_and_lent =
+            (uses.indexed.iter()).filter(|m| uses.lent.contains(&m.base.to_string()));
+        let fitted: Vec<Place> = (uses.resized.iter().chain(indexed_and_lent))
+            .filter(|m| shadowed(m, true) && seen.insert(m.primal().to_string()))
+            .cloned()
+            .collect();
+        let (mut entry, mut seeded) = (TokenStream::new(), TokenStream::new());
+        // Other members the function indexes: made at least as long as the member (a
+        // callee may have grown the member where the caller, which does not index it,
+        // left its shadow as it was).
+        for m in &uses.indexed {
+            if shadowed(m, false) && seen.insert(m.primal().to_string()) {
                 let (p, a) = (m.primal(), m.adjoint());
                 entry.extend(quote!(__ad::member_grow(&mut #a, &#p);));
             }
@@ -733,8 +724,8 @@ impl<'a> Reverse<'a> {
     }
 
     /// Before `let p = t;`, `let (a, b) = t;` or `let p = t.0;` in the outermost block, the
-    /// adjoint of `t`, shaped like `t` while it still holds its value: a call's result, whose type
-    /// the macro does not see, may be a vector, which moves.
+    /// adjoint of `t`, shaped like `t` while it still holds its value: a call's result,
+    /// whose type the macro does not see, may be a vector, which moves.
     fn declare_before_move(&self, s: &Stmt, level: Level, block: &Block, k: usize) -> TokenStream {
         let t = match s {
             Stmt::Let {
@@ -2184,7 +2175,8 @@ impl MemberUses {
     fn whole(&mut self, p: &Place) {
         if let Some((member, _)) = Self::indexed_member(p) {
             let fields = member.proj.len();
-            let part = matches!(&p.proj[fields], Proj::Index(i) if is_range_tokens(i));
+            let part =
+                matches!(&p.proj[fields], Proj::Index(i) if crate::lower::is_range_tokens(i));
             if !part {
                 self.rows.insert(member.primal().to_string());
             }
@@ -2207,20 +2199,6 @@ impl MemberUses {
             }
         }
     }
-}
-
-/// Whether the tokens of an index are a range (`..n`, `a..b`, `..`): two dots outside any
-/// group.
-fn is_range_tokens(t: &TokenStream) -> bool {
-    let mut dot = false;
-    for tt in t.clone() {
-        let is_dot = matches!(&tt, proc_macro2::TokenTree::Punct(p) if p.as_char() == '.');
-        if is_dot && dot {
-            return true;
-        }
-        dot = is_dot;
-    }
-    false
 }
 
 /// Adds to `out` the locals of `b` that may hold a tuple: results of calls, the parts of
