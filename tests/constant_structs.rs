@@ -208,6 +208,82 @@ fn flatten(v: &V3, cloud: &Cloud) -> Vec<f64> {
     z
 }
 
+/// A simulation state that a plain (not differentiated) constructor builds with zeros.
+#[differentiable]
+#[derive(Clone, Debug)]
+pub struct Swing {
+    pub pos: Vec<f64>,
+    pub vel: Vec<f64>,
+    pub t: f64,
+}
+
+impl Swing {
+    fn at_rest(n: usize) -> Swing {
+        Swing {
+            pos: vec![0.0; n],
+            vel: vec![0.0; n],
+            t: 0.0,
+        }
+    }
+}
+
+#[differentiable]
+impl Swing {
+    fn step(&mut self, dt: f64) {
+        for i in 0..self.pos.len() {
+            self.vel[i] -= dt * self.pos[i].sin();
+            self.pos[i] += dt * self.vel[i];
+        }
+        self.t += dt;
+    }
+
+    fn energy(&self) -> f64 {
+        let mut e = 0.0;
+        for i in 0..self.pos.len() {
+            e += 0.5 * self.vel[i] * self.vel[i] - self.pos[i].cos();
+        }
+        e + self.t
+    }
+}
+
+/// A struct a constant call returned, bound with `let mut`, filled with active values
+/// and changed by its `&mut self` method in a loop: the method's tangent is lent
+/// mutably, and the reverse sweep puts the struct back before each step's pullback.
+#[autodiff_forward(swing_fwd, Dual, Dual, Dual)]
+#[autodiff_reverse(swing_rev, Duplicated, Active, Active)]
+fn swing(x: &[f64], dt: f64) -> f64 {
+    let mut s = Swing::at_rest(x.len());
+    s.pos.copy_from_slice(x);
+    for _ in 0..4 {
+        s.step(dt);
+    }
+    s.energy() + s.pos[0]
+}
+
+fn swing_o<D: Num>(x: &[D], dt: D) -> D {
+    let (mut pos, mut vel) = (x.to_vec(), vec![c::<D>(0.0); x.len()]);
+    let mut t = c::<D>(0.0);
+    for _ in 0..4 {
+        for i in 0..x.len() {
+            vel[i] -= dt * pos[i].sin();
+            pos[i] += dt * vel[i];
+        }
+        t += dt;
+    }
+    let mut e = t;
+    for i in 0..x.len() {
+        e += vel[i] * vel[i] * 0.5 - pos[i].cos();
+    }
+    e + pos[0]
+}
+
+/// H·v of [`swing`] in `x`, `dt` held at 0.1.
+#[autodiff_forward(swing_hvp, Dual, Dual)]
+fn swing_grad(x: &[f64], g: &mut [f64]) {
+    g.fill(0.0);
+    swing_rev(x, g, 0.1, 1.0);
+}
+
 proptest! {
     #![proptest_config(config())]
 
@@ -235,6 +311,26 @@ proptest! {
         let (_, want) = oracle_grad(loss_o, &x);
         check_all("gradient beside H·v", &g, &want);
         check_hvp(&hv, &x, &v, |d: &[HyperDual64]| loss_o(d));
+    }
+
+    #[test]
+    fn a_constant_calls_struct_changed_by_its_methods(
+        case in slice_case(-1.5, 1.5, 1..5, 1),
+        dt in float(0.05, 0.3),
+        seed in seed(),
+    ) {
+        let (x, v, shadow0) = case;
+        check_slice_scalar(
+            "swing",
+            (&x, dt, &v, &shadow0, seed),
+            swing,
+            swing_fwd,
+            swing_rev,
+            swing_o,
+        );
+        let (mut g, mut hv) = (vec![0.0; x.len()], vec![0.0; x.len()]);
+        swing_hvp(&x, &v[..x.len()], &mut g, &mut hv);
+        check_hvp(&hv, &x, &v[..x.len()], |d: &[HyperDual64]| swing_o(d, c(0.1)));
     }
 
     #[test]

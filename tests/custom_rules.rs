@@ -1182,3 +1182,45 @@ fn a_rule_with_a_scalar_output() {
     let (_, t) = norm_by_rule_jvp(&x, &[1.0, 0.5, -2.0]);
     close("tangent", t, (x[0] + 0.5 * x[1] - 2.0 * x[2]) / n, 1e-14).unwrap();
 }
+
+// ---------------------------------------------------------------- associated functions with rules
+
+/// Associated functions with rules whose slopes are deliberately scaled (3a instead of
+/// 2a; 2·(b, a) instead of (b, a)), so that the tests see the rules fire.
+pub struct Scaled;
+
+#[differentiable]
+impl Scaled {
+    #[custom_rule(forward = Self::square_fwd)]
+    fn square(a: f64) -> f64 {
+        a * a
+    }
+
+    fn square_fwd(a: f64, da: f64) -> (f64, f64) {
+        (a * a, 3.0 * a * da)
+    }
+
+    #[custom_rule(forward = Self::dot_fwd)]
+    fn dot(a: &[f64], b: &[f64]) -> f64 {
+        a.iter().zip(b).map(|(x, y)| x * y).sum()
+    }
+
+    fn dot_fwd(a: &[f64], da: &[f64], b: &[f64], db: &[f64]) -> (f64, f64) {
+        let d: f64 = (0..a.len()).map(|i| da[i] * b[i] + a[i] * db[i]).sum();
+        (Self::dot(a, b), 2.0 * d)
+    }
+}
+
+/// A forward companion with constant float parameters beside the calls.
+#[autodiff_forward(scaled_calls_jvp, Dual, Const, Const, Dual, Dual)]
+fn scaled_calls(x: f64, c: f64, w: &[f64], y: &[f64]) -> f64 {
+    Scaled::square(x) * c + Scaled::dot(y, w)
+}
+
+#[test]
+fn associated_rules_beside_constant_float_parameters() {
+    let (x, c, w, y) = (0.7, 1.5, [0.5, -2.0], [1.25, 0.4]);
+    let (v, t) = scaled_calls_jvp(x, 1.0, c, &w, &y, &[1.0, -1.0]);
+    close("value", v, x * x * c + (y[0] * w[0] + y[1] * w[1]), 1e-14).unwrap();
+    close("tangent", t, 3.0 * x * c + 2.0 * (w[0] - w[1]), 1e-14).unwrap();
+}

@@ -1192,6 +1192,98 @@ fn newton_sqrt_o<D: Num>(a: D) -> D {
     x
 }
 
+// ---------------------------------------------------------------- conditions that change values
+
+/// One Newton step for `sqrt(a)` in place; its size.
+#[differentiable]
+fn newton_step(y: &mut f64, a: f64) -> f64 {
+    let old = *y;
+    *y = 0.5 * (*y + a / *y);
+    (old - *y).abs()
+}
+
+/// Steps made in conditions: `while`, `if`, a `match` scrutinee, a `bool` bound by
+/// `let`, a negated test and the do-while idiom `while { ..; test } {}`. Each changes `y`
+/// or `s`, whose derivatives the conditions must carry on.
+// Tests with effects, negated and in blocks, are the constructs under test.
+#[allow(
+    clippy::neg_cmp_op_on_partial_ord,
+    clippy::blocks_in_conditions,
+    clippy::assign_op_pattern
+)]
+#[autodiff_forward(stepped_in_conditions_fwd, Dual, Dual)]
+#[autodiff_reverse(stepped_in_conditions_rev, Active, Active)]
+fn stepped_in_conditions(a: f64) -> f64 {
+    let mut y = 1.0;
+    let mut k = 0;
+    while newton_step(&mut y, a) > 1e-3 && k < 3 {
+        k += 1;
+    }
+    if newton_step(&mut y, a) < 0.0 {
+        y = 0.0;
+    }
+    let r = match newton_step(&mut y, a) > 1e9 {
+        true => 1.0,
+        false => 0.0,
+    };
+    let big = newton_step(&mut y, a) > 1e9;
+    if !(newton_step(&mut y, a) >= 0.0) || big {
+        y = 0.0;
+    }
+    let mut s = y;
+    let mut m = 0;
+    while {
+        s = s * y;
+        m += 1;
+        m < 2
+    } {}
+    if {
+        s = s * a;
+        s > 1e9
+    } {
+        s = 0.0;
+    }
+    y + s + r
+}
+
+fn stepped_in_conditions_o<D: Num>(a: D) -> D {
+    let step = |y: &mut D| {
+        let old = *y;
+        *y = (*y + a / *y) * 0.5;
+        (old - *y).abs()
+    };
+    let mut y = c::<D>(1.0);
+    let mut k = 0;
+    while step(&mut y).re() > 1e-3 && k < 3 {
+        k += 1;
+    }
+    for _ in 0..4 {
+        step(&mut y);
+    }
+    let s = y * y * y * a;
+    y + s
+}
+
+/// A Jacobi sweep of `(4 I + offsets) u = b` in place, returning the largest change.
+#[differentiable]
+fn jacobi_sweep(b: &[f64], u: &mut [f64]) -> f64 {
+    let old = [u[0], u[1]];
+    u[0] = (b[0] - old[1]) / 4.0;
+    u[1] = (b[1] - old[0]) / 4.0;
+    (u[0] - old[0]).abs().max((u[1] - old[1]).abs())
+}
+
+#[autodiff_forward(jacobi_fwd, Dual, Dual)]
+#[autodiff_reverse(jacobi_rev, Duplicated, Active)]
+fn jacobi(b: &[f64]) -> f64 {
+    let mut u = vec![0.0; 2];
+    let mut k = 0;
+    while jacobi_sweep(b, &mut u) > 1e-14 && k < 200 {
+        k += 1;
+    }
+    u[0] + 2.0 * u[1]
+}
+
 // ---------------------------------------------------------------- destructuring assignment
 
 /// `let y;` assigned later, in each branch or in a loop's body.
@@ -1531,6 +1623,25 @@ proptest! {
             nested_for_rev,
             nested_for_o::<Dual64>,
         );
+    }
+
+    #[test]
+    fn conditions_that_change_values(a in float(0.5, 4.0), v in dir(), s in seed()) {
+        check1(
+            "stepped_in_conditions",
+            (a, v, s),
+            stepped_in_conditions,
+            stepped_in_conditions_fwd,
+            stepped_in_conditions_rev,
+            stepped_in_conditions_o::<Dual64>,
+        );
+    }
+
+    #[test]
+    fn a_solver_iterated_in_a_while_condition(b in vecf(-2.0, 2.0, 2), v in dirs(2), s in seed()) {
+        // (4 I + J) u = b, J the exchange: u = (4 b - J b) / 15.
+        let oracle = |b: &[Dual64]| (b[0] * 4.0 - b[1] + (b[1] * 4.0 - b[0]) * 2.0) / 15.0;
+        check_slice("jacobi", (&b, &v, &[0.0, 0.0], s), jacobi, jacobi_fwd, jacobi_rev, oracle);
     }
 
     #[test]

@@ -408,6 +408,27 @@ fn restarted(x: &[f64]) -> f64 {
     s + acc.x * acc.y + e.x * e.y + acc.dot(&e)
 }
 
+/// A call's struct of constants (`V2::new(0.0, 0.0)`) as the accumulator, assigned again
+/// whole from values with derivatives.
+#[autodiff_forward(from_zero_fwd, Dual, Dual)]
+#[autodiff_reverse(from_zero_rev, Duplicated, Active)]
+fn from_zero(x: &[f64]) -> f64 {
+    let mut acc = V2::new(0.0, 0.0);
+    for i in 0..x.len() {
+        acc = acc.add(&V2::new(x[i], x[i] * x[i])).scale(0.9);
+    }
+    acc.x * acc.y + acc.norm()
+}
+
+fn from_zero_o<D: Num>(x: &[D]) -> D {
+    let (mut ax, mut ay) = (D::zero(), D::zero());
+    for &v in x {
+        ax = (ax + v) * c::<D>(0.9);
+        ay = (ay + v * v) * c::<D>(0.9);
+    }
+    ax * ay + (ax * ax + ay * ay).sqrt()
+}
+
 /// Ends with a call's struct copied with `let mut` and assigned again.
 #[differentiable]
 fn rescaled(a: f64, b: f64) -> V2 {
@@ -610,6 +631,13 @@ proptest! {
             restarted_rev,
             restarted_oracle,
         );
+    }
+
+    #[test]
+    fn a_constant_calls_struct_assigned_again_whole(case in slice_seed_case(-1.0, 1.0, 1..6)) {
+        let (x, v, s0, s) = case;
+        check_slice("from_zero", (&x, &v, &s0, s), from_zero, from_zero_fwd, from_zero_rev, from_zero_o);
+        check_hvp_of::<from_zero_rev>(&x, &v, from_zero_o);
     }
 
     #[test]

@@ -326,6 +326,91 @@ fn grown_o<D: Num>(x: &[D]) -> D {
     s * k
 }
 
+/// A state with buffers, built where it is bound: `#[differentiable]` gives it a zero
+/// shadow, and `Clone` lets the reverse sweep save it around its `&mut self` method.
+#[differentiable]
+#[derive(Clone, Debug)]
+pub struct Chain {
+    pub pos: Vec<f64>,
+    pub vel: Vec<f64>,
+    pub mass: [f64; 2],
+    pub t: f64,
+}
+
+#[differentiable]
+impl Chain {
+    fn step(&mut self, dt: f64) {
+        for i in 0..self.pos.len() {
+            self.vel[i] -= dt * self.mass[i % 2] * self.pos[i].sin();
+            self.pos[i] += dt * self.vel[i];
+        }
+        self.t += dt;
+    }
+
+    fn energy(&self) -> f64 {
+        let mut e = self.t;
+        for i in 0..self.pos.len() {
+            e += 0.5 * self.vel[i] * self.vel[i] - self.mass[i % 2] * self.pos[i].cos();
+        }
+        e
+    }
+}
+
+/// Members from `to_vec`, `vec![..]`, an array of values and a moved local vector
+/// (shorthand), a copy by `clone()`, and `&mut self` steps on both.
+#[autodiff_forward(chained_fwd, Dual, Dual)]
+#[autodiff_reverse(chained_rev, Duplicated, Active)]
+fn chained(x: &[f64]) -> f64 {
+    let n = x.len();
+    let vel: Vec<f64> = x.iter().map(|v| 0.5 * v).collect();
+    let mut c = Chain {
+        pos: x.to_vec(),
+        vel,
+        mass: [1.0, x[0] * x[0]],
+        t: 0.1 * x[n - 1],
+    };
+    c.step(0.1);
+    let mut d = c.clone();
+    d.step(0.2);
+    let e = Chain {
+        pos: vec![0.0; n],
+        vel: c.pos.clone(),
+        mass: [2.0, 0.5],
+        t: 0.0,
+    };
+    c.step(0.1);
+    c.energy() + 0.5 * d.energy() + e.energy() * x[0]
+}
+
+fn chain_step<D: Num>(pos: &mut [D], vel: &mut [D], mass: [D; 2], t: &mut D, dt: f64) {
+    for i in 0..pos.len() {
+        vel[i] -= mass[i % 2] * pos[i].sin() * dt;
+        pos[i] += vel[i] * dt;
+    }
+    *t += c::<D>(dt);
+}
+
+fn chain_energy<D: Num>(pos: &[D], vel: &[D], mass: [D; 2], t: D) -> D {
+    let mut e = t;
+    for i in 0..pos.len() {
+        e += vel[i] * vel[i] * 0.5 - mass[i % 2] * pos[i].cos();
+    }
+    e
+}
+
+fn chained_o<D: Num>(x: &[D]) -> D {
+    let n = x.len();
+    let mass = [c::<D>(1.0), x[0] * x[0]];
+    let (mut pos, mut vel) = (x.to_vec(), x.iter().map(|v| *v * 0.5).collect::<Vec<D>>());
+    let mut t = x[n - 1] * 0.1;
+    chain_step(&mut pos, &mut vel, mass, &mut t, 0.1);
+    let (mut dpos, mut dvel, mut dt) = (pos.clone(), vel.clone(), t);
+    chain_step(&mut dpos, &mut dvel, mass, &mut dt, 0.2);
+    let e = chain_energy(&vec![c::<D>(0.0); n], &pos, [c(2.0), c(0.5)], c(0.0));
+    chain_step(&mut pos, &mut vel, mass, &mut t, 0.1);
+    chain_energy(&pos, &vel, mass, t) + chain_energy(&dpos, &dvel, mass, dt) * 0.5 + e * x[0]
+}
+
 proptest! {
     #![proptest_config(config())]
 
@@ -357,6 +442,12 @@ proptest! {
     fn constant_struct_values_updated_by_methods((x, v, s0) in slice_case(-1.2, 1.2, 1..6, 0), s in seed()) {
         check_slice("accumulated", (&x, &v, &s0, s), accumulated, accumulated_fwd, accumulated_rev, accumulated_o::<Dual64>);
         check_hvp_of::<accumulated_rev>(&x, &v, accumulated_o);
+    }
+
+    #[test]
+    fn struct_values_with_buffer_members((x, v, s0) in slice_case(-1.2, 1.2, 1..6, 0), s in seed()) {
+        check_slice("chained", (&x, &v, &s0, s), chained, chained_fwd, chained_rev, chained_o::<Dual64>);
+        check_hvp_of::<chained_rev>(&x, &v, chained_o);
     }
 
     #[test]

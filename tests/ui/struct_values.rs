@@ -1,5 +1,5 @@
-// Struct values built in differentiated code hold floats and constants, and are built
-// from literals that name every member.
+// Struct values built in differentiated code hold floats, constants and owned buffers,
+// and are built from literals that name every member.
 use autodiff_core::prelude::*;
 
 #[derive(Clone, Copy, Default)]
@@ -8,8 +8,8 @@ struct Point {
     y: f64,
 }
 
-struct Model {
-    w: Vec<f64>,
+struct View<'a> {
+    w: &'a [f64],
     b: f64,
 }
 
@@ -24,10 +24,7 @@ fn update_syntax(a: f64) -> f64 {
 
 #[autodiff_reverse(d_buffer_member, Duplicated, Active)]
 fn buffer_member(x: &[f64]) -> f64 {
-    let m = Model {
-        w: x.to_vec(),
-        b: x[0],
-    };
+    let m = View { w: x, b: x[0] };
     m.b
 }
 

@@ -43,6 +43,10 @@ pub struct Analysis {
     /// `CopyKind::Struct`): whole values of a type the macro does not see into, saved with
     /// `__ad::snapshot`, never as a slice.
     pub struct_copies: HashSet<String>,
+    /// The locals bound with `let mut`: a method called on one may take `&mut self`, so
+    /// its tangent is lent mutably (`let mut st = St::zeros(n);` holds a struct whose
+    /// member a later statement makes active).
+    pub mutable_lets: HashSet<String>,
 }
 
 /// The analysis of `body` for a companion in `mode`. Needed and dead values only shape a
@@ -68,6 +72,8 @@ pub fn analyse(body: &Body, active_params: &[String], frozen: &[String], mode: M
     struct_locals(&body.block, &mut structs);
     let mut struct_copies = HashSet::default();
     struct_copy_locals(&body.block, &mut struct_copies);
+    let mut mutable_lets = HashSet::default();
+    mutable_let_locals(&body.block, &mut mutable_lets);
     Analysis {
         active,
         needed,
@@ -76,6 +82,26 @@ pub fn analyse(body: &Body, active_params: &[String], frozen: &[String], mode: M
         structs,
         dead,
         struct_copies,
+        mutable_lets,
+    }
+}
+
+/// The locals of `b` bound with `let mut`.
+fn mutable_let_locals(b: &Block, out: &mut HashSet<String>) {
+    for s in b {
+        match s {
+            Stmt::Let {
+                var, mutable: true, ..
+            } => {
+                out.insert(var.to_string());
+            }
+            Stmt::If { then, els, .. } => {
+                mutable_let_locals(then, out);
+                mutable_let_locals(els, out);
+            }
+            Stmt::For { body, .. } | Stmt::Loop { body, .. } => mutable_let_locals(body, out),
+            _ => {}
+        }
     }
 }
 
@@ -223,6 +249,7 @@ fn viewing<R>(active: &mut HashSet<String>, f: impl FnOnce(&Analysis) -> R) -> R
         structs: HashMap::default(),
         dead: HashSet::default(),
         struct_copies: HashSet::default(),
+        mutable_lets: HashSet::default(),
     };
     let r = f(&an);
     *active = an.active;

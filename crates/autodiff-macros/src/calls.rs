@@ -231,7 +231,9 @@ pub fn forward_call(c: &Call, an: &Analysis, refs: &Refs) -> TokenStream {
                 .args
                 .iter()
                 .any(|a| matches!(a, Arg::Ref(p, false) if p.base == recv.base));
-            let mutable = refs.is_mutable(recv) && !lent;
+            let mutable = (refs.is_mutable(recv)
+                || (recv.is_whole() && an.mutable_lets.contains(&recv.base.to_string())))
+                && !lent;
             let t = if an.place_active(recv) {
                 refs.reference(recv, recv.tangent(), mutable)
             } else if is_struct_value(an, recv) {

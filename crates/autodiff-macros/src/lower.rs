@@ -187,6 +187,9 @@ pub struct Lowerer {
     struct_values: HashSet<String>,
     /// Locals bound to what a call returned, with a struct's type written in the `let`.
     struct_results: HashSet<String>,
+    /// Locals holding a struct with a buffer member built where it is bound (see
+    /// [`Self::lower_struct_with_buffers`]): values as a constant call's struct is.
+    structs_with_buffers: HashSet<String>,
     /// Names whose named members the body reads or writes (`c.x`): structs, where a
     /// call's result is bound to one.
     field_owners: HashSet<String>,
@@ -350,6 +353,7 @@ impl Lowerer {
             pattern_params: Vec::new(),
             struct_values: HashSet::default(),
             struct_results: HashSet::default(),
+            structs_with_buffers: HashSet::default(),
             field_owners: HashSet::default(),
             indexed_owners: HashSet::default(),
             indexed_members: HashSet::default(),
@@ -419,6 +423,7 @@ impl Lowerer {
             pattern_params: Vec::new(),
             struct_values: self.struct_values.clone(),
             struct_results: self.struct_results.clone(),
+            structs_with_buffers: self.structs_with_buffers.clone(),
             field_owners: self.field_owners.clone(),
             indexed_owners: self.indexed_owners.clone(),
             indexed_members: self.indexed_members.clone(),
@@ -756,6 +761,8 @@ impl Lowerer {
     /// vector, a struct), in one of the blocks open here.
     fn is_call_result(&self, t: &Ident) -> bool {
         self.out.iter().any(|b| binds_call_result(b, t))
+            // (A struct with buffers built where it is bound holds such a value too.)
+            || self.structs_with_buffers.contains(&t.to_string())
             // (`let mut p = V2::new(a, b);` binds a copy of the call's temporary.)
             || self.out.iter().flatten().any(|s| match s {
                 Stmt::Let { var, op: Op::Use(Operand::Var(src)), .. } if var == t => {
@@ -1187,6 +1194,19 @@ impl Lowerer {
             .map(|s| s.ident.to_string())
             .unwrap_or_default();
         if is_inert_macro(&name) {
+            // (`assert!(step(&mut y, a) >= 0.0)`: its changes would not be differentiated.)
+            if let Ok(args) = mac.parse_body_with(
+                syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated,
+            ) {
+                for a in &args {
+                    // (`name = value`, a named format argument, assigns nothing.)
+                    let a = match a {
+                        Expr::Assign(n) if matches!(&*n.left, Expr::Path(_)) => &n.right,
+                        a => a,
+                    };
+                    self.refuse_effects(a, &format!("`{name}!`"))?;
+                }
+            }
             let toks = self.render_macro(mac);
             self.emit(Stmt::Inactive(quote!(#toks;)));
             Ok(())
@@ -1242,6 +1262,11 @@ impl Lowerer {
                 };
                 self.bind(name, Binding::Closure(Rc::new(def)));
                 return Ok(());
+            }
+            if let Expr::Struct(lit) = e
+                && self.builds_struct_with_buffers(name, lit)
+            {
+                return self.lower_struct_with_buffers(name, lit);
             }
             if !mutable
                 && !self.companion
@@ -1476,9 +1501,141 @@ impl Lowerer {
         }
     }
 
+    /// Whether `let name = lit;` builds a struct with a member that holds a buffer
+    /// (`St { pos: x.to_vec(), vel: vec![0.0; n], t: 0.0 }`): see
+    /// [`Self::lower_struct_with_buffers`]. Not when a member's value names `name` (an
+    /// older binding, which the new one would hide).
+    fn builds_struct_with_buffers(&self, name: &Ident, lit: &syn::ExprStruct) -> bool {
+        let mut names_itself = false;
+        for f in &lit.fields {
+            walk_idents(&f.expr.to_token_stream(), &mut |id| {
+                names_itself |= id == name
+            });
+        }
+        lit.rest.is_none()
+            && !names_itself
+            && lit.fields.iter().any(|f| self.is_buffer_value(&f.expr))
+    }
+
+    /// Whether `e` evidently makes or names an owned buffer: `vec![..]`, an array,
+    /// `to_vec()`, `clone()`, `collect()`, `Vec::new()`, or a local buffer (not a
+    /// reference, which a struct member may not hold here).
+    fn is_buffer_value(&self, e: &Expr) -> bool {
+        match strip(e) {
+            Expr::Macro(m) => m.mac.path.is_ident("vec"),
+            Expr::Array(_) | Expr::Repeat(_) => true,
+            Expr::MethodCall(m) => {
+                matches!(
+                    m.method.to_string().as_str(),
+                    "to_vec" | "clone" | "collect" | "to_owned"
+                ) && !self.is_struct_receiver(&m.receiver)
+            }
+            // (`<[_]>::to_vec(&x[..])` and `Clone::clone(&v)`, as companions write them.)
+            Expr::Call(c) => matches!(strip(&c.func), Expr::Path(p)
+                if (p.path.segments.len() == 2 && p.path.segments[0].ident == "Vec")
+                    || p.path.segments.last().is_some_and(|s| s.ident == "to_vec" || s.ident == "clone")),
+            Expr::Path(p) => p.path.get_ident().is_some_and(|id| {
+                matches!(self.lookup(&id.to_string()), Some(Binding::Var(v))
+                    if self.kinds.get(&v.to_string()) == Some(&VarKind::Buffer)
+                        && !self.struct_values.contains(&v.to_string()))
+            }),
+            _ => false,
+        }
+    }
+
+    /// `let st = St { pos: x.to_vec(), vel: vec![0.0; n], t: dt };`: a struct with a
+    /// buffer member, built where it is bound. The literal is evaluated as written, as a
+    /// constant (as a constant call's struct is, `St::zeros(n)`), into a `let mut`
+    /// local; then each member whose value names a local is written again from its
+    /// expression, so that its derivative reaches the struct: a buffer copied in
+    /// (`st.pos.copy_from_slice(&x.to_vec())`, the same length), a float assigned
+    /// (`st.t = dt`). The struct's shadow and tangent are its zero (`#[differentiable]`
+    /// on its declaration), its methods may change it (see `Analysis::mutable_lets`),
+    /// and the reverse sweep saves it whole around them (`Clone`).
+    fn lower_struct_with_buffers(&mut self, name: &Ident, lit: &syn::ExprStruct) -> Result<()> {
+        let mut written = lit.clone();
+        for f in &mut written.fields {
+            // (`St { pos, t }`: the renamed local needs the member's name beside it.)
+            f.colon_token.get_or_insert_with(Default::default);
+            // A local buffer moved into the struct is copied from again below.
+            if matches!(strip(&f.expr), Expr::Path(_)) && self.is_buffer_value(&f.expr) {
+                let e = &f.expr;
+                f.expr = syn::parse_quote_spanned!(e.span()=> ::core::clone::Clone::clone(&#e));
+            }
+        }
+        let var = self.new_var_unbound(name, VarKind::Scalar);
+        self.structs_with_buffers.insert(var.to_string());
+        self.emit(Stmt::Let {
+            var: var.clone(),
+            mutable: true,
+            op: Op::Inactive(self.render(&Expr::Struct(written))),
+        });
+        self.bind(name, Binding::Var(var));
+        // (A companion, lowered again, writes the members again itself.)
+        let rewrite = !self.companion;
+        for f in lit.fields.iter().filter(|_| rewrite) {
+            if !self.mentions_locals(&f.expr) {
+                continue;
+            }
+            let (m, e) = (&f.member, &f.expr);
+            let stmt: syn::Stmt = if self.is_buffer_value(e) {
+                syn::parse_quote_spanned!(e.span()=> #name.#m.copy_from_slice(&#e);)
+            } else {
+                syn::parse_quote_spanned!(e.span()=> #name.#m = #e;)
+            };
+            self.lower_stmt(&stmt)?;
+        }
+        Ok(())
+    }
+
+    /// See [`refuse_effects`].
+    fn refuse_effects(&self, e: &Expr, what: &str) -> Result<()> {
+        refuse_effects(self.companion, e, what)
+    }
+
+    /// The tokens of a condition (of `if`, `while`, a `match` scrutinee), which carries no
+    /// derivative. One that changes values (`while step(&mut y, a) > tol`, `while { s =
+    /// s * s; k < 2 } {}`) is lowered as code, so that those changes are differentiated,
+    /// and its value is read from the result; any other is kept as written.
+    fn lower_condition(&mut self, e: &Expr) -> Result<TokenStream> {
+        if self.companion || !has_effects(e) {
+            return Ok(self.render(e));
+        }
+        let v = self.lower_expr(e)?;
+        let o = self.operand(v, e.span())?;
+        Ok(o.primal())
+    }
+
+    /// A comparison or a logical or bit operation whose operands change values
+    /// (`step(&mut y, a) > tol`): the operands lowered as code, in order, the test made
+    /// on their values. The right operand of `&&` and `||`, which runs only sometimes,
+    /// may not change values.
+    fn lower_effectful_test(&mut self, b: &syn::ExprBinary) -> Result<Val> {
+        let lazy = matches!(b.op, syn::BinOp::And(_) | syn::BinOp::Or(_));
+        if lazy {
+            self.refuse_effects(&b.right, "the right operand of `&&` or `||`")?;
+        }
+        let l = self.lower_condition(&b.left)?;
+        let r = match lazy {
+            true => self.render(&b.right),
+            false => self.lower_condition(&b.right)?,
+        };
+        let op = &b.op;
+        Ok(Val::Op(
+            self.let_op(Op::Inactive(quote!((#l) #op (#r))), b.span()),
+        ))
+    }
+
     /// `let name = val;`
     fn bind_let(&mut self, name: &Ident, mutable: bool, val: Val, span: Span) -> Result<()> {
         match val {
+            // A copy of a struct with buffers (`let mut s2 = st.clone();`): named as it is.
+            Val::Place(p, _)
+                if p.is_whole() && self.structs_with_buffers.contains(&p.base.to_string()) =>
+            {
+                self.bind(name, Binding::Var(p.base));
+                Ok(())
+            }
             // `let old = s;` of a whole local array copies it (of a local `Vec`, moves it),
             // and `s` may be written after: `old` is a buffer of its own, not a name for
             // `s`. So is `let mut t = s;`.
@@ -1559,6 +1716,23 @@ impl Lowerer {
                 let kind = self.call_result_copy(name).unwrap_or(CopyKind::Struct);
                 let v = self.new_var_unbound(name, VarKind::Buffer);
                 self.emit_owned(&v, true, Op::CloneOf(Place::local(t), kind));
+                self.bind(name, Binding::Var(v));
+                Ok(())
+            }
+            // `let mut acc = V2::new(0.0, 0.0);` of a struct (its members read, or assigned
+            // whole), from a call of constants: a copy of the call's struct, as for a call
+            // given values with derivatives, which later assignments may give some.
+            Val::Op(Operand::Lit(t))
+                if mutable
+                    && !self.companion
+                    && self.call_result_copy(name) == Some(CopyKind::Struct)
+                    && syn::parse2::<Expr>(t.clone()).is_ok_and(|e| {
+                        matches!(strip(&e), Expr::Call(_) | Expr::MethodCall(_))
+                    }) =>
+            {
+                let value = self.inactive_local("value", t, span);
+                let v = self.new_var_unbound(name, VarKind::Buffer);
+                self.emit_owned(&v, true, Op::CloneOf(Place::local(value), CopyKind::Struct));
                 self.bind(name, Binding::Var(v));
                 Ok(())
             }
@@ -3087,7 +3261,8 @@ impl Lowerer {
             Some(Binding::Var(v)) => {
                 let name = v.to_string();
                 match self.kinds.get(&name) {
-                    Some(VarKind::Buffer) => true,
+                    // (A copy of a struct with buffers is a struct.)
+                    Some(VarKind::Buffer) => !self.structs_with_buffers.contains(&name),
                     // A float slice parameter (a constant `&mut` scratch buffer's shadow is
                     // `zero_like(ws)`).
                     Some(VarKind::Ref { .. }) => {
@@ -3529,7 +3704,7 @@ impl Lowerer {
                 syn::parse_quote!(match #scrutinee { #pat => #then, _ => #els });
             return self.lower_match(&m, want);
         }
-        let cond = self.render(&i.cond);
+        let cond = self.lower_condition(&i.cond)?;
         let then_blk = &i.then_branch;
         let else_expr = i.else_branch.as_ref().map(|(_, e)| (**e).clone());
         self.lower_branches(
@@ -3779,7 +3954,10 @@ impl Lowerer {
         if let Some(s) = self.value_scrutinee(m)? {
             return self.lower_arms(&s, &m.arms, want, m.span());
         }
-        let scrut = self.scrutinee_tokens(&m.expr);
+        let scrut = match !self.companion && has_effects(&m.expr) {
+            true => self.lower_condition(&m.expr)?,
+            false => self.scrutinee_tokens(&m.expr),
+        };
         let s = self.inactive_local("scrutinee", scrut, m.expr.span());
         self.note_struct_scrutinee(&s, &m.expr);
         for arm in &m.arms {
@@ -3845,6 +4023,7 @@ impl Lowerer {
                 }
             }
             Some((_, g)) => {
+                self.refuse_effects(g, "a `match` guard")?;
                 let g = self.render(g);
                 quote!(matches!(#s, #test if #g))
             }
@@ -3991,7 +4170,8 @@ impl Lowerer {
 
     /// A struct of the members' values. A member holds a scalar or a constant: a buffer,
     /// a reference or another struct that may carry derivatives is an error at the
-    /// member (its shadow would have to be built from theirs). `None` when every member
+    /// member (its shadow would have to be built from theirs; a struct with an owned
+    /// buffer bound by `let` is lowered by [`Self::lower_struct_with_buffers`]). `None` when every member
     /// is a constant, unless `keep`.
     ///
     /// Each member's value is a local of its own, defined here (a value already held by
@@ -4004,9 +4184,11 @@ impl Lowerer {
         members: Vec<(syn::Member, &Expr)>,
         keep: bool,
     ) -> Result<Option<Op>> {
-        const WHY: &str = "a struct member holding a buffer, a reference or another struct \
-            built from values that may carry derivatives (struct values built in \
-            differentiated code hold floats and constants)";
+        const WHY: &str = "a struct member holding a reference, another struct, or a \
+            buffer a call returned, built from values that may carry derivatives (struct \
+            values built in differentiated code hold floats, constants and owned buffers \
+            written as `vec![..]`, an array, `to_vec()`, `clone()`, `collect()` or a local \
+            buffer)";
         let mut fields = Vec::new();
         for (m, e) in members {
             let start = self.out.last().map_or(0, Vec::len);
@@ -4404,6 +4586,7 @@ impl Lowerer {
     }
 
     fn lower_for(&mut self, f: &syn::ExprForLoop) -> Result<()> {
+        self.refuse_effects(&f.expr, "the range or iterator of a `for` loop")?;
         if !self.companion
             && let Some(each) = self.line_loop(f)
         {
@@ -4493,7 +4676,7 @@ impl Lowerer {
                 kind: AssignKind::Set,
                 val: Operand::Lit(quote!(false)),
             });
-            let c = l.render(&cond);
+            let c = l.lower_condition(&cond)?;
             let (set_brk, _) = l.in_block(|l2| {
                 l2.emit(Stmt::Assign {
                     place: Place::local(brk.clone()),
@@ -5596,6 +5779,10 @@ impl Lowerer {
                     v @ (Val::Place(..) | Val::Op(_)) => Ok(v),
                     _ => unsupported(e, "this dereference"),
                 },
+                syn::UnOp::Not(_) if !self.companion && has_effects(&u.expr) => {
+                    let inner = self.lower_condition(&u.expr)?;
+                    Ok(Val::Op(self.let_op(Op::Inactive(quote!(!(#inner))), span)))
+                }
                 syn::UnOp::Not(_) => Ok(Val::Op(Operand::Lit(self.render(e)))),
                 _ => unsupported(e, "this unary operator"),
             },
@@ -5611,7 +5798,10 @@ impl Lowerer {
                             return unsupported(e, "a compound assignment used as a value");
                         }
                         // Comparisons, logic, bit operations: no derivative.
-                        return Ok(Val::Op(Operand::Lit(self.render(e))));
+                        if self.companion || !has_effects(e) {
+                            return Ok(Val::Op(Operand::Lit(self.render(e))));
+                        }
+                        return self.lower_effectful_test(b);
                     }
                 };
                 // (An integer expression that reads members, `c.k * 2 - c.dim`, whole: its
@@ -5810,6 +6000,7 @@ impl Lowerer {
     }
 
     fn render_index(&mut self, e: &Expr) -> Result<TokenStream> {
+        self.refuse_effects(e, "an index")?;
         let index = self.render(e);
         if !self.reads_mutable_alias_length(e) {
             return Ok(index);
@@ -5921,7 +6112,9 @@ impl Lowerer {
         // assigned whole (see `CopyMode::Struct`), lowered again.
         if self.companion && name == "clone_from" && m.args.len() == 1 {
             let place = self.lower_place(strip(&m.receiver))?;
-            if self.is_whole_struct(&place) {
+            // (Also the tangent of a copy of a constant call's struct, which starts as
+            // the struct's zero: companions copy buffers with `clone_from_slice`.)
+            if self.is_whole_struct(&place) || place.is_whole() {
                 let src = match self.lower_expr(strip_borrow(&m.args[0]))? {
                     Val::Place(p, _) if p.is_whole() => p,
                     Val::Op(Operand::Var(v)) => Place::local(v),
@@ -5975,6 +6168,21 @@ impl Lowerer {
             && let Some(e) = self.unwrapped_element(m)?
         {
             return self.lower_expr_hint(&e, hint);
+        }
+        // A consumer of a chain through an adapter that chains are not read through
+        // (`x.iter().scan(..).collect()`): the adapter is named.
+        if matches!(
+            name.as_str(),
+            "collect" | "sum" | "product" | "fold" | "for_each" | "reduce" | "max_by" | "min_by"
+        ) && let Some(a) = adapter_on_iterator(&m.receiver)
+        {
+            let adapter = a.method.to_string();
+            return unsupported(
+                &a.method,
+                &format!(
+                    "the iterator adapter `.{adapter}()` (chains of `iter`, `map`, `zip`, `enumerate`, `filter`, `rev`, `skip`, `take`, `step_by`, `chunks`, `windows`, `copied` are read; write the loop by index)"
+                ),
+            );
         }
         if name == "collect"
             && let Some(chain) = self.parse_chain(&m.receiver)?
@@ -6038,13 +6246,22 @@ impl Lowerer {
                         Ok(Val::Place(Place::local(var), false))
                     }
                     // A companion's mutable copy of a call's struct (`let mut c =
-                    // (t).clone();`), differentiated again.
-                    Val::Op(Operand::Var(t)) if self.companion && self.holds_call_value(&t) => {
+                    // (t).clone();`, also of a constant call's), differentiated again, or a
+                    // copy of a struct with buffers built in the body.
+                    // (A companion clones only such copies of structs: `copy_of`.)
+                    Val::Op(Operand::Var(t))
+                        if self.companion || self.structs_with_buffers.contains(&t.to_string()) =>
+                    {
                         let var = self.fresh("copy", span);
                         self.kinds.insert(var.to_string(), VarKind::Buffer);
+                        // (`let mut s2 = st.clone();` names this copy, see `bind_let`.)
+                        let with_buffers = self.structs_with_buffers.contains(&t.to_string());
+                        if with_buffers {
+                            self.structs_with_buffers.insert(var.to_string());
+                        }
                         self.emit(Stmt::Let {
                             var: var.clone(),
-                            mutable: false,
+                            mutable: with_buffers,
                             op: Op::CloneOf(Place::local(t), CopyKind::Struct),
                         });
                         Ok(Val::Place(Place::local(var), false))
@@ -7899,6 +8116,44 @@ fn closure_tokens(def: &ClosureDef, span: Span) -> TokenStream {
     quote_spanned!(span=> (|#(#params),*| #body))
 }
 
+/// Whether `e` changes a value where it is evaluated: an assignment, a compound
+/// assignment or a `&mut` borrow (given to a call that may change it), outside closures
+/// and `no_grad(..)`, whose effects carry no derivative by the user's choice.
+fn has_effects(e: &Expr) -> bool {
+    struct Finder(bool);
+    impl<'a> syn::visit::Visit<'a> for Finder {
+        fn visit_expr(&mut self, e: &'a Expr) {
+            match e {
+                Expr::Assign(_) => self.0 = true,
+                Expr::Binary(b) if is_compound(&b.op) => self.0 = true,
+                Expr::Reference(r) if r.mutability.is_some() => self.0 = true,
+                Expr::Closure(_) => {}
+                Expr::Call(c) if matches!(strip(&c.func), Expr::Path(p) if p.path.is_ident("no_grad")) =>
+                    {}
+                _ => syn::visit::visit_expr(self, e),
+            }
+        }
+    }
+    let mut f = Finder(false);
+    syn::visit::Visit::visit_expr(&mut f, e);
+    f.0
+}
+
+/// An error at `e` when it changes values (see [`has_effects`]) in a place (`what`)
+/// whose value carries no derivative and is kept as written, so that the change would
+/// not be differentiated. (Companions lowered again have such changes made before.)
+fn refuse_effects(companion: bool, e: &Expr, what: &str) -> Result<()> {
+    if !companion && has_effects(e) {
+        return unsupported(
+            e,
+            &format!(
+                "an assignment or a `&mut` borrow in {what} (its changes would not be differentiated: make them in a statement before it)"
+            ),
+        );
+    }
+    Ok(())
+}
+
 /// Renames locals inside an expression that is kept as written.
 struct Renamer<'a> {
     scopes: &'a [HashMap<String, Binding>],
@@ -8728,6 +8983,28 @@ fn unread_adapter(e: &Expr) -> Option<&syn::ExprMethodCall> {
         e = strip(&m.receiver);
     }
     found
+}
+
+/// The outermost method of the chain `e` that is neither an iterator source nor an
+/// adapter that chains are read through, where it is applied to such a chain
+/// (`x.iter().scan(..)`, not `w.row(i)` of `w.row(i).iter()`).
+fn adapter_on_iterator(e: &Expr) -> Option<&syn::ExprMethodCall> {
+    let mut e = strip(e);
+    while let Expr::MethodCall(m) = e {
+        let name = m.method.to_string();
+        if !is_chain_adapter(&name) && !matches!(name.as_str(), "iter_mut" | "into_iter") {
+            let mut below = strip(&m.receiver);
+            while let Expr::MethodCall(b) = below {
+                if is_chain_adapter(&b.method.to_string()) {
+                    return Some(m);
+                }
+                below = strip(&b.receiver);
+            }
+            return None;
+        }
+        e = strip(&m.receiver);
+    }
+    None
 }
 
 /// The iterator sources and adapters that chains are read through.

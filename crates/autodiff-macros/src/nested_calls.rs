@@ -268,7 +268,16 @@ fn stub(g: &Gen, name: &Ident, arity: usize, ret: TokenStream, msg: &str) -> Tok
         .map(|p| g.protocol_param_decl(&as_slice_param(p)))
         .collect();
     let (gens, wh) = g.generics_without(&g.closure_generics());
-    stub_item(name, receiver, primals, arity, ret, msg, (gens, wh))
+    let state_after_first = g.state_after_first();
+    stub_item(
+        name,
+        (receiver, state_after_first),
+        primals,
+        arity,
+        ret,
+        msg,
+        (gens, wh),
+    )
 }
 
 /// Where the first parameter's primal comes among the arguments of the nested protocol
@@ -305,10 +314,11 @@ fn first_param_position(name: &Ident, method: bool) -> usize {
 /// A function `name` of `arity` generic arguments (after `receiver`), the last the mode
 /// marker, that fails to compile with `msg` where a caller instantiates it. `primals` are
 /// the declarations of the function's parameters (the receiver aside), which keep their
-/// types at their primals' positions.
+/// types at their primals' positions. `state_after_first`: an associated function's
+/// pullback takes its state after its first argument (see `Gen::state_after_first`).
 pub fn stub_item(
     name: &Ident,
-    receiver: Option<TokenStream>,
+    (receiver, state_after_first): (Option<TokenStream>, bool),
     primals: Vec<TokenStream>,
     arity: usize,
     ret: TokenStream,
@@ -316,12 +326,18 @@ pub fn stub_item(
     (gens, wh): (TokenStream, TokenStream),
 ) -> TokenStream {
     let (at, stride) = primal_positions(name, receiver.is_some());
+    let moved_state = state_after_first
+        && receiver.is_none()
+        && name.to_string().starts_with("__ad_pull___ad_fwd");
+    let is_primal = |i: usize| match moved_state {
+        // The first primal, the state, then the others one place later.
+        true => i == 0 || (i > stride && (i - 1).is_multiple_of(stride)),
+        false => i >= at && (i - at).is_multiple_of(stride),
+    };
     let mut params: Vec<TokenStream> = receiver.into_iter().collect();
     let mut primals = primals.into_iter();
     for i in 0..arity.saturating_sub(1) {
-        let decl = (i >= at && (i - at) % stride == 0)
-            .then(|| primals.next())
-            .flatten();
+        let decl = is_primal(i).then(|| primals.next()).flatten();
         match decl {
             Some(decl) => params.push(decl),
             None => {

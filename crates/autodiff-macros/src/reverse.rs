@@ -193,6 +193,14 @@ impl<'a> Reverse<'a> {
         self.record_need(v) != Need::No
     }
 
+    /// Whether a method called on `recv` may change it (`&mut self`): a reference
+    /// parameter or an owned buffer that can be borrowed mutably, or a local bound with
+    /// `let mut` (a struct a constant call returned, `let mut st = St::zeros(n);`).
+    fn may_change_receiver(&self, recv: &Place) -> bool {
+        self.refs.is_mutable(recv)
+            || (recv.is_whole() && self.an.mutable_lets.contains(&recv.base.to_string()))
+    }
+
     /// Whether a shared borrow of the local `v`, taken by the statement being emitted and
     /// kept until that statement's reverse, would meet an overwrite of `v` or outlive it:
     /// a later statement writes it, a loop around writes it again in its next iteration,
@@ -1692,7 +1700,7 @@ impl<'a> Reverse<'a> {
         // borrowed mutably (the method may take `&mut self`).
         let mut outputs = mutable_args(c);
         if let Callee::Method(recv, _) = &c.callee
-            && self.refs.is_mutable(recv)
+            && self.may_change_receiver(recv)
         {
             outputs.push(recv);
         }
@@ -1728,11 +1736,13 @@ impl<'a> Reverse<'a> {
                 } else {
                     self.refs.reference(p, p.primal(), false)
                 };
-                // (A copy of a call's struct, or a member whose method is called,
-                // `s.inner.bump(x)`: a struct, saved whole.)
+                // (A copy of a call's struct, a member whose method is called,
+                // `s.inner.bump(x)`, or a `let mut` local a constant call returned, whose
+                // method is called: a struct, saved whole.)
                 let receiver = matches!(&c.callee, Callee::Method(r, _) if std::ptr::eq(r, p));
                 let copy = (p.is_whole() && self.an.struct_copies.contains(&p.base.to_string()))
-                    || (receiver && is_member(p));
+                    || (receiver && is_member(p))
+                    || (receiver && !sliced && !self.refs.is_mutable(p));
                 let (push, load) = if sliced && level.in_loop {
                     self.save_slice(r, level)
                 } else if copy {
@@ -2194,7 +2204,7 @@ impl MemberUses {
         }
         if let Callee::Method(p, _) = &c.callee {
             self.whole(p);
-            if p.is_whole() && rev.refs.is_mutable(p) {
+            if p.is_whole() && rev.may_change_receiver(p) {
                 self.lent.insert(p.base.to_string());
             }
         }

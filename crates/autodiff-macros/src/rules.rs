@@ -808,7 +808,7 @@ fn nested_stubs(
     let stub = |nm: Ident, arity: usize, ret: TokenStream| {
         crate::nested_calls::stub_item(
             &nm,
-            receiver.clone(),
+            (receiver.clone(), assoc && !params.is_empty()),
             primals.clone(),
             arity,
             ret,
