@@ -1411,6 +1411,72 @@ fn pushed_locals_o<N: Num>(x: &[N]) -> N {
     s + q[0] * q[1]
 }
 
+/// Matrices written with repeated rows: `[[x[0]; 2], [x[1]; 2]]`, `[[0.0; 3]; 2]`, and a
+/// `&mut` matrix reset with `*r = [[0.0; 2]; 2]` by a callee.
+#[autodiff_forward(row_repeats_fwd, Dual, Dual)]
+#[autodiff_reverse(row_repeats_rev, Duplicated, Active)]
+fn row_repeats(x: &[f64]) -> f64 {
+    let m = [[x[0]; 2], [x[1]; 2]];
+    let mut z = [[0.0; 3]; 2];
+    for i in 0..2 {
+        for j in 0..3 {
+            z[i][j] = m[i][j % 2] * x[j % x.len()];
+        }
+    }
+    let mut r = [[1.0; 2]; 2];
+    reset_corner(&mut r, x[0]);
+    m[0][1] * m[1][0] + z[1][2].sin() + z[0][0] * r[0][1] + r[1][1]
+}
+
+#[differentiable]
+fn reset_corner(r: &mut [[f64; 2]; 2], a: f64) {
+    *r = [[0.0; 2]; 2];
+    r[0][1] += a * a;
+}
+
+fn row_repeats_o<N: Num>(x: &[N]) -> N {
+    let m = [[x[0], x[0]], [x[1], x[1]]];
+    let n = x.len();
+    let z = |i: usize, j: usize| m[i][j % 2] * x[j % n];
+    m[0][1] * m[1][0] + z(1, 2).sin() + z(0, 0) * x[0] * x[0]
+}
+
+/// Rows of a parameter of rows pushed onto a vector of arrays, directly and through a
+/// local copy (de Casteljau's control points, copied before they are blended).
+#[autodiff_forward(pushed_rows_fwd, Dual, Dual)]
+#[autodiff_reverse(pushed_rows_rev, Duplicated, Active)]
+fn pushed_rows(ctrl: &[[f64; 2]]) -> f64 {
+    let mut pts: Vec<[f64; 2]> = Vec::new();
+    for i in 0..ctrl.len() {
+        if i % 2 == 0 {
+            pts.push(ctrl[i]);
+        } else {
+            let c = ctrl[i];
+            pts.push(c);
+        }
+    }
+    let t = 0.3;
+    for k in 1..pts.len() {
+        for i in 0..pts.len() - k {
+            pts[i][0] = (1.0 - t) * pts[i][0] + t * pts[i + 1][0];
+            pts[i][1] = (1.0 - t) * pts[i][1] + t * pts[i + 1][1];
+        }
+    }
+    pts[0][0] * pts[0][1].sin()
+}
+
+fn pushed_rows_o<N: Num>(x: &[N]) -> N {
+    let mut pts: Vec<[N; 2]> = x.chunks(2).map(|r| [r[0], r[1]]).collect();
+    let t = 0.3;
+    for k in 1..pts.len() {
+        for i in 0..pts.len() - k {
+            pts[i][0] = pts[i][0] * (1.0 - t) + pts[i + 1][0] * t;
+            pts[i][1] = pts[i][1] * (1.0 - t) + pts[i + 1][1] * t;
+        }
+    }
+    pts[0][0] * pts[0][1].sin()
+}
+
 /// A `&Vec<f64>` parameter cloned, its copy cloned again and written: the second copy
 /// is a value of its own in every companion, the nested ones included.
 #[differentiable]
@@ -1448,6 +1514,27 @@ proptest! {
         check_hvp_of::<pushed_pairs_rev>(&x, &v, pushed_pairs_o);
         check_slice("pushed_locals", (&x, &v, &s0, s), pushed_locals, pushed_locals_fwd, pushed_locals_rev, pushed_locals_o::<Dual64>);
         check_hvp_of::<pushed_locals_rev>(&x, &v, pushed_locals_o);
+    }
+
+    #[test]
+    fn matrices_of_repeated_rows((x, v, s0) in slice_case(-1.5, 1.5, 2..5, 0), s in seed()) {
+        check_slice("row_repeats", (&x, &v, &s0, s), row_repeats, row_repeats_fwd, row_repeats_rev, row_repeats_o::<Dual64>);
+        check_hvp_of::<row_repeats_rev>(&x, &v, row_repeats_o);
+    }
+
+    #[test]
+    fn rows_of_a_parameter_pushed(x in vecf(-1.5, 1.5, 8), v in dirs(8), s in seed()) {
+        let rows = |z: &[f64]| z.chunks(2).map(|r| [r[0], r[1]]).collect::<Vec<[f64; 2]>>();
+        let (ctrl, dctrl) = (rows(&x), rows(&v));
+        let mut g = vec![[0.0; 2]; 4];
+        let r = pushed_rows_rev(&ctrl, &mut g, s);
+        let got = Got {
+            primal: pushed_rows(&ctrl),
+            fwd: pushed_rows_fwd(&ctrl, &dctrl),
+            rev: r,
+            grad: g.concat(),
+        };
+        check_scalar("pushed_rows", &x, &v, s, got, pushed_rows_o::<Dual64>);
     }
 
     #[test]

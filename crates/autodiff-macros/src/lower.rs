@@ -599,6 +599,13 @@ impl Lowerer {
         body: &syn::Block,
         sig: &SigInfo,
     ) -> Result<(Body, HashMap<String, VarKind>)> {
+        let written_out;
+        let body = if self.companion {
+            body
+        } else {
+            written_out = write_out_repeated_rows(body);
+            &written_out
+        };
         let has_return = contains_return(body);
         self.matrices = indexed_twice(&quote!(#body), false);
         self.rows_indexed = indexed_twice(&quote!(#body), true);
@@ -1786,10 +1793,21 @@ impl Lowerer {
 
     /// `let name = copy of p;` for a whole float buffer `p`.
     fn bind_copy(&mut self, name: &Ident, mutable: bool, p: Place) {
+        let v = self.copy_of_place(name, mutable, p);
+        self.bind(name, Binding::Var(v));
+    }
+
+    /// A local `name` holding a copy of `p`. A row of a parameter of rows (`ctrl[i]` of
+    /// `ctrl: &[[f64; 2]]`) is an array of its own, which a push onto a vector of
+    /// arrays copies (see `array_locals`).
+    fn copy_of_place(&mut self, name: &Ident, mutable: bool, p: Place) -> Ident {
         let v = self.new_var_unbound(name, VarKind::Buffer);
         let kind = self.copy_kind(&p);
+        if kind == CopyKind::SameType && self.row_params.contains(&p.base.to_string()) {
+            self.array_locals.insert(v.to_string());
+        }
         self.emit_owned(&v, mutable, Op::CloneOf(p, kind));
-        self.bind(name, Binding::Var(v));
+        v
     }
 
     /// Whether the last statement binds `t` to a call's result.
@@ -2714,7 +2732,18 @@ impl Lowerer {
                         "`push` onto a `&mut Vec` parameter (return the vector, `-> Vec<f64>`, or give the parameter its final length and write its elements by index)",
                     );
                 }
-                let v = self.lower_expr(&m.args[0])?;
+                let mut v = self.lower_expr(&m.args[0])?;
+                // A row of a parameter of rows (`ps.push(ctrl[i])`): a copy of it.
+                if let Val::Place(p, _) = &v
+                    && !p.is_whole()
+                    && !self.companion
+                    && self.row_params.contains(&p.base.to_string())
+                    && self.copy_kind(p) == CopyKind::SameType
+                {
+                    let row = Ident::new("row", m.args[0].span());
+                    let copy = self.copy_of_place(&row, false, p.clone());
+                    v = Val::Place(Place::local(copy), false);
+                }
                 // An array literal (`ps.push([a, b])`), or a local bound to one, is a
                 // value of fixed size: its adjoint, popped in the reverse sweep, adds into
                 // the array's elements.
@@ -8114,6 +8143,80 @@ fn closure_tokens(def: &ClosureDef, span: Span) -> TokenStream {
     r.visit_expr_mut(&mut body);
     let params = &def.params;
     quote_spanned!(span=> (|#(#params),*| #body))
+}
+
+/// `body` with the rows of matrices written as repeats (`[[0.0; 2]; 2]`, `[[x[0]; 2],
+/// [x[1]; 2]]`) written out element by element, as matrix literals are read: where the
+/// lengths are integer literals (at most 64 elements in all) and the repeated value is a
+/// literal or a place (`x[0]`, `p.a`), which reading again gives the same.
+fn write_out_repeated_rows(body: &syn::Block) -> syn::Block {
+    fn length(r: &syn::ExprRepeat) -> Option<usize> {
+        match strip(&r.len) {
+            Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(n),
+                ..
+            }) => n
+                .base10_parse()
+                .ok()
+                .filter(|&n: &usize| (1..=64).contains(&n)),
+            _ => None,
+        }
+    }
+    fn plain(e: &Expr) -> bool {
+        match strip(e) {
+            Expr::Lit(_) | Expr::Path(_) => true,
+            Expr::Unary(u) => matches!(u.op, syn::UnOp::Neg(_)) && plain(&u.expr),
+            Expr::Index(i) => plain(&i.expr) && plain(&i.index),
+            Expr::Field(f) => plain(&f.base),
+            _ => false,
+        }
+    }
+    /// `[v; n]` written out, where `v` is plain.
+    fn row(e: &Expr) -> Option<Expr> {
+        match strip(e) {
+            Expr::Repeat(r) if plain(&r.expr) => {
+                let n = length(r)?;
+                let v = &r.expr;
+                let items = (0..n).map(|_| v.clone());
+                Some(syn::parse_quote_spanned!(r.span()=> [#(#items),*]))
+            }
+            _ => None,
+        }
+    }
+    struct Rows;
+    impl VisitMut for Rows {
+        fn visit_expr_mut(&mut self, e: &mut Expr) {
+            syn::visit_mut::visit_expr_mut(self, e);
+            let written = match &*e {
+                // `[[v; n]; m]`: m rows, each written out.
+                Expr::Repeat(outer) => match (row(&outer.expr), length(outer)) {
+                    (Some(r), Some(m)) if m * r_len(&r) <= 64 => {
+                        let rows = (0..m).map(|_| r.clone());
+                        Some(syn::parse_quote_spanned!(outer.span()=> [#(#rows),*]))
+                    }
+                    _ => None,
+                },
+                // `[[a; n], [b; n]]`: each row written out.
+                Expr::Array(a) if a.elems.iter().any(|r| row(r).is_some()) => {
+                    let rows = a.elems.iter().map(|r| row(r).unwrap_or_else(|| r.clone()));
+                    Some(syn::parse_quote_spanned!(a.span()=> [#(#rows),*]))
+                }
+                _ => None,
+            };
+            if let Some(w) = written {
+                *e = w;
+            }
+        }
+    }
+    fn r_len(e: &Expr) -> usize {
+        match e {
+            Expr::Array(a) => a.elems.len(),
+            _ => 1,
+        }
+    }
+    let mut out = body.clone();
+    Rows.visit_block_mut(&mut out);
+    out
 }
 
 /// Whether `e` changes a value where it is evaluated: an assignment, a compound

@@ -897,9 +897,25 @@ fn forward_over_reverse_rule(
         .last()
         .map(|s| s.ident.to_string())
         .unwrap_or_default();
-    let msg = format!(
-        "`{fname}` has a custom reverse rule, `{rule_name}`, and a derivative companion that calls `{fname}` is differentiated again (forward over reverse): add `#[differentiable]` to `{rule_name}` so that the rule is differentiated too"
-    );
+    // (A rule with a parameter that `#[differentiable]` refuses on a rule, a constant
+    // behind a reference, is told so rather than sent to add it.)
+    let refused = tys.iter().find(|t| {
+        !matches!(
+            crate::signature::shape_of(t, floats).0,
+            crate::signature::Shape::Scalar
+                | crate::signature::Shape::Slice { .. }
+                | crate::signature::Shape::Other
+        )
+    });
+    let msg = match refused {
+        Some(t) => format!(
+            "`{fname}` has a custom reverse rule, `{rule_name}`, and a derivative companion that calls `{fname}` is differentiated again (forward over reverse); a rule is differentiated again only when its parameters are floats, float slices or constants that are not references, and `{rule_name}` takes a `{}`: pass what it needs by value (a float or an integer) and mark `{rule_name}` `#[differentiable]`",
+            quote!(#t).to_string().replace(" ", "")
+        ),
+        None => format!(
+            "`{fname}` has a custom reverse rule, `{rule_name}`, and a derivative companion that calls `{fname}` is differentiated again (forward over reverse): add `#[differentiable]` to `{rule_name}` so that the rule is differentiated too"
+        ),
+    };
 
     // Parameters: each primal with its tangent (and, for the pullback, its adjoint sink
     // and that sink's tangent), as a differentiated caller passes them.
