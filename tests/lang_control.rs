@@ -1284,6 +1284,81 @@ fn jacobi(b: &[f64]) -> f64 {
     u[0] + 2.0 * u[1]
 }
 
+/// A state whose `&mut self` step returns the time reached.
+#[derive(Clone, Debug)]
+#[differentiable]
+pub struct Clock {
+    pub pos: f64,
+    pub vel: f64,
+    pub t: f64,
+}
+
+#[differentiable]
+impl Clock {
+    fn advance(&mut self, dt: f64) -> f64 {
+        self.vel -= dt * self.pos * (1.0 + self.pos * self.pos);
+        self.pos += dt * self.vel;
+        self.t += dt;
+        self.t
+    }
+}
+
+/// Changes made by a `&mut self` method called in conditions and comparisons (also on
+/// the right of `&&`, which runs only while the left holds), by a function given a `&mut`
+/// parameter in a comparison, and by a call inside an integer cast (`(grow(..) * 10.0)
+/// as i64`, evaluated once).
+#[autodiff_forward(changed_by_methods_fwd, Dual, Dual)]
+#[autodiff_reverse(changed_by_methods_rev, Duplicated, Active)]
+fn changed_by_methods(x: &[f64]) -> f64 {
+    let mut c = Clock {
+        pos: x[0],
+        vel: x[1],
+        t: 0.0,
+    };
+    while c.advance(0.1) < 0.25 {}
+    let _late = c.advance(0.05) > 1.0;
+    // The right operand runs once: the second time the left fails.
+    let mut k = 0;
+    while k < 1 && c.advance(0.05) > 0.0 {
+        k += 1;
+    }
+    let mut y = x[0];
+    let k = (newton_step(&mut y, 2.0) * 10.0) as i64;
+    c.pos * c.vel + nudged(&mut c, x[1]) + y * (k as f64)
+}
+
+#[differentiable]
+fn nudged(c: &mut Clock, a: f64) -> f64 {
+    let _ = nudge(c, a) > 0.0;
+    c.pos
+}
+
+#[differentiable]
+fn nudge(c: &mut Clock, a: f64) -> f64 {
+    c.pos += a * c.vel;
+    c.pos
+}
+
+fn changed_by_methods_o<D: Num>(x: &[D]) -> D {
+    let (mut pos, mut vel, mut t) = (x[0], x[1], 0.0);
+    let mut advance = |dt: f64| {
+        vel -= pos * (pos * pos + 1.0) * dt;
+        pos += vel * dt;
+        t += dt;
+        t
+    };
+    while advance(0.1) < 0.25 {}
+    advance(0.05);
+    advance(0.05);
+    let mut y = x[0];
+    let old = y;
+    y = (y + c::<D>(2.0) / y) * 0.5;
+    let k = ((old - y).abs().re() * 10.0) as i64;
+    let before = pos * vel;
+    pos += x[1] * vel;
+    before + pos + y * c::<D>(k as f64)
+}
+
 // ---------------------------------------------------------------- destructuring assignment
 
 /// `let y;` assigned later, in each branch or in a loop's body.
@@ -1634,6 +1709,18 @@ proptest! {
             stepped_in_conditions_fwd,
             stepped_in_conditions_rev,
             stepped_in_conditions_o::<Dual64>,
+        );
+    }
+
+    #[test]
+    fn changes_by_methods_in_conditions_and_casts(x in vecf(0.5, 1.5, 2), v in dirs(2), s in seed()) {
+        check_slice(
+            "changed_by_methods",
+            (&x, &v, &[0.0, 0.0], s),
+            changed_by_methods,
+            changed_by_methods_fwd,
+            changed_by_methods_rev,
+            changed_by_methods_o::<Dual64>,
         );
     }
 

@@ -1,5 +1,5 @@
-//! A struct's own methods named as float builtins or iterator adapters (`abs`, `exp`,
-//! `powi`, `max`, `sum`, `rev`, `skip`): on a struct built in the function, on a struct
+//! A struct's own methods named as float builtins, iterator adapters or lengths (`abs`,
+//! `exp`, `powi`, `max`, `sum`, `rev`, `skip`, `len`, `count`): on a struct built in the function, on a struct
 //! parameter, and on a struct a call returned whose type the `let` writes (`let e: C =
 //! z.exp();`), they are the user's methods, differentiated as such. Checked against
 //! num-dual in both modes and under forward over reverse (H·v).
@@ -72,6 +72,17 @@ impl C {
     pub fn skip(&self, k: f64) -> f64 {
         self.re * k
     }
+
+    /// Named as a length, which a buffer's `len()` gives without a derivative.
+    #[differentiable]
+    pub fn len(&self) -> f64 {
+        self.re * self.re + self.im
+    }
+
+    #[differentiable]
+    pub fn count(&self, k: f64) -> f64 {
+        self.im * k
+    }
 }
 
 /// Every method on a struct built here, and on the struct one of them returned.
@@ -84,6 +95,8 @@ fn local(a: f64, b: f64) -> f64 {
     let h = C { re: 0.5, im: 0.0 };
     z.abs() + e.abs() * e.im + sq.re + sq.im + z.max(&h) + z.sum() + z.rev().skip(2.0)
         - z.rev().sum()
+        + z.len()
+        + z.count(3.0)
 }
 
 /// The same on a struct parameter.
@@ -95,6 +108,8 @@ fn param(z: &C) -> f64 {
     let h = C { re: 0.5, im: 0.0 };
     z.abs() + e.abs() * e.im + sq.re + sq.im + z.max(&h) + z.sum() + z.rev().skip(2.0)
         - z.rev().sum()
+        + z.len()
+        + z.count(3.0)
 }
 
 fn oracle<D: Num>(a: D, b: D) -> D {
@@ -103,6 +118,9 @@ fn oracle<D: Num>(a: D, b: D) -> D {
     let (sr, si) = (a * a - b * b, (a + a) * b);
     let mx = if a.re() > 0.5 { a } else { c(0.5) };
     abs + (er * er + ei * ei).sqrt() * ei + sr + si + mx + (a + b) + b * c::<D>(2.0) - (b + a)
+        + a * a
+        + b
+        + b * c::<D>(3.0)
 }
 
 #[autodiff_reverse(on_slice_rev, Duplicated, Active)]

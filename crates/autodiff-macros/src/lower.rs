@@ -1529,7 +1529,19 @@ impl Lowerer {
     /// reference, which a struct member may not hold here).
     fn is_buffer_value(&self, e: &Expr) -> bool {
         match strip(e) {
-            Expr::Macro(m) => m.mac.path.is_ident("vec"),
+            // (Not a vector of rows, `vec![vec![..], ..]`, `vec![[a, b]; n]`.)
+            Expr::Macro(m) => {
+                m.mac.path.is_ident("vec")
+                    && !matches!(m.mac.tokens.clone().into_iter().next(),
+                        Some(proc_macro2::TokenTree::Group(g))
+                            if g.delimiter() == proc_macro2::Delimiter::Bracket)
+                    && !m
+                        .mac
+                        .tokens
+                        .clone()
+                        .into_iter()
+                        .any(|t| matches!(&t, proc_macro2::TokenTree::Ident(id) if id == "vec"))
+            }
             Expr::Array(_) | Expr::Repeat(_) => true,
             Expr::MethodCall(m) => {
                 matches!(
@@ -1600,12 +1612,93 @@ impl Lowerer {
         refuse_effects(self.companion, e, what)
     }
 
+    /// Whether `e` may change values where it is evaluated: it does (see [`has_effects`]),
+    /// or it calls a method of the user's on a place that can be borrowed mutably (which
+    /// may take `&mut self`: `st.advance(dt)`), or passes a `&mut` reference parameter on
+    /// to a function (`adv(p, x[0])`). Such an expression, where its value carries no
+    /// derivative, is lowered as code rather than kept as written.
+    fn may_change_values(&self, e: &Expr) -> bool {
+        struct Finder<'a> {
+            l: &'a Lowerer,
+            found: bool,
+        }
+        impl<'v> syn::visit::Visit<'v> for Finder<'_> {
+            fn visit_expr(&mut self, e: &'v Expr) {
+                match e {
+                    Expr::Closure(_) => return,
+                    Expr::Call(c) if matches!(strip(&c.func), Expr::Path(p) if p.path.is_ident("no_grad")) =>
+                    {
+                        return;
+                    }
+                    Expr::MethodCall(m)
+                        if !is_std_method_name(&m.method.to_string())
+                            && self.l.is_mutable_root(&m.receiver) =>
+                    {
+                        self.found = true;
+                    }
+                    Expr::Call(c) if c.args.iter().any(|a| self.l.is_mutable_ref_param(a)) => {
+                        self.found = true;
+                    }
+                    _ => {}
+                }
+                syn::visit::visit_expr(self, e);
+            }
+        }
+        if has_effects(e) {
+            return true;
+        }
+        let mut f = Finder {
+            l: self,
+            found: false,
+        };
+        syn::visit::Visit::visit_expr(&mut f, e);
+        f.found
+    }
+
+    /// Whether the place `e` (`st`, `self.inner`, `p`) can be borrowed mutably here: a
+    /// `let mut` local, a `&mut` parameter or `self` of a `&mut self` method.
+    fn is_mutable_root(&self, e: &Expr) -> bool {
+        let mut root = strip(e);
+        while let Expr::Field(f) = root {
+            root = strip(&f.base);
+        }
+        let Expr::Path(p) = root else {
+            return false;
+        };
+        let Some(id) = p.path.get_ident() else {
+            return false;
+        };
+        match self.lookup(&id.to_string()) {
+            Some(Binding::Var(v)) => {
+                matches!(
+                    self.kinds.get(&v.to_string()),
+                    Some(VarKind::Ref { mutable: true } | VarKind::Buffer)
+                ) || self
+                    .out
+                    .iter()
+                    .flatten()
+                    .any(|s| matches!(s, Stmt::Let { var, mutable: true, .. } if var == v))
+            }
+            Some(Binding::Alias(_, mutable)) => *mutable,
+            _ => false,
+        }
+    }
+
+    /// Whether `e` names a `&mut` reference parameter (`p` of `p: &mut S`), which a call
+    /// given it may change.
+    fn is_mutable_ref_param(&self, e: &Expr) -> bool {
+        matches!(strip(e), Expr::Path(p) if p.path.get_ident().is_some_and(|id| {
+            matches!(self.lookup(&id.to_string()), Some(Binding::Var(v))
+                if self.kinds.get(&v.to_string()) == Some(&VarKind::Ref { mutable: true }))
+        }))
+    }
+
     /// The tokens of a condition (of `if`, `while`, a `match` scrutinee), which carries no
     /// derivative. One that changes values (`while step(&mut y, a) > tol`, `while { s =
     /// s * s; k < 2 } {}`) is lowered as code, so that those changes are differentiated,
     /// and its value is read from the result; any other is kept as written.
     fn lower_condition(&mut self, e: &Expr) -> Result<TokenStream> {
-        if self.companion || !has_effects(e) {
+        if self.companion || !self.may_change_values(e) {
             return Ok(self.render(e));
         }
         let v = self.lower_expr(e)?;
@@ -1615,12 +1708,19 @@ impl Lowerer {
 
     /// A comparison or a logical or bit operation whose operands change values
     /// (`step(&mut y, a) > tol`): the operands lowered as code, in order, the test made
-    /// on their values. The right operand of `&&` and `||`, which runs only sometimes,
-    /// may not change values.
+    /// on their values. `&&` and `||` whose right operand changes values are branches.
     fn lower_effectful_test(&mut self, b: &syn::ExprBinary) -> Result<Val> {
         let lazy = matches!(b.op, syn::BinOp::And(_) | syn::BinOp::Or(_));
-        if lazy {
-            self.refuse_effects(&b.right, "the right operand of `&&` or `||`")?;
+        if lazy && self.may_change_values(&b.right) {
+            // The right operand runs only sometimes: a branch, as `&&` and `||` are.
+            let (l, r) = (&b.left, &b.right);
+            let branch: Expr = match b.op {
+                syn::BinOp::And(_) => {
+                    syn::parse_quote_spanned!(b.span()=> if #l { #r } else { false })
+                }
+                _ => syn::parse_quote_spanned!(b.span()=> if #l { true } else { #r }),
+            };
+            return self.lower_expr(&branch);
         }
         let l = self.lower_condition(&b.left)?;
         let r = match lazy {
@@ -2364,6 +2464,9 @@ impl Lowerer {
                     Val::Place(p, _) if m.method == "to_vec" => {
                         Ok(Some(Op::CloneOf(p, CopyKind::ToVec)))
                     }
+                    // A copy of a struct a constant call returned, bound by `let`: not a
+                    // buffer (see the same in `lower_method_call`).
+                    Val::Place(p, _) if p.is_whole() && self.is_struct_copy(&p.base) => Ok(None),
                     // A clone keeps the type; so does any copy of a row of a matrix.
                     Val::Place(p, _) if !is_scalar_place(&p, self) || self.is_row(&p) => {
                         let kind = self.copy_kind(&p);
@@ -3309,6 +3412,7 @@ impl Lowerer {
         self.is_struct_value(p)
             || (p.is_whole()
                 && (self.named_struct_refs.contains(&p.base.to_string())
+                    || self.structs_with_buffers.contains(&p.base.to_string())
                     || self.is_struct_copy(&p.base)))
     }
 
@@ -3983,7 +4087,7 @@ impl Lowerer {
         if let Some(s) = self.value_scrutinee(m)? {
             return self.lower_arms(&s, &m.arms, want, m.span());
         }
-        let scrut = match !self.companion && has_effects(&m.expr) {
+        let scrut = match !self.companion && self.may_change_values(&m.expr) {
             true => self.lower_condition(&m.expr)?,
             false => self.scrutinee_tokens(&m.expr),
         };
@@ -4215,9 +4319,9 @@ impl Lowerer {
     ) -> Result<Option<Op>> {
         const WHY: &str = "a struct member holding a reference, another struct, or a \
             buffer a call returned, built from values that may carry derivatives (struct \
-            values built in differentiated code hold floats, constants and owned buffers \
+            values built in differentiated code hold floats and constants, and owned buffers \
             written as `vec![..]`, an array, `to_vec()`, `clone()`, `collect()` or a local \
-            buffer)";
+            buffer where a `let` binds the struct)";
         let mut fields = Vec::new();
         for (m, e) in members {
             let start = self.out.last().map_or(0, Vec::len);
@@ -5808,7 +5912,7 @@ impl Lowerer {
                     v @ (Val::Place(..) | Val::Op(_)) => Ok(v),
                     _ => unsupported(e, "this dereference"),
                 },
-                syn::UnOp::Not(_) if !self.companion && has_effects(&u.expr) => {
+                syn::UnOp::Not(_) if !self.companion && self.may_change_values(&u.expr) => {
                     let inner = self.lower_condition(&u.expr)?;
                     Ok(Val::Op(self.let_op(Op::Inactive(quote!(!(#inner))), span)))
                 }
@@ -5827,7 +5931,7 @@ impl Lowerer {
                             return unsupported(e, "a compound assignment used as a value");
                         }
                         // Comparisons, logic, bit operations: no derivative.
-                        if self.companion || !has_effects(e) {
+                        if self.companion || !self.may_change_values(e) {
                             return Ok(Val::Op(Operand::Lit(self.render(e))));
                         }
                         return self.lower_effectful_test(b);
@@ -5936,6 +6040,13 @@ impl Lowerer {
                         Ok(Val::Op(Operand::Lit(quote::quote_spanned!(c.ty.span()=>
                             __ad::integer_as::<#ty, _>(#inner)
                         ))))
+                    }
+                    // (Lowered already where it changes values: not evaluated again.)
+                    o if !self.companion && self.may_change_values(&c.expr) => {
+                        let (p, ty) = (o.primal(), &c.ty);
+                        Ok(Val::Op(
+                            self.let_op(Op::Inactive(quote!((#p) as #ty)), span),
+                        ))
                     }
                     _ => Ok(Val::Op(Operand::Lit(self.render(e)))),
                 }
@@ -6219,7 +6330,9 @@ impl Lowerer {
             let v = self.lower_collect(chain, span)?;
             return Ok(Val::Place(Place::local(v.var().unwrap().clone()), true));
         }
-        if is_inert_method(&name) || self.is_array_shape(m) {
+        // (A struct's own `len` or `count`, `v.len()` of a `V3`, is the user's method.)
+        if (is_inert_method(&name) && !self.is_struct_local(&m.receiver)) || self.is_array_shape(m)
+        {
             return Ok(Val::Op(Operand::Lit(
                 self.render(&Expr::MethodCall(m.clone())),
             )));
@@ -6262,6 +6375,19 @@ impl Lowerer {
             "clone" | "to_owned" if m.args.is_empty() => {
                 let v = self.lower_expr(&m.receiver)?;
                 return match v {
+                    // A copy of a struct a constant call returned (`let mut st =
+                    // State::zeros(n);`, then `st.clone()`): a struct with buffers.
+                    Val::Place(p, _) if p.is_whole() && self.is_struct_copy(&p.base) => {
+                        let var = self.fresh("copy", span);
+                        self.kinds.insert(var.to_string(), VarKind::Buffer);
+                        self.structs_with_buffers.insert(var.to_string());
+                        self.emit(Stmt::Let {
+                            var: var.clone(),
+                            mutable: true,
+                            op: Op::CloneOf(p, CopyKind::Struct),
+                        });
+                        Ok(Val::Place(Place::local(var), false))
+                    }
                     // A copy of a buffer, or of a row of a matrix (`h[r].clone()`).
                     Val::Place(p, _) if !is_scalar_place(&p, self) || self.is_row(&p) => {
                         let var = self.fresh("copy", span);
@@ -6573,7 +6699,8 @@ impl Lowerer {
                 && !self.buffer_params.contains(&name))
                 || matches!(self.lookup(&name), Some(Binding::Var(v))
                     if self.struct_values.contains(&v.to_string())
-                        || self.struct_results.contains(&v.to_string()))
+                        || self.struct_results.contains(&v.to_string())
+                        || self.structs_with_buffers.contains(&v.to_string()))
         })
     }
 
@@ -8217,6 +8344,43 @@ fn write_out_repeated_rows(body: &syn::Block) -> syn::Block {
     let mut out = body.clone();
     Rows.visit_block_mut(&mut out);
     out
+}
+
+/// Whether `name` is a method of the standard library's floats, integers, slices,
+/// vectors or iterators that a condition may call (`len`, `abs`, `is_nan`, `iter`, `any`,
+/// `unwrap`, ..), not a method of the user's.
+fn is_std_method_name(name: &str) -> bool {
+    math_arity(name).is_some()
+        || is_inert_method(name)
+        || is_search_method(name)
+        || is_integer_method(name)
+        || is_chain_adapter(name)
+        || matches!(
+            name,
+            "iter_mut"
+                | "into_iter"
+                | "sum"
+                | "product"
+                | "fold"
+                | "reduce"
+                | "max_by"
+                | "min_by"
+                | "collect"
+                | "unwrap"
+                | "unwrap_or"
+                | "expect"
+                | "get"
+                | "first"
+                | "last"
+                | "clone"
+                | "to_vec"
+                | "is_some"
+                | "is_none"
+                | "is_ok"
+                | "is_err"
+                | "to_string"
+                | "as_slice"
+        )
 }
 
 /// Whether `e` changes a value where it is evaluated: an assignment, a compound
