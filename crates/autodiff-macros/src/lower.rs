@@ -1511,7 +1511,7 @@ impl Lowerer {
     /// Whether `let name = lit;` builds a struct with a member that holds a buffer
     /// (`St { pos: x.to_vec(), vel: vec![0.0; n], t: 0.0 }`): see
     /// [`Self::lower_struct_with_buffers`]. Not when a member's value names `name` (an
-    /// older binding, which the new one would hide).
+    /// older binding, which the new one would hide) or changes values.
     fn builds_struct_with_buffers(&self, name: &Ident, lit: &syn::ExprStruct) -> bool {
         let mut names_itself = false;
         for f in &lit.fields {
@@ -1519,9 +1519,11 @@ impl Lowerer {
                 names_itself |= id == name
             });
         }
+        // (Each member's value is computed twice: not one that changes values.)
         lit.rest.is_none()
             && !names_itself
             && lit.fields.iter().any(|f| self.is_buffer_value(&f.expr))
+            && !lit.fields.iter().any(|f| self.may_change_values(&f.expr))
     }
 
     /// Whether `e` evidently makes or names an owned buffer: `vec![..]`, an array,
