@@ -70,10 +70,12 @@ pub fn analyse(body: &Body, active_params: &[String], frozen: &[String], mode: M
     }
     let mut structs = HashMap::default();
     struct_locals(&body.block, &mut structs);
+    // Copies of a call's struct (`Op::CloneOf` of a struct), and `let mut` locals.
     let mut struct_copies = HashSet::default();
-    struct_copy_locals(&body.block, &mut struct_copies);
+    let is_struct_copy = |_, op: &Op| matches!(op, Op::CloneOf(_, CopyKind::Struct));
+    let_locals(&body.block, &is_struct_copy, &mut struct_copies);
     let mut mutable_lets = HashSet::default();
-    mutable_let_locals(&body.block, &mut mutable_lets);
+    let_locals(&body.block, &|mutable, _: &Op| mutable, &mut mutable_lets);
     Analysis {
         active,
         needed,
@@ -86,41 +88,19 @@ pub fn analyse(body: &Body, active_params: &[String], frozen: &[String], mode: M
     }
 }
 
-/// The locals of `b` bound with `let mut`.
-fn mutable_let_locals(b: &Block, out: &mut HashSet<String>) {
+/// The locals of `b`, its branches and loops included, whose `let` (its mutability and
+/// operation) satisfies `keep`.
+fn let_locals(b: &Block, keep: &impl Fn(bool, &Op) -> bool, out: &mut HashSet<String>) {
     for s in b {
         match s {
-            Stmt::Let {
-                var, mutable: true, ..
-            } => {
+            Stmt::Let { var, mutable, op } if keep(*mutable, op) => {
                 out.insert(var.to_string());
             }
             Stmt::If { then, els, .. } => {
-                mutable_let_locals(then, out);
-                mutable_let_locals(els, out);
+                let_locals(then, keep, out);
+                let_locals(els, keep, out);
             }
-            Stmt::For { body, .. } | Stmt::Loop { body, .. } => mutable_let_locals(body, out),
-            _ => {}
-        }
-    }
-}
-
-/// The locals of `b` that hold a copy of a call's struct (`Op::CloneOf` of a struct).
-fn struct_copy_locals(b: &Block, out: &mut HashSet<String>) {
-    for s in b {
-        match s {
-            Stmt::Let {
-                var,
-                op: Op::CloneOf(_, CopyKind::Struct),
-                ..
-            } => {
-                out.insert(var.to_string());
-            }
-            Stmt::If { then, els, .. } => {
-                struct_copy_locals(then, out);
-                struct_copy_locals(els, out);
-            }
-            Stmt::For { body, .. } | Stmt::Loop { body, .. } => struct_copy_locals(body, out),
+            Stmt::For { body, .. } | Stmt::Loop { body, .. } => let_locals(body, keep, out),
             _ => {}
         }
     }
