@@ -1609,9 +1609,20 @@ impl Lowerer {
         Ok(())
     }
 
-    /// See [`refuse_effects`].
+    /// An error at `e` when it changes values (see [`has_effects`]) in a place (`what`)
+    /// whose value carries no derivative and is kept as written, so that the change
+    /// would not be differentiated. (Companions lowered again have such changes made
+    /// before.)
     fn refuse_effects(&self, e: &Expr, what: &str) -> Result<()> {
-        refuse_effects(self.companion, e, what)
+        if !self.companion && has_effects(e) {
+            return unsupported(
+                e,
+                &format!(
+                    "an assignment or a `&mut` borrow in {what} (its changes would not be differentiated: make them in a statement before it)"
+                ),
+            );
+        }
+        Ok(())
     }
 
     /// Whether `e` may change values where it is evaluated: it does (see [`has_effects`]),
@@ -1910,6 +1921,23 @@ impl Lowerer {
         }
         self.emit_owned(&v, mutable, Op::CloneOf(p, kind));
         v
+    }
+
+    /// A local holding a copy of `src` (`x.clone()`, `x.to_vec()` as a value). The copy of
+    /// a struct with buffers (`with_buffers`) is one too, bound `let mut`, and
+    /// `let mut s2 = st.clone();` names it (see `bind_let`).
+    fn bound_copy(&mut self, src: Place, kind: CopyKind, with_buffers: bool, span: Span) -> Val {
+        let var = self.fresh("copy", span);
+        self.kinds.insert(var.to_string(), VarKind::Buffer);
+        if with_buffers {
+            self.structs_with_buffers.insert(var.to_string());
+        }
+        self.emit(Stmt::Let {
+            var: var.clone(),
+            mutable: with_buffers,
+            op: Op::CloneOf(src, kind),
+        });
+        Val::Place(Place::local(var), false)
     }
 
     /// Whether the last statement binds `t` to a call's result.
@@ -6376,31 +6404,16 @@ impl Lowerer {
         match name.as_str() {
             "clone" | "to_owned" if m.args.is_empty() => {
                 let v = self.lower_expr(&m.receiver)?;
-                return match v {
+                return Ok(match v {
                     // A copy of a struct a constant call returned (`let mut st =
                     // State::zeros(n);`, then `st.clone()`): a struct with buffers.
                     Val::Place(p, _) if p.is_whole() && self.is_struct_copy(&p.base) => {
-                        let var = self.fresh("copy", span);
-                        self.kinds.insert(var.to_string(), VarKind::Buffer);
-                        self.structs_with_buffers.insert(var.to_string());
-                        self.emit(Stmt::Let {
-                            var: var.clone(),
-                            mutable: true,
-                            op: Op::CloneOf(p, CopyKind::Struct),
-                        });
-                        Ok(Val::Place(Place::local(var), false))
+                        self.bound_copy(p, CopyKind::Struct, true, span)
                     }
                     // A copy of a buffer, or of a row of a matrix (`h[r].clone()`).
                     Val::Place(p, _) if !is_scalar_place(&p, self) || self.is_row(&p) => {
-                        let var = self.fresh("copy", span);
-                        self.kinds.insert(var.to_string(), VarKind::Buffer);
                         let kind = self.copy_kind(&p);
-                        self.emit(Stmt::Let {
-                            var: var.clone(),
-                            mutable: false,
-                            op: Op::CloneOf(p, kind),
-                        });
-                        Ok(Val::Place(Place::local(var), false))
+                        self.bound_copy(p, kind, false, span)
                     }
                     // A companion's mutable copy of a call's struct (`let mut c =
                     // (t).clone();`, also of a constant call's), differentiated again, or a
@@ -6409,34 +6422,16 @@ impl Lowerer {
                     Val::Op(Operand::Var(t))
                         if self.companion || self.structs_with_buffers.contains(&t.to_string()) =>
                     {
-                        let var = self.fresh("copy", span);
-                        self.kinds.insert(var.to_string(), VarKind::Buffer);
-                        // (`let mut s2 = st.clone();` names this copy, see `bind_let`.)
                         let with_buffers = self.structs_with_buffers.contains(&t.to_string());
-                        if with_buffers {
-                            self.structs_with_buffers.insert(var.to_string());
-                        }
-                        self.emit(Stmt::Let {
-                            var: var.clone(),
-                            mutable: with_buffers,
-                            op: Op::CloneOf(Place::local(t), CopyKind::Struct),
-                        });
-                        Ok(Val::Place(Place::local(var), false))
+                        self.bound_copy(Place::local(t), CopyKind::Struct, with_buffers, span)
                     }
-                    v => Ok(v),
-                };
+                    v => v,
+                });
             }
             "to_vec" if m.args.is_empty() => {
                 let v = self.lower_expr(&m.receiver)?;
                 if let Val::Place(p, _) = v {
-                    let var = self.fresh("copy", span);
-                    self.kinds.insert(var.to_string(), VarKind::Buffer);
-                    self.emit(Stmt::Let {
-                        var: var.clone(),
-                        mutable: false,
-                        op: Op::CloneOf(p, CopyKind::ToVec),
-                    });
-                    return Ok(Val::Place(Place::local(var), false));
+                    return Ok(self.bound_copy(p, CopyKind::ToVec, false, span));
                 }
                 return unsupported(m, "`to_vec` on this value");
             }
@@ -8406,21 +8401,6 @@ fn has_effects(e: &Expr) -> bool {
     let mut f = Finder(false);
     syn::visit::Visit::visit_expr(&mut f, e);
     f.0
-}
-
-/// An error at `e` when it changes values (see [`has_effects`]) in a place (`what`)
-/// whose value carries no derivative and is kept as written, so that the change would
-/// not be differentiated. (Companions lowered again have such changes made before.)
-fn refuse_effects(companion: bool, e: &Expr, what: &str) -> Result<()> {
-    if !companion && has_effects(e) {
-        return unsupported(
-            e,
-            &format!(
-                "an assignment or a `&mut` borrow in {what} (its changes would not be differentiated: make them in a statement before it)"
-            ),
-        );
-    }
-    Ok(())
 }
 
 /// Renames locals inside an expression that is kept as written.
