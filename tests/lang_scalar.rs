@@ -20,6 +20,15 @@ fn dmin<D: Num>(a: D, b: D) -> D {
     if a.re() <= b.re() { a } else { b }
 }
 
+/// `a.copysign(b)` in the oracle: `±a`, the sign chosen by the signs of both values.
+fn copysign<D: Num>(a: D, b: D) -> D {
+    if (a.re() < 0.0) == (b.re() < 0.0) {
+        a
+    } else {
+        -a
+    }
+}
+
 /// `x as f32 as f64` in the oracle: the rounded value, with derivative 1.
 fn round32<D: Num>(x: D) -> D {
     x - c::<D>(x.re() - x.re() as f32 as f64)
@@ -300,7 +309,8 @@ fn binary(x: f64, y: f64, z: f64) -> f64 {
     let m = x.max(y) * 2.0 + f64::max(z, y) - x.min(z) + f64::min(y, x) * 3.0;
     let ma = x.mul_add(y, z) + f64::mul_add(z, x, y * y);
     let cl = z.clamp(x, y + 2.0) + f64::clamp(x, z - 0.5, z + 0.5) * 2.0;
-    a + p + l + h + m + ma + cl
+    let cs = x.copysign(y - z) * y + f64::copysign(z * z, -x);
+    a + p + l + h + m + ma + cl + cs
 }
 
 fn binary_o<D: Num>(x: D, y: D, z: D) -> D {
@@ -311,7 +321,8 @@ fn binary_o<D: Num>(x: D, y: D, z: D) -> D {
     let m = dmax(x, y) * 2.0 + dmax(z, y) - dmin(x, z) + dmin(y, x) * 3.0;
     let ma = x * y + z + z * x + y * y;
     let cl = dmin(dmax(z, x), y + 2.0) + dmin(dmax(x, z - 0.5), z + 0.5) * 2.0;
-    a + p + l + h + m + ma + cl
+    let cs = copysign(x, y - z) * y + copysign(z * z, -x);
+    a + p + l + h + m + ma + cl + cs
 }
 
 #[autodiff_forward(sincos_fwd, Dual, Dual)]

@@ -130,6 +130,21 @@ pub fn hypot<T: Real>(a: T, b: T, v: T) -> (T, T) {
     }
 }
 
+/// Partials of `a.copysign(b)`, `|a|` with the sign of `b`: the sign of `a` times the
+/// sign `b` gives (0 at `a = 0`, as for `abs`), and none in `b`, which gives only a sign.
+#[inline(always)]
+pub fn copysign<T: Real>(a: T, b: T, _v: T) -> (T, T) {
+    let s = T::one().copysign(b);
+    let da = if a > T::zero() {
+        s
+    } else if a < T::zero() {
+        -s
+    } else {
+        T::zero()
+    };
+    (da, T::zero())
+}
+
 /// Partials of `a.max(b)`: the derivative follows the argument that was chosen.
 #[inline(always)]
 pub fn max<T: Real>(a: T, b: T, _v: T) -> (T, T) {
@@ -293,6 +308,7 @@ mod tests {
             ("log", f64::log, log),
             ("atan2", f64::atan2, atan2),
             ("hypot", f64::hypot, hypot),
+            ("copysign", f64::copysign, copysign),
             ("max", f64::max, max),
             ("min", f64::min, min),
         ];
@@ -307,5 +323,8 @@ mod tests {
         assert_eq!(clamp(0.5, 0.0, 1.0, 0.5), (1.0, 0.0, 0.0));
         assert_eq!(clamp(-0.5, 0.0, 1.0, 0.0), (0.0, 1.0, 0.0));
         assert_eq!(mul_add(2.0, 3.0, 4.0, 10.0), (3.0, 2.0, 1.0));
+        assert_eq!(copysign(1.5, -2.0, -1.5), (-1.0, 0.0));
+        assert_eq!(copysign(-1.5, -2.0, -1.5), (1.0, 0.0));
+        assert_eq!(copysign(0.0, -2.0, -0.0), (0.0, 0.0));
     }
 }

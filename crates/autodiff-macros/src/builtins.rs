@@ -8,7 +8,7 @@ pub fn math_arity(name: &str) -> Option<usize> {
         | "acosh" | "atanh" | "exp" | "exp2" | "exp_m1" | "ln" | "ln_1p" | "log2" | "log10"
         | "sqrt" | "cbrt" | "abs" | "signum" | "recip" | "to_degrees" | "to_radians" | "floor"
         | "ceil" | "round" | "trunc" | "fract" | "sin_cos" => 0,
-        "powi" | "powf" | "log" | "atan2" | "hypot" | "max" | "min" => 1,
+        "powi" | "powf" | "log" | "atan2" | "hypot" | "max" | "min" | "copysign" => 1,
         "mul_add" | "clamp" => 2,
         _ => return None,
     })
@@ -35,6 +35,7 @@ pub fn is_cheap_math(name: &str) -> bool {
             | "powi"
             | "max"
             | "min"
+            | "copysign"
             | "mul_add"
             | "clamp"
     )
@@ -249,6 +250,10 @@ pub fn partial_template(name: &str) -> Option<&'static str> {
         "min" => {
             "(if $0 <= $1 || $1.is_nan() { 1.0 } else { 0.0 }, \
               if $0 <= $1 || $1.is_nan() { 0.0 } else { 1.0 })"
+        }
+        "copysign" => {
+            "(if $0 > 0.0 { $1.signum() } else if $0 < 0.0 { -$1.signum() } else { 0.0 * $1.signum() }, \
+              0.0 * $1.signum())"
         }
         "mul_add" => "($1, $0, 1.0 + 0.0 * $0)",
         "clamp" => {
