@@ -1165,3 +1165,37 @@ proptest! {
         check("tangent", t, want);
     }
 }
+
+/// Horner's rule with an untyped `0.0` start and a float method on the accumulator: the
+/// function's return type fixes the literal's type, as it does for rustc.
+#[autodiff_forward(horner_mul_add_fwd, Dual, Dual, Dual)]
+#[autodiff_reverse(horner_mul_add_rev, Active, Duplicated, Active)]
+fn horner_mul_add(x: f64, c: &[f64]) -> f64 {
+    c.iter().rev().fold(0.0, |acc, &ck| acc.mul_add(x, ck))
+}
+
+/// The largest coefficient (at least 0), by a fold whose `let` names its type.
+#[autodiff_reverse(largest_rev, Duplicated, Active)]
+fn largest(c: &[f64]) -> f64 {
+    let m: f64 = c.iter().fold(0.0, |acc, &ck| acc.max(ck));
+    m * m
+}
+
+#[test]
+fn folds_from_an_untyped_literal_with_float_methods() {
+    let (x, c) = (0.7, [1.5, -2.0, 3.0, 0.5]);
+    let value: f64 = (0..4).map(|k| c[k] * x.powi(k as i32)).sum();
+    let dx: f64 = (1..4).map(|k| k as f64 * c[k] * x.powi(k as i32 - 1)).sum();
+    let mut dc = [0.0; 4];
+    let (v, gx) = horner_mul_add_rev(x, &c, &mut dc, 1.0);
+    check("value", v, value);
+    check("d/dx", gx, dx);
+    let want_dc: Vec<f64> = (0..4).map(|k| x.powi(k as i32)).collect();
+    check_all("d/dc", &dc, &want_dc);
+    let (_, tx) = horner_mul_add_fwd(x, 1.0, &c, &[0.0; 4]);
+    check("tangent in x", tx, dx);
+    let mut dc = [0.0; 4];
+    let v = largest_rev(&c, &mut dc, 1.0);
+    check("largest", v, 9.0);
+    check_all("d largest / dc", &dc, &[0.0, 0.0, 6.0, 0.0]);
+}

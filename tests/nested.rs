@@ -11,7 +11,7 @@ use num_dual::{Dual2_64, DualNum as _, HyperDual64};
 use proptest::prelude::*;
 
 mod nested_common;
-use nested_common::{assert_all_close, fd_hvp};
+use nested_common::{assert_all_close, fd_hvp, grad_of};
 
 // ------------------------------------------------------------------ Rosenbrock
 
@@ -310,4 +310,76 @@ fn jacobians_by_columns_and_rows_agree_with_finite_differences() {
             close(&format!("J[{i}][{j}] rows"), by_rows[i][j], fd, 1e-6).unwrap();
         }
     }
+}
+
+// ------------------------------------------------------------------ adjoints that are zero
+
+// Where a residual is zero (`x / 2` at 0, `ln x` at 1, a data point at the mean), the
+// adjoint reaching `/`, `ln` or `sqrt` is zero while its tangent is not: the second
+// derivative flows through that tangent.
+
+#[autodiff_reverse(d_half_sq, Duplicated, Active)]
+fn half_sq(x: &[f64]) -> f64 {
+    let r = x[0] / 2.0;
+    r * r
+}
+
+#[autodiff_reverse(d_ln_sq, Duplicated, Active)]
+fn ln_sq(x: &[f64]) -> f64 {
+    let l = x[0].ln();
+    l * l
+}
+
+#[autodiff_reverse(d_sqrt_sq, Duplicated, Active)]
+fn sqrt_sq(x: &[f64]) -> f64 {
+    let s = x[0].sqrt() - 1.0;
+    s * s
+}
+
+/// A Gaussian negative log-likelihood of one data point `y = 1.5`.
+#[autodiff_reverse(d_gauss_nll, Duplicated, Active)]
+fn gauss_nll(p: &[f64]) -> f64 {
+    let (mu, sigma) = (p[0], p[1]);
+    let z = (1.5 - mu) / sigma;
+    0.5 * z * z + sigma.ln()
+}
+
+#[differentiable]
+fn standardized_sq(y: f64, mu: f64, s: f64) -> f64 {
+    let z = (y - mu) / s;
+    z * z
+}
+
+#[autodiff_reverse(d_through_helper, Duplicated, Active)]
+fn through_helper(p: &[f64]) -> f64 {
+    standardized_sq(1.5, p[0], 2.0)
+}
+
+#[test]
+fn hvp_where_an_adjoint_is_zero() {
+    // (x/2)² has second derivative 1/2 everywhere, 0 included.
+    for x in [0.0, 0.1] {
+        assert_all_close("(x/2)²", &hvp::<d_half_sq>(&[x], &[1.0]), &[0.5], 1e-12);
+    }
+    // (ln x)²: 2 (1 - ln x) / x², 2 at x = 1.
+    assert_all_close("(ln x)²", &hvp::<d_ln_sq>(&[1.0], &[1.0]), &[2.0], 1e-12);
+    // (√x - 1)²: 1 / (2 x^{3/2}), 1/2 at x = 1.
+    assert_all_close(
+        "(√x - 1)²",
+        &hvp::<d_sqrt_sq>(&[1.0], &[1.0]),
+        &[0.5],
+        1e-12,
+    );
+    // At mu = y: the Hessian is diag(1/σ², -1/σ²), with σ = 2.
+    let h = hvp::<d_gauss_nll>(&[1.5, 2.0], &[1.0, 0.0]);
+    assert_all_close("NLL along mu", &h, &[0.25, 0.0], 1e-12);
+    let h = hvp::<d_gauss_nll>(&[1.5, 2.0], &[0.0, 1.0]);
+    assert_all_close("NLL along sigma", &h, &[0.0, -0.25], 1e-12);
+    // Through a helper's pullback: ((1.5 - mu) / 2)² has second derivative 1/2.
+    let h = hessian::<d_through_helper>(&[1.5]);
+    assert_all_close("through a helper", &h[0], &[0.5], 1e-12);
+    // Away from the zero residual, against finite differences of the gradient.
+    let (p, v) = ([1.2, 1.7], [0.3, -0.8]);
+    let want = fd_hvp(grad_of(d_gauss_nll), &p, &v);
+    assert_all_close("NLL", &hvp::<d_gauss_nll>(&p, &v), &want, 1e-6);
 }

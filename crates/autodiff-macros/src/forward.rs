@@ -164,6 +164,41 @@ pub fn partial_at(p: &Ident, i: usize, n: usize) -> TokenStream {
 }
 
 impl Forward<'_> {
+    /// A reverse companion's `if __ad::nonzero(ḡ) { .. }` (an adjoint propagated only when
+    /// it is not zero, see `reverse.rs`), differentiated again: the branch runs also where
+    /// the adjoint is zero but its tangent is not, since the tangents the branch computes
+    /// then carry `ḡ̇ · ∂`. Each `__ad::nonzero(v)` of an active `v` becomes
+    /// `(__ad::nonzero(v) || __ad::nonzero(v̇))`.
+    fn nonzero_with_tangents(&self, cond: TokenStream) -> TokenStream {
+        use proc_macro2::TokenTree;
+        let toks: Vec<TokenTree> = cond.into_iter().collect();
+        let mut out = TokenStream::new();
+        let mut i = 0;
+        while i < toks.len() {
+            if let Some(v) = nonzero_test_at(&toks[i..])
+                && self.an.is_active(&v)
+            {
+                let d = tangent_name(&v);
+                out.extend(quote!((__ad::nonzero(#v) || __ad::nonzero(#d))));
+                i += NONZERO_TEST_LEN;
+                continue;
+            }
+            out.extend([match &toks[i] {
+                TokenTree::Group(g) => {
+                    let mut inner = proc_macro2::Group::new(
+                        g.delimiter(),
+                        self.nonzero_with_tangents(g.stream()),
+                    );
+                    inner.set_span(g.span());
+                    TokenTree::Group(inner)
+                }
+                t => t.clone(),
+            }]);
+            i += 1;
+        }
+        out
+    }
+
     /// The `DiffFn`s of the closures passed to a call, built before it.
     fn closures(&self, c: &Call) -> TokenStream {
         c.args
@@ -415,6 +450,7 @@ impl Forward<'_> {
             } => {
                 let tb = self.block(then);
                 let eb = self.block(els);
+                let cond = &self.nonzero_with_tangents(cond.clone());
                 if outs.is_empty() {
                     return quote!(if #cond { #tb } else { #eb });
                 }
@@ -552,5 +588,36 @@ fn is_accumulator_start(op: &Op) -> bool {
             .trim_start()
             .starts_with("__ad :: accumulator_zero"),
         _ => false,
+    }
+}
+
+/// The tokens of `__ad::nonzero(v)`: `__ad`, `:`, `:`, `nonzero` and the parenthesis.
+const NONZERO_TEST_LEN: usize = 5;
+
+/// The local `v` of tokens that begin with `__ad::nonzero(v)`.
+fn nonzero_test_at(toks: &[proc_macro2::TokenTree]) -> Option<Ident> {
+    use proc_macro2::{Delimiter, TokenTree};
+    let [
+        TokenTree::Ident(ad),
+        TokenTree::Punct(c1),
+        TokenTree::Punct(c2),
+        TokenTree::Ident(f),
+        TokenTree::Group(g),
+        ..,
+    ] = toks
+    else {
+        return None;
+    };
+    if ad != "__ad"
+        || c1.as_char() != ':'
+        || c2.as_char() != ':'
+        || f != "nonzero"
+        || g.delimiter() != Delimiter::Parenthesis
+    {
+        return None;
+    }
+    match g.stream().into_iter().collect::<Vec<_>>().as_slice() {
+        [TokenTree::Ident(v)] => Some(v.clone()),
+        _ => None,
     }
 }

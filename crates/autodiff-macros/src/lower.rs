@@ -129,6 +129,9 @@ pub struct Lowerer {
     pub kinds: HashMap<String, VarKind>,
     loops: Vec<LoopCtl>,
     ret: Option<RetCtl>,
+    /// The function's return type where it is a float type: the type of its last
+    /// expression (`c.iter().fold(0.0, |a, &v| a.max(v))` as the body of a `-> f64`).
+    ret_float: Option<syn::Type>,
     /// How the function's value is built from its returned scalars (arrays, `-> [f64; 3]`,
     /// are returned element by element).
     ret_shape: RetShape,
@@ -333,6 +336,7 @@ impl Lowerer {
             kinds,
             loops: Vec::new(),
             ret: None,
+            ret_float: None,
             ret_shape: RetShape::Single,
             prefix: "__ad".to_string(),
             closure_outputs,
@@ -403,6 +407,7 @@ impl Lowerer {
             kinds: self.kinds.clone(),
             loops: Vec::new(),
             ret: None,
+            ret_float: None,
             ret_shape: RetShape::Single,
             prefix: format!("{id}_"),
             closure_outputs: self.closure_outputs.clone(),
@@ -672,9 +677,12 @@ impl Lowerer {
             }
             self.ret = Some(RetCtl { flag, vals });
         }
-        let tail = match sig.ret {
+        let tail = match &sig.ret {
             Ret::Unit => self.lower_stmts(&body.stmts, Tail::Unit)?,
-            Ret::Ty(_) => self.lower_stmts(&body.stmts, Tail::Return)?,
+            Ret::Ty(ty) => {
+                self.ret_float = is_float_type(ty, &self.floats).then(|| (**ty).clone());
+                self.lower_stmts(&body.stmts, Tail::Return)?
+            }
         };
         let ret = if let Some(ctl) = &self.ret {
             ctl.vals.iter().cloned().map(Operand::Var).collect()
@@ -1028,7 +1036,10 @@ impl Lowerer {
                     self.lower_expr_stmt(e)?;
                     return Ok(None);
                 }
-                let v = self.lower_expr(e)?;
+                let v = match (&tail, self.ret_float.clone()) {
+                    (Tail::Return, Some(ty)) => self.lower_expr_hint(e, Some(&ty))?,
+                    _ => self.lower_expr(e)?,
+                };
                 match &tail {
                     // A `return` inside the last expression (`if c { return a } else { b }`)
                     // has set the function's value: the expression's own value, a
@@ -5584,8 +5595,11 @@ impl Lowerer {
                     );
                 }
                 // `fold(0.0, f64::max)`: the path's type fixes the literal's, which the
-                // method form `acc.max(v)` of the lowered loop would leave ambiguous.
-                let v = match self.float_type_of_path(&m.args[1]) {
+                // method form `acc.max(v)` of the lowered loop would leave ambiguous; so
+                // does the type the fold's value is expected to have (`let m: f64 = ..`,
+                // the body of a `-> f64`).
+                let float_hint = ty.clone().filter(|t| is_float_type(t, &self.floats));
+                let v = match self.float_type_of_path(&m.args[1]).or(float_hint) {
                     Some(t) => typed_constant(v, &t),
                     None => v,
                 };
