@@ -408,3 +408,41 @@ proptest! {
         }
     }
 }
+
+/// One step of a recurrence whose input `x` is a constant of the caller.
+#[differentiable]
+fn recur_cell(u: &[f64], h: &[f64], x: &[f64]) -> Vec<f64> {
+    vec![u[0] * h[0] + x[0], u[1] * h[1] - x[1] * h[0]]
+}
+
+/// The recurrence run over a constant input, its state assigned the cell's vector in
+/// each step.
+#[autodiff_forward(recur_fwd, Dual, Const, Dual)]
+#[autodiff_reverse(recur_rev, Duplicated, Const, Active)]
+fn recur(u: &[f64], x: &[f64]) -> f64 {
+    let mut h = vec![1.0, 0.5];
+    for _ in 0..3 {
+        h = recur_cell(u, &h, x);
+    }
+    h[0] + h[1]
+}
+
+fn recur_o<D: Num>(u: &[D], x: &[f64]) -> D {
+    let mut h = [c::<D>(1.0), c::<D>(0.5)];
+    for _ in 0..3 {
+        h = [u[0] * h[0] + x[0], u[1] * h[1] - h[0] * x[1]];
+    }
+    h[0] + h[1]
+}
+
+#[test]
+fn a_vector_call_with_a_constant_argument_assigned_in_a_loop() {
+    let (u, x, v) = ([0.8, -0.6], [0.3, 1.1], [0.4, -1.3]);
+    let (want_f, want_g) = oracle_grad(|d| recur_o(d, &x), &u);
+    let mut g = [0.0; 2];
+    check("value", recur_rev(&u, &mut g, &x, 1.0), want_f);
+    check_all("gradient", &g, &want_g);
+    let (f, t) = recur_fwd(&u, &v, &x);
+    check("value (forward)", f, want_f);
+    check("tangent", t, want_g[0] * v[0] + want_g[1] * v[1]);
+}

@@ -2064,7 +2064,8 @@ impl Frame {
 }
 
 /// Adds to `out` the locals of `b` that some statement reads or writes as a place: loaded
-/// from by index, copied, lent to a call, a method's receiver, written into.
+/// from by index, copied, lent to a call, a method's receiver, written into, taken apart or
+/// bound again.
 fn collect_placed(b: &Block, out: &mut HashSet<String>) {
     fn call(c: &Call, out: &mut HashSet<String>) {
         for a in &c.args {
@@ -2083,6 +2084,11 @@ fn collect_placed(b: &Block, out: &mut HashSet<String>) {
                     out.insert(p.base.to_string());
                 }
                 Op::Call(c) => call(c, out),
+                // A call's tuple taken apart (`let (v, t) = r;`, a vector and its tangent),
+                // or a part of it bound again (`let h = v;`), is moved there.
+                Op::Use(Operand::Var(v)) => {
+                    out.insert(v.to_string());
+                }
                 _ => {}
             },
             Stmt::Assign { place, .. } | Stmt::Push { place, .. } | Stmt::Fill { place, .. } => {
