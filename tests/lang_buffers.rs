@@ -1477,6 +1477,46 @@ fn pushed_rows_o<N: Num>(x: &[N]) -> N {
     pts[0][0] * pts[0][1].sin()
 }
 
+/// A mutable copy of a matrix parameter, written in place: two Gram–Schmidt steps
+/// against the first column.
+#[differentiable]
+#[autodiff_forward(matrix_copy_fwd, Dual, Dual)]
+#[autodiff_reverse(matrix_copy_rev, Duplicated, Active)]
+fn matrix_copy(a: &[[f64; 3]; 3]) -> f64 {
+    let mut q = *a;
+    for j in 1..3 {
+        let mut d = 0.0;
+        for i in 0..3 {
+            d += q[i][0] * q[i][j];
+        }
+        for i in 0..3 {
+            q[i][j] -= d * q[i][0];
+        }
+    }
+    q[0][1] * q[2][2] + q[1][1].sin() + a[0][0] * q[1][2]
+}
+
+/// [`matrix_copy`] of a matrix built from a slice (for the H·v check).
+#[autodiff_reverse(matrix_copy_caller_rev, Duplicated, Active)]
+fn matrix_copy_caller(x: &[f64]) -> f64 {
+    let a = [[x[0], x[1], x[2]], [x[3], x[4], x[5]], [x[6], x[7], x[8]]];
+    matrix_copy(&a)
+}
+
+fn matrix_copy_o<N: Num>(x: &[N]) -> N {
+    let mut q: Vec<Vec<N>> = x.chunks(3).map(|r| r.to_vec()).collect();
+    for j in 1..3 {
+        let mut d = c::<N>(0.0);
+        for i in 0..3 {
+            d += q[i][0] * q[i][j];
+        }
+        for i in 0..3 {
+            q[i][j] = q[i][j] - d * q[i][0];
+        }
+    }
+    q[0][1] * q[2][2] + q[1][1].sin() + x[0] * q[1][2]
+}
+
 /// A `&Vec<f64>` parameter cloned, its copy cloned again and written: the second copy
 /// is a value of its own in every companion, the nested ones included.
 #[differentiable]
@@ -1535,6 +1575,21 @@ proptest! {
             grad: g.concat(),
         };
         check_scalar("pushed_rows", &x, &v, s, got, pushed_rows_o::<Dual64>);
+    }
+
+    #[test]
+    fn a_mutable_copy_of_a_matrix_parameter(x in vecf(-1.2, 1.2, 9), v in dirs(9), s in seed()) {
+        let m = |z: &[f64]| [[z[0], z[1], z[2]], [z[3], z[4], z[5]], [z[6], z[7], z[8]]];
+        let mut g = [[0.0; 3]; 3];
+        let r = matrix_copy_rev(&m(&x), &mut g, s);
+        let got = Got {
+            primal: matrix_copy(&m(&x)),
+            fwd: matrix_copy_fwd(&m(&x), &m(&v)),
+            rev: r,
+            grad: g.concat(),
+        };
+        check_scalar("matrix_copy", &x, &v, s, got, matrix_copy_o::<Dual64>);
+        check_hvp_of::<matrix_copy_caller_rev>(&x, &v, matrix_copy_o);
     }
 
     #[test]

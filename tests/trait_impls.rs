@@ -30,7 +30,8 @@ pub struct Features {
 }
 
 // No method is marked: every method whose result may carry a derivative is made
-// differentiable (`predict`); `name` and `size` are left as written.
+// differentiable (`predict`), and so is `size`, an integer that differentiated callers
+// read (`let n = m.size();`); `name` is left as written.
 #[differentiable]
 impl Model for Features {
     fn predict(&self, x: f64) -> f64 {
@@ -92,6 +93,14 @@ impl Line {
     fn label(&self) -> String {
         format!("y = {} x + 1", self.m)
     }
+
+    fn steps(&self) -> usize {
+        3
+    }
+
+    fn rises(&self) -> bool {
+        self.m > 0.0
+    }
 }
 
 /// Squared error of the model over data points, with the model `Duplicated`.
@@ -113,6 +122,21 @@ fn loss_o<D: Num>(p: &[D], xs: &[f64], ys: &[f64]) -> D {
         l += r * r;
     }
     l
+}
+
+/// The squared error divided by the model's size, an integer method of the block, and
+/// by the number of steps an inherent integer method gives; a `bool` method chooses.
+#[autodiff_reverse(d_sized_loss, Duplicated, Const, Const, Active)]
+#[autodiff_forward(sized_loss_jvp, Dual, Const, Const, Dual)]
+fn sized_loss(m: &Features, xs: &[f64], ys: &[f64]) -> f64 {
+    let n = m.size();
+    let line = Line { m: 0.5 };
+    let mut l = 0.0;
+    for i in 0..xs.len() {
+        let r = m.predict(xs[i]) - ys[i];
+        l += if line.rises() { r * r } else { r };
+    }
+    l / (n * line.steps()) as f64
 }
 
 /// The gradient of `loss`, whose forward companion is the Hessian-vector product.
@@ -197,6 +221,22 @@ proptest! {
             }
             l
         });
+    }
+
+    #[test]
+    fn integer_methods_read_by_differentiated_code(
+        p in vecf(-1.0, 1.0, 4),
+        xs in vecf(-1.5, 1.5, 5),
+        ys in vecf(-1.0, 1.0, 5),
+        dir in dirs(4),
+    ) {
+        let m = features(&p);
+        let (value, grad) = oracle_grad(|d| loss_o(d, &xs, &ys) / 12.0, &p);
+        let mut dm = features(&[0.0; 4]);
+        check("value", d_sized_loss(&m, &mut dm, &xs, &ys, 1.0), value);
+        check_all("gradient", &flat(&dm), &grad);
+        let (_, t) = sized_loss_jvp(&m, &features(&dir), &xs, &ys);
+        check("forward tangent", t, grad.iter().zip(&dir).map(|(g, d)| g * d).sum());
     }
 
     #[test]

@@ -1355,6 +1355,22 @@ impl Lowerer {
                 self.bind(name, Binding::Var(v));
                 return Ok(());
             }
+            // `let mut q = *a;` of a matrix parameter (`a: &[[f64; 2]; 2]`): a local
+            // matrix, a copy of its rows.
+            if mutable
+                && !self.companion
+                && let Expr::Unary(u) = e
+                && matches!(u.op, syn::UnOp::Deref(_))
+                && let Expr::Path(path) = strip(&u.expr)
+                && let Some(id) = path.path.get_ident()
+                && let Some(Binding::Var(param)) = self.lookup(&id.to_string())
+                && self.row_params.contains(&param.to_string())
+            {
+                let q = self.copy_of_place(name, true, Place::local(param.clone()));
+                self.matrix_vars.insert(q.to_string());
+                self.bind(name, Binding::Var(q));
+                return Ok(());
+            }
             let val = self.lower_expr_hint(e, hint.as_ref())?;
             let val = match &hint {
                 Some(ty) => self.typed_value(val, ty, e),
