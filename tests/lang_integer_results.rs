@@ -177,3 +177,26 @@ proptest! {
         check("reverse over forward", root_rev2(a, 1.0).1, d2);
     }
 }
+
+/// Methods of a constant parameter of integers, kept as written: `get` with `copied` and
+/// `map_or`, `iter().max()`.
+#[autodiff_forward(masked_fwd, Dual, Const, Dual)]
+#[autodiff_reverse(masked_rev, Duplicated, Const, Active)]
+fn masked(p: &[f64], mask: &[usize]) -> f64 {
+    let w = mask.get(1).copied().unwrap_or(0) as f64;
+    let m = mask.iter().max().copied().unwrap_or(1);
+    let b = mask.get(7).map_or(0.5, |&k| k as f64);
+    w * p[0] * p[0] + p[m % p.len()] * b
+}
+
+#[test]
+fn methods_of_a_constant_integer_slice() {
+    // w = 4, m = 4 (so p[1]), b = 0.5: f = 4 p0² + 0.5 p1.
+    let (p, mask) = ([2.0, 3.0, 5.0], [1, 4, 2]);
+    let mut g = [0.0; 3];
+    check("value", masked_rev(&p, &mut g, &mask, 1.0), 17.5);
+    check_all("gradient", &g, &[16.0, 0.5, 0.0]);
+    let (f, t) = masked_fwd(&p, &[1.0, -2.0, 3.0], &mask);
+    check("forward value", f, 17.5);
+    check("tangent", t, 16.0 - 1.0);
+}

@@ -208,6 +208,9 @@ pub struct Lowerer {
     /// constants: elements of those buffers, and immutable locals bound to a constant
     /// expression (`let n = x.len() as i64;`).
     inert_params: HashSet<String>,
+    /// The parameters holding data without derivatives: integers, `bool`, text, and
+    /// slices, arrays and vectors of them (`ks: &[usize]`), whose methods are constants.
+    data_params: HashSet<String>,
     /// Parameters whose type is a type parameter that is not a float, or `impl Trait`
     /// (`b: &B` with `B: Backend`): the macro cannot see their methods.
     generic_params: HashSet<String>,
@@ -370,6 +373,20 @@ impl Lowerer {
                 .filter(|p| p.shape == Shape::Other)
                 .map(|p| p.name.to_string())
                 .collect(),
+            data_params: sig
+                .params
+                .iter()
+                .filter(|p| {
+                    p.ty.as_ref().is_some_and(|t| {
+                        let t = match t {
+                            syn::Type::Reference(r) => &*r.elem,
+                            t => t,
+                        };
+                        crate::signature::is_inert(t)
+                    })
+                })
+                .map(|p| p.name.to_string())
+                .collect(),
             const_copies: HashSet::default(),
             buffer_names: HashSet::default(),
             statement_call: false,
@@ -435,6 +452,7 @@ impl Lowerer {
             value_scrutinees: self.value_scrutinees.clone(),
             struct_scrutinees: self.struct_scrutinees.clone(),
             inert_params: self.inert_params.clone(),
+            data_params: self.data_params.clone(),
             generic_params: self.generic_params.clone(),
             const_copies: self.const_copies.clone(),
             buffer_names: self.buffer_names.clone(),
@@ -6328,6 +6346,21 @@ impl Lowerer {
                 return Ok(Val::Op(Operand::Lit(quote!(()))));
             }
         }
+        // A method of a parameter that is never differentiated (`ks.get(1).copied()` of
+        // `ks: &[usize]`) reading nothing else that could carry a derivative: a constant,
+        // kept as written.
+        if !self.companion && self.is_constant_method_chain(m) {
+            let var = self.fresh("t", span);
+            self.kinds.insert(var.to_string(), VarKind::Scalar);
+            self.inert_params.insert(var.to_string());
+            let toks = self.render(&Expr::MethodCall(m.clone()));
+            self.emit(Stmt::Let {
+                var: var.clone(),
+                mutable: false,
+                op: Op::Inactive(toks),
+            });
+            return Ok(Val::Op(Operand::Var(var)));
+        }
         // Products of a matrix and a vector (`w.dot(&x)`), and rows and columns of a matrix:
         // reduced where they are (`w.row(i).dot(&x)`), else read from a copy
         // (`w.row(i).iter()`); other whole-array methods are refused by name.
@@ -7546,6 +7579,43 @@ impl Lowerer {
             }
         });
         found
+    }
+
+    /// Whether the method call `m` starts from a parameter holding data without
+    /// derivatives (`ks.get(1).copied().unwrap()`, `ks.iter().max()` of `ks: &[usize]`; not
+    /// a struct or a generic type, whose methods may have rules) and names no other local
+    /// that is not a constant.
+    fn is_constant_method_chain(&self, m: &syn::ExprMethodCall) -> bool {
+        let mut root = &*m.receiver;
+        loop {
+            root = match strip(root) {
+                Expr::MethodCall(r) => &r.receiver,
+                Expr::Field(f) => &f.base,
+                Expr::Index(i) => &i.expr,
+                Expr::Reference(r) => &r.expr,
+                _ => break,
+            };
+        }
+        let Expr::Path(p) = strip(root) else {
+            return false;
+        };
+        if !p
+            .path
+            .get_ident()
+            .is_some_and(|id| self.is_inert_param(id) && self.data_params.contains(&id.to_string()))
+        {
+            return false;
+        }
+        let mut constant = true;
+        walk_idents(
+            &m.to_token_stream(),
+            &mut |id| match self.lookup(&id.to_string()) {
+                Some(Binding::Var(v)) => constant &= self.holds_constant(v),
+                Some(_) => constant = false,
+                None => {}
+            },
+        );
+        constant
     }
 
     /// An expression with no derivative, as tokens with locals renamed.

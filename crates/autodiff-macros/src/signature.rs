@@ -394,7 +394,7 @@ fn refers_to_a_generic_type(ty: &Type, other_type_params: &HashSet<String>) -> b
 
 /// Types behind a reference that never carry a derivative: text, integers, `bool`, and
 /// slices, arrays and `Vec`s of them or of tuples.
-fn is_inert(ty: &Type) -> bool {
+pub fn is_inert(ty: &Type) -> bool {
     match ty {
         Type::Path(tp) if tp.qself.is_none() => match tp.path.get_ident() {
             Some(id) => {
