@@ -506,20 +506,21 @@ impl<T> Tape<T> {
     }
 
     /// Records copies of the values of `v` in one block, so that they can be read back as
-    /// one slice (see `saved_runs`); a short run is copied value by value (see
-    /// [`copy_run`]).
+    /// one slice (see `saved_runs`).
     #[inline]
     pub(crate) fn push_run(&mut self, v: &[T])
     where
-        T: Copy,
+        T: Clone,
     {
         if self.cap - self.len < v.len() {
             self.grow(v.len());
         }
-        // SAFETY: the room for all of `v` was made above; a `Copy` value needs no drop,
-        // and its copy cannot panic.
-        unsafe { copy_run(v.as_ptr(), self.ptr.as_ptr().add(self.len), v.len()) };
-        self.len += v.len();
+        for x in v {
+            // SAFETY: `len < cap`: the room for all of `v` was made above.
+            unsafe { self.ptr.as_ptr().add(self.len).write(x.clone()) };
+            // One by one, so that a panicking `clone` leaves only written values counted.
+            self.len += 1;
+        }
     }
 
     /// Makes the last `n` values, recorded by one [`Tape::push_run`], readable by
@@ -607,32 +608,6 @@ impl<T> fmt::Debug for Tape<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let len = self.len + self.earlier.iter().map(|b| b.len).sum::<usize>();
         f.debug_struct("Tape").field("len", &len).finish()
-    }
-}
-
-/// Runs of at most this many values are copied value by value (see [`copy_run`]).
-const SHORT_RUN: usize = 16;
-
-/// Copies `n` values from `src` to `dst`. A short run is copied one value at a time with
-/// volatile reads, which keeps the compiler from turning the loop into a call to
-/// `memcpy`: the buffers saved and put back once per iteration of a loop are typically a
-/// few values long (GMM's `qxcentered`: ten per component and data point), and for them
-/// the call and its dispatch on the length cost more than the copy (measured: the GMM
-/// d10_K25 gradient about 5% faster). Longer runs go to `memcpy`.
-///
-/// # Safety
-/// `src` must be valid for `n` reads and `dst` for `n` writes, both aligned, and the two
-/// ranges must not overlap.
-#[inline(always)]
-pub(crate) unsafe fn copy_run<T: Copy>(src: *const T, dst: *mut T, n: usize) {
-    if n <= SHORT_RUN {
-        for i in 0..n {
-            // SAFETY: `i < n`, within both ranges (the caller's contract).
-            unsafe { dst.add(i).write(src.add(i).read_volatile()) };
-        }
-    } else {
-        // SAFETY: the caller's contract.
-        unsafe { std::ptr::copy_nonoverlapping(src, dst, n) };
     }
 }
 

@@ -1194,7 +1194,7 @@ impl<'a> Reverse<'a> {
                         let (save, load) = self.save_slice(quote!(&#buf[..#it.end]), level);
                         let restore = quote!({
                             let __ad_old = #load;
-                            __ad::restore(&mut #buf[..__ad_old.len()], __ad_old);
+                            #buf[..__ad_old.len()].copy_from_slice(&__ad_old[..]);
                         });
                         (save, restore)
                     }
@@ -1658,13 +1658,12 @@ impl<'a> Reverse<'a> {
             return (quote!(), quote!());
         }
         let p = place.primal();
-        if level.in_loop {
-            let (push, load) = self.save_slice(quote!(&#p[..]), level);
-            (push, quote!(__ad::restore(&mut #p[..], #load);))
+        let (push, load) = if level.in_loop {
+            self.save_slice(quote!(&#p[..]), level)
         } else {
-            let (push, load) = self.record(quote!(<[_]>::to_vec(&#p[..])), level);
-            (push, quote!(#p.copy_from_slice(&#load[..]);))
-        }
+            self.record(quote!(<[_]>::to_vec(&#p[..])), level)
+        };
+        (push, quote!(#p.copy_from_slice(&#load[..]);))
     }
 
     /// The code of a call whose result is bound to `pat` (or dropped).
