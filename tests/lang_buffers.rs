@@ -1411,8 +1411,9 @@ fn pushed_locals_o<N: Num>(x: &[N]) -> N {
     s + q[0] * q[1]
 }
 
-/// Matrices written with repeated rows: `[[x[0]; 2], [x[1]; 2]]`, `[[0.0; 3]; 2]`, and a
-/// `&mut` matrix reset with `*r = [[0.0; 2]; 2]` by a callee.
+/// Matrices written with repeated rows: `[[x[0]; 2], [x[1]; 2]]`, `[[0.0; 3]; 2]`,
+/// `vec![[x[0]; 2]; 3]`, `vec![vec![x[1]; 2]; 2]`, and a `&mut` matrix reset with
+/// `*r = [[0.0; 2]; 2]` by a callee.
 #[autodiff_forward(row_repeats_fwd, Dual, Dual)]
 #[autodiff_reverse(row_repeats_rev, Duplicated, Active)]
 fn row_repeats(x: &[f64]) -> f64 {
@@ -1425,7 +1426,11 @@ fn row_repeats(x: &[f64]) -> f64 {
     }
     let mut r = [[1.0; 2]; 2];
     reset_corner(&mut r, x[0]);
-    m[0][1] * m[1][0] + z[1][2].sin() + z[0][0] * r[0][1] + r[1][1]
+    // A vector of one repeated row, of arrays and of vectors.
+    let mut v = vec![[x[0]; 2]; 3];
+    v[1][0] *= x[1];
+    let w = vec![vec![x[1]; 2]; 2];
+    m[0][1] * m[1][0] + z[1][2].sin() + z[0][0] * r[0][1] + r[1][1] + v[1][0] * v[2][1] - w[1][0]
 }
 
 #[differentiable]
@@ -1438,7 +1443,7 @@ fn row_repeats_o<N: Num>(x: &[N]) -> N {
     let m = [[x[0], x[0]], [x[1], x[1]]];
     let n = x.len();
     let z = |i: usize, j: usize| m[i][j % 2] * x[j % n];
-    m[0][1] * m[1][0] + z(1, 2).sin() + z(0, 0) * x[0] * x[0]
+    m[0][1] * m[1][0] + z(1, 2).sin() + z(0, 0) * x[0] * x[0] + x[0] * x[1] * x[0] - x[1]
 }
 
 /// Rows of a parameter of rows pushed onto a vector of arrays, directly and through a

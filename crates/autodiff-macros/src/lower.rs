@@ -2271,7 +2271,9 @@ impl Lowerer {
         let Some((row, r)) = vec_repeat(e) else {
             return Ok(None);
         };
-        let Some((items, inner_vec)) = literal_items(&row) else {
+        // (A row that repeats one value, `vec![[x[0]; 2]; 3]`, is that value written out.)
+        let written_out = || repeated_row(&row).filter(|(items, _)| items.len() <= 64);
+        let Some((items, inner_vec)) = literal_items(&row).or_else(written_out) else {
             return Ok(None);
         };
         if items.is_empty()
