@@ -1414,6 +1414,7 @@ fn pushed_locals_o<N: Num>(x: &[N]) -> N {
 /// Matrices written with repeated rows: `[[x[0]; 2], [x[1]; 2]]`, `[[0.0; 3]; 2]`,
 /// `vec![[x[0]; 2]; 3]`, `vec![vec![x[1]; 2]; 2]`, and a `&mut` matrix reset with
 /// `*r = [[0.0; 2]; 2]` by a callee.
+#[allow(clippy::useless_vec)]
 #[autodiff_forward(row_repeats_fwd, Dual, Dual)]
 #[autodiff_reverse(row_repeats_rev, Duplicated, Active)]
 fn row_repeats(x: &[f64]) -> f64 {
