@@ -2255,3 +2255,31 @@ proptest! {
         check_hvp_of::<matrix_power_rev>(&x, &v, matrix_power_o);
     }
 }
+
+/// A `&mut Vec<[f64; 2]>` parameter overwritten from a parameter of rows.
+#[autodiff_forward(rows_copied_fwd, Dual, Dual, Dual)]
+#[autodiff_reverse(rows_copied_rev, Duplicated, Duplicated, Active)]
+#[allow(clippy::ptr_arg)]
+fn rows_copied(ctrl: &[[f64; 2]], work: &mut Vec<[f64; 2]>) -> f64 {
+    work.copy_from_slice(ctrl);
+    work[0][0] * work[1][1] + work[1][0].sin()
+}
+
+#[test]
+fn rows_copied_into_a_vector_parameter() {
+    let c = [[1.5, 2.0], [0.3, -0.7]];
+    let want = [[-0.7, 0.0], [0.3f64.cos(), 1.5]];
+    let (mut w, mut dc, mut dw) = (vec![[0.0; 2]; 2], [[0.0; 2]; 2], vec![[0.0; 2]; 2]);
+    let f = rows_copied_rev(&c, &mut dc, &mut w, &mut dw, 1.0);
+    check("value", f, 1.5 * -0.7 + 0.3f64.sin());
+    check_all("gradient", dc.as_flattened(), want.as_flattened());
+    // The copy's own seed (zero) is consumed: the work buffer's shadow is left at zero.
+    check_all("work's shadow", dw.as_flattened(), &[0.0; 4]);
+    let dirs = [[0.5, -1.0], [2.0, 0.25]];
+    let mut w = vec![[0.0; 2]; 2];
+    let (_, t) = rows_copied_fwd(&c, &dirs, &mut w, &mut vec![[0.0; 2]; 2]);
+    let tw: f64 = (0..2)
+        .map(|i| (0..2).map(|j| want[i][j] * dirs[i][j]).sum::<f64>())
+        .sum();
+    check("tangent", t, tw);
+}

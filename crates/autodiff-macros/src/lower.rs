@@ -7335,11 +7335,17 @@ impl Lowerer {
             // Zeroing a shadow, and adding a scratch shadow into one.
             ["__ad", "fill_zero"] if c.args.len() == 1 => {
                 let dst = strip_full_range(strip_ref(&c.args[0]));
-                if self.floats.is_empty() && !matches!(strip(dst), Expr::Field(_)) {
+                // (The shadow of a vector of rows holds arrays: `[0.0; 2]`, not `0.0`.)
+                let rows = matches!(strip(dst), Expr::Path(p) if p.path.get_ident().is_some_and(|id| {
+                    matches!(self.lookup(&id.to_string()), Some(Binding::Var(v))
+                        if self.row_params.contains(&v.to_string())
+                            || self.matrix_vars.contains(&v.to_string()))
+                }));
+                if self.floats.is_empty() && !rows && !matches!(strip(dst), Expr::Field(_)) {
                     self.lower_method_stmt(&syn::parse_quote!(#dst.fill(0.0)))?;
                 } else {
-                    // A type parameter takes no literal, and the shadow of a struct's
-                    // member may hold integers (`s.ids`).
+                    // A type parameter takes no literal, the shadow of a struct's
+                    // member may hold integers (`s.ids`), and that of rows arrays.
                     self.lower_expr(&syn::parse_quote!({
                         let __ad_zero = __ad::elem_zero(&#dst[..]);
                         #dst.fill(__ad_zero);
