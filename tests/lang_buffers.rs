@@ -2283,3 +2283,44 @@ fn rows_copied_into_a_vector_parameter() {
         .sum();
     check("tangent", t, tw);
 }
+
+/// `first_row_sum` of a copy of a vector of rows built by `push`, lent mutably to
+/// callees that read and write its rows (also under H·v).
+#[differentiable]
+fn first_row_sum(work: &mut [[f64; 2]]) -> f64 {
+    work[0][0] * work[0][1] + work[1][0]
+}
+
+#[allow(clippy::vec_init_then_push)]
+#[autodiff_forward(pushed_copy_fwd, Dual, Dual)]
+#[autodiff_reverse(pushed_copy_rev, Duplicated, Active)]
+fn pushed_copy(p: &[f64]) -> f64 {
+    let mut ctrl: Vec<[f64; 2]> = Vec::new();
+    ctrl.push([p[0], p[1]]);
+    ctrl.push([p[2], p[0] * p[1]]);
+    let mut work = ctrl.clone();
+    blend_rows(&mut work, p[2]);
+    first_row_sum(&mut work) * ctrl[1][1]
+}
+
+/// Rows of a `&mut` parameter of rows written: one whole, one element.
+#[differentiable]
+fn blend_rows(work: &mut [[f64; 2]], t: f64) {
+    work[0] = [work[0][0] * t, work[1][1]];
+    work[1][0] *= t;
+}
+
+fn pushed_copy_o<N: Num>(p: &[N]) -> N {
+    let q = p[0] * p[1];
+    (p[0] * p[2] * q + p[2] * p[2]) * q
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn a_copy_of_pushed_rows_lent_mutably(x in vecf(-1.5, 1.5, 3), v in dirs(3), s in seed()) {
+        check_slice("pushed_copy", (&x, &v, &[0.0; 3], s), pushed_copy, pushed_copy_fwd, pushed_copy_rev, pushed_copy_o::<Dual64>);
+        check_hvp_of::<pushed_copy_rev>(&x, &v, pushed_copy_o);
+    }
+}

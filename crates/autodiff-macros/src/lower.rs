@@ -1366,7 +1366,10 @@ impl Lowerer {
                 // `let mut ps: Vec<[f64; 2]> = Vec::new();` and `let mut t = [[0.0; 2];
                 // 2];`: its elements are rows, even where it is never indexed twice (a
                 // callee fills it, `s = t;` copies it).
-                if hint.as_ref().is_some_and(is_rows_type) || is_rows_literal(e) {
+                if hint.as_ref().is_some_and(is_rows_type)
+                    || is_rows_literal(e)
+                    || self.is_copy_of_rows(e)
+                {
                     self.matrix_vars.insert(v.to_string());
                 }
                 self.emit_owned(&v, mutable, op);
@@ -7224,7 +7227,7 @@ impl Lowerer {
                     }
                     return Ok(Some(Val::Op(v)));
                 }
-                if self.is_struct_ref(&place) {
+                if self.is_struct_ref(&place) && !self.is_rows_param(&place) {
                     return unsupported(c, "saving this value behind a reference");
                 }
                 let copy: Expr = if is_scalar_place(&place, self) && !self.is_row(&place) {
@@ -7254,7 +7257,7 @@ impl Lowerer {
                 let place = self.lower_place(dst)?;
                 let mode = if self.is_whole_struct(&place) || is_struct_helper {
                     CopyMode::Struct
-                } else if self.is_struct_ref(&place) {
+                } else if self.is_struct_ref(&place) && !self.is_rows_param(&place) {
                     return unsupported(c, "restoring this value behind a reference");
                 } else if is_scalar_place(&place, self) && !self.is_row(&place) {
                     self.lower_expr(&syn::parse_quote!(#dst = #src))?;
@@ -7387,7 +7390,8 @@ impl Lowerer {
                 // The adjoint of a matrix (`Vec<Vec<f64>>`, indexed twice) row by row.
                 let is_matrix = |e: &Expr| {
                     matches!(strip(e), Expr::Path(p)
-                        if p.path.get_ident().is_some_and(|id| self.rows_indexed.contains(&id.to_string())))
+                        if p.path.get_ident().is_some_and(|id| self.rows_indexed.contains(&id.to_string())
+                            || self.names_rows(id)))
                 };
                 if is_matrix(dst) || is_matrix(src) {
                     self.lower_expr(&syn::parse_quote! {
@@ -7587,6 +7591,34 @@ impl Lowerer {
             }
         });
         found
+    }
+
+    /// Whether `p` is a whole parameter of rows (`work: &mut [[f64; 2]]`), which is saved
+    /// and put back as a buffer of arrays, not as a struct.
+    fn is_rows_param(&self, p: &Place) -> bool {
+        p.is_whole() && self.row_params.contains(&p.base.to_string())
+    }
+
+    /// Whether the name `id` is bound to a vector or array of rows built in the function.
+    fn names_rows(&self, id: &Ident) -> bool {
+        matches!(self.lookup(&id.to_string()), Some(Binding::Var(v))
+            if self.matrix_vars.contains(&v.to_string()))
+    }
+
+    /// Whether `e` is, in a companion lowered again, a zero shadow or a copy of a vector
+    /// of rows (`__ad::zero_like(&m)`, `__ad::copy_of(&m)`): rows as well.
+    fn is_copy_of_rows(&self, e: &Expr) -> bool {
+        let Expr::Call(c) = strip(e) else {
+            return false;
+        };
+        let Expr::Path(p) = &*c.func else {
+            return false;
+        };
+        self.companion
+            && c.args.len() == 1
+            && matches!(path_names(&p.path).as_slice(), [a, b] if a == "__ad" && (b == "zero_like" || b == "copy_of"))
+            && matches!(strip(strip_ref(&c.args[0])), Expr::Path(a)
+                if a.path.get_ident().is_some_and(|id| self.names_rows(id)))
     }
 
     /// Whether the method call `m` starts from a parameter holding data without
