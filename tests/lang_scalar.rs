@@ -872,3 +872,24 @@ proptest! {
         check_hvp(&hv, &x, &v, tuple_acc_o);
     }
 }
+
+/// A square root at 0 whose value is multiplied by 0: its derivative along a direction
+/// that keeps the root's argument at 0 is that of the rest.
+#[autodiff_forward(root_at_zero_fwd, Dual, Dual)]
+#[autodiff_reverse(root_at_zero_rev, Duplicated, Active)]
+fn root_at_zero(x: &[f64]) -> f64 {
+    let u = x[0] - x[1];
+    0.0 * u.sqrt() + x[0] * x[1].ln()
+}
+
+#[test]
+fn a_zero_tangent_through_an_infinite_partial() {
+    let e2 = 2.0f64.exp();
+    let x = [e2, e2];
+    // f = x0 ln x1 where the root's argument is 0: ∇f = (ln x1, x0 / x1) = (2, 1).
+    let mut g = [0.0; 2];
+    root_at_zero_rev(&x, &mut g, 1.0);
+    check_all("gradient", &g, &[2.0, 1.0]);
+    let (_, t) = root_at_zero_fwd(&x, &[1.0, 1.0]);
+    check("tangent along (1, 1)", t, 3.0);
+}

@@ -265,11 +265,19 @@ impl Forward<'_> {
                 let p = format_ident!("__ad_p");
                 let ps = partials(name, ops, var.clone());
                 let n = idx.len();
+                // Where a partial can be infinite at a finite value (`sqrt` at 0), a zero
+                // tangent contributes zero, as a zero adjoint does in the reverse sweep,
+                // rather than `0 · ∞`.
+                let singular = crate::builtins::has_singular_partials(name);
                 let sum: Vec<TokenStream> = terms
                     .iter()
                     .map(|(k, t)| {
                         let pk = partial_at(&p, *k, n);
-                        quote!(#pk * #t)
+                        if singular {
+                            quote!((if __ad::nonzero(#t) { #pk * #t } else { #t }))
+                        } else {
+                            quote!(#pk * #t)
+                        }
                     })
                     .collect();
                 Some(quote!({ let #p = #ps; #(#sum)+* }))
