@@ -101,6 +101,10 @@ impl Line {
     fn rises(&self) -> bool {
         self.m > 0.0
     }
+
+    fn order() -> usize {
+        2
+    }
 }
 
 /// Squared error of the model over data points, with the model `Duplicated`.
@@ -124,8 +128,9 @@ fn loss_o<D: Num>(p: &[D], xs: &[f64], ys: &[f64]) -> D {
     l
 }
 
-/// The squared error divided by the model's size, an integer method of the block, and
-/// by the number of steps an inherent integer method gives; a `bool` method chooses.
+/// The squared error divided by the model's size, an integer method of the block, by
+/// the number of steps an inherent integer method gives, and by an associated function's
+/// integer; a `bool` method chooses.
 #[autodiff_reverse(d_sized_loss, Duplicated, Const, Const, Active)]
 #[autodiff_forward(sized_loss_jvp, Dual, Const, Const, Dual)]
 fn sized_loss(m: &Features, xs: &[f64], ys: &[f64]) -> f64 {
@@ -136,7 +141,7 @@ fn sized_loss(m: &Features, xs: &[f64], ys: &[f64]) -> f64 {
         let r = m.predict(xs[i]) - ys[i];
         l += if line.rises() { r * r } else { r };
     }
-    l / (n * line.steps()) as f64
+    l / (n * line.steps() * Line::order()) as f64
 }
 
 /// The gradient of `loss`, whose forward companion is the Hessian-vector product.
@@ -231,7 +236,7 @@ proptest! {
         dir in dirs(4),
     ) {
         let m = features(&p);
-        let (value, grad) = oracle_grad(|d| loss_o(d, &xs, &ys) / 12.0, &p);
+        let (value, grad) = oracle_grad(|d| loss_o(d, &xs, &ys) / 24.0, &p);
         let mut dm = features(&[0.0; 4]);
         check("value", d_sized_loss(&m, &mut dm, &xs, &ys, 1.0), value);
         check_all("gradient", &flat(&dm), &grad);
