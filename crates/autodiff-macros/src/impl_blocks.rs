@@ -153,24 +153,9 @@ fn returns_integer(f: &ImplItemFn) -> bool {
         return false;
     };
     p.qself.is_none()
-        && p.path.get_ident().is_some_and(|id| {
-            matches!(
-                id.to_string().as_str(),
-                "usize"
-                    | "isize"
-                    | "u8"
-                    | "u16"
-                    | "u32"
-                    | "u64"
-                    | "u128"
-                    | "i8"
-                    | "i16"
-                    | "i32"
-                    | "i64"
-                    | "i128"
-                    | "bool"
-            )
-        })
+        && p.path
+            .get_ident()
+            .is_some_and(|id| crate::signature::is_integer_or_bool_name(&id.to_string()))
 }
 
 /// The method `f` with its attributes expanded one after the other (as rustc would, the
