@@ -7339,11 +7339,8 @@ impl Lowerer {
             ["__ad", "fill_zero"] if c.args.len() == 1 => {
                 let dst = strip_full_range(strip_ref(&c.args[0]));
                 // (The shadow of a vector of rows holds arrays: `[0.0; 2]`, not `0.0`.)
-                let rows = matches!(strip(dst), Expr::Path(p) if p.path.get_ident().is_some_and(|id| {
-                    matches!(self.lookup(&id.to_string()), Some(Binding::Var(v))
-                        if self.row_params.contains(&v.to_string())
-                            || self.matrix_vars.contains(&v.to_string()))
-                }));
+                let rows = matches!(strip(dst), Expr::Path(p)
+                    if p.path.get_ident().is_some_and(|id| self.names_rows(id)));
                 if self.floats.is_empty() && !rows && !matches!(strip(dst), Expr::Field(_)) {
                     self.lower_method_stmt(&syn::parse_quote!(#dst.fill(0.0)))?;
                 } else {
@@ -7599,10 +7596,12 @@ impl Lowerer {
         p.is_whole() && self.row_params.contains(&p.base.to_string())
     }
 
-    /// Whether the name `id` is bound to a vector or array of rows built in the function.
+    /// Whether the name `id` is bound to a vector or array of rows: one built in the
+    /// function, or a parameter of rows.
     fn names_rows(&self, id: &Ident) -> bool {
         matches!(self.lookup(&id.to_string()), Some(Binding::Var(v))
-            if self.matrix_vars.contains(&v.to_string()))
+            if self.matrix_vars.contains(&v.to_string())
+                || self.row_params.contains(&v.to_string()))
     }
 
     /// Whether `e` is, in a companion lowered again, a zero shadow or a copy of a vector
