@@ -30,8 +30,8 @@ pub struct Features {
 }
 
 // No method is marked: every method whose result may carry a derivative is made
-// differentiable (`predict`), and so is `size`, an integer that differentiated callers
-// read (`let n = m.size();`); `name` is left as written.
+// differentiable (`predict`); `name` and `size` are left as written (differentiated code
+// reads `size` through `no_grad`).
 #[differentiable]
 impl Model for Features {
     fn predict(&self, x: f64) -> f64 {
@@ -128,20 +128,21 @@ fn loss_o<D: Num>(p: &[D], xs: &[f64], ys: &[f64]) -> D {
     l
 }
 
-/// The squared error divided by the model's size, an integer method of the block, by
-/// the number of steps an inherent integer method gives, and by an associated function's
-/// integer; a `bool` method chooses.
+/// The squared error divided by the model's size, an integer method of the block left
+/// as written, by the number of steps an inherent integer method gives, and by an
+/// associated function's integer; a `bool` method chooses. Methods left as written are
+/// called through `no_grad`.
 #[autodiff_reverse(d_sized_loss, Duplicated, Const, Const, Active)]
 #[autodiff_forward(sized_loss_jvp, Dual, Const, Const, Dual)]
 fn sized_loss(m: &Features, xs: &[f64], ys: &[f64]) -> f64 {
-    let n = m.size();
+    let n = no_grad(m.size());
     let line = Line { m: 0.5 };
     let mut l = 0.0;
     for i in 0..xs.len() {
         let r = m.predict(xs[i]) - ys[i];
-        l += if line.rises() { r * r } else { r };
+        l += if no_grad(line.rises()) { r * r } else { r };
     }
-    l / (n * line.steps() * Line::order()) as f64
+    l / (n * no_grad(line.steps()) * Line::order()) as f64
 }
 
 /// The gradient of `loss`, whose forward companion is the Hessian-vector product.

@@ -60,14 +60,7 @@ pub fn expand_impl(imp: ItemImpl) -> TokenStream {
         // A function without `self` in the block is an associated function, which a
         // function's own attribute cannot tell (see `expand::is_associated`): marked so.
         let associated = !matches!(f.sig.inputs.first(), Some(syn::FnArg::Receiver(_)));
-        // A method with an integer result (`fn dim(&self) -> usize`) carries no
-        // derivative, but differentiated callers reach it through its companions all
-        // the same (`let n = sys.dim();`): it is differentiated where its body can be, and
-        // left as written where it cannot.
-        let as_written = (!marked && !associated && returns_integer(&f)).then(|| f.clone());
-        if as_written.is_some() {
-            f.attrs.insert(0, syn::parse_quote!(#[differentiable]));
-        } else if !marked && returns_floats(&f, &imp.generics, &imp.self_ty) {
+        if !marked && returns_floats(&f, &imp.generics, &imp.self_ty) {
             f.attrs.insert(
                 0,
                 if associated {
@@ -86,12 +79,6 @@ pub fn expand_impl(imp: ItemImpl) -> TokenStream {
             }
         }
         let (method, extra) = expand_method(f);
-        if let Some(f) = as_written
-            && quote!(#(#extra)*).to_string().contains("compile_error")
-        {
-            block.items.push(ImplItem::Fn(f));
-            continue;
-        }
         block.items.push(ImplItem::Fn(method));
         generated.extend(extra);
     }
@@ -113,9 +100,8 @@ pub fn expand_impl(imp: ItemImpl) -> TokenStream {
 /// through `&mut`), or a value whose type names `f32`, `f64` or a type parameter (of the
 /// method or of the block), not behind a reference; `Self` counts as the block's type
 /// (`-> Self` of `impl<T: Float> V2<T>`). Other methods of a block that marks none
-/// (`fn name(&self) -> &str`, `fn scaled(&self) -> Self` of a struct without type
-/// parameters) are left as written; one with an integer result is differentiated where
-/// it can be (see `expand_impl`).
+/// (`fn name(&self) -> &str`, `fn len(&self) -> usize`, `fn scaled(&self) -> Self` of a
+/// struct without type parameters) are left as written.
 fn returns_floats(f: &ImplItemFn, block: &syn::Generics, self_ty: &syn::Type) -> bool {
     let ty = match &f.sig.output {
         syn::ReturnType::Default => return true,
@@ -142,20 +128,6 @@ fn returns_floats(f: &ImplItemFn, block: &syn::Generics, self_ty: &syn::Type) ->
         });
     }
     floats || matches!(&**ty, syn::Type::Tuple(t) if t.elems.is_empty())
-}
-
-/// Whether a method returns a primitive integer or `bool`.
-fn returns_integer(f: &ImplItemFn) -> bool {
-    let syn::ReturnType::Type(_, ty) = &f.sig.output else {
-        return false;
-    };
-    let syn::Type::Path(p) = &**ty else {
-        return false;
-    };
-    p.qself.is_none()
-        && p.path
-            .get_ident()
-            .is_some_and(|id| crate::signature::is_integer_or_bool_name(&id.to_string()))
 }
 
 /// The method `f` with its attributes expanded one after the other (as rustc would, the
