@@ -1376,35 +1376,26 @@ impl Lowerer {
                 self.bind(name, Binding::Var(v));
                 return Ok(());
             }
-            // `let mut q = *a;` of a matrix parameter (`a: &[[f64; 2]; 2]`): a local
-            // matrix, a copy of its rows.
-            if mutable
-                && !self.companion
-                && let Expr::Unary(u) = e
-                && matches!(u.op, syn::UnOp::Deref(_))
-                && let Expr::Path(path) = strip(&u.expr)
-                && let Some(id) = path.path.get_ident()
-                && let Some(Binding::Var(param)) = self.lookup(&id.to_string())
-                && self.row_params.contains(&param.to_string())
-            {
-                let q = self.copy_of_place(name, true, Place::local(param.clone()));
-                self.matrix_vars.insert(q.to_string());
-                self.bind(name, Binding::Var(q));
-                return Ok(());
-            }
             let val = self.lower_expr_hint(e, hint.as_ref())?;
             let val = match &hint {
                 Some(ty) => self.typed_value(val, ty, e),
                 None => val,
             };
-            // `let mut s = *x;` of an array behind a reference: a copy to write.
+            // `let mut s = *x;` of an array behind a reference: a copy to write; of a
+            // matrix parameter (`a: &[[f64; 2]; 2]`), a local matrix.
             if let (true, Expr::Unary(u), Val::Place(p, _)) = (mutable, e, &val)
                 && matches!(u.op, syn::UnOp::Deref(_))
                 && p.is_whole()
-                && self.is_float_buffer(&p.base)
             {
-                self.bind_copy(name, true, p.clone());
-                return Ok(());
+                let rows = !self.companion && self.row_params.contains(&p.base.to_string());
+                if rows || self.is_float_buffer(&p.base) {
+                    let q = self.copy_of_place(name, true, p.clone());
+                    if rows {
+                        self.matrix_vars.insert(q.to_string());
+                    }
+                    self.bind(name, Binding::Var(q));
+                    return Ok(());
+                }
             }
             if mutable && self.bind_slice_cursor(name, e, &val) {
                 return Ok(());
