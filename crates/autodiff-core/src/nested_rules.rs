@@ -1,17 +1,20 @@
-//! How a custom reverse rule is differentiated again (forward over reverse).
+//! How a custom rule is differentiated again: a reverse rule under forward over reverse, a
+//! forward rule under forward over forward.
 //!
-//! A rule marked `#[differentiable]` has its value and its pullback closure differentiated
-//! in forward mode at compile time, like any function. The function with the rule reaches
+//! A reverse rule marked `#[differentiable]` has its value and its pullback closure
+//! differentiated in forward mode at compile time, like any function; a forward rule is
+//! differentiated as any function is. The function with the rule reaches
 //! those derivatives through the rule itself, since it only knows the rule's path and a
 //! path that might not exist cannot be written: it calls the rule once in "request" mode,
 //! and the rule hands over its derivatives (plain function pointers) before it runs.
 //!
-//! Whether the rule can do so is decided at compile time: a `#[differentiable]` rule's
-//! pullback captures a [`PullbackMarker`], which makes it `!Unpin`, and [`RuleProbe`]
-//! picks, by method resolution, either an error that names the rule (an `Unpin`
-//! pullback) or nothing. The error is a constant evaluated only
-//! where nested code is instantiated, so a rule without the attribute still works in every
-//! other mode.
+//! Whether a reverse rule can do so is decided at compile time: a `#[differentiable]`
+//! rule's pullback captures a [`PullbackMarker`], which makes it `!Unpin`, and
+//! [`RuleProbe`] picks, by method resolution, either an error that names the rule (an
+//! `Unpin` pullback) or nothing. The error is a constant evaluated only where nested code
+//! is instantiated, so a rule without the attribute still works in every other mode. A
+//! forward rule returns plain values, which say nothing: a forward rule without the
+//! attribute is found out when nested code first runs, by a panic that names it.
 
 use core::any::Any;
 use core::cell::{Cell, RefCell};
@@ -41,8 +44,9 @@ std::thread_local! {
     static OFFERED: RefCell<Option<Box<dyn Any>>> = const { RefCell::new(None) };
 }
 
-/// Called first thing by a `#[differentiable]` rule: hands over its derivatives when a
-/// caller asked for them. Every call of the rule runs it, so the common case is one read.
+/// Called first thing by a `#[differentiable]` rule (and by every `#[differentiable]`
+/// function shaped like a forward rule): hands over its derivatives when a caller asked
+/// for them. Every call of the rule runs it, so the common case is one read.
 #[inline]
 pub fn offer_nested_rule<T: 'static>(derivatives: T) {
     if REQUESTED.with(Cell::get) {
@@ -52,16 +56,21 @@ pub fn offer_nested_rule<T: 'static>(derivatives: T) {
 }
 
 /// Runs `call` (a call of a `#[differentiable]` rule) and returns its result with the
-/// rule's derivatives, of the type the macros derive from the rule's signature.
-pub fn request_nested_rule<T: 'static, Y>(call: impl FnOnce() -> Y) -> (Y, T) {
+/// rule's derivatives, of the type the macros derive from the rule's signature. Panics
+/// with `missing` when the rule handed over nothing: a forward rule's function cannot
+/// tell at compile time whether its rule is `#[differentiable]` (a reverse rule's can,
+/// see [`RuleProbe`]).
+pub fn request_nested_rule<T: 'static, Y>(call: impl FnOnce() -> Y, missing: &str) -> (Y, T) {
     REQUESTED.with(|r| r.set(true));
     let y = call();
     REQUESTED.with(|r| r.set(false));
     let offered = OFFERED.with(|o| o.borrow_mut().take());
-    let derivatives = offered
-        .expect("a reverse rule used under nested differentiation did not hand over its derivatives: add `#[differentiable]` to it")
+    let Some(derivatives) = offered else {
+        panic!("{missing}");
+    };
+    let derivatives = derivatives
         .downcast::<T>()
-        .expect("the derivatives of a reverse rule do not match its function's signature");
+        .expect("the derivatives a rule handed over do not match its function's signature");
     (y, *derivatives)
 }
 

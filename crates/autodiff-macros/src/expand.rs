@@ -101,7 +101,10 @@ pub fn expand(trigger: Trigger, item: TokenStream) -> TokenStream {
         return quote!(#err #original);
     }
     match expand_fn(trigger, &func) {
-        Ok(extra) => {
+        Ok((extra, offer)) => {
+            if let Some(offer) = offer {
+                original.block.stmts.insert(0, offer);
+            }
             if std::env::var("AUTODIFF_DEBUG_EXPAND").is_ok_and(|v| func.sig.ident == v) {
                 let _ = std::fs::write(
                     format!("/tmp/autodiff_{}.rs", func.sig.ident),
@@ -133,7 +136,9 @@ fn unbounded_result(sig: &SigInfo) -> syn::Result<()> {
     Ok(())
 }
 
-fn expand_fn(trigger: Trigger, func: &ImplItemFn) -> syn::Result<TokenStream> {
+/// The items generated for `func`, and the statement that a function that may be a
+/// forward rule runs first (see [`crate::rule_nesting::forward_rule_offer`]).
+fn expand_fn(trigger: Trigger, func: &ImplItemFn) -> syn::Result<(TokenStream, Option<syn::Stmt>)> {
     let sig_info = crate::signature::analyse_fn(func)?;
     unbounded_result(&sig_info)?;
     let mut raw_specs: Vec<(Mode, TokenStream)> = Vec::new();
@@ -262,7 +267,15 @@ fn expand_fn(trigger: Trigger, func: &ImplItemFn) -> syn::Result<TokenStream> {
         out.extend(companion);
     }
     out.extend(protocol);
-    Ok(out)
+    // (Its forward derivative is `__ad_fwd`, which must then be built.)
+    let offer = (crate::nested::ENABLED && g.fail_fwd.is_none() && !g.suffixed())
+        .then(|| crate::rule_nesting::forward_rule_offer(func))
+        .flatten()
+        .map(|(offer, items)| {
+            out.extend(items);
+            offer
+        });
+    Ok((out, offer))
 }
 
 fn attr_args(a: &syn::Attribute) -> syn::Result<TokenStream> {

@@ -50,8 +50,7 @@ pub fn derivative_types(
             inputs.push(quote!(#t));
         }
     }
-    let r = ret.map_or(quote!(()), |t| quote!(#t));
-    let value = quote!(fn(#(#inputs),*) -> (#r, #r));
+    let value = forward_derivative_type(params, floats, ret);
     for s in shadows {
         inputs.push(quote!(#s));
         inputs.push(quote!(#s));
@@ -453,4 +452,120 @@ fn forward_protocol(code: &TokenStream, name: &Ident) -> syn::Result<TokenStream
     let mut f: ImplItemFn = syn::parse2(g.protocol_forward())?;
     f.sig.ident = name.clone();
     Ok(quote!(#f))
+}
+
+/// Whether `func` may be a forward rule (`fn f_fwd(x: f64, dx: f64, ..) -> (f64, f64)`)
+/// that forward over forward differentiates again: a free function with float, float
+/// slice and constant parameters, returning a value and its tangent, or `()` with a
+/// float parameter followed by its tangent. The function with the rule cannot tell
+/// whether its rule is `#[differentiable]` (it only knows the rule's path): such a
+/// function hands over its forward derivative on request (see [`forward_rule_offer`]),
+/// which costs its other callers one thread-local read.
+fn may_be_forward_rule(func: &ImplItemFn, floats: &HashSet<String>) -> Option<Vec<(Ident, Type)>> {
+    if func.sig.receiver().is_some()
+        || func.sig.generics.type_params().next().is_some()
+        || func.sig.generics.const_params().next().is_some()
+    {
+        return None;
+    }
+    let mut params = Vec::new();
+    for input in &func.sig.inputs {
+        let FnArg::Typed(pt) = input else {
+            return None;
+        };
+        let Pat::Ident(pi) = &*pt.pat else {
+            return None;
+        };
+        if !matches!(
+            shape_of(&pt.ty, floats).0,
+            Shape::Scalar | Shape::Slice { .. } | Shape::Other
+        ) {
+            return None;
+        }
+        params.push((pi.ident.clone(), (*pt.ty).clone()));
+    }
+    let same = |a: &Type, b: &Type| quote!(#a).to_string() == quote!(#b).to_string();
+    let shaped = match &func.sig.output {
+        ReturnType::Default => params.windows(2).any(|w| {
+            !matches!(shape_of(&w[0].1, floats).0, Shape::Other) && same(&w[0].1, &w[1].1)
+        }),
+        ReturnType::Type(_, t) => match &**t {
+            Type::Tuple(t) if t.elems.len() == 2 => {
+                matches!(shape_of(&t.elems[0], floats).0, Shape::Scalar)
+                    && same(&t.elems[0], &t.elems[1])
+            }
+            _ => false,
+        },
+    };
+    shaped.then_some(params)
+}
+
+/// For a `#[differentiable]` function that may be a forward rule (see
+/// [`may_be_forward_rule`]): the statement that hands over its forward derivative on
+/// request, first in its body, and the concrete function it hands over. That function's
+/// type, `fn(x, tx, dx, tdx, ..) -> ((y, dy), (ty, tdy))`, is what the function with the
+/// rule derives from its own signature ([`forward_derivative_type`]).
+pub fn forward_rule_offer(func: &ImplItemFn) -> Option<(Stmt, TokenStream)> {
+    let floats = float_type_params(&func.sig.generics);
+    let params = may_be_forward_rule(func, &floats)?;
+    let name = &func.sig.ident;
+    let ret = match &func.sig.output {
+        ReturnType::Default => None,
+        ReturnType::Type(_, t) => Some((**t).clone()),
+    };
+    let mut inputs = Vec::new();
+    let mut args = Vec::new();
+    for (n, ty) in &params {
+        let ty = &elided(ty);
+        inputs.push(quote!(#n: #ty));
+        args.push(quote!(#n));
+        let t = format_ident!("__ad_t_{}", n);
+        match tangent_type(ty, &floats) {
+            Some(tt) => {
+                inputs.push(quote!(#t: #tt));
+                args.push(quote!(#t));
+            }
+            None => args.push(quote!(::autodiff_core::__private::Zero)),
+        }
+    }
+    let types = forward_derivative_type(
+        &params.iter().map(|(_, t)| t.clone()).collect::<Vec<_>>(),
+        &floats,
+        ret.as_ref(),
+    );
+    let r = ret.map_or(quote!(()), |t| quote!(#t));
+    let offer: Stmt = syn::parse_quote! {
+        ::autodiff_core::__private::offer_nested_rule::<#types>(#name::__ad_nested_fwd);
+    };
+    let items = quote! {
+        impl #name {
+            #[doc(hidden)]
+            #[allow(unused, non_snake_case, clippy::all)]
+            pub fn __ad_nested_fwd(#(#inputs),*) -> (#r, #r) {
+                Self::__ad_fwd(#(#args,)* ())
+            }
+        }
+    };
+    Some((offer, items))
+}
+
+/// The function-pointer type of the forward derivative of a function (a forward rule, a
+/// reverse rule's value), given its parameter types and its return type (`None` for
+/// `()`): each parameter followed by its tangent (none for a constant), returning the
+/// value and its tangent.
+pub fn forward_derivative_type(
+    params: &[Type],
+    floats: &HashSet<String>,
+    ret: Option<&Type>,
+) -> TokenStream {
+    let mut inputs = Vec::new();
+    for ty in params {
+        let ty = &elided(ty);
+        inputs.push(quote!(#ty));
+        if let Some(t) = tangent_type(ty, floats) {
+            inputs.push(quote!(#t));
+        }
+    }
+    let r = ret.map_or(quote!(()), |t| quote!(#t));
+    quote!(fn(#(#inputs),*) -> (#r, #r))
 }

@@ -736,6 +736,21 @@ fn expand_rule(
         }
         _ => None,
     };
+    let nested_forward = match &args.forward {
+        Some(rule)
+            if crate::nested::ENABLED
+                && !in_impl
+                && func.sig.generics.type_params().next().is_none()
+                && params
+                    .iter()
+                    .all(|p| !matches!(p.kind, Kind::Closure(_) | Kind::Struct { .. })) =>
+        {
+            Some(forward_over_forward_rule(
+                fname, rule, &params, &sig_ret, &floats,
+            ))
+        }
+        _ => None,
+    };
     // Only nested code calls these.
     items.extend(crate::nested::ENABLED.then(|| {
         nested_stubs(
@@ -745,7 +760,7 @@ fn expand_rule(
             &params,
             &r,
             (with(false), wh.clone()),
-            nested_reverse,
+            (nested_reverse, nested_forward),
         )
     }));
     for (i, p) in params.iter().enumerate() {
@@ -780,7 +795,9 @@ fn expand_rule(
 /// The nested protocol functions (see `crate::nested`) of a function with a rule. The
 /// reverse-over-forward augmented call runs the forward rule; forward over reverse and
 /// reverse over forward use the reverse rule's derivatives when given
-/// (`forward_over_reverse`); the others fail where a caller instantiates them.
+/// (`forward_over_reverse`), forward over forward the forward rule's
+/// (`forward_over_forward`, or the reason there are none); the others fail where a caller
+/// instantiates them.
 fn nested_stubs(
     fname: &Ident,
     (receiver, assoc): (Option<TokenStream>, bool),
@@ -788,7 +805,10 @@ fn nested_stubs(
     params: &[RuleParam],
     r: &TokenStream,
     generics: (TokenStream, TokenStream),
-    forward_over_reverse: Option<TokenStream>,
+    (forward_over_reverse, forward_over_forward): (
+        Option<TokenStream>,
+        Option<Result<TokenStream, String>>,
+    ),
 ) -> TokenStream {
     let is_method = receiver.is_some();
     let name = |outer: &str, inner: &str| {
@@ -805,17 +825,18 @@ fn nested_stubs(
     );
     // The parameters' declarations, among `fparams` (primal, tangent, ..).
     let primals: Vec<TokenStream> = fparams.iter().skip(2 * m).step_by(2).cloned().collect();
-    let stub = |nm: Ident, arity: usize, ret: TokenStream| {
+    let stub_with = |nm: Ident, arity: usize, ret: TokenStream, msg: &str| {
         crate::nested_calls::stub_item(
             &nm,
             (receiver.clone(), assoc && !params.is_empty()),
             primals.clone(),
             arity,
             ret,
-            &msg,
+            msg,
             generics.clone(),
         )
     };
+    let stub = |nm: Ident, arity: usize, ret: TokenStream| stub_with(nm, arity, ret, &msg);
     let mut out = TokenStream::new();
     match forward_over_reverse {
         // The reverse rule differentiated, which reverse over forward uses too.
@@ -830,11 +851,19 @@ fn nested_stubs(
             out.extend(stub(name("pull", "fwd"), 4 * n + 3 - m, quote!(())));
         }
     }
-    out.extend(stub(
-        name("fwd", "fwd"),
-        4 * n + 1 - m,
-        quote!(((#r, #r), (#r, #r))),
-    ));
+    let fwd_fwd = |msg: &str| {
+        stub_with(
+            name("fwd", "fwd"),
+            4 * n + 1 - m,
+            quote!(((#r, #r), (#r, #r))),
+            msg,
+        )
+    };
+    out.extend(match forward_over_forward {
+        Some(Ok(items)) => items,
+        Some(Err(why)) => fwd_fwd(&why),
+        None => fwd_fwd(&msg),
+    });
     let mut args = Vec::new();
     for p in params {
         if p.ty.is_some() {
@@ -1090,7 +1119,7 @@ fn forward_over_reverse_rule(
             }
         }
         let (__ad_ruled, (__ad_value, __ad_pullback)) =
-            __ad::request_nested_rule::<#types, _>(|| #rule(#(#prims),*));
+            __ad::request_nested_rule::<#types, _>(|| #rule(#(#prims),*), #msg);
         (&__ad::RuleProbe(&__ad_ruled.1, ::core::marker::PhantomData::<__AdMissing>))
             .check(__ad_mark);
         #(#outputs.copy_from_slice(&#kept);)*
@@ -1127,4 +1156,180 @@ fn forward_over_reverse_rule(
             let _ = Self::__ad_fwd___ad_pull(#(#transposed_args),*);
         }
     }
+}
+
+/// `__ad_fwd___ad_fwd` of a function with a forward rule: the rule differentiated in
+/// forward mode, which a `#[differentiable]` rule hands over on request (see
+/// `crate::rule_nesting::forward_rule_offer`), or why it cannot be. Whether the rule is
+/// `#[differentiable]` cannot be told here (its values say nothing, unlike a reverse
+/// rule's pullback): without the attribute, the request panics, naming the rule and the
+/// attribute to add.
+fn forward_over_forward_rule(
+    fname: &Ident,
+    rule: &syn::Path,
+    params: &[RuleParam],
+    sig_ret: &Ret,
+    floats: &crate::collections::HashSet<String>,
+) -> Result<TokenStream, String> {
+    use crate::rule_nesting::{forward_derivative_type, tangent_type};
+    let rule_name = rule
+        .segments
+        .last()
+        .map(|s| s.ident.to_string())
+        .unwrap_or_default();
+    // The rule's parameters: each of the function's, with a tangent for each that has one.
+    let mut rule_tys: Vec<Type> = Vec::new();
+    for p in params {
+        let ty = p.ty.clone().expect("a free function");
+        if !matches!(
+            shape_of(&ty, floats).0,
+            Shape::Scalar | Shape::Slice { .. } | Shape::Other
+        ) {
+            return Err(format!(
+                "`{fname}` has a custom forward rule, `{rule_name}`, and a forward companion that calls `{fname}` is differentiated again (forward over forward); a rule is differentiated again only when its parameters are floats, float slices or constants that are not references, and `{rule_name}` takes a `{}`",
+                quote!(#ty).to_string().replace(' ', "")
+            ));
+        }
+        rule_tys.push(ty.clone());
+        match (&p.kind, shape_of(&ty, floats)) {
+            (Kind::Scalar, _) => rule_tys.push(ty),
+            (Kind::Slice { mutable }, (_, Some(e))) => rule_tys.push(if *mutable {
+                syn::parse_quote!(&mut [#e])
+            } else {
+                syn::parse_quote!(&[#e])
+            }),
+            _ => {}
+        }
+    }
+    let ret: Option<Type> = match sig_ret {
+        Ret::Unit => None,
+        Ret::Ty(t) => Some(syn::parse_quote!((#t, #t))),
+    };
+    let types = forward_derivative_type(&rule_tys, floats, ret.as_ref());
+    let missing = format!(
+        "`{fname}` has a custom forward rule, `{rule_name}`, and a forward companion that calls `{fname}` is differentiated again (forward over forward): add `#[differentiable]` to `{rule_name}` so that the rule is differentiated too"
+    );
+
+    let mut decls = Vec::new();
+    let mut convert = TokenStream::new();
+    let mut rule_args = Vec::new();
+    let mut derivative_args = Vec::new();
+    let mut outputs = Vec::new();
+    for p in params {
+        let (n, ty) = (&p.name, p.ty.as_ref().expect("a free function"));
+        let [t, u, w] = ["t", "u", "w"].map(|k| format_ident!("__ad_{}_{}", k, n));
+        let [dt, du, dw] = ["dt", "du", "dw"].map(|k| format_ident!("__ad_{}_{}", k, n));
+        decls.push(quote!(#n: #ty));
+        rule_args.push(quote!(#n));
+        derivative_args.push(quote!(#n));
+        // The tangent `t` of the primal, the rule's tangent `u` and the tangent `w` of `u`
+        // (the order of `nested_calls::forward_over_forward`), as the caller passes them
+        // and as the rule's derivative takes them.
+        let each = [(&t, &dt), (&u, &du), (&w, &dw)];
+        match &p.kind {
+            Kind::Scalar => {
+                for (k, d) in each {
+                    decls.push(quote!(#k: impl ::autodiff_core::__private::ScalarTangent<#ty>));
+                    convert.extend(quote!(let #d: #ty = __ad::ScalarTangent::tangent(#k);));
+                }
+                rule_args.push(quote!(#du));
+                derivative_args.extend([quote!(#dt), quote!(#du), quote!(#dw)]);
+            }
+            Kind::Slice { mutable } => {
+                let e = p.inner.as_ref().expect("a slice element");
+                for (k, d) in each {
+                    let s = format_ident!("__ad_s{}", k);
+                    if *mutable {
+                        decls
+                            .push(quote!(mut #k: impl ::autodiff_core::__private::SliceShadow<#e>));
+                        convert.extend(quote!(
+                            let mut #s = __ad::Scratch::new();
+                            let #d: &mut [#e] = __ad::slice_shadow(&mut #k, &mut #s, #n.len());
+                        ));
+                    } else {
+                        decls.push(quote!(#k: impl ::autodiff_core::__private::SliceTangent<#e>));
+                        convert.extend(quote!(
+                            let mut #s = __ad::Scratch::new();
+                            let #d: &[#e] = __ad::slice_tangent(&#k, &mut #s, #n.len());
+                        ));
+                    }
+                }
+                if *mutable {
+                    // (Lent to the request, used after it.)
+                    *rule_args.last_mut().expect("the primal") = quote!(&mut *#n);
+                    rule_args.push(quote!(&mut *#du));
+                    outputs.push((n.clone(), du.clone()));
+                } else {
+                    rule_args.push(quote!(#du));
+                }
+                derivative_args.extend([quote!(#dt), quote!(#du), quote!(#dw)]);
+            }
+            _ => {
+                for k in [&t, &u, &w] {
+                    decls.push(quote!(#k: impl ::core::marker::Sized));
+                }
+                rule_args.push(quote!(__ad::Zero));
+                // A constant of a float type has a tangent in the rule's derivative:
+                // zero.
+                match (tangent_type(ty, floats), shape_of(ty, floats)) {
+                    (None, _) => {}
+                    (Some(_), (Shape::Slice { mutable }, Some(e))) => {
+                        let m = mutable.then(|| quote!(mut));
+                        let z = format_ident!("__ad_zero_{}", n);
+                        convert.extend(quote!(
+                            let mut #z = ::std::vec![<#e as ::core::default::Default>::default(); #n.len()];
+                        ));
+                        derivative_args.push(quote!(&#m #z[..]));
+                    }
+                    (Some(tt), _) => {
+                        derivative_args.push(quote!(<#tt as ::core::default::Default>::default()))
+                    }
+                }
+            }
+        }
+    }
+    decls.push(quote!(__ad_mark: impl ::core::marker::Copy));
+    // (The function's value and tangent, and their tangents.)
+    let r = ret.as_ref().map_or(quote!(((), ())), |t| quote!(#t));
+    // The request runs the rule (through the forward protocol, which checks its
+    // signature), which writes its `&mut` outputs and their tangents: they are put back
+    // before its derivative runs it again.
+    let kept: Vec<TokenStream> = outputs
+        .iter()
+        .map(|(n, d)| {
+            let (kn, kd) = (
+                format_ident!("__ad_kept_{}", n),
+                format_ident!("__ad_kept_{}", d),
+            );
+            quote!(let #kn = <[_]>::to_vec(&#n[..]); let #kd = <[_]>::to_vec(&#d[..]);)
+        })
+        .collect();
+    let restored: Vec<TokenStream> = outputs
+        .iter()
+        .map(|(n, d)| {
+            let (kn, kd) = (
+                format_ident!("__ad_kept_{}", n),
+                format_ident!("__ad_kept_{}", d),
+            );
+            quote!(#n.copy_from_slice(&#kn); #d.copy_from_slice(&#kd);)
+        })
+        .collect();
+    let result = if ret.is_some() {
+        quote!(__ad_derivative(#(#derivative_args),*))
+    } else {
+        quote!({ let ((), ()) = __ad_derivative(#(#derivative_args),*); (((), ()), ((), ())) })
+    };
+    Ok(quote! {
+        #[doc(hidden)]
+        #[allow(unused, unused_mut, non_snake_case, clippy::all)]
+        pub fn __ad_fwd___ad_fwd(#(#decls),*) -> (#r, #r) {
+            use ::autodiff_core::__private as __ad;
+            #convert
+            #(#kept)*
+            let (_, __ad_derivative) =
+                __ad::request_nested_rule::<#types, _>(|| Self::__ad_fwd(#(#rule_args,)* __ad_mark), #missing);
+            #(#restored)*
+            #result
+        }
+    })
 }
