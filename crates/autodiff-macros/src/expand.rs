@@ -942,6 +942,7 @@ impl Gen<'_> {
         (early_decls, adj_decls): (TokenStream, TokenStream),
         finals: TokenStream,
     ) -> TokenStream {
+        let an = rev.an;
         let ReverseCore {
             tapes,
             forward,
@@ -950,8 +951,29 @@ impl Gen<'_> {
         } = self.reverse_core_parts(rev, seed, adj_decls);
         if let (crate::ir::RetShape::Value, [o]) = (&self.body.ret_shape, self.body.ret.as_slice())
         {
-            // A returned struct moves out after the reverse sweep, which may read it.
+            // A returned struct moves out after the reverse sweep, which may read it. Where
+            // the reverse sweep puts back older values of it, its value is copied first:
+            // member by member for a struct built in the body (which need not be
+            // `Clone`), whole for one a call returned (saved whole, so `Clone`).
             let p = o.primal();
+            let copied = o.var().filter(|v| writes_to(&reverse, v)).map(|v| {
+                match an.structs.get(&v.to_string()) {
+                    Some((path, members)) => {
+                        quote!(#path { #(#members: __ad::copy_of(&#p.#members)),* })
+                    }
+                    None => quote!(__ad::copy_of(&#p)),
+                }
+            });
+            if let Some(copy) = copied {
+                return quote! {
+                    #early_decls
+                    #tapes
+                    #forward
+                    let __ad_primal = #copy;
+                    #finals
+                    #reverse
+                };
+            }
             return quote! {
                 #early_decls
                 #tapes
@@ -1478,4 +1500,50 @@ fn active_pattern_param(body: &Body, sig: &SigInfo, spec: &Spec) -> Option<syn::
             )
         })
     })
+}
+
+/// Whether the code `ts` may write the local `var`: `var.. = ..` (an assignment, not a
+/// comparison) or `&mut var..`. Used on a reverse sweep, whose only writes of primal values
+/// put back older ones.
+fn writes_to(ts: &TokenStream, var: &Ident) -> bool {
+    use proc_macro2::TokenTree;
+    let tokens: Vec<TokenTree> = ts.clone().into_iter().collect();
+    for (i, t) in tokens.iter().enumerate() {
+        match t {
+            TokenTree::Group(g) if writes_to(&g.stream(), var) => return true,
+            TokenTree::Ident(id) if id == var => {
+                if i > 0 && matches!(&tokens[i - 1], TokenTree::Ident(m) if m == "mut") {
+                    return true;
+                }
+                // The place goes on through `.member` and `[index]`, up to an `=` alone.
+                let mut k = i + 1;
+                while k < tokens.len() {
+                    match &tokens[k] {
+                        TokenTree::Punct(p) if p.as_char() == '.' => k += 1,
+                        TokenTree::Ident(_) | TokenTree::Literal(_) if k > i + 1 => k += 1,
+                        TokenTree::Group(g) if g.delimiter() == proc_macro2::Delimiter::Bracket => {
+                            k += 1
+                        }
+                        TokenTree::Punct(p) => {
+                            let next_is_eq = matches!(
+                                tokens.get(k + 1),
+                                Some(TokenTree::Punct(q)) if q.as_char() == '='
+                            );
+                            if p.as_char() == '=' && p.spacing() == proc_macro2::Spacing::Alone {
+                                return true;
+                            }
+                            // `+=`, `*=`, ..: compound assignments.
+                            if "+-*/".contains(p.as_char()) && next_is_eq {
+                                return true;
+                            }
+                            break;
+                        }
+                        _ => break,
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    false
 }
