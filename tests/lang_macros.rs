@@ -76,3 +76,101 @@ fn a_function_written_by_macro_rules() {
         );
     }
 }
+
+// Functions whose bodies, passed in whole, use iterator chains and locals (the generated
+// code derives names from the user's, `__b_x` from `x`, and writes its own; both must
+// resolve alike), and a helper and a rule the macro writes, called from them.
+macro_rules! objective {
+    ($name:ident, $fwd:ident, $rev:ident, |$x:ident| $body:expr) => {
+        #[autodiff_forward($fwd, Dual, Dual)]
+        #[autodiff_reverse($rev, Duplicated, Active)]
+        fn $name($x: &[f64]) -> f64 {
+            $body
+        }
+    };
+}
+
+macro_rules! helper_and_rule {
+    ($helper:ident, $ruled:ident, $ruled_fwd:ident, $ruled_rev:ident) => {
+        #[differentiable]
+        fn $helper(a: f64, b: f64) -> f64 {
+            let t = a * b;
+            t.sin() + a
+        }
+
+        /// `3x²` with its rules, the reverse one claiming `7x` (wrong, to be seen).
+        #[custom_rule(forward = $ruled_fwd, reverse = $ruled_rev)]
+        fn $ruled(x: f64) -> f64 {
+            3.0 * x * x
+        }
+
+        fn $ruled_fwd(x: f64, dx: f64) -> (f64, f64) {
+            (3.0 * x * x, 6.0 * x * dx)
+        }
+
+        fn $ruled_rev(x: f64) -> (f64, impl FnOnce(f64) -> f64) {
+            (3.0 * x * x, move |g: f64| 7.0 * x * g)
+        }
+    };
+}
+
+helper_and_rule!(mixed, tripled, tripled_fwd, tripled_rev);
+
+objective!(adjacent, adjacent_fwd, adjacent_rev, |x| x
+    .windows(2)
+    .map(|w| w[0] * w[1])
+    .sum());
+objective!(shifted, shifted_fwd, shifted_rev, |x| x
+    .iter()
+    .zip(x.iter().skip(1))
+    .map(|(a, b)| (a - b).powi(2))
+    .sum::<f64>());
+objective!(calls, calls_fwd, calls_rev, |v| {
+    let mut s = 0.0;
+    for i in 1..v.len() {
+        s += mixed(v[i - 1], v[i]) + tripled(v[i]);
+    }
+    s
+});
+
+fn adjacent_o<D: Num>(x: &[D]) -> D {
+    x.windows(2).fold(D::zero(), |s, w| s + w[0] * w[1])
+}
+
+fn shifted_o<D: Num>(x: &[D]) -> D {
+    (1..x.len()).fold(D::zero(), |s, i| s + (x[i - 1] - x[i]).powi(2))
+}
+
+/// `calls` with `tripled`'s derivative `6x`, as its forward rule says.
+fn calls_o<D: Num>(x: &[D]) -> D {
+    (1..x.len()).fold(D::zero(), |s, i| {
+        s + (x[i - 1] * x[i]).sin() + x[i - 1] + x[i] * x[i] * D::from(3.0)
+    })
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn iterator_bodies_written_by_macro_rules(
+        (x, v, s0) in slice_case(-1.5, 1.5, 2..6, 0), s in seed(),
+    ) {
+        check_slice("adjacent", (&x, &v, &s0, s), adjacent, adjacent_fwd, adjacent_rev, adjacent_o::<Dual64>);
+        check_slice("shifted", (&x, &v, &s0, s), shifted, shifted_fwd, shifted_rev, shifted_o::<Dual64>);
+        // The forward companion follows the forward rule (6x), the reverse one the
+        // reverse rule (7x).
+        let (y, t) = calls_fwd(&x, &v);
+        let want = calls_o(&x.iter().zip(&v).map(|(a, b)| Dual64::new(*a, *b)).collect::<Vec<_>>());
+        check("calls value", y, want.re);
+        check("calls tangent", t, want.eps);
+        let mut g = vec![0.0; x.len()];
+        calls_rev(&x, &mut g, 1.0);
+        let mut by_hand = vec![0.0; x.len()];
+        for i in 1..x.len() {
+            let c = (x[i - 1] * x[i]).cos();
+            by_hand[i - 1] += c * x[i] + 1.0;
+            by_hand[i] += c * x[i - 1] + 7.0 * x[i];
+        }
+        check_all("calls gradient", &g, &by_hand);
+    }
+}

@@ -15,6 +15,7 @@ mod collections;
 mod expand;
 mod forward;
 mod fused;
+mod hygiene;
 mod impl_blocks;
 mod ir;
 mod kept_state;
@@ -47,7 +48,8 @@ use proc_macro::TokenStream;
 /// `autodiff_core` documentation for examples.
 #[proc_macro_attribute]
 pub fn autodiff_forward(args: TokenStream, item: TokenStream) -> TokenStream {
-    expand(Trigger::Companion(Mode::Forward, args.into()), item.into()).into()
+    let (args, item) = (hygiene::uniform(args.into()), hygiene::uniform(item.into()));
+    expand(Trigger::Companion(Mode::Forward, args), item).into()
 }
 
 /// Generates a reverse-mode companion: `#[autodiff_reverse(NAME, ACTIVITIES..)]`.
@@ -60,7 +62,8 @@ pub fn autodiff_forward(args: TokenStream, item: TokenStream) -> TokenStream {
 /// of the `Active` parameters.
 #[proc_macro_attribute]
 pub fn autodiff_reverse(args: TokenStream, item: TokenStream) -> TokenStream {
-    expand(Trigger::Companion(Mode::Reverse, args.into()), item.into()).into()
+    let (args, item) = (hygiene::uniform(args.into()), hygiene::uniform(item.into()));
+    expand(Trigger::Companion(Mode::Reverse, args), item).into()
 }
 
 /// Makes a function or method callable from other differentiated code, in every mode,
@@ -86,7 +89,7 @@ pub fn autodiff_reverse(args: TokenStream, item: TokenStream) -> TokenStream {
 /// and its pullback instead of failing to compile.
 #[proc_macro_attribute]
 pub fn differentiable(args: TokenStream, item: TokenStream) -> TokenStream {
-    differentiable_item(args.into(), item.into()).into()
+    differentiable_item(hygiene::uniform(args.into()), hygiene::uniform(item.into())).into()
 }
 
 /// The expansion of `#[differentiable(args)]` on `item`.
@@ -139,5 +142,5 @@ fn differentiable_item(
 /// in every mode. See the `autodiff_core` documentation for the signatures of the rules.
 #[proc_macro_attribute]
 pub fn custom_rule(args: TokenStream, item: TokenStream) -> TokenStream {
-    rules::expand(args.into(), item.into()).into()
+    rules::expand(hygiene::uniform(args.into()), hygiene::uniform(item.into())).into()
 }
