@@ -281,3 +281,51 @@ proptest! {
         check("rotate wᵀJ (angle)", ga, vjp[3]);
     }
 }
+
+/// One explicit Euler step of a rotation, taking and returning a state array.
+#[differentiable]
+fn euler_step(y: &[f64; 2], h: f64) -> [f64; 2] {
+    [y[0] + h * y[1], y[1] - h * y[0].sin()]
+}
+
+/// A copy of an array parameter (`*y0`) assigned again from a callee that takes the
+/// array's own type, in a loop.
+#[autodiff_forward(stepped_state_fwd, Dual, Dual, Dual)]
+#[autodiff_reverse(stepped_state_rev, Duplicated, Active, Active)]
+fn stepped_state(y0: &[f64; 2], h: f64) -> f64 {
+    let mut y = *y0;
+    for _ in 0..3 {
+        y = euler_step(&y, h);
+    }
+    y[0] * y[0] + y[1]
+}
+
+fn stepped_state_o<D: Num>(y0: &[D; 2], h: D) -> D {
+    let mut y = *y0;
+    for _ in 0..3 {
+        y = [y[0] + h * y[1], y[1] - h * y[0].sin()];
+    }
+    y[0] * y[0] + y[1]
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn a_copied_array_parameter_passed_as_an_array(
+        y in vecf(-1.5, 1.5, 2), v in dirs(3), h in 0.01f64..0.5, s in seed(),
+    ) {
+        let y0 = [y[0], y[1]];
+        let dual = |k: usize| {
+            let d = |i: usize, x: f64| if i == k { Dual64::from_re(x).derivative() } else { Dual64::from_re(x) };
+            stepped_state_o(&[d(0, y0[0]), d(1, y0[1])], d(2, h))
+        };
+        let (value, tangent) = stepped_state_fwd(&y0, &[v[0], v[1]], h, v[2]);
+        check("value", value, dual(9).re);
+        check("tangent", tangent, (0..3).map(|k| dual(k).eps * v[k]).sum());
+        let mut g = [0.0; 2];
+        let (value, gh) = stepped_state_rev(&y0, &mut g, h, s);
+        check("value", value, dual(9).re);
+        check_all("gradient", &[g[0], g[1], gh], &[s * dual(0).eps, s * dual(1).eps, s * dual(2).eps]);
+    }
+}

@@ -771,3 +771,42 @@ proptest! {
         check("grow a", da, sy * a);
     }
 }
+
+/// A struct a call returned, assigned whole again from calls, whose members the function
+/// never names: only its methods show it is a struct.
+#[autodiff_forward(reassigned_fwd, Dual, Dual)]
+#[autodiff_reverse(reassigned_rev, Duplicated, Active)]
+fn reassigned(p: &[f64]) -> f64 {
+    let mut acc = V2::new(p[0], p[1]);
+    let first = acc.norm();
+    acc = V2::new(2.0 * p[1], p[0] * p[1]);
+    for k in 0..2 {
+        let r = acc.rot(0.5 * k as f64 + p[0]);
+        acc = r.scale(0.9);
+    }
+    first + acc.dot(&acc)
+}
+
+fn reassigned_oracle<D: Num>(p: &[D]) -> D {
+    let first = (p[0] * p[0] + p[1] * p[1]).sqrt();
+    let mut acc = (p[1] * c::<D>(2.0), p[0] * p[1]);
+    for k in 0..2 {
+        let t = p[0] + c::<D>(0.5 * k as f64);
+        let (sn, cs) = (t.sin(), t.cos());
+        let r = (cs * acc.0 - sn * acc.1, sn * acc.0 + cs * acc.1);
+        acc = (r.0 * c::<D>(0.9), r.1 * c::<D>(0.9));
+    }
+    first + acc.0 * acc.0 + acc.1 * acc.1
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn a_struct_known_by_its_methods_assigned_again(
+        (x, v, s0) in slice_case(-1.5, 1.5, 2..3, 0), s in seed(),
+    ) {
+        check_slice("reassigned", (&x, &v, &s0, s), reassigned, reassigned_fwd, reassigned_rev, reassigned_oracle);
+        check_hvp_of::<reassigned_rev>(&x, &v, reassigned_oracle);
+    }
+}

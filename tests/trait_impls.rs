@@ -266,3 +266,72 @@ proptest! {
         prop_assert!((f64::from(y32) - s * x * x.sin()).abs() < 1e-4 * (1.0 + y32.abs() as f64));
     }
 }
+
+/// A trait generic over the float type, implemented for every float type by a type that
+/// names none (`impl<T: Real> Activation<T> for Softplus`).
+pub trait Activation<T: Real> {
+    fn act(&self, x: T) -> T;
+}
+
+#[differentiable]
+pub struct Softplus {
+    pub sharp: bool,
+}
+
+#[differentiable]
+impl<T: Real> Activation<T> for Softplus {
+    fn act(&self, x: T) -> T {
+        if self.sharp {
+            x.max(T::zero())
+        } else {
+            (T::one() + x.exp()).ln()
+        }
+    }
+}
+
+#[autodiff_forward(activated_jvp, Const, Dual, Dual)]
+#[autodiff_reverse(activated_rev, Const, Duplicated, Active)]
+fn activated(a: &Softplus, x: &[f64]) -> f64 {
+    a.act(x[0]) * a.act(x[1] - x[0])
+}
+
+#[autodiff_reverse(activated32_rev, Const, Duplicated, Active)]
+fn activated32(a: &Softplus, x: &[f32]) -> f32 {
+    a.act(x[0]) * a.act(x[1])
+}
+
+fn softplus_o<D: Num>(x: D) -> D {
+    (D::one() + x.exp()).ln()
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn a_trait_generic_over_the_float_type(x in vecf(-2.0, 2.0, 2), v in dirs(2), s in seed()) {
+        let a = Softplus { sharp: false };
+        let d: Vec<Dual64> = seeded(&x, &v);
+        let want = softplus_o(d[0]) * softplus_o(d[1] - d[0]);
+        let (y, t) = activated_jvp(&a, &x, &v);
+        check("value", y, want.re);
+        check("tangent", t, want.eps);
+        let mut g = [0.0; 2];
+        activated_rev(&a, &x, &mut g, s);
+        let gx: Vec<f64> = (0..2)
+            .map(|k| {
+                let d: Vec<Dual64> = seeded(&x, &[(k == 0) as i32 as f64, (k == 1) as i32 as f64]);
+                (softplus_o(d[0]) * softplus_o(d[1] - d[0])).eps * s
+            })
+            .collect();
+        check_all("gradient", &g, &gx);
+        let x32 = [x[0] as f32, x[1] as f32];
+        let mut g32 = [0.0f32; 2];
+        activated32_rev(&a, &x32, &mut g32, 1.0);
+        let sig = |t: f32| 1.0 / (1.0 + (-t).exp());
+        let sp = |t: f32| (1.0 + t.exp()).ln();
+        let want32 = [sig(x32[0]) * sp(x32[1]), sp(x32[0]) * sig(x32[1])];
+        for k in 0..2 {
+            prop_assert!((g32[k] - want32[k]).abs() <= 1e-5 * (1.0 + want32[k].abs()), "{g32:?} vs {want32:?}");
+        }
+    }
+}

@@ -124,8 +124,8 @@ pub mod __private {
         MemberSeed, member_add_seed, member_fit, member_grow, member_take_seed,
     };
     pub use crate::nested_rules::{
-        MissingNestedRule, NestedRuleFound, NestedRuleMissing, PullbackMarker, RuleProbe,
-        offer_nested_rule, request_nested_rule,
+        MissingNestedRule, NestedRuleCache, NestedRuleFound, NestedRuleMissing, PullbackMarker,
+        RuleProbe, cached_nested_rule, offer_nested_rule, request_nested_rule,
     };
     pub use crate::partials as d;
     pub use crate::partials::{nonzero, rem_partial};

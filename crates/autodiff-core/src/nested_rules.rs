@@ -74,6 +74,23 @@ pub fn request_nested_rule<T: 'static, Y>(call: impl FnOnce() -> Y, missing: &st
     (y, *derivatives)
 }
 
+/// Where the function with a rule keeps the derivatives its rule handed over (plain
+/// function pointers): asked once, so that the rule does not run an extra time per call.
+pub type NestedRuleCache<T> = std::sync::OnceLock<T>;
+
+/// The derivatives in `cache`, or those `request` gets (see [`request_nested_rule`]),
+/// kept in `cache`.
+#[inline]
+pub fn cached_nested_rule<T: Copy>(cache: &NestedRuleCache<T>, request: impl FnOnce() -> T) -> T {
+    if let Some(d) = cache.get() {
+        return *d;
+    }
+    // (Not `get_or_init`: the rule may run nested code that asks the same cache.)
+    let d = request();
+    let _ = cache.set(d);
+    d
+}
+
 /// Probes whether the pullback `P` of a reverse rule comes from a `#[differentiable]`
 /// rule; `E` raises the error otherwise.
 pub struct RuleProbe<'a, P, E>(pub &'a P, pub PhantomData<E>);

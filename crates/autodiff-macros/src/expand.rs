@@ -954,14 +954,13 @@ impl Gen<'_> {
             // A returned struct moves out after the reverse sweep, which may read it. Where
             // the reverse sweep puts back older values of it, its value is copied first:
             // member by member for a struct built in the body (which need not be
-            // `Clone`), whole for one a call returned (saved whole, so `Clone`).
+            // `Clone`: floats and constants), whole for one a call returned (saved whole,
+            // so `Clone`). (Both as a companion lowered again reads them.)
             let p = o.primal();
             let copied = o.var().filter(|v| writes_to(&reverse, v)).map(|v| {
                 match an.structs.get(&v.to_string()) {
-                    Some((path, members)) => {
-                        quote!(#path { #(#members: __ad::copy_of(&#p.#members)),* })
-                    }
-                    None => quote!(__ad::copy_of(&#p)),
+                    Some((path, members)) => quote!(#path { #(#members: #p.#members),* }),
+                    None => quote!(__ad::snapshot_struct(&#p)),
                 }
             });
             if let Some(copy) = copied {

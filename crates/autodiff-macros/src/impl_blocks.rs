@@ -86,7 +86,22 @@ pub fn expand_impl(imp: ItemImpl) -> TokenStream {
         block.items.extend(generated);
         return quote!(#block);
     }
-    let (impl_generics, _, where_clause) = imp.generics.split_for_impl();
+    let (outer, moved) = split_unconstrained(&imp.generics, &imp.self_ty);
+    for item in &mut generated {
+        if let ImplItem::Fn(f) = item {
+            let g = &mut f.sig.generics;
+            let at = g.lifetimes().count();
+            for (k, param) in moved.params.iter().enumerate() {
+                g.params.insert(at + k, param.clone());
+            }
+            if let Some(w) = &moved.where_clause {
+                g.make_where_clause()
+                    .predicates
+                    .extend(w.predicates.iter().cloned());
+            }
+        }
+    }
+    let (impl_generics, _, where_clause) = outer.split_for_impl();
     let self_ty = &imp.self_ty;
     quote! {
         #block
@@ -94,6 +109,53 @@ pub fn expand_impl(imp: ItemImpl) -> TokenStream {
             #(#generated)*
         }
     }
+}
+
+/// The generics of a trait implementation split in two: those of the inherent block
+/// beside it, and the type parameters that only the trait names (`impl<T: Real> Act<T>
+/// for Soft`), which an inherent block could not constrain: each generated method takes
+/// those as its own, with the predicates that name them.
+fn split_unconstrained(g: &syn::Generics, self_ty: &syn::Type) -> (syn::Generics, syn::Generics) {
+    let mut in_self = Vec::new();
+    crate::lower::walk_idents(&quote!(#self_ty), &mut |id| in_self.push(id.to_string()));
+    let unconstrained: Vec<String> = g
+        .type_params()
+        .map(|p| p.ident.to_string())
+        .filter(|n| !in_self.contains(n))
+        .collect();
+    let names = |t: &TokenStream| {
+        let mut found = false;
+        crate::lower::walk_idents(t, &mut |id| {
+            found |= unconstrained.contains(&id.to_string())
+        });
+        found
+    };
+    let mut outer = g.clone();
+    let mut moved = syn::Generics::default();
+    outer.params = syn::punctuated::Punctuated::new();
+    for p in &g.params {
+        match p {
+            syn::GenericParam::Type(t) if unconstrained.contains(&t.ident.to_string()) => {
+                moved.params.push(p.clone())
+            }
+            _ => outer.params.push(p.clone()),
+        }
+    }
+    if let Some(w) = &g.where_clause {
+        let (stay, go): (Vec<_>, Vec<_>) = w
+            .predicates
+            .iter()
+            .cloned()
+            .partition(|pr| !names(&quote!(#pr)));
+        outer.where_clause = Some(syn::WhereClause {
+            where_token: w.where_token,
+            predicates: stay.into_iter().collect(),
+        });
+        if !go.is_empty() {
+            moved.make_where_clause().predicates.extend(go);
+        }
+    }
+    (outer, moved)
 }
 
 /// Whether a method's result may carry a derivative: nothing (a method that writes

@@ -172,6 +172,9 @@ pub struct Lowerer {
     buffer_params: HashSet<String>,
     /// Those of them whose elements are rows of floats (`&[[f64; 2]]`).
     row_params: HashSet<String>,
+    /// The parameters of type `&[F; N]` or `&mut [F; N]`, `F` a float and `N` written as
+    /// a number (at most [`WRITTEN_OUT_ARRAY`]), with their lengths.
+    array_param_lens: HashMap<String, usize>,
     /// Parameters that are `&mut` references to float arrays (`r: &mut [f64; 2]`), which
     /// `*r = [a, b];` assigns whole.
     mut_array_params: HashSet<String>,
@@ -354,6 +357,7 @@ impl Lowerer {
             array_params: ndarray_params(sig),
             buffer_params: buffer_params(sig),
             row_params: row_params(sig),
+            array_param_lens: array_param_lens(sig),
             mut_array_params: mut_array_params(sig),
             ranked_arrays: ndarray_ranks(sig),
             array_elems: ndarray_elems(sig),
@@ -439,6 +443,7 @@ impl Lowerer {
             array_params: self.array_params.clone(),
             buffer_params: self.buffer_params.clone(),
             row_params: self.row_params.clone(),
+            array_param_lens: self.array_param_lens.clone(),
             mut_array_params: self.mut_array_params.clone(),
             ranked_arrays: self.ranked_arrays.clone(),
             array_elems: self.array_elems.clone(),
@@ -985,12 +990,16 @@ impl Lowerer {
                     if let Val::Place(p, _) = &it
                         && p.is_whole()
                         && self.companion
-                        && (self.kinds.get(&p.base.to_string()) == Some(&VarKind::Buffer)
-                            || self.is_struct_value(p))
+                        && (matches!(
+                            self.kinds.get(&p.base.to_string()),
+                            Some(VarKind::Buffer | VarKind::Value)
+                        ) || self.is_struct_value(p))
                     {
                         // A reverse companion of a function that returns a vector or a
-                        // struct, lowered again: the value, then the adjoints of its scalar
-                        // parameters (a forward companion's: the value and its tangent).
+                        // struct, lowered again: the value (a struct a call returned may be
+                        // a copy, `__ad::snapshot_struct(&p)`), then the adjoints of its
+                        // scalar parameters (a forward companion's: the value and its
+                        // tangent).
                         out.push(Operand::Var(p.base.clone()));
                         continue;
                     }
@@ -1279,6 +1288,24 @@ impl Lowerer {
         if let Pat::Ident(pi) = pat {
             let name = &pi.ident;
             let mutable = pi.mutability.is_some();
+            // `let mut y = *y0;` of an array parameter `y0: &[f64; 2]`: written out as
+            // `[y0[0], y0[1]]`, a local array (a copy as a vector would not be what a
+            // callee taking `&[f64; 2]` takes).
+            if let (true, false, Expr::Unary(u)) = (mutable, self.companion, e)
+                && matches!(u.op, syn::UnOp::Deref(_))
+                && let Expr::Path(x) = strip(&u.expr)
+                && let Some(x) = x.path.get_ident()
+                && matches!(self.lookup(&x.to_string()), Some(Binding::Var(v)) if v == x)
+                && let Some(&n) = self.array_param_lens.get(&x.to_string())
+            {
+                let idx = 0..n;
+                let written: Expr = syn::parse_quote_spanned!(e.span()=> [#(#x[#idx]),*]);
+                let mut local = l.clone();
+                if let Some(init) = &mut local.init {
+                    *init.expr = written;
+                }
+                return self.lower_local(&local);
+            }
             if self.companion && is_reslice_of(name, e) {
                 // `let s = &mut s[..x.len()];`: a companion trims a shadow to its primal's
                 // length (for bounds-check elision). Differentiated again, the shadow is
@@ -8050,6 +8077,11 @@ fn field_and_index_owners(
         indexed: HashSet<String>,
         members: HashSet<String>,
         bound: HashMap<String, usize>,
+        /// Names whose methods are the user's (`acc.len2()`), not a float's, a buffer's
+        /// or an iterator's.
+        user_receivers: HashSet<String>,
+        /// Names assigned whole what a call returned (`acc = V2::new(..)`).
+        assigned_calls: HashSet<String>,
     }
     fn path_name(e: &Expr) -> Option<String> {
         match strip(e) {
@@ -8081,23 +8113,41 @@ fn field_and_index_owners(
         }
         // `acc = acc.add(&v);`: `acc` holds a struct, as when its members are read.
         fn visit_expr_assign(&mut self, a: &'a syn::ExprAssign) {
-            if let Some(name) = path_name(&a.left)
-                && is_struct_like_value(&a.right, &name)
-            {
-                self.fields.insert(name);
+            if let Some(name) = path_name(&a.left) {
+                if is_struct_like_value(&a.right, &name) {
+                    self.fields.insert(name.clone());
+                }
+                if matches!(strip(&a.right), Expr::Call(_) | Expr::MethodCall(_)) {
+                    self.assigned_calls.insert(name);
+                }
             }
             syn::visit::visit_expr_assign(self, a);
+        }
+        fn visit_expr_method_call(&mut self, m: &'a syn::ExprMethodCall) {
+            let method = m.method.to_string();
+            if let Some(name) = path_name(&m.receiver)
+                && !is_std_method_name(&method)
+                && !is_buffer_method_name(&method)
+            {
+                self.user_receivers.insert(name);
+            }
+            syn::visit::visit_expr_method_call(self, m);
         }
     }
     let mut v = Owners::default();
     syn::visit::Visit::visit_block(&mut v, body);
     let params: HashSet<String> = sig.params.iter().map(|p| p.name.to_string()).collect();
     let Owners {
-        fields,
+        mut fields,
         indexed,
         members,
         bound,
+        user_receivers,
+        assigned_calls,
     } = v;
+    // `acc = V2::new(..)` of a name whose methods are the user's (`acc.len2()`): a
+    // struct, as when its members are read.
+    fields.extend(user_receivers.intersection(&assigned_calls).cloned());
     let own = |names: HashSet<String>| -> HashSet<String> {
         names
             .into_iter()
@@ -8510,6 +8560,40 @@ fn is_std_method_name(name: &str) -> bool {
         )
 }
 
+/// Whether `name` is a method of the standard library's vectors and slices that changes
+/// or splits them (`push`, `fill`, `split_at_mut`, ..), not a method of the user's.
+fn is_buffer_method_name(name: &str) -> bool {
+    matches!(
+        name,
+        "iter"
+            | "push"
+            | "pop"
+            | "fill"
+            | "copy_from_slice"
+            | "clone_from_slice"
+            | "extend"
+            | "extend_from_slice"
+            | "resize"
+            | "truncate"
+            | "clear"
+            | "swap"
+            | "reverse"
+            | "sort_by"
+            | "sort_unstable_by"
+            | "rotate_left"
+            | "rotate_right"
+            | "insert"
+            | "remove"
+            | "retain"
+            | "split_at"
+            | "split_at_mut"
+            | "chunks_mut"
+            | "chunks_exact_mut"
+            | "as_mut_slice"
+            | "as_ptr"
+    )
+}
+
 /// Whether `e` changes a value where it is evaluated: an assignment, a compound
 /// assignment or a `&mut` borrow (given to a call that may change it), outside closures
 /// and `no_grad(..)`, whose effects carry no derivative by the user's choice.
@@ -8851,6 +8935,36 @@ fn row_params(sig: &SigInfo) -> HashSet<String> {
                 .is_some_and(|e| crate::signature::is_float_type(e, &sig.float_params))
         },
     )
+}
+
+/// The longest array parameter whose copy (`let mut y = *y0;`) is written out element by
+/// element.
+const WRITTEN_OUT_ARRAY: usize = 16;
+
+/// See `Lowerer::array_param_lens`.
+fn array_param_lens(sig: &SigInfo) -> HashMap<String, usize> {
+    let mut out = HashMap::default();
+    for p in &sig.params {
+        let Some(syn::Type::Reference(r)) = &p.ty else {
+            continue;
+        };
+        let syn::Type::Array(a) = &*r.elem else {
+            continue;
+        };
+        if !crate::signature::is_float_type(&a.elem, &sig.float_params) {
+            continue;
+        }
+        if let Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(n),
+            ..
+        }) = &a.len
+            && let Ok(n) = n.base10_parse::<usize>()
+            && n <= WRITTEN_OUT_ARRAY
+        {
+            out.insert(p.name.to_string(), n);
+        }
+    }
+    out
 }
 
 /// The parameters of type `&mut [F; N]` with `F` a float type (shaped as a mutable slice).

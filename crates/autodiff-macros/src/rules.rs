@@ -1106,8 +1106,8 @@ fn forward_over_reverse_rule(
         .iter()
         .map(|n| format_ident!("__ad_kept_{}", n))
         .collect();
+    // (Asked once: the derivatives are kept.)
     let request = quote! {
-        #(let #kept = <[_]>::to_vec(&#outputs[..]);)*
         struct __AdNotDifferentiable<M>(::core::marker::PhantomData<M>);
         impl<M> __AdNotDifferentiable<M> {
             #error
@@ -1118,11 +1118,16 @@ fn forward_over_reverse_rule(
                 let () = __AdNotDifferentiable::<M>::ERROR;
             }
         }
-        let (__ad_ruled, (__ad_value, __ad_pullback)) =
-            __ad::request_nested_rule::<#types, _>(|| #rule(#(#prims),*), #msg);
-        (&__ad::RuleProbe(&__ad_ruled.1, ::core::marker::PhantomData::<__AdMissing>))
-            .check(__ad_mark);
-        #(#outputs.copy_from_slice(&#kept);)*
+        static __AD_DERIVATIVES: __ad::NestedRuleCache<#types> = __ad::NestedRuleCache::new();
+        let (__ad_value, __ad_pullback) = __ad::cached_nested_rule(&__AD_DERIVATIVES, || {
+            #(let #kept = <[_]>::to_vec(&#outputs[..]);)*
+            let (__ad_ruled, __ad_derivatives) =
+                __ad::request_nested_rule::<#types, _>(|| #rule(#(#prims),*), #msg);
+            (&__ad::RuleProbe(&__ad_ruled.1, ::core::marker::PhantomData::<__AdMissing>))
+                .check(__ad_mark);
+            #(#outputs.copy_from_slice(&#kept);)*
+            __ad_derivatives
+        });
     };
     quote! {
         #[doc(hidden)]
@@ -1325,10 +1330,17 @@ fn forward_over_forward_rule(
         pub fn __ad_fwd___ad_fwd(#(#decls),*) -> (#r, #r) {
             use ::autodiff_core::__private as __ad;
             #convert
-            #(#kept)*
-            let (_, __ad_derivative) =
-                __ad::request_nested_rule::<#types, _>(|| Self::__ad_fwd(#(#rule_args,)* __ad_mark), #missing);
-            #(#restored)*
+            // (Asked once: the derivative is kept.)
+            static __AD_DERIVATIVE: __ad::NestedRuleCache<#types> = __ad::NestedRuleCache::new();
+            let __ad_derivative = __ad::cached_nested_rule(&__AD_DERIVATIVE, || {
+                #(#kept)*
+                let (_, __ad_derivative) = __ad::request_nested_rule::<#types, _>(
+                    || Self::__ad_fwd(#(#rule_args,)* __ad_mark),
+                    #missing,
+                );
+                #(#restored)*
+                __ad_derivative
+            });
             #result
         }
     })
