@@ -446,3 +446,94 @@ fn a_vector_call_with_a_constant_argument_assigned_in_a_loop() {
     check("value (forward)", f, want_f);
     check("tangent", t, want_g[0] * v[0] + want_g[1] * v[1]);
 }
+
+/// A vector a call returned, written through `iter_mut` and `fill`-free element loops
+/// (an activation applied in place), then passed on.
+#[autodiff_forward(activated_fwd, Dual, Dual)]
+#[autodiff_reverse(activated_rev, Duplicated, Active)]
+fn activated(x: &[f64]) -> f64 {
+    let mut h = scaled(x, 0.5);
+    for v in h.iter_mut() {
+        *v = v.tanh();
+    }
+    for (k, v) in h.iter_mut().enumerate() {
+        *v *= 1.0 + k as f64;
+    }
+    let s = softmax(&h);
+    s[0] * x[0] + s.iter().map(|v| v * v).sum::<f64>()
+}
+
+fn activated_o<D: Num>(x: &[D]) -> D {
+    let h: Vec<D> = (x.iter().enumerate())
+        .map(|(k, v)| (*v * 0.5).tanh() * (1.0 + k as f64))
+        .collect();
+    let s = softmax_o(&h);
+    s[0] * x[0] + s.iter().fold(D::zero(), |a, v| a + *v * *v)
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn a_returned_vector_written_through_iter_mut(case in slice_seed_case(-1.5, 1.5, 1..6)) {
+        let (x, v, s0, s) = case;
+        check_slice("activated", (&x, &v, &s0, s), activated, activated_fwd, activated_rev, activated_o::<Dual64>);
+        check_hvp_of::<activated_rev>(&x, &v, activated_o);
+    }
+}
+
+/// `tanh(W x + b)` of a flat `W`.
+#[differentiable]
+fn dense(w: &[f64], b: &[f64], x: &[f64]) -> Vec<f64> {
+    let n = x.len();
+    let mut out = vec![0.0; b.len()];
+    for o in 0..b.len() {
+        let mut s = b[o];
+        for i in 0..n {
+            s += w[o * n + i] * x[i];
+        }
+        out[o] = s.tanh();
+    }
+    out
+}
+
+fn dense_o<D: Num>(w: &[D], b: &[D], x: &[D]) -> Vec<D> {
+    (0..b.len())
+        .map(|o| {
+            (0..x.len())
+                .fold(b[o], |s, i| s + w[o * x.len() + i] * x[i])
+                .tanh()
+        })
+        .collect()
+}
+
+/// Parameters split, and a half split again, before the parts go to calls that return
+/// vectors.
+#[autodiff_forward(split_layers_fwd, Dual, Dual)]
+#[autodiff_reverse(split_layers_rev, Duplicated, Active)]
+fn split_layers(p: &[f64]) -> f64 {
+    let (w1, rest) = p.split_at(4);
+    let (b1, rest) = rest.split_at(2);
+    let (w2, b2) = rest.split_at(2);
+    let h = dense(w1, b1, &[0.5, -1.0]);
+    let o = dense(w2, b2, &h);
+    o[0] * o[0]
+}
+
+fn split_layers_o<D: Num>(p: &[D]) -> D {
+    let x = [D::from(0.5), D::from(-1.0)];
+    let h = dense_o(&p[0..4], &p[4..6], &x);
+    let o = dense_o(&p[6..8], &p[8..9], &h);
+    o[0] * o[0]
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn parameters_split_twice_for_calls(case in slice_seed_case(-1.5, 1.5, 9..10)) {
+        let (x, v, s0, s) = case;
+        check_slice("split_layers", (&x, &v, &s0, s), split_layers, split_layers_fwd, split_layers_rev, split_layers_o::<Dual64>);
+        check_hvp_of::<split_layers_rev>(&x, &v, split_layers_o);
+    }
+}

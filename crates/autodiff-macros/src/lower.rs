@@ -3475,12 +3475,14 @@ impl Lowerer {
 
     /// Whether `e` is `&name` (or `name`) for a local buffer.
     fn names_buffer(&self, e: &Expr) -> bool {
-        // `&v`, `&*v`, `&v[a..]` (a companion's scratch shadow of a parameter or a part
-        // of it).
-        let e = match strip_ref(e) {
-            Expr::Index(ix) if is_range_expr(&ix.index) => strip_ref(&ix.expr),
-            e => e,
-        };
+        // `&v`, `&*v`, `&v[a..]`, `&v[a..][b..]` (a companion's scratch shadow of a
+        // parameter or a part of it, split more than once).
+        let mut e = strip_ref(e);
+        while let Expr::Index(ix) = e
+            && is_range_expr(&ix.index)
+        {
+            e = strip_ref(&ix.expr);
+        }
         let Expr::Path(p) = e else {
             return false;
         };
@@ -8125,11 +8127,17 @@ fn field_and_index_owners(
         }
         fn visit_expr_method_call(&mut self, m: &'a syn::ExprMethodCall) {
             let method = m.method.to_string();
-            if let Some(name) = path_name(&m.receiver)
-                && !is_std_method_name(&method)
-                && !is_buffer_method_name(&method)
-            {
-                self.user_receivers.insert(name);
+            if let Some(name) = path_name(&m.receiver) {
+                if !is_std_method_name(&method) && !is_buffer_method_name(&method) {
+                    self.user_receivers.insert(name);
+                } else if matches!(
+                    method.as_str(),
+                    "iter_mut" | "fill" | "copy_from_slice" | "swap" | "chunks_mut"
+                ) {
+                    // Written element by element (`for v in h.iter_mut()`), as `h[i] = ..`
+                    // writes it.
+                    self.indexed.insert(name);
+                }
             }
             syn::visit::visit_expr_method_call(self, m);
         }
