@@ -630,3 +630,66 @@ fn closures_taken_by_reference() {
         close("forward", tp, want, 1e-12).unwrap();
     }
 }
+
+/// Higher-order functions that compare the closure's values (`if f(a) < f(b)`, a `while`
+/// condition): a search, whose result follows the branches taken.
+#[differentiable]
+fn smaller_of<F: Fn(f64) -> f64>(f: F, a: f64, b: f64) -> f64 {
+    if f(a) < f(b) { f(a) } else { 2.0 * f(b) }
+}
+
+#[differentiable]
+fn bisected<F: Fn(f64) -> f64>(f: F, lo: f64, hi: f64) -> f64 {
+    let (mut a, mut b) = (lo, hi);
+    let mut k = 0;
+    while k < 20 && f(a) * f(b) < 0.0 {
+        let m = 0.5 * (a + b);
+        if f(m) > 0.0 {
+            b = m;
+        } else {
+            a = m;
+        }
+        k += 1;
+    }
+    f(a) * a
+}
+
+#[autodiff_forward(compared_fwd, Dual, Dual)]
+#[autodiff_reverse(compared_rev, Duplicated, Active)]
+fn compared(p: &[f64]) -> f64 {
+    let c = p[0];
+    smaller_of(|t| (t - c) * (t - c), p[1], p[2]) + bisected(|t| t - c * c, -1.0, 2.0)
+}
+
+fn compared_o<D: Num>(p: &[D]) -> D {
+    let k0 = p[0];
+    let f = |t: D| (t - k0) * (t - k0);
+    let picked = if f(p[1]).re() < f(p[2]).re() {
+        f(p[1])
+    } else {
+        f(p[2]) * 2.0
+    };
+    // The bisection's points do not move with `c` (they are fixed by the branches).
+    let g = |t: f64| t - k0.re() * k0.re();
+    let (mut a, mut b) = (-1.0, 2.0);
+    let mut k = 0;
+    while k < 20 && g(a) * g(b) < 0.0 {
+        let m = 0.5 * (a + b);
+        if g(m) > 0.0 {
+            b = m;
+        } else {
+            a = m;
+        }
+        k += 1;
+    }
+    picked + (c::<D>(a) - k0 * k0) * c::<D>(a)
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn closures_compared_in_conditions((x, v, s0) in slice_case(-0.9, 0.9, 3..4, 0), s in seed()) {
+        check_slice("compared", (&x, &v, &s0, s), compared, compared_fwd, compared_rev, compared_o::<Dual64>);
+    }
+}

@@ -335,3 +335,50 @@ proptest! {
         }
     }
 }
+
+/// A loss chosen by a unit struct, called on the struct's value (`Squared.eval(..)`, `let
+/// l = Squared; l.eval(..)`).
+pub trait Loss {
+    fn eval(&self, r: f64) -> f64;
+}
+
+#[differentiable]
+pub struct Squared;
+
+#[differentiable]
+impl Loss for Squared {
+    fn eval(&self, r: f64) -> f64 {
+        r * r
+    }
+}
+
+#[autodiff_forward(unit_losses_fwd, Dual, Dual)]
+#[autodiff_reverse(unit_losses_rev, Duplicated, Active)]
+fn unit_losses(x: &[f64]) -> f64 {
+    let l = Squared;
+    let mut s = Squared.eval(x[0] - 1.0);
+    for i in 1..x.len() {
+        s += l.eval(x[i] - x[i - 1].sin());
+    }
+    s
+}
+
+fn unit_losses_o<D: Num>(x: &[D]) -> D {
+    let mut s = (x[0] - 1.0) * (x[0] - 1.0);
+    for i in 1..x.len() {
+        let r = x[i] - x[i - 1].sin();
+        s += r * r;
+    }
+    s
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn methods_of_a_unit_struct_value(case in slice_seed_case(-1.5, 1.5, 1..6)) {
+        let (x, v, s0, s) = case;
+        check_slice("unit_losses", (&x, &v, &s0, s), unit_losses, unit_losses_fwd, unit_losses_rev, unit_losses_o::<Dual64>);
+        check_hvp_of::<unit_losses_rev>(&x, &v, unit_losses_o);
+    }
+}

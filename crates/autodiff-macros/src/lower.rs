@@ -1696,6 +1696,17 @@ impl Lowerer {
     /// may take `&mut self`: `st.advance(dt)`), or passes a `&mut` reference parameter on
     /// to a function (`adv(p, x[0])`). Such an expression, where its value carries no
     /// derivative, is lowered as code rather than kept as written.
+    /// Whether `func` names a closure parameter (`f` of `f: impl Fn(f64) -> f64`).
+    fn calls_closure_param(&self, func: &Expr) -> bool {
+        let Expr::Path(p) = strip(func) else {
+            return false;
+        };
+        p.path.get_ident().is_some_and(|id| {
+            matches!(self.lookup(&id.to_string()), Some(Binding::Var(v))
+                if matches!(self.kinds.get(&v.to_string()), Some(VarKind::Closure(_))))
+        })
+    }
+
     fn may_change_values(&self, e: &Expr) -> bool {
         struct Finder<'a> {
             l: &'a Lowerer,
@@ -1716,6 +1727,11 @@ impl Lowerer {
                         self.found = true;
                     }
                     Expr::Call(c) if c.args.iter().any(|a| self.l.is_mutable_ref_param(a)) => {
+                        self.found = true;
+                    }
+                    // A closure parameter's call (`if f(a) < f(b)`): in the companions the
+                    // closure is a `DiffFn`, which the call as written does not call.
+                    Expr::Call(c) if self.l.calls_closure_param(&c.func) => {
                         self.found = true;
                     }
                     _ => {}
@@ -6610,15 +6626,33 @@ impl Lowerer {
             };
         }
         // A user method. A unit struct that receives a call made for its effect
-        // (`CpuBackend.synchronize();`) is bound to a local, as `let` binds one.
+        // (`CpuBackend.synchronize();`), or a call of a method no float has (`Mse.eval(x)`),
+        // is bound to a local, as `let` binds one.
         let unit_receiver = match strip(&m.receiver) {
-            Expr::Path(p) if statement && self.is_unit_struct(p) => Some(p),
+            Expr::Path(p)
+                if (statement || !is_std_method_name(&name)) && self.is_unit_struct(p) =>
+            {
+                Some(p)
+            }
             _ => None,
         };
         let recv = match unit_receiver {
             Some(p) => {
                 let op = self.struct_members(&p.path, Vec::new(), true)?;
-                self.struct_value(op, &m.receiver)?
+                match self.struct_value(op, &m.receiver)? {
+                    // (A constant: bound, so that its method is called as a struct's.)
+                    Val::Op(Operand::Lit(t)) if !statement => {
+                        let var = self.fresh("value", m.receiver.span());
+                        self.kinds.insert(var.to_string(), VarKind::Value);
+                        self.emit(Stmt::Let {
+                            var: var.clone(),
+                            mutable: false,
+                            op: Op::Inactive(t),
+                        });
+                        Val::Place(Place::local(var), false)
+                    }
+                    v => v,
+                }
             }
             None => self.lower_expr(&m.receiver)?,
         };
@@ -6735,7 +6769,7 @@ impl Lowerer {
     /// Whether `p` names a unit struct (`CpuBackend`): one word in upper camel case (a
     /// constant's name has no lower-case letter) that names no local.
     fn is_unit_struct(&self, p: &syn::ExprPath) -> bool {
-        if self.companion || p.qself.is_some() {
+        if p.qself.is_some() {
             return false;
         }
         p.path.get_ident().is_some_and(|id| {
