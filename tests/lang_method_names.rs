@@ -204,3 +204,37 @@ fn a_struct_method_named_push() {
     assert!((v - want).abs() < 1e-15);
     assert!((t - (2.0 * x[0] + x[1] - 2.0 * x[2])).abs() < 1e-14);
 }
+
+/// Raw identifiers as parameter names (`r#in`), of a function and of a method.
+#[autodiff_reverse(raw_named_rev, Active, Active)]
+#[autodiff_forward(raw_named_fwd, Dual, Dual)]
+fn raw_named(r#in: f64) -> f64 {
+    let r#type = r#in.sin();
+    r#in * r#type + C { re: r#in, im: 0.5 }.scaled_by(r#in)
+}
+
+impl C {
+    #[differentiable]
+    pub fn scaled_by(&self, r#as: f64) -> f64 {
+        self.re * r#as + self.im
+    }
+}
+
+#[test]
+fn raw_identifiers_as_names() {
+    for x in [0.7_f64, -1.3, 2.0] {
+        // x·sin x + x² + 0.5.
+        let want = x.sin() + x * x.cos() + 2.0 * x;
+        let (y, g) = raw_named_rev(x, 1.0);
+        assert_eq!(y, raw_named(x));
+        assert!(
+            (g - want).abs() <= 1e-12 * (1.0 + want.abs()),
+            "{g} vs {want}"
+        );
+        let (_, t) = raw_named_fwd(x, 1.0);
+        assert!(
+            (t - want).abs() <= 1e-12 * (1.0 + want.abs()),
+            "{t} vs {want}"
+        );
+    }
+}

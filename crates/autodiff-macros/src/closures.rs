@@ -205,7 +205,8 @@ pub fn reverse_build(
             let guard = format_ident!("{}_guard", cell);
             declare(quote!(let #cell = __ad::BufferCell::default();));
             // At the closure: where an error about what it captures belongs.
-            let at = Ident::new(&v.to_string(), c.span);
+            let mut at = v.clone();
+            at.set_span(c.span);
             let borrow = quote_spanned!(c.span=> #cell_ref.borrow(#at));
             decls.extend(quote! {
                 let mut #guard = #borrow;

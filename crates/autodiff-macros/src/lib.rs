@@ -49,7 +49,10 @@ use proc_macro::TokenStream;
 #[proc_macro_attribute]
 pub fn autodiff_forward(args: TokenStream, item: TokenStream) -> TokenStream {
     let (args, item) = (hygiene::uniform(args.into()), hygiene::uniform(item.into()));
-    expand(Trigger::Companion(Mode::Forward, args), item).into()
+    guarded(&item, || {
+        expand(Trigger::Companion(Mode::Forward, args), item.clone())
+    })
+    .into()
 }
 
 /// Generates a reverse-mode companion: `#[autodiff_reverse(NAME, ACTIVITIES..)]`.
@@ -63,7 +66,10 @@ pub fn autodiff_forward(args: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn autodiff_reverse(args: TokenStream, item: TokenStream) -> TokenStream {
     let (args, item) = (hygiene::uniform(args.into()), hygiene::uniform(item.into()));
-    expand(Trigger::Companion(Mode::Reverse, args), item).into()
+    guarded(&item, || {
+        expand(Trigger::Companion(Mode::Reverse, args), item.clone())
+    })
+    .into()
 }
 
 /// Makes a function or method callable from other differentiated code, in every mode,
@@ -89,7 +95,8 @@ pub fn autodiff_reverse(args: TokenStream, item: TokenStream) -> TokenStream {
 /// and its pullback instead of failing to compile.
 #[proc_macro_attribute]
 pub fn differentiable(args: TokenStream, item: TokenStream) -> TokenStream {
-    differentiable_item(hygiene::uniform(args.into()), hygiene::uniform(item.into())).into()
+    let (args, item) = (hygiene::uniform(args.into()), hygiene::uniform(item.into()));
+    guarded(&item, || differentiable_item(args, item.clone())).into()
 }
 
 /// The expansion of `#[differentiable(args)]` on `item`.
@@ -142,5 +149,44 @@ fn differentiable_item(
 /// in every mode. See the `autodiff_core` documentation for the signatures of the rules.
 #[proc_macro_attribute]
 pub fn custom_rule(args: TokenStream, item: TokenStream) -> TokenStream {
-    rules::expand(hygiene::uniform(args.into()), hygiene::uniform(item.into())).into()
+    let (args, item) = (hygiene::uniform(args.into()), hygiene::uniform(item.into()));
+    guarded(&item, || rules::expand(args, item.clone())).into()
+}
+
+/// Runs an expansion; should it panic (a bug of the macro), the user's item is emitted
+/// as written beside an error that says so, so that the rest of the crate still compiles.
+fn guarded(
+    item: &proc_macro2::TokenStream,
+    expansion: impl FnOnce() -> proc_macro2::TokenStream,
+) -> proc_macro2::TokenStream {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(expansion)) {
+        Ok(out) => out,
+        Err(payload) => {
+            let why = payload
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| payload.downcast_ref::<&str>().copied())
+                .unwrap_or("an internal error");
+            let msg = format!(
+                "autodiff: the macro failed on this item ({why}); the item is kept as written, without derivatives"
+            );
+            quote::quote!(::core::compile_error!(#msg); #item)
+        }
+    }
+}
+
+#[cfg(test)]
+mod guard_tests {
+    #[test]
+    fn a_panicking_expansion_keeps_the_item_beside_an_error() {
+        let item = quote::quote!(
+            fn f(x: f64) -> f64 {
+                x
+            }
+        );
+        let out = super::guarded(&item, || panic!("an example failure")).to_string();
+        assert!(out.starts_with(":: core :: compile_error !"), "{out}");
+        assert!(out.contains("an example failure"), "{out}");
+        assert!(out.ends_with(&item.to_string()), "{out}");
+    }
 }

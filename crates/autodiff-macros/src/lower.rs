@@ -627,6 +627,12 @@ impl Lowerer {
         body: &syn::Block,
         sig: &SigInfo,
     ) -> Result<(Body, HashMap<String, VarKind>)> {
+        if let Some(attr) = conditional_code(body) {
+            return Err(syn::Error::new_spanned(
+                attr,
+                "`#[cfg(..)]` and `#[cfg_attr(..)]` are not supported inside a differentiated function: the derivatives cannot tell which configuration is compiled, and would differentiate the code left out. Move that code into a function of its own, or choose with `cfg!(..)` in an `if`",
+            ));
+        }
         let written_out;
         let body = if self.companion {
             body
@@ -8428,7 +8434,9 @@ fn val_len(v: &Val) -> usize {
 fn binding_tokens(b: &Binding, span: Span) -> TokenStream {
     match b {
         Binding::Var(v) => {
-            let v = Ident::new(&v.to_string(), span);
+            // (The name itself, re-spanned: a raw identifier, `r#in`, stays one.)
+            let mut v = v.clone();
+            v.set_span(span);
             quote!(#v)
         }
         Binding::Alias(p, m) => {
@@ -8600,6 +8608,22 @@ fn is_std_method_name(name: &str) -> bool {
                 | "to_string"
                 | "as_slice"
         )
+}
+
+/// The first `#[cfg(..)]` or `#[cfg_attr(..)]` attribute inside `body` (on a statement, an
+/// expression, a match arm, a member of a struct literal, ..).
+fn conditional_code(body: &syn::Block) -> Option<&syn::Attribute> {
+    struct Finder<'a>(Option<&'a syn::Attribute>);
+    impl<'a> syn::visit::Visit<'a> for Finder<'a> {
+        fn visit_attribute(&mut self, a: &'a syn::Attribute) {
+            if self.0.is_none() && (a.path().is_ident("cfg") || a.path().is_ident("cfg_attr")) {
+                self.0 = Some(a);
+            }
+        }
+    }
+    let mut f = Finder(None);
+    syn::visit::Visit::visit_block(&mut f, body);
+    f.0
 }
 
 /// Whether `name` is a method of the standard library's vectors and slices that changes

@@ -887,7 +887,9 @@ fn rename_fn(f: TokenStream, name: &Ident) -> TokenStream {
         .map(|tt| match tt {
             proc_macro2::TokenTree::Ident(id) if !done && after_fn => {
                 done = true;
-                proc_macro2::TokenTree::Ident(Ident::new(&name.to_string(), id.span()))
+                let mut name = name.clone();
+                name.set_span(id.span());
+                proc_macro2::TokenTree::Ident(name)
             }
             proc_macro2::TokenTree::Ident(id) => {
                 after_fn = !done && id == "fn";

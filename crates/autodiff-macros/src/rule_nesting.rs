@@ -295,21 +295,7 @@ pub fn expand(func: &ImplItemFn) -> syn::Result<TokenStream> {
     let fwd_pull = forward_protocol(&pull_fn, &format_ident!("__ad_fwd_rule_pull"))?;
 
     // Concrete entry points (function pointers), in the order of `derivative_types`.
-    let mut inputs = Vec::new();
-    let mut args = Vec::new();
-    for (n, ty) in &params {
-        let ty = &elided(ty);
-        inputs.push(quote!(#n: #ty));
-        args.push(quote!(#n));
-        let t = format_ident!("__ad_t_{}", n);
-        match tangent_type(ty, &floats) {
-            Some(tt) => {
-                inputs.push(quote!(#t: #tt));
-                args.push(quote!(#t));
-            }
-            None => args.push(quote!(::autodiff_core::__private::Zero)),
-        }
-    }
+    let (mut inputs, mut args) = concrete_parameters(&params, &floats);
     let value_inputs = inputs.clone();
     let value_args = args.clone();
     // A tuple is passed on element by element, each with its tangent.
@@ -408,6 +394,31 @@ pub fn expand(func: &ImplItemFn) -> syn::Result<TokenStream> {
             }
         }
     })
+}
+
+/// The parameters of a concrete entry point to a forward protocol function (each
+/// parameter, then its tangent: none for a constant), and the arguments it passes on to
+/// that function (a constant's tangent is `Zero`).
+fn concrete_parameters(
+    params: &[(Ident, Type)],
+    floats: &HashSet<String>,
+) -> (Vec<TokenStream>, Vec<TokenStream>) {
+    let mut inputs = Vec::new();
+    let mut args = Vec::new();
+    for (n, ty) in params {
+        let ty = &elided(ty);
+        inputs.push(quote!(#n: #ty));
+        args.push(quote!(#n));
+        let t = format_ident!("__ad_t_{}", n);
+        match tangent_type(ty, floats) {
+            Some(tt) => {
+                inputs.push(quote!(#t: #tt));
+                args.push(quote!(#t));
+            }
+            None => args.push(quote!(::autodiff_core::__private::Zero)),
+        }
+    }
+    (inputs, args)
 }
 
 /// The element types of `ty` when it is a tuple of two or more floats.
@@ -513,21 +524,7 @@ pub fn forward_rule_offer(func: &ImplItemFn) -> Option<(Stmt, TokenStream)> {
         ReturnType::Default => None,
         ReturnType::Type(_, t) => Some((**t).clone()),
     };
-    let mut inputs = Vec::new();
-    let mut args = Vec::new();
-    for (n, ty) in &params {
-        let ty = &elided(ty);
-        inputs.push(quote!(#n: #ty));
-        args.push(quote!(#n));
-        let t = format_ident!("__ad_t_{}", n);
-        match tangent_type(ty, &floats) {
-            Some(tt) => {
-                inputs.push(quote!(#t: #tt));
-                args.push(quote!(#t));
-            }
-            None => args.push(quote!(::autodiff_core::__private::Zero)),
-        }
-    }
+    let (inputs, args) = concrete_parameters(&params, &floats);
     let types = forward_derivative_type(
         &params.iter().map(|(_, t)| t.clone()).collect::<Vec<_>>(),
         &floats,

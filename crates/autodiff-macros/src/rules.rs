@@ -715,42 +715,27 @@ fn expand_rule(
     };
     let gl: Vec<TokenStream> = gparams.clone();
     let mut items = items;
-    let nested_reverse = match &args.reverse {
-        Some(rule)
-            if crate::nested::ENABLED
-                && !in_impl
-                && func.sig.generics.type_params().next().is_none()
-                && params
-                    .iter()
-                    .all(|p| !matches!(p.kind, Kind::Closure(_) | Kind::Struct { .. })) =>
-        {
-            Some(forward_over_reverse_rule(
-                fname,
-                rule,
-                &params,
-                &sig_ret,
-                &adj_ty,
-                &shadow_tys,
-                &floats,
-            ))
-        }
-        _ => None,
-    };
-    let nested_forward = match &args.forward {
-        Some(rule)
-            if crate::nested::ENABLED
-                && !in_impl
-                && func.sig.generics.type_params().next().is_none()
-                && params
-                    .iter()
-                    .all(|p| !matches!(p.kind, Kind::Closure(_) | Kind::Struct { .. })) =>
-        {
-            Some(forward_over_forward_rule(
-                fname, rule, &params, &sig_ret, &floats,
-            ))
-        }
-        _ => None,
-    };
+    // Rules are differentiated again for free, non-generic functions of floats, float
+    // slices and constants.
+    let nestable = crate::nested::ENABLED
+        && !in_impl
+        && func.sig.generics.type_params().next().is_none()
+        && params
+            .iter()
+            .all(|p| !matches!(p.kind, Kind::Closure(_) | Kind::Struct { .. }));
+    let nested_reverse = args.reverse.as_ref().filter(|_| nestable).map(|rule| {
+        forward_over_reverse_rule(
+            fname,
+            rule,
+            &params,
+            &sig_ret,
+            &adj_ty,
+            &shadow_tys,
+            &floats,
+        )
+    });
+    let nested_forward = (args.forward.as_ref().filter(|_| nestable))
+        .map(|rule| forward_over_forward_rule(fname, rule, &params, &sig_ret, &floats));
     // Only nested code calls these.
     items.extend(crate::nested::ENABLED.then(|| {
         nested_stubs(
