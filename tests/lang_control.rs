@@ -1739,3 +1739,48 @@ proptest! {
         check("d sqrt(a) / da", g, 0.5 / a.sqrt());
     }
 }
+
+/// Let chains: `if let .. && ..` and `if .. && let .. && ..`, with and without `else`.
+#[autodiff_forward(chained_fwd, Dual, Dual)]
+#[autodiff_reverse(chained_rev, Duplicated, Active)]
+fn chained(x: &[f64]) -> f64 {
+    let mut s = x[1] * x[1];
+    if let Some(v) = x.first()
+        && *v > 0.0
+    {
+        s += v * v * x[1];
+    } else {
+        s -= x[1];
+    }
+    if x[1] > 0.0
+        && let Some(w) = x.get(2)
+        && *w < 1.0
+    {
+        s += w.sin();
+    }
+    s
+}
+
+fn chained_o<D: Num>(x: &[D]) -> D {
+    let mut s = x[1] * x[1];
+    if x[0].re() > 0.0 {
+        s += x[0] * x[0] * x[1];
+    } else {
+        s -= x[1];
+    }
+    if x[1].re() > 0.0 && x.len() > 2 && x[2].re() < 1.0 {
+        s += x[2].sin();
+    }
+    s
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn let_chains(case in slice_seed_case(-1.5, 1.5, 2..5)) {
+        let (x, v, s0, s) = case;
+        check_slice("chained", (&x, &v, &s0, s), chained, chained_fwd, chained_rev, chained_o::<Dual64>);
+        check_hvp_of::<chained_rev>(&x, &v, chained_o);
+    }
+}

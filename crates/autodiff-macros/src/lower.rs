@@ -3935,6 +3935,23 @@ impl Lowerer {
 
     /// Lowers an `if`; with `want`, returns its value.
     fn lower_if(&mut self, i: &syn::ExprIf, want: bool) -> Result<Option<Val>> {
+        // A let chain, `if let Some(v) = x.get(0) && *v > 0.0 { a } else { b }`: nested
+        // tests, `if let Some(v) = x.get(0) { if *v > 0.0 { a } else { b } } else { b }`.
+        if let Expr::Binary(b) = strip(&i.cond)
+            && matches!(b.op, syn::BinOp::And(_))
+            && has_let(&i.cond)
+        {
+            let (first, rest) = (&b.left, &b.right);
+            let then = &i.then_branch;
+            let els: Expr = match &i.else_branch {
+                Some((_, e)) => (**e).clone(),
+                None => syn::parse_quote!({}),
+            };
+            let nested: syn::ExprIf = syn::parse_quote_spanned!(i.span()=>
+                if #first { if #rest #then else { #els } } else { #els }
+            );
+            return self.lower_if(&nested, want);
+        }
         if let Expr::Let(l) = &*i.cond {
             let els: Expr = match &i.else_branch {
                 Some((_, e)) => (**e).clone(),
@@ -8608,6 +8625,17 @@ fn is_std_method_name(name: &str) -> bool {
                 | "to_string"
                 | "as_slice"
         )
+}
+
+/// Whether the condition `e` is a let chain: `let` among the operands of its `&&`s.
+fn has_let(e: &Expr) -> bool {
+    match strip(e) {
+        Expr::Let(_) => true,
+        Expr::Binary(b) if matches!(b.op, syn::BinOp::And(_)) => {
+            has_let(&b.left) || has_let(&b.right)
+        }
+        _ => false,
+    }
 }
 
 /// The first `#[cfg(..)]` or `#[cfg_attr(..)]` attribute inside `body` (on a statement, an
