@@ -42,14 +42,7 @@ pub fn derivative_types(
     ret: Option<&Type>,
     adjoints: &Type,
 ) -> TokenStream {
-    let mut inputs = Vec::new();
-    for ty in params {
-        let ty = &elided(ty);
-        inputs.push(quote!(#ty));
-        if let Some(t) = tangent_type(ty, floats) {
-            inputs.push(quote!(#t));
-        }
-    }
+    let mut inputs = with_tangents(params, floats);
     let value = forward_derivative_type(params, floats, ret);
     for s in shadows {
         inputs.push(quote!(#s));
@@ -61,6 +54,20 @@ pub fn derivative_types(
     }
     let pull = quote!(fn(#(#inputs),*) -> (#adjoints, #adjoints));
     quote!((#value, #pull))
+}
+
+/// The types of a forward derivative's parameters: each of `params`, followed by its
+/// tangent's type (none for a constant).
+fn with_tangents(params: &[Type], floats: &HashSet<String>) -> Vec<TokenStream> {
+    let mut out = Vec::new();
+    for ty in params {
+        let ty = &elided(ty);
+        out.push(quote!(#ty));
+        if let Some(t) = tangent_type(ty, floats) {
+            out.push(quote!(#t));
+        }
+    }
+    out
 }
 
 /// `ty` with the lifetimes of its references elided: both macros then write the same
@@ -555,14 +562,7 @@ pub fn forward_derivative_type(
     floats: &HashSet<String>,
     ret: Option<&Type>,
 ) -> TokenStream {
-    let mut inputs = Vec::new();
-    for ty in params {
-        let ty = &elided(ty);
-        inputs.push(quote!(#ty));
-        if let Some(t) = tangent_type(ty, floats) {
-            inputs.push(quote!(#t));
-        }
-    }
+    let inputs = with_tangents(params, floats);
     let r = ret.map_or(quote!(()), |t| quote!(#t));
     quote!(fn(#(#inputs),*) -> (#r, #r))
 }
