@@ -963,23 +963,18 @@ impl Gen<'_> {
                     None => quote!(__ad::snapshot_struct(&#p)),
                 }
             });
-            if let Some(copy) = copied {
-                return quote! {
-                    #early_decls
-                    #tapes
-                    #forward
-                    let __ad_primal = #copy;
-                    #finals
-                    #reverse
-                };
-            }
+            let (before, after) = match copied {
+                Some(copy) => (quote!(let __ad_primal = #copy;), quote!()),
+                None => (quote!(), quote!(let __ad_primal = #p;)),
+            };
             return quote! {
                 #early_decls
                 #tapes
                 #forward
+                #before
                 #finals
                 #reverse
-                let __ad_primal = #p;
+                #after
             };
         }
         quote! {

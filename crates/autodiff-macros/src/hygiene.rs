@@ -15,31 +15,33 @@ use proc_macro2::{Group, Span, TokenStream, TokenTree};
 /// `ts` with every name resolved at the call site when its names come from more than one
 /// hygiene context (`$crate` left as it is: it names the crate that defined a macro).
 pub fn uniform(ts: TokenStream) -> TokenStream {
-    let mut contexts = Vec::new();
-    contexts_of(&ts, &mut contexts);
-    if contexts.len() < 2 {
+    let mut first = None;
+    if !mixes_contexts(&ts, &mut first) {
         return ts;
     }
     resolved_at_call_site(ts)
 }
 
-/// The distinct hygiene contexts of the names in `ts`, as the compiler's span prints
-/// them (`#3 bytes(10..12)`: the context is the part before the bytes). Outside the
-/// compiler (unit tests) spans print no context, and everything counts as one.
-fn contexts_of(ts: &TokenStream, out: &mut Vec<String>) {
-    for tt in ts.clone() {
-        match tt {
-            TokenTree::Ident(id) => {
-                let printed = format!("{:?}", id.span());
-                let context = printed.split(" bytes(").next().unwrap_or("").to_string();
-                if !out.contains(&context) {
-                    out.push(context);
+/// Whether the names in `ts` come from another hygiene context than `first` (the first
+/// name's, once seen), as the compiler's span prints them (`#3 bytes(10..12)`: the
+/// context is the part before the bytes). Outside the compiler (unit tests) spans print
+/// no context, and everything counts as one.
+fn mixes_contexts(ts: &TokenStream, first: &mut Option<String>) -> bool {
+    ts.clone().into_iter().any(|tt| match tt {
+        TokenTree::Ident(id) => {
+            let printed = format!("{:?}", id.span());
+            let context = printed.split(" bytes(").next().unwrap_or("");
+            match first {
+                Some(f) => f != context,
+                None => {
+                    *first = Some(context.to_string());
+                    false
                 }
             }
-            TokenTree::Group(g) => contexts_of(&g.stream(), out),
-            _ => {}
         }
-    }
+        TokenTree::Group(g) => mixes_contexts(&g.stream(), first),
+        _ => false,
+    })
 }
 
 fn resolved_at_call_site(ts: TokenStream) -> TokenStream {

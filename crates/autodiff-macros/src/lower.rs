@@ -1697,11 +1697,6 @@ impl Lowerer {
         Ok(())
     }
 
-    /// Whether `e` may change values where it is evaluated: it does (see [`has_effects`]),
-    /// or it calls a method of the user's on a place that can be borrowed mutably (which
-    /// may take `&mut self`: `st.advance(dt)`), or passes a `&mut` reference parameter on
-    /// to a function (`adv(p, x[0])`). Such an expression, where its value carries no
-    /// derivative, is lowered as code rather than kept as written.
     /// Whether `func` names a closure parameter (`f` of `f: impl Fn(f64) -> f64`).
     fn calls_closure_param(&self, func: &Expr) -> bool {
         let Expr::Path(p) = strip(func) else {
@@ -1713,6 +1708,11 @@ impl Lowerer {
         })
     }
 
+    /// Whether `e` may change values where it is evaluated: it does (see [`has_effects`]),
+    /// or it calls a method of the user's on a place that can be borrowed mutably (which
+    /// may take `&mut self`: `st.advance(dt)`), or passes a `&mut` reference parameter on
+    /// to a function (`adv(p, x[0])`). Such an expression, where its value carries no
+    /// derivative, is lowered as code rather than kept as written.
     fn may_change_values(&self, e: &Expr) -> bool {
         struct Finder<'a> {
             l: &'a Lowerer,
@@ -8654,38 +8654,24 @@ fn conditional_code(body: &syn::Block) -> Option<&syn::Attribute> {
     f.0
 }
 
-/// Whether `name` is a method of the standard library's vectors and slices that changes
-/// or splits them (`push`, `fill`, `split_at_mut`, ..), not a method of the user's.
+/// Whether `name` is a method of the standard library's vectors and slices (one that
+/// moves or resizes elements, see [`is_std_buffer_method`], writes them, or splits the
+/// buffer), not a method of the user's.
 fn is_buffer_method_name(name: &str) -> bool {
-    matches!(
-        name,
-        "iter"
-            | "push"
-            | "pop"
-            | "fill"
-            | "copy_from_slice"
-            | "clone_from_slice"
-            | "extend"
-            | "extend_from_slice"
-            | "resize"
-            | "truncate"
-            | "clear"
-            | "swap"
-            | "reverse"
-            | "sort_by"
-            | "sort_unstable_by"
-            | "rotate_left"
-            | "rotate_right"
-            | "insert"
-            | "remove"
-            | "retain"
-            | "split_at"
-            | "split_at_mut"
-            | "chunks_mut"
-            | "chunks_exact_mut"
-            | "as_mut_slice"
-            | "as_ptr"
-    )
+    is_std_buffer_method(name)
+        || matches!(
+            name,
+            "push"
+                | "fill"
+                | "copy_from_slice"
+                | "clone_from_slice"
+                | "split_at"
+                | "split_at_mut"
+                | "chunks_mut"
+                | "chunks_exact_mut"
+                | "as_mut_slice"
+                | "as_ptr"
+        )
 }
 
 /// Whether `e` changes a value where it is evaluated: an assignment, a compound

@@ -906,25 +906,12 @@ fn forward_over_reverse_rule(
     let adj: Type = syn::parse2(adj_ty.clone()).expect("a type");
     let types = derivative_types(&tys, floats, &shadows, ret.as_ref(), &adj);
     let r = ret.as_ref().map_or(quote!(()), |t| quote!(#t));
-    let rule_name = rule
-        .segments
-        .last()
-        .map(|s| s.ident.to_string())
-        .unwrap_or_default();
+    let rule_name = last_name(rule);
     // (A rule with a parameter that `#[differentiable]` refuses on a rule, a constant
     // behind a reference, is told so rather than sent to add it.)
-    let refused = tys.iter().find(|t| {
-        !matches!(
-            crate::signature::shape_of(t, floats).0,
-            crate::signature::Shape::Scalar
-                | crate::signature::Shape::Slice { .. }
-                | crate::signature::Shape::Other
-        )
-    });
-    let msg = match refused {
+    let msg = match refused_parameter(&tys, floats) {
         Some(t) => format!(
-            "`{fname}` has a custom reverse rule, `{rule_name}`, and a derivative companion that calls `{fname}` is differentiated again (forward over reverse); a rule is differentiated again only when its parameters are floats, float slices or constants that are not references, and `{rule_name}` takes a `{}`: pass what it needs by value (a float or an integer) and mark `{rule_name}` `#[differentiable]`",
-            quote!(#t).to_string().replace(" ", "")
+            "`{fname}` has a custom reverse rule, `{rule_name}`, and a derivative companion that calls `{fname}` is differentiated again (forward over reverse); {NESTED_RULE_PARAMS}, and `{rule_name}` takes a `{t}`: pass what it needs by value (a float or an integer) and mark `{rule_name}` `#[differentiable]`"
         ),
         None => format!(
             "`{fname}` has a custom reverse rule, `{rule_name}`, and a derivative companion that calls `{fname}` is differentiated again (forward over reverse): add `#[differentiable]` to `{rule_name}` so that the rule is differentiated too"
@@ -1162,24 +1149,16 @@ fn forward_over_forward_rule(
     floats: &crate::collections::HashSet<String>,
 ) -> Result<TokenStream, String> {
     use crate::rule_nesting::{forward_derivative_type, tangent_type};
-    let rule_name = rule
-        .segments
-        .last()
-        .map(|s| s.ident.to_string())
-        .unwrap_or_default();
+    let rule_name = last_name(rule);
+    let tys: Vec<Type> = params.iter().filter_map(|p| p.ty.clone()).collect();
+    if let Some(t) = refused_parameter(&tys, floats) {
+        return Err(format!(
+            "`{fname}` has a custom forward rule, `{rule_name}`, and a forward companion that calls `{fname}` is differentiated again (forward over forward); {NESTED_RULE_PARAMS}, and `{rule_name}` takes a `{t}`"
+        ));
+    }
     // The rule's parameters: each of the function's, with a tangent for each that has one.
     let mut rule_tys: Vec<Type> = Vec::new();
-    for p in params {
-        let ty = p.ty.clone().expect("a free function");
-        if !matches!(
-            shape_of(&ty, floats).0,
-            Shape::Scalar | Shape::Slice { .. } | Shape::Other
-        ) {
-            return Err(format!(
-                "`{fname}` has a custom forward rule, `{rule_name}`, and a forward companion that calls `{fname}` is differentiated again (forward over forward); a rule is differentiated again only when its parameters are floats, float slices or constants that are not references, and `{rule_name}` takes a `{}`",
-                quote!(#ty).to_string().replace(' ', "")
-            ));
-        }
+    for (p, ty) in params.iter().zip(tys) {
         rule_tys.push(ty.clone());
         match (&p.kind, shape_of(&ty, floats)) {
             (Kind::Scalar, _) => rule_tys.push(ty),
@@ -1284,26 +1263,16 @@ fn forward_over_forward_rule(
     // The request runs the rule (through the forward protocol, which checks its
     // signature), which writes its `&mut` outputs and their tangents: they are put back
     // before its derivative runs it again.
-    let kept: Vec<TokenStream> = outputs
+    let (kept, restored): (Vec<TokenStream>, Vec<TokenStream>) = outputs
         .iter()
         .map(|(n, d)| {
-            let (kn, kd) = (
-                format_ident!("__ad_kept_{}", n),
-                format_ident!("__ad_kept_{}", d),
-            );
-            quote!(let #kn = <[_]>::to_vec(&#n[..]); let #kd = <[_]>::to_vec(&#d[..]);)
+            let [kn, kd] = [n, d].map(|v| format_ident!("__ad_kept_{}", v));
+            (
+                quote!(let #kn = <[_]>::to_vec(&#n[..]); let #kd = <[_]>::to_vec(&#d[..]);),
+                quote!(#n.copy_from_slice(&#kn); #d.copy_from_slice(&#kd);),
+            )
         })
-        .collect();
-    let restored: Vec<TokenStream> = outputs
-        .iter()
-        .map(|(n, d)| {
-            let (kn, kd) = (
-                format_ident!("__ad_kept_{}", n),
-                format_ident!("__ad_kept_{}", d),
-            );
-            quote!(#n.copy_from_slice(&#kn); #d.copy_from_slice(&#kd);)
-        })
-        .collect();
+        .unzip();
     let result = if ret.is_some() {
         quote!(__ad_derivative(#(#derivative_args),*))
     } else {
@@ -1329,4 +1298,28 @@ fn forward_over_forward_rule(
             #result
         }
     })
+}
+
+/// What a rule's parameters must be for the rule to be differentiated again.
+const NESTED_RULE_PARAMS: &str = "a rule is differentiated again only when its parameters are floats, float slices or constants that are not references";
+
+/// The first of a rule's parameter types that keeps it from being differentiated again (a
+/// reference to a constant, a struct), written without spaces.
+fn refused_parameter(tys: &[Type], floats: &crate::collections::HashSet<String>) -> Option<String> {
+    tys.iter()
+        .find(|t| {
+            !matches!(
+                shape_of(t, floats).0,
+                Shape::Scalar | Shape::Slice { .. } | Shape::Other
+            )
+        })
+        .map(|t| quote!(#t).to_string().replace(' ', ""))
+}
+
+/// The last segment of a rule's path (`f_rev` of `rules::f_rev`), for messages.
+fn last_name(rule: &syn::Path) -> String {
+    rule.segments
+        .last()
+        .map(|s| s.ident.to_string())
+        .unwrap_or_default()
 }
