@@ -6664,16 +6664,10 @@ impl Lowerer {
                 let op = self.struct_members(&p.path, Vec::new(), true)?;
                 match self.struct_value(op, &m.receiver)? {
                     // (A constant: bound, so that its method is called as a struct's.)
-                    Val::Op(Operand::Lit(t)) if !statement => {
-                        let var = self.fresh("value", m.receiver.span());
-                        self.kinds.insert(var.to_string(), VarKind::Value);
-                        self.emit(Stmt::Let {
-                            var: var.clone(),
-                            mutable: false,
-                            op: Op::Inactive(t),
-                        });
-                        Val::Place(Place::local(var), false)
-                    }
+                    Val::Op(Operand::Lit(t)) if !statement => Val::Place(
+                        self.bind_constant(t, VarKind::Value, m.receiver.span()),
+                        false,
+                    ),
                     v => v,
                 }
             }
@@ -6737,14 +6731,7 @@ impl Lowerer {
                         .iter()
                         .all(|a| matches!(a, Arg::Val(o) if constant(self, o))) =>
             {
-                let var = self.fresh("value", m.receiver.span());
-                self.kinds.insert(var.to_string(), VarKind::Scalar);
-                self.emit(Stmt::Let {
-                    var: var.clone(),
-                    mutable: false,
-                    op: Op::Inactive(t),
-                });
-                let p = Place::local(var);
+                let p = self.bind_constant(t, VarKind::Scalar, m.receiver.span());
                 self.lower_call(Callee::Method(p, m.method.clone()), args, false, span)
             }
             Val::Op(o)
@@ -6787,6 +6774,18 @@ impl Lowerer {
             return false;
         };
         p.path.is_ident("self") || self.is_struct_local(e)
+    }
+
+    /// A local bound to the constant value `t` (a method's receiver), of kind `kind`.
+    fn bind_constant(&mut self, t: TokenStream, kind: VarKind, span: Span) -> Place {
+        let var = self.fresh("value", span);
+        self.kinds.insert(var.to_string(), kind);
+        self.emit(Stmt::Let {
+            var: var.clone(),
+            mutable: false,
+            op: Op::Inactive(t),
+        });
+        Place::local(var)
     }
 
     /// Whether `p` names a unit struct (`CpuBackend`): one word in upper camel case (a
