@@ -152,7 +152,7 @@ impl<S> StructCotangent<S> for Zero {
 #[diagnostic::on_unimplemented(
     message = "a value that carries a derivative is passed to a parameter that has none",
     label = "its derivative would be lost here",
-    note = "floats, references to float buffers (`&[f64]`, `&mut [f64; 3]`) and references to structs carry derivatives into a differentiated function; pass a tuple or an array by reference (`&[f64; 3]`), or its elements one by one",
+    note = "floats, references to float buffers (`&[f64]`, `&mut [f64; 3]`) and references to structs carry derivatives into a differentiated function; pass a struct, a tuple or an array by reference (`&P`, `&[f64; 3]`), or its elements one by one",
     note = "a value of a type that holds no float, read from a slice of them (`acts[i]` of `acts: &[Act]`), is taken for one that may: pass `no_grad(acts[i])`"
 )]
 pub trait NoDerivative {}

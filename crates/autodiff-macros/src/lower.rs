@@ -172,6 +172,9 @@ pub struct Lowerer {
     buffer_params: HashSet<String>,
     /// Those of them whose elements are rows of floats (`&[[f64; 2]]`).
     row_params: HashSet<String>,
+    /// Those of them whose elements are structs (`ps: &[Particle]`): `let p = ps[i];`
+    /// and `for &p in ps` copy an element (see `Lowerer::is_struct_element`).
+    struct_elem_params: HashSet<String>,
     /// The parameters of type `&[F; N]` or `&mut [F; N]`, `F` a float and `N` written as
     /// a number (at most [`WRITTEN_OUT_ARRAY`]), with their lengths.
     array_param_lens: HashMap<String, usize>,
@@ -357,6 +360,7 @@ impl Lowerer {
             array_params: ndarray_params(sig),
             buffer_params: buffer_params(sig),
             row_params: row_params(sig),
+            struct_elem_params: struct_elem_params(sig),
             array_param_lens: array_param_lens(sig),
             mut_array_params: mut_array_params(sig),
             ranked_arrays: ndarray_ranks(sig),
@@ -443,6 +447,7 @@ impl Lowerer {
             array_params: self.array_params.clone(),
             buffer_params: self.buffer_params.clone(),
             row_params: self.row_params.clone(),
+            struct_elem_params: self.struct_elem_params.clone(),
             array_param_lens: self.array_param_lens.clone(),
             mut_array_params: self.mut_array_params.clone(),
             ranked_arrays: self.ranked_arrays.clone(),
@@ -1855,6 +1860,17 @@ impl Lowerer {
                 self.bind_copy(name, mutable, p);
                 Ok(())
             }
+            // `let p = ps[i];` of a slice of structs: a copy, as the struct's `Copy` makes.
+            Val::Place(p, _) if !self.binding_ref && self.is_struct_element(&p) => {
+                let v = self.new_var_unbound(name, VarKind::Value);
+                self.emit(Stmt::Let {
+                    var: v.clone(),
+                    mutable,
+                    op: Op::CloneOf(p, CopyKind::Struct),
+                });
+                self.bind(name, Binding::Var(v));
+                Ok(())
+            }
             Val::Place(p, m) if !mutable && (self.binding_ref || !is_scalar_place(&p, self)) => {
                 self.bind(name, Binding::Alias(p, m));
                 Ok(())
@@ -2183,6 +2199,21 @@ impl Lowerer {
             }
             Pat::Reference(r) => {
                 let v = match val {
+                    // `for &p in ps` of structs, `for &r in rows` of arrays: a name for the
+                    // element itself, which the loop cannot change.
+                    Val::Place(p, _) if self.is_struct_element(&p) || self.is_row(&p) => {
+                        if self.binding_ref
+                            && let Pat::Ident(pi) = &*r.pat
+                            && pi.subpat.is_none()
+                            && pi.mutability.is_none()
+                            && pi.by_ref.is_none()
+                        {
+                            self.bind(&pi.ident, Binding::Member(p));
+                            return Ok(());
+                        }
+                        // (Elements by position of `&[a, b, c]`; a copy of `let &p = ..`.)
+                        Val::Place(p, false)
+                    }
                     Val::Place(p, _) => Val::Op(self.let_op(Op::Load(p), r.span())),
                     Val::Op(Operand::Var(v)) if self.holds_constant(&v) => {
                         Val::Op(self.let_op(Op::Inactive(quote!(*#v)), r.span()))
@@ -3435,6 +3466,14 @@ impl Lowerer {
             }
             _ => return Ok(None),
         };
+        if method != "reduce"
+            && name != "unwrap_or"
+            && let Some((buf, copied)) = self.elements_iterated(recv)
+        {
+            return Ok(Some(extremum_position(
+                &method, f, &buf, copied, &empty, span,
+            )));
+        }
         if yields_pairs(recv) {
             if method == "reduce" || name == "unwrap_or" {
                 return Ok(None);
@@ -3463,6 +3502,36 @@ impl Lowerer {
             }
             __ad_kept
         })))
+    }
+
+    /// `ps.iter()` (or `ps.iter().copied()`) of a parameter that holds structs or rows,
+    /// whose elements an extremum is found among: the parameter, and whether the chain
+    /// copies them.
+    fn elements_iterated(&self, chain: &Expr) -> Option<(Ident, bool)> {
+        let mut e = strip(chain);
+        let mut copied = false;
+        while let Expr::MethodCall(c) = e
+            && matches!(&*c.method.to_string(), "copied" | "cloned")
+            && c.args.is_empty()
+        {
+            copied = true;
+            e = strip(&c.receiver);
+        }
+        let Expr::MethodCall(it) = e else {
+            return None;
+        };
+        if it.method != "iter" || !it.args.is_empty() {
+            return None;
+        }
+        let Expr::Path(p) = strip(&it.receiver) else {
+            return None;
+        };
+        let id = p.path.get_ident()?;
+        let name = id.to_string();
+        let holds = self.struct_elem_params.contains(&name)
+            || (!self.companion && self.row_params.contains(&name));
+        (holds && matches!(self.lookup(&name), Some(Binding::Var(v)) if *v == name))
+            .then(|| (id.clone(), copied))
     }
 
     /// Drops the value of an expression statement or of `let _ = ..`. An expression kept
@@ -3636,6 +3705,14 @@ impl Lowerer {
             Val::Place(p, _) => self.is_struct_param_member(&p),
             _ => false,
         })
+    }
+
+    /// Whether `p` is an element of a parameter that holds structs (`ps[i]` of
+    /// `ps: &[Particle]`), which `let p = ps[i];` copies as a struct.
+    fn is_struct_element(&self, p: &Place) -> bool {
+        !self.companion
+            && matches!(p.proj.as_slice(), [Proj::Index(t)] if !is_range_tokens(t))
+            && self.struct_elem_params.contains(&p.base.to_string())
     }
 
     fn is_struct_value(&self, p: &Place) -> bool {
@@ -5531,6 +5608,10 @@ impl Lowerer {
                 }
                 Adapter::Enumerate => Val::Tuple(vec![Val::Op(Operand::Var(k.clone())), v]),
                 Adapter::Copied => match v {
+                    // A struct or a row: copied where the loop binds it.
+                    Val::Place(p, m) if self.is_struct_element(&p) || self.is_row(&p) => {
+                        Val::Place(p, m)
+                    }
                     Val::Place(..) => Val::Op(self.operand(v, span)?),
                     // An element of a buffer of constants is a reference to it.
                     Val::Op(Operand::Var(j)) if self.inert_params.contains(&j.to_string()) => {
@@ -9016,6 +9097,31 @@ fn row_params(sig: &SigInfo) -> HashSet<String> {
     )
 }
 
+/// The parameters that are references to buffers of structs (`&[Particle]`,
+/// `&Vec<Point<f64>>`): of a named type that is no float, integer, string, vector,
+/// tuple or type parameter of another kind.
+fn struct_elem_params(sig: &SigInfo) -> HashSet<String> {
+    ref_params(
+        sig,
+        |s| matches!(s, Shape::Struct { .. }),
+        |r| {
+            buffer_elem(&r.elem).is_some_and(|e| match e {
+                syn::Type::Path(tp) => {
+                    tp.qself.is_none()
+                        && !crate::signature::is_float_type(e, &sig.float_params)
+                        && !crate::signature::is_inert(e)
+                        && crate::signature::vec_elem(&tp.path).is_none()
+                        && !tp
+                            .path
+                            .get_ident()
+                            .is_some_and(|id| sig.other_type_params.contains(&id.to_string()))
+                }
+                _ => false,
+            })
+        },
+    )
+}
+
 /// The longest array parameter whose copy (`let mut y = *y0;`) is written out element by
 /// element.
 const WRITTEN_OUT_ARRAY: usize = 16;
@@ -9761,6 +9867,55 @@ fn pair_extremum(method: &str, cmp: &Expr, chain: &Expr, empty: &syn::Stmt, span
             #empty
         }
         (__ad_k0, __ad_k1)
+    })
+}
+
+/// `buf.iter().max_by(cmp).unwrap()` (or `min_by`, or through `copied()`) over a
+/// parameter of structs or rows: the position of the extremum is found on the primal
+/// values, and the element is read there, so that it is the element itself (a reference
+/// to it, or a copy) that carries the derivative. The last maximum and the first minimum
+/// win, as in `std`.
+fn extremum_position(
+    method: &str,
+    cmp: &Expr,
+    buf: &Ident,
+    copied: bool,
+    empty: &syn::Stmt,
+    span: Span,
+) -> Expr {
+    // The comparison gets references to the items: `&&T` of `iter()`, `&T` of `copied()`.
+    let item = |i: &str| {
+        let i = Ident::new(i, span);
+        if copied {
+            quote!(&#buf[#i])
+        } else {
+            quote!(&&#buf[#i])
+        }
+    };
+    let (kept, next) = (item("__ad_best"), item("__ad_i"));
+    let replace: Expr = if method == "max_by" {
+        syn::parse_quote_spanned!(span=>
+            __ad::compare(#cmp, #kept, #next) != ::core::cmp::Ordering::Greater)
+    } else {
+        syn::parse_quote_spanned!(span=>
+            __ad::compare(#cmp, #next, #kept) == ::core::cmp::Ordering::Less)
+    };
+    let element: Expr = if copied {
+        syn::parse_quote_spanned!(span=> #buf[__ad_best])
+    } else {
+        syn::parse_quote_spanned!(span=> &#buf[__ad_best])
+    };
+    syn::parse_quote_spanned!(span=> {
+        if #buf.is_empty() {
+            #empty
+        }
+        let mut __ad_best = 0usize;
+        for __ad_i in 1..#buf.len() {
+            if #replace {
+                __ad_best = __ad_i;
+            }
+        }
+        #element
     })
 }
 

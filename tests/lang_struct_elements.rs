@@ -1,0 +1,404 @@
+//! Elements of slices of structs and of rows taken by value: `let p = ps[i];`,
+//! `let mut p = ps[i];`, `for &p in ps`, `for p in ps.iter().copied()`, `for &r in rows`,
+//! `for &[a, b, c] in rows`, and the element `max_by`/`min_by` finds, in both modes
+//! against num-dual and under forward over reverse against `HyperDual64`.
+
+// Index loops are part of the language under test.
+#![allow(clippy::needless_range_loop)]
+
+mod lang_common;
+
+use autodiff_core::prelude::*;
+use lang_common::*;
+use num_dual::HyperDual64;
+use proptest::prelude::*;
+
+#[differentiable]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct P2 {
+    pub x: f64,
+    pub y: f64,
+}
+
+/// Points from a flat slice `[x0, y0, x1, y1, ..]`.
+fn pts(x: &[f64]) -> Vec<P2> {
+    x.chunks(2).map(|c| P2 { x: c[0], y: c[1] }).collect()
+}
+
+/// The flat slice of points.
+fn flat(ps: &[P2]) -> Vec<f64> {
+    ps.iter().flat_map(|p| [p.x, p.y]).collect()
+}
+
+/// A softened pair energy, each point copied out of the slice with `let`.
+#[autodiff_forward(pair_energy_fwd, Dual, Dual)]
+#[autodiff_reverse(pair_energy_rev, Duplicated, Active)]
+fn pair_energy(ps: &[P2]) -> f64 {
+    let mut e = 0.0;
+    for i in 0..ps.len() {
+        let a = ps[i];
+        for j in i + 1..ps.len() {
+            let b = ps[j];
+            let (dx, dy) = (a.x - b.x, a.y - b.y);
+            e += 1.0 / (1.0 + dx * dx + dy * dy);
+        }
+    }
+    e
+}
+
+fn pair_energy_o<D: Num>(x: &[D]) -> D {
+    let n = x.len() / 2;
+    let mut e = D::zero();
+    for i in 0..n {
+        for j in i + 1..n {
+            let (dx, dy) = (x[2 * i] - x[2 * j], x[2 * i + 1] - x[2 * j + 1]);
+            e += (dx * dx + dy * dy + 1.0).recip();
+        }
+    }
+    e
+}
+
+/// Copies written after they are taken (`let mut p = ps[i];`), a copy taken by a
+/// reference pattern (`for &p in ps`) and by `copied()`.
+#[autodiff_forward(copies_fwd, Dual, Dual)]
+#[autodiff_reverse(copies_rev, Duplicated, Active)]
+fn copies(ps: &[P2]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..ps.len() {
+        let mut p = ps[i];
+        p.x *= p.y;
+        p.y = p.x.sin() + ps[i].x;
+        s += p.x + p.y * p.y;
+    }
+    for &p in ps {
+        s += p.x * p.y.cos();
+    }
+    for p in ps.iter().copied() {
+        s += p.x * p.x;
+    }
+    s
+}
+
+fn copies_o<D: Num>(x: &[D]) -> D {
+    let mut s = D::zero();
+    for c in x.chunks(2) {
+        let px = c[0] * c[1];
+        let py = px.sin() + c[0];
+        s += px + py * py;
+    }
+    for c in x.chunks(2) {
+        s += c[0] * c[1].cos();
+    }
+    for c in x.chunks(2) {
+        s += c[0] * c[0];
+    }
+    s
+}
+
+/// A copy of an element of a `&mut` slice, taken before the element is overwritten:
+/// the copy keeps the old value.
+#[autodiff_forward(overwritten_fwd, Dual, Dual)]
+#[autodiff_reverse(overwritten_rev, Duplicated, Active)]
+fn overwritten(ps: &mut [P2]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..ps.len() {
+        let old = ps[i];
+        ps[i].x = old.y * old.y;
+        ps[i].y = old.x.exp();
+        s += old.x * ps[i].x + ps[i].y;
+    }
+    s
+}
+
+fn overwritten_o<D: Num>(x: &[D]) -> D {
+    let mut s = D::zero();
+    for c in x.chunks(2) {
+        let (nx, ny) = (c[1] * c[1], c[0].exp());
+        s += c[0] * nx + ny;
+    }
+    s
+}
+
+/// Rows copied by a reference pattern, destructured by one, and copied by `copied()`.
+#[autodiff_forward(rows_fwd, Dual, Dual)]
+#[autodiff_reverse(rows_rev, Duplicated, Active)]
+fn rows(r: &[[f64; 3]]) -> f64 {
+    let mut s = 0.0;
+    for &row in r {
+        s += row[0] * row[1];
+    }
+    for &[a, b, c] in r {
+        s += a * b * c;
+    }
+    for row in r.iter().copied() {
+        s += row[2].exp();
+    }
+    s
+}
+
+fn rows_o<D: Num>(x: &[D]) -> D {
+    let mut s = D::zero();
+    for r in x.chunks(3) {
+        s += r[0] * r[1] + r[0] * r[1] * r[2] + r[2].exp();
+    }
+    s
+}
+
+/// The point with the largest `y` (by reference) and the one with the smallest `x` (a
+/// copy): the derivative reaches the element found, and only it.
+#[autodiff_forward(extremes_fwd, Dual, Dual)]
+#[autodiff_reverse(extremes_rev, Duplicated, Active)]
+fn extremes(ps: &[P2]) -> f64 {
+    let top = ps
+        .iter()
+        .max_by(|a, b| a.y.partial_cmp(&b.y).unwrap())
+        .unwrap();
+    let left = ps
+        .iter()
+        .copied()
+        .min_by(|a, b| a.x.partial_cmp(&b.x).unwrap())
+        .unwrap();
+    top.x * top.y + left.x * left.y.sin()
+}
+
+/// The positions `max_by` and `min_by` find, as `std` finds them (the last maximum, the
+/// first minimum).
+fn extreme_positions(x: &[f64]) -> (usize, usize) {
+    let ps = pts(x);
+    let top = (0..ps.len())
+        .max_by(|&a, &b| ps[a].y.partial_cmp(&ps[b].y).unwrap())
+        .unwrap();
+    let left = (0..ps.len())
+        .min_by(|&a, &b| ps[a].x.partial_cmp(&ps[b].x).unwrap())
+        .unwrap();
+    (top, left)
+}
+
+fn extremes_o<D: Num>(x: &[D], (top, left): (usize, usize)) -> D {
+    x[2 * top] * x[2 * top + 1] + x[2 * left] * x[2 * left + 1].sin()
+}
+
+/// The row with the largest first element.
+#[autodiff_forward(top_row_fwd, Dual, Dual)]
+#[autodiff_reverse(top_row_rev, Duplicated, Active)]
+fn top_row(r: &[[f64; 3]]) -> f64 {
+    let top = r
+        .iter()
+        .max_by(|a, b| a[0].partial_cmp(&b[0]).unwrap())
+        .unwrap();
+    top[1] * top[2] + top[0]
+}
+
+fn top_row_o<D: Num>(x: &[D], top: usize) -> D {
+    x[3 * top + 1] * x[3 * top + 2] + x[3 * top]
+}
+
+fn top_row_position(x: &[f64]) -> usize {
+    (0..x.len() / 3)
+        .max_by(|&a, &b| x[3 * a].partial_cmp(&x[3 * b]).unwrap())
+        .unwrap()
+}
+
+/// H·v of the pair energy: forward over its reverse companion.
+#[autodiff_forward(pair_energy_hvp, Dual, Dual)]
+fn pair_energy_grad(ps: &[P2], g: &mut [P2]) {
+    g.fill(P2::default());
+    pair_energy_rev(ps, g, 1.0);
+}
+
+/// H·v of `copies`.
+#[autodiff_forward(copies_hvp, Dual, Dual)]
+fn copies_grad(ps: &[P2], g: &mut [P2]) {
+    g.fill(P2::default());
+    copies_rev(ps, g, 1.0);
+}
+
+/// [`check_slice`] of a function of points, its points given flat.
+#[track_caller]
+fn check_points(
+    name: &str,
+    (x, v, s0, s): (&[f64], &[f64], &[f64], f64),
+    f: impl Fn(&[P2]) -> f64,
+    fwd: impl Fn(&[P2], &[P2]) -> (f64, f64),
+    rev: impl Fn(&[P2], &mut [P2], f64) -> f64,
+    oracle: impl Fn(&[Dual64]) -> Dual64,
+) {
+    check_slice(
+        name,
+        (x, v, s0, s),
+        |x| f(&pts(x)),
+        |x, v| fwd(&pts(x), &pts(v)),
+        |x, sh, s| {
+            let mut d = pts(sh);
+            let r = rev(&pts(x), &mut d, s);
+            sh.copy_from_slice(&flat(&d));
+            r
+        },
+        oracle,
+    );
+}
+
+/// [`check_slice`] of a function of rows of three, its rows given flat.
+#[track_caller]
+fn check_rows(
+    name: &str,
+    (x, v, s0, s): (&[f64], &[f64], &[f64], f64),
+    f: impl Fn(&[[f64; 3]]) -> f64,
+    fwd: impl Fn(&[[f64; 3]], &[[f64; 3]]) -> (f64, f64),
+    rev: impl Fn(&[[f64; 3]], &mut [[f64; 3]], f64) -> f64,
+    oracle: impl Fn(&[Dual64]) -> Dual64,
+) {
+    let rows = |x: &[f64]| -> Vec<[f64; 3]> { x.chunks(3).map(|c| [c[0], c[1], c[2]]).collect() };
+    check_slice(
+        name,
+        (x, v, s0, s),
+        |x| f(&rows(x)),
+        |x, v| fwd(&rows(x), &rows(v)),
+        |x, sh, s| {
+            let mut d = rows(sh);
+            let r = rev(&rows(x), &mut d, s);
+            sh.copy_from_slice(d.as_flattened());
+            r
+        },
+        oracle,
+    );
+}
+
+/// Checks the H·v of a function of points (forward over `grad`) against its oracle.
+#[track_caller]
+fn check_points_hvp(
+    x: &[f64],
+    v: &[f64],
+    hvp: impl Fn(&[P2], &[P2], &mut [P2], &mut [P2]),
+    oracle: impl Fn(&[HyperDual64]) -> HyperDual64,
+) {
+    let n = x.len() / 2;
+    let (mut g, mut hv) = (vec![P2::default(); n], vec![P2::default(); n]);
+    hvp(&pts(x), &pts(v), &mut g, &mut hv);
+    check_hvp(&flat(&hv), x, v, oracle);
+}
+
+/// Points: an even number of floats.
+fn points_case(
+    lo: f64,
+    hi: f64,
+    pairs: std::ops::Range<usize>,
+) -> impl Strategy<Value = (Vec<f64>, Vec<f64>, Vec<f64>)> {
+    pairs.prop_flat_map(move |n| (vecf(lo, hi, 2 * n), dirs(2 * n), dirs(2 * n)))
+}
+
+/// Rows of three.
+fn rows_case(
+    rows: std::ops::Range<usize>,
+) -> impl Strategy<Value = (Vec<f64>, Vec<f64>, Vec<f64>)> {
+    rows.prop_flat_map(move |n| (vecf(-1.5, 1.5, 3 * n), dirs(3 * n), dirs(3 * n)))
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn elements_copied_with_let((x, v, s0) in points_case(-2.0, 2.0, 1..6), s in seed()) {
+        check_points("pair_energy", (&x, &v, &s0, s), pair_energy, pair_energy_fwd, pair_energy_rev, pair_energy_o::<Dual64>);
+        check_points_hvp(&x, &v, pair_energy_hvp, pair_energy_o);
+    }
+
+    #[test]
+    fn elements_copied_written_and_iterated((x, v, s0) in points_case(-1.5, 1.5, 1..6), s in seed()) {
+        check_points("copies", (&x, &v, &s0, s), copies, copies_fwd, copies_rev, copies_o::<Dual64>);
+        check_points_hvp(&x, &v, copies_hvp, copies_o);
+    }
+
+    #[test]
+    fn copy_keeps_the_value_before_an_overwrite((x, v, s0) in points_case(-1.5, 1.5, 1..6), s in seed()) {
+        check_points(
+            "overwritten",
+            (&x, &v, &s0, s),
+            |ps| overwritten(&mut ps.to_vec()),
+            |ps, dps| overwritten_fwd(&mut ps.to_vec(), &mut dps.to_vec()),
+            // The shadow of a `&mut` parameter is the seed of what the function writes
+            // into it: zero here, so that only the result's seed counts.
+            |ps, d, s| {
+                let mut shadow = vec![P2::default(); ps.len()];
+                let r = overwritten_rev(&mut ps.to_vec(), &mut shadow, s);
+                for (acc, g) in d.iter_mut().zip(&shadow) {
+                    acc.x += g.x;
+                    acc.y += g.y;
+                }
+                r
+            },
+            overwritten_o::<Dual64>,
+        );
+    }
+
+    #[test]
+    fn rows_copied_by_patterns((x, v, s0) in rows_case(1..5), s in seed()) {
+        check_rows("rows", (&x, &v, &s0, s), rows, rows_fwd, rows_rev, rows_o::<Dual64>);
+    }
+
+    #[test]
+    fn the_extremum_found_carries_the_derivative((x, v, s0) in points_case(-2.0, 2.0, 1..6), s in seed()) {
+        let at = extreme_positions(&x);
+        check_points("extremes", (&x, &v, &s0, s), extremes, extremes_fwd, extremes_rev, |d| extremes_o(d, at));
+    }
+
+    #[test]
+    fn the_row_found_carries_the_derivative((x, v, s0) in rows_case(1..5), s in seed()) {
+        let at = top_row_position(&x);
+        check_rows("top_row", (&x, &v, &s0, s), top_row, top_row_fwd, top_row_rev, |d| top_row_o(d, at));
+    }
+}
+
+/// Ties: `max_by` keeps the last maximum and `min_by` the first minimum, as `std` does,
+/// so the gradient lands on those elements.
+#[test]
+fn ties_resolve_as_in_std() {
+    let ps = [
+        P2 { x: 0.5, y: 2.0 },
+        P2 { x: -1.0, y: 2.0 },
+        P2 { x: -1.0, y: 0.5 },
+    ];
+    let mut d = [P2::default(); 3];
+    extremes_rev(&ps, &mut d, 1.0);
+    // top = ps[1] (the last of the two largest y), left = ps[1] (the first of the two
+    // smallest x): d/dx of x·y + x·sin(y), d/dy of x·y + x·cos(y)·1.
+    let want = P2 {
+        x: 2.0 + 2.0f64.sin(),
+        y: -1.0 + -2.0f64.cos(),
+    };
+    assert_eq!(d, [P2::default(), want, P2::default()]);
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Gate {
+    Open,
+    Shut,
+}
+
+/// Elements of a constant slice of an enum, compared by value: `for &g in gates` names
+/// the element itself, not a reference to it.
+#[autodiff_forward(gated_fwd, Dual, Const, Dual)]
+fn gated(x: &[f64], gates: &[Gate]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        for &g in gates {
+            if g == Gate::Open {
+                s += x[i] * x[i];
+            }
+        }
+    }
+    s
+}
+
+#[test]
+fn enum_elements_compare_by_value() {
+    let gates = [Gate::Open, Gate::Shut, Gate::Open];
+    let (x, v) = ([1.5, -2.0], [1.0, 0.5]);
+    let (y, dy) = gated_fwd(&x, &v, &gates);
+    check("gated", y, 2.0 * (1.5f64.powi(2) + 4.0));
+    check(
+        "gated tangent",
+        dy,
+        2.0 * (2.0 * 1.5 * 1.0 + 2.0 * -2.0 * 0.5),
+    );
+}
