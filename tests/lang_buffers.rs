@@ -156,6 +156,17 @@ fn scratch_vec_o<D: Num>(x: &[D]) -> D {
     x.iter().fold(c::<D>(0.0), |a, v| a + *v * *v) * x[0]
 }
 
+/// A `Const` buffer read at an entry and written at another: after either companion it
+/// holds what the function leaves in it.
+#[autodiff_forward(read_then_written_fwd, Dual, Const, Dual)]
+#[autodiff_reverse(read_then_written_rev, Active, Const, Active)]
+fn read_then_written(a: f64, ws: &mut [f64]) -> f64 {
+    let s = ws[0] * a;
+    ws[1] = s * a;
+    ws[2] = ws[2] * 2.0 + ws[1];
+    s + ws[2]
+}
+
 /// `∑ x_i³` through a constant scratch buffer, for H·v (forward over reverse): `6 x v`.
 #[autodiff_reverse(cubes_rev, Duplicated, Const, Active)]
 fn cubes(x: &[f64], ws: &mut [f64]) -> f64 {
@@ -1942,6 +1953,25 @@ proptest! {
     }
 
     #[test]
+    fn constant_buffer_read_and_written(a in float(-2.0, 2.0), w in vecf(-2.0, 2.0, 3), v in dir(), s in seed()) {
+        let mut want = w.clone();
+        let y = read_then_written(a, &mut want);
+        // ws[1] = w0 a², ws[2] = 2 w2 + w0 a²; y = w0 a + ws[2].
+        check("primal", y, w[0] * a + 2.0 * w[2] + w[0] * a * a);
+        let dy = w[0] + 2.0 * w[0] * a;
+        let mut ws = w.clone();
+        let (r, da) = read_then_written_rev(a, &mut ws, s);
+        check("reverse primal", r, y);
+        check("∂y/∂a", da, s * dy);
+        assert_eq!(ws, want, "buffer after the reverse companion");
+        let mut ws = w.clone();
+        let (r, t) = read_then_written_fwd(a, v, &mut ws);
+        check("forward primal", r, y);
+        check("tangent", t, v * dy);
+        assert_eq!(ws, want, "buffer after the forward companion");
+    }
+
+    #[test]
     fn constant_scratch_buffers((x, v, s0) in slice_case(-1.0, 1.0, 2..6, 0), s in seed()) {
         let n = x.len();
         check_slice(
@@ -1965,6 +1995,20 @@ proptest! {
         for i in 0..n {
             check("out", out[i], (x[i] * x[i]).exp());
         }
+        // The buffers hold what the function leaves in them, after either companion.
+        let (mut want_ws, mut want_out) = (vec![7.0; n], vec![0.0; n]);
+        scratch_vec(&x, &mut want_ws, &mut want_out);
+        let (mut ws, mut out) = (vec![7.0; n], vec![0.0; n]);
+        scratch_vec_rev(&x, &mut vec![0.0; n], &mut ws, &mut out, s);
+        assert_eq!((&ws, &out), (&want_ws, &want_out), "buffers after the reverse companion");
+        let (mut ws, mut out) = (vec![7.0; n], vec![0.0; n]);
+        scratch_vec_fwd(&x, &v[..n], &mut ws, &mut out);
+        assert_eq!((&ws, &out), (&want_ws, &want_out), "buffers after the forward companion");
+        let mut want_ws = vec![7.0; n];
+        scratch(&x, &mut want_ws);
+        let mut ws = vec![7.0; n];
+        scratch_rev(&x, &mut vec![0.0; n], &mut ws, s);
+        assert_eq!(ws, want_ws, "scratch buffer after the reverse companion");
         let (mut g, mut hv) = (vec![0.0; n], vec![0.0; n]);
         cubes_hvp(&x, &v[..n], &mut g, &mut hv);
         for i in 0..n {

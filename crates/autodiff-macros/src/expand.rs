@@ -858,6 +858,16 @@ impl Gen<'_> {
                     outs_ty.push(quote!(#ty));
                     outs_val.push(quote!(#b));
                 }
+                // A `Const` buffer that the function writes and reads back (a scratch
+                // buffer): the reverse sweep puts back what it held before, so its final
+                // contents are kept as a `Duplicated` one's.
+                Activity::Const
+                    if matches!(p.shape, Shape::Slice { mutable: true }) && an.needs(n) =>
+                {
+                    let f = format_ident!("__ad_final_{}", n);
+                    finals.extend(quote!(let #f = __ad::snapshot(&*#n);));
+                    restores.extend(quote!(__ad::restore(&mut *#n, #f);));
+                }
                 _ => {}
             }
         }
