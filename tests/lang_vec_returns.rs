@@ -164,6 +164,28 @@ fn direct_o<D: Num>(x: &[D], c: D) -> Vec<D> {
     x.iter().map(|v| (*v * c).sin() * x[0]).collect()
 }
 
+/// A curve fit's residuals: a vector result beside a constant slice of data, whose
+/// forward companion is differentiated again in reverse mode (`fit_curvature`).
+#[autodiff_forward(residuals_fwd, Dual, Const, Dual)]
+fn residuals(p: &[f64], t: &[f64]) -> Vec<f64> {
+    t.iter().map(|ti| p[0] * (p[1] * ti).exp() - ti).collect()
+}
+
+fn residuals_o<D: Num>(p: &[D], t: &[f64]) -> Vec<D> {
+    t.iter().map(|ti| p[0] * (p[1] * *ti).exp() - *ti).collect()
+}
+
+/// `⟨r(p), J(p) v⟩`, through the forward companion of the residuals.
+#[autodiff_reverse(fit_curvature_rev, Duplicated, Const, Const, Active)]
+fn fit_curvature(p: &[f64], v: &[f64], t: &[f64]) -> f64 {
+    let (r, jv) = residuals_fwd(p, v, t);
+    let mut s = 0.0;
+    for i in 0..r.len() {
+        s += r[i] * jv[i];
+    }
+    s
+}
+
 /// The second derivative of a scalar function through vector-returning calls, by forward
 /// over forward and by reverse over forward.
 #[autodiff_forward(curve_fwd, Dual, Dual)]
@@ -387,6 +409,32 @@ proptest! {
         let mut got = gx.to_vec();
         got.push(gc);
         check_all("vjp", &got, &want);
+    }
+
+    #[test]
+    fn forward_companion_of_a_vector_result_with_a_constant_slice(
+        p in vecf(-1.0, 1.0, 2),
+        v in dirs(2),
+        t in vecf(-1.5, 1.5, 3),
+        s in seed(),
+    ) {
+        let (want_r, want_jv) = oracle_jvp(|d| residuals_o(d, &t), &p, &v);
+        let (r, jv) = residuals_fwd(&p, &v, &t);
+        check_all("residuals", &r, &want_r);
+        check_all("J·v", &jv, &want_jv);
+        // ∂/∂p_k of ⟨r, J v⟩: with ε₁ along e_k and ε₂ along v, Σ r'ₖ (Jv) + r ∂ₖ(Jv).
+        let want: Vec<f64> = (0..2)
+            .map(|k| {
+                let d: Vec<num_dual::HyperDual64> = (0..2)
+                    .map(|j| num_dual::HyperDual64::new(p[j], f64::from(u8::from(j == k)), v[j], 0.0))
+                    .collect();
+                residuals_o(&d, &t).iter().map(|r| r.eps1 * r.eps2 + r.re * r.eps1eps2).sum::<f64>() * s
+            })
+            .collect();
+        let mut g = [0.0; 2];
+        let value = fit_curvature_rev(&p, &mut g, &v, &t, s);
+        check("⟨r, J v⟩", value, want_r.iter().zip(&want_jv).map(|(a, b)| a * b).sum());
+        check_all("gradient of ⟨r, J v⟩", &g, &want);
     }
 
     #[test]

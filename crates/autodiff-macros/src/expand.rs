@@ -1026,7 +1026,25 @@ impl Gen<'_> {
         let sw = rev.sweeps(&self.body.block);
         let (tapes, fwd, back, adjoints) = (sw.tapes, sw.forward, sw.reverse, sw.adjoints);
         let ret = &self.body.ret;
-        let prim: Vec<TokenStream> = ret.iter().map(Operand::primal).collect();
+        // A vector among the elements of a returned tuple (a forward companion's
+        // `(value, tangent)` of a vector, differentiated again) is copied and seeded as a
+        // vector, as a returned vector is.
+        let tuple_vector = |o: &Operand| {
+            matches!(self.body.ret_shape, crate::ir::RetShape::Tuple(_))
+                && o.var()
+                    .is_some_and(|v| self.kinds.get(&v.to_string()) == Some(&VarKind::Buffer))
+        };
+        let prim: Vec<TokenStream> = ret
+            .iter()
+            .map(|o| {
+                let p = o.primal();
+                if tuple_vector(o) {
+                    quote!(<[_]>::to_vec(&#p))
+                } else {
+                    p
+                }
+            })
+            .collect();
         let buffer = self.body.ret_shape == crate::ir::RetShape::Buffer;
         let value = self.body.ret_shape == crate::ir::RetShape::Value;
         let primal = match prim.as_slice() {
@@ -1053,7 +1071,7 @@ impl Gen<'_> {
                     && an.is_active(v)
                 {
                     let b = adjoint_name(v);
-                    seeds.extend(if buffer {
+                    seeds.extend(if buffer || tuple_vector(o) {
                         quote!(__ad::add_into(&mut #b[..], &#g[..]);)
                     } else if value {
                         quote!(__ad::StructSeed::add_to(#g, &mut #b);)
