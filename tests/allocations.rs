@@ -151,3 +151,32 @@ fn helper_steps(k: f64, n: usize) -> f64 {
 fn a_state_lent_to_a_helper_is_not_copied_per_step() {
     check_no_allocation_per_step(0.4, helper_steps, helper_steps_fwd, helper_steps_rev);
 }
+
+/// Newton's iteration for `√a`, capped at `max_iter` steps, leaving when it has converged.
+#[autodiff_reverse(capped_newton_rev, Active, Const, Active)]
+fn capped_newton(a: f64, max_iter: usize) -> f64 {
+    let mut x = a;
+    for _ in 0..max_iter {
+        let next = 0.5 * (x + a / x);
+        if (next - x).abs() < 1e-15 {
+            break;
+        }
+        x = next;
+    }
+    x
+}
+
+/// A loop that may leave early records the steps that ran: its range is only a bound, and
+/// no memory is set aside for it (ten million steps would be 80 MB per store).
+#[test]
+fn a_loop_that_leaves_early_takes_tape_for_the_steps_run() {
+    autodiff_core::release_tape_memory();
+    let (x, dx) = capped_newton_rev(2.0, 10_000_000, 1.0);
+    assert!((x - 2f64.sqrt()).abs() < 1e-15);
+    assert!((dx - 0.5 / 2f64.sqrt()).abs() < 1e-12, "d√a/da = {dx}");
+    let kept = autodiff_core::cached_tape_bytes();
+    assert!(
+        kept < 1 << 16,
+        "{kept} bytes of tape kept for about 6 steps"
+    );
+}

@@ -1177,8 +1177,10 @@ impl<'a> Reverse<'a> {
                 } else {
                     self.keep_clone(&it, iter.clone(), level)
                 };
-                // Stores written once per iteration get the trip count reserved up front.
-                let reserve = if stores.is_empty() {
+                // Stores written once per iteration get the trip count reserved up front,
+                // unless the loop may leave early: its range is then a bound, often far
+                // above the trips that run (`for _ in 0..max_iter { .. break; }`).
+                let reserve = if stores.is_empty() || exit.is_some() {
                     quote!()
                 } else {
                     quote!({
