@@ -29,6 +29,11 @@ use core::cell::{Cell, RefCell, RefMut};
 /// }
 /// # let _ = integral_fwd::<autodiff_core::__private::ForwardFn<fn(f64) -> f64, fn(f64, f64) -> (f64, f64)>>;
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a differentiable closure (`DiffFn<{X}, {Y}>`)",
+    label = "a closure here must carry its derivatives",
+    note = "a plain closure has no derivative: a function that takes a closure is differentiated where differentiated code calls it with a closure written there (its companions' closure parameters take `DiffFn`s, which that code builds); call such a function from a `#[differentiable]` function or a companion's function, or pass a type of yours that implements `DiffFn`"
+)]
 pub trait DiffFn<X, Y> {
     /// The closure's value.
     fn call(&self, x: X) -> Y;

@@ -42,6 +42,10 @@ use num_traits::{One, Zero};
 
 /// A scalar objective `fn(&[T]) -> T` (`T` is `f64` or `f32`), through its reverse
 /// companion `#[autodiff_reverse(df, Duplicated, Active)]`, which implements this trait.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not the gradient of a `fn(&[f64]) -> f64`",
+    note = "`gradient`, `hvp` and `hessian` take the reverse companion of a function of one slice, `fn f(x: &[f64]) -> f64` (or `f32`), with `#[autodiff_reverse(df, Duplicated, Active)]`; for a function of more parameters, wrap it in one that takes only the slice, or call its companion yourself"
+)]
 pub trait Objective {
     /// The float type of the function.
     type Float: Real;
@@ -101,6 +105,10 @@ impl<F: HvpCompanion> ObjectiveHvp for F {
 
 /// A function `fn(&[T], &mut [T])`, through its forward companion
 /// `#[autodiff_forward(f_jvp, Dual, Dual)]`, which implements this trait.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not the forward companion of a `fn(&[f64], &mut [f64])`",
+    note = "`jacobian` takes the forward companion of a function of one input slice that writes one output slice, `fn f(x: &[f64], y: &mut [f64])` (or `f32`), with `#[autodiff_forward(f_jvp, Dual, Dual)]`; a batched companion (`#[autodiff_forward(f_jvp, W, Dual, Dual)]`) goes to `jacobian_in_chunks`"
+)]
 pub trait ForwardJacobian {
     /// The float type of the function.
     type Float: Real;
@@ -111,6 +119,10 @@ pub trait ForwardJacobian {
 /// A function `fn(&[T], &mut [T])`, through its batched forward companion
 /// `#[autodiff_forward(f_jvp, W, Dual, Dual)]` (`W` tangents at once), which implements
 /// this trait.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a forward companion of a `fn(&[f64], &mut [f64])` batched {W} wide",
+    note = "`jacobian_in_chunks::<F, W>` takes the batched forward companion `#[autodiff_forward(f_jvp, W, Dual, Dual)]` of `fn f(x: &[f64], y: &mut [f64])` (or `f32`), with the same width `W` (at least 2: a width of 1 is the plain companion, which `jacobian` takes)"
+)]
 pub trait ForwardJacobianBatch<const W: usize> {
     /// The float type of the function.
     type Float: Real;
@@ -126,6 +138,10 @@ pub trait ForwardJacobianBatch<const W: usize> {
 
 /// A function `fn(&[T], &mut [T])`, through its reverse companion
 /// `#[autodiff_reverse(df, Duplicated, Duplicated)]`, which implements this trait.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not the reverse companion of a `fn(&[f64], &mut [f64])`",
+    note = "`jacobian_by_rows` takes the reverse companion of a function of one input slice that writes one output slice, `fn f(x: &[f64], y: &mut [f64])` (or `f32`), with `#[autodiff_reverse(df, Duplicated, Duplicated)]`"
+)]
 pub trait ReverseJacobian {
     /// The float type of the function.
     type Float: Real;
