@@ -1526,7 +1526,7 @@ impl Lowerer {
         if pat_binds(pat) && !self.binds_constants(scrutinee, pat) {
             return unsupported(
                 pat,
-                "`let .. else` that binds variables, except on a by-value parameter that is never differentiated (an enum, an `Option`, an integer) or a struct parameter",
+                "`let .. else` that binds variables, except on a by-value parameter that is never differentiated (an enum, an `Option`, an integer), a struct parameter or `no_grad(..)` of a value without a derivative",
             );
         }
         let scrut = self.scrutinee_tokens(scrutinee);
@@ -4041,7 +4041,7 @@ impl Lowerer {
             if pat_binds(&l.pat) && !self.binds_constants(&l.expr, &l.pat) {
                 return unsupported(
                     l,
-                    "`if let` that binds variables, except `Some(v)` of `x.get(i)`, `x.first()` or `x.last()` and patterns on a by-value parameter that is never differentiated (an enum, an `Option`, an integer) or a struct parameter",
+                    "`if let` that binds variables, except `Some(v)` of `x.get(i)`, `x.first()` or `x.last()` and patterns on a by-value parameter that is never differentiated (an enum, an `Option`, an integer), a struct parameter or `no_grad(..)` of a value without a derivative",
                 );
             }
             let (scrutinee, pat, then) = (&l.expr, &l.pat, &i.then_branch);
@@ -4313,7 +4313,7 @@ impl Lowerer {
             if pat_binds(&arm.pat) && !self.binds_constants(&m.expr, &arm.pat) {
                 return unsupported(
                     &arm.pat,
-                    "a `match` pattern that binds variables (other than one naming the whole value, `v if v > 0.0 => ..`), except on a by-value parameter that is never differentiated (an enum, an `Option`, an integer) or a struct parameter",
+                    "a `match` pattern that binds variables (other than one naming the whole value, `v if v > 0.0 => ..`), except on a by-value parameter that is never differentiated (an enum, an `Option`, an integer), a struct parameter or `no_grad(..)` of a value without a derivative",
                 );
             }
         }
