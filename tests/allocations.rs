@@ -114,9 +114,31 @@ fn check_no_allocation_per_step(
     );
 }
 
+/// A heat equation stepped by double buffering, `std::mem::swap(&mut u, &mut next)`.
+#[autodiff_forward(heat_fwd, Dual, Const, Dual)]
+#[autodiff_reverse(heat_rev, Active, Const, Active)]
+fn heat(k: f64, n: usize) -> f64 {
+    let mut u = vec![0.0, 1.0, 0.5, -0.5, 0.0];
+    let mut next = vec![0.0; 5];
+    for _ in 0..n {
+        next[0] = u[0];
+        next[4] = u[4];
+        for i in 1..4 {
+            next[i] = u[i] + k * (u[i - 1] - 2.0 * u[i] + u[i + 1]);
+        }
+        std::mem::swap(&mut u, &mut next);
+    }
+    u[1] + u[2] * u[3]
+}
+
 #[test]
 fn copies_of_local_arrays_do_not_allocate_per_step() {
     check_no_allocation_per_step(0.7, euler, euler_fwd, euler_rev);
+}
+
+#[test]
+fn buffers_swapped_whole_do_not_allocate_per_step() {
+    check_no_allocation_per_step(0.2, heat, heat_fwd, heat_rev);
 }
 
 #[test]

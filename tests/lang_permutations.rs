@@ -135,6 +135,61 @@ fn swapped_o<D: Num>(x: &[D]) -> D {
     u * w + v[0] - v[n - 1] + y[0] * y[n - 1]
 }
 
+/// Double buffering: explicit steps of a heat equation into `next`, then
+/// `std::mem::swap(&mut u, &mut next)`; two local arrays swapped; and two vectors of
+/// different lengths swapped (each takes the other's length).
+#[autodiff_forward(heat_fwd, Dual, Dual)]
+#[autodiff_reverse(heat_rev, Duplicated, Active)]
+fn heat(x: &[f64]) -> f64 {
+    let n = x.len();
+    let k = 0.1 + 0.05 * x[0];
+    let mut u = x.to_vec();
+    let mut next = vec![0.0; n];
+    for _ in 0..5 {
+        next[0] = u[0];
+        next[n - 1] = u[n - 1];
+        for i in 1..n - 1 {
+            next[i] = u[i] + k * (u[i - 1] - 2.0 * u[i] + u[i + 1]);
+        }
+        std::mem::swap(&mut u, &mut next);
+    }
+    let mut a = [x[0], x[n - 1] * x[0]];
+    let mut b = [u[0].sin(), 2.0];
+    for _ in 0..3 {
+        std::mem::swap(&mut a, &mut b);
+        a[1] *= b[0];
+    }
+    let mut short = vec![x[0]; 2];
+    let mut long = u.clone();
+    std::mem::swap(&mut short, &mut long);
+    short[n - 1] *= long[1];
+    u.iter().map(|v| v * v).sum::<f64>() + a[1] * b[1] + short.iter().sum::<f64>()
+}
+
+fn heat_o<D: Num>(x: &[D]) -> D {
+    let n = x.len();
+    let k = x[0] * 0.05 + 0.1;
+    let mut u = x.to_vec();
+    for _ in 0..5 {
+        let mut next = u.clone();
+        for i in 1..n - 1 {
+            next[i] = u[i] + k * (u[i - 1] - u[i] * 2.0 + u[i + 1]);
+        }
+        u = next;
+    }
+    let mut a = [x[0], x[n - 1] * x[0]];
+    let mut b = [u[0].sin(), c::<D>(2.0)];
+    for _ in 0..3 {
+        std::mem::swap(&mut a, &mut b);
+        a[1] *= b[0];
+    }
+    let mut short = u.clone();
+    short[n - 1] *= x[0];
+    u.iter().fold(c::<D>(0.0), |s, v| s + *v * *v)
+        + a[1] * b[1]
+        + short.iter().fold(c::<D>(0.0), |s, v| s + *v)
+}
+
 /// Points (rows of a `Vec<[f64; 2]>`) sorted by their first coordinate, swapped and
 /// reversed as rows, then read through an iterator only (never indexed twice).
 #[autodiff_forward(sorted_points_fwd, Dual, Dual)]
@@ -181,6 +236,12 @@ fn sorted_points_o<D: Num>(x: &[D]) -> D {
 
 proptest! {
     #![proptest_config(config())]
+
+    #[test]
+    fn buffers_swapped_whole((x, v, s0, seed) in slice_seed_case(-1.0, 1.0, 3..8)) {
+        check_slice("heat", (&x, &v, &s0, seed), heat, heat_fwd, heat_rev, heat_o);
+        check_hvp_of::<heat_rev>(&x, &v, heat_o);
+    }
 
     #[test]
     fn sort_swap_and_reverse_on_local_buffers((x, v, s0, seed) in slice_seed_case(-2.0, 2.0, 1..9)) {

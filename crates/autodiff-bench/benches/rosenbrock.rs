@@ -4,8 +4,9 @@
 
 use autodiff_bench::peers::{adtrait, candle, numdual};
 use autodiff_bench::rosenbrock::{
-    input, rosenbrock, rosenbrock_grad, rosenbrock_grad_hand, rosenbrock_grad_hand_loop,
-    rosenbrock_hvp, rosenbrock_hvp_hand, rosenbrock_iter, rosenbrock_iter_grad,
+    input, rosenbrock, rosenbrock_generic, rosenbrock_generic_grad, rosenbrock_grad,
+    rosenbrock_grad_hand, rosenbrock_grad_hand_loop, rosenbrock_hvp, rosenbrock_hvp_hand,
+    rosenbrock_iter, rosenbrock_iter_grad,
 };
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
@@ -25,6 +26,12 @@ fn bench(c: &mut Criterion) {
         });
         group.bench_function("ours (iterators)", |b| {
             b.iter(|| rosenbrock_iter_grad(black_box(&x), black_box(&mut g), 1.0))
+        });
+        group.bench_function("primal (generic)", |b| {
+            b.iter(|| rosenbrock_generic(black_box(&x)))
+        });
+        group.bench_function("ours (generic)", |b| {
+            b.iter(|| rosenbrock_generic_grad(black_box(&x), black_box(&mut g), 1.0))
         });
         group.bench_function("hand-written", |b| {
             b.iter(|| rosenbrock_grad_hand(black_box(&x), black_box(&mut g)))

@@ -29,6 +29,19 @@ pub fn rosenbrock_iter(x: &[f64]) -> f64 {
         .sum()
 }
 
+/// The same function generic over the float type, with its constants written as
+/// `T::one()` and `T::from(100.0)`; its generated gradient is `rosenbrock_generic_grad`.
+#[autodiff_reverse(rosenbrock_generic_grad, Duplicated, Active)]
+pub fn rosenbrock_generic<T: Real>(x: &[T]) -> T {
+    let mut s = T::zero();
+    for i in 0..x.len() - 1 {
+        let a = T::one() - x[i];
+        let b = x[i + 1] - x[i] * x[i];
+        s += a * a + T::from(100.0).unwrap() * b * b;
+    }
+    s
+}
+
 /// Hand-written gradient, tuned: the value by [`rosenbrock`], then each `g[i]` gathered
 /// from its two terms in one loop without a carried dependency (so it vectorizes). Adds
 /// `∇f(x)` into `g` and returns `f(x)`.

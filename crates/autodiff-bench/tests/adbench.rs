@@ -218,6 +218,10 @@ fn rosenbrock_gradients_agree() {
             Box::new(|x, g| rosenbrock::rosenbrock_iter_grad(x, g, 1.0)),
         ),
         (
+            "generated (generic)",
+            Box::new(|x, g| rosenbrock::rosenbrock_generic_grad(x, g, 1.0)),
+        ),
+        (
             "ad_trait",
             Box::new(|x, g| adtrait::gradient(x, g, adtrait::rosenbrock)),
         ),

@@ -260,9 +260,13 @@ fn activity_block(b: &Block, active: &mut HashSet<String>, frozen: &HashSet<Stri
                     mark(active, frozen, &place.base);
                 }
             }
-            Stmt::CopyFrom { dst, src, .. } => {
+            Stmt::CopyFrom { dst, src, mode } => {
                 if viewing(active, |an| an.place_active(src)) {
                     mark(active, frozen, &dst.base);
+                }
+                // A swap moves values both ways.
+                if *mode == CopyMode::Swap && viewing(active, |an| an.place_active(dst)) {
+                    mark(active, frozen, &src.base);
                 }
             }
             Stmt::Call(c) => {
@@ -449,6 +453,16 @@ fn needed_block(b: &[Stmt], out: &mut HashSet<String>) {
                 operand_reads(val, out);
                 index_reads(place, out);
             }
+            // A swap reads both: each name holds the other's values afterwards, so what
+            // is read through one was written through the other.
+            Stmt::CopyFrom {
+                dst,
+                src,
+                mode: CopyMode::Swap,
+            } => {
+                place_reads(dst, out);
+                place_reads(src, out);
+            }
             Stmt::CopyFrom { dst, src, .. } => {
                 index_reads(dst, out);
                 place_reads(src, out);
@@ -485,8 +499,11 @@ pub fn stmt_writes(s: &Stmt, out: &mut HashSet<String>) {
         Stmt::Assign { place, .. } | Stmt::Push { place, .. } | Stmt::Fill { place, .. } => {
             out.insert(place.base.to_string());
         }
-        Stmt::CopyFrom { dst, .. } => {
+        Stmt::CopyFrom { dst, src, mode } => {
             out.insert(dst.base.to_string());
+            if *mode == CopyMode::Swap {
+                out.insert(src.base.to_string());
+            }
         }
         Stmt::Call(c) => call_writes(c, out),
         Stmt::Let {

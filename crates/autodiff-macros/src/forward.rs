@@ -412,6 +412,20 @@ impl Forward<'_> {
                 }
                 out
             }
+            Stmt::CopyFrom {
+                dst,
+                src,
+                mode: CopyMode::Swap,
+            } => {
+                let (d, s) = (dst.primal(), src.primal());
+                let mut out = quote!(::core::mem::swap(&mut #d, &mut #s););
+                // (The analysis makes both active, or neither.)
+                if self.an.place_active(dst) && self.an.place_active(src) {
+                    let (td, ts) = (dst.tangent(), src.tangent());
+                    out.extend(quote!(::core::mem::swap(&mut #td, &mut #ts);));
+                }
+                out
+            }
             Stmt::CopyFrom { dst, src, mode } => {
                 let resize = &(*mode == CopyMode::Resized);
                 let (d, s) = (dst.primal(), src.primal());

@@ -209,6 +209,9 @@ pub enum CopyMode {
     /// A whole struct put back from its saved clone (`__ad::restore(&mut *self, saved)`
     /// in a companion differentiated again).
     Struct,
+    /// `std::mem::swap(&mut dst, &mut src)` of two whole local buffers: their contents
+    /// (and lengths) trade places, and the reverse trades them back, with their adjoints.
+    Swap,
 }
 
 /// The right-hand side of a `let`.

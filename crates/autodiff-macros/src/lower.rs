@@ -2008,6 +2008,29 @@ impl Lowerer {
         out
     }
 
+    /// The local vector or array `&mut v` lends whole to `std::mem::swap`: a buffer the
+    /// function owns (not a struct with buffers, a parameter or a slice of another).
+    fn swapped_buffer(&self, e: &Expr) -> Option<Ident> {
+        let Expr::Reference(r) = strip(e) else {
+            return None;
+        };
+        if r.mutability.is_none() {
+            return None;
+        }
+        let Expr::Path(p) = strip(&r.expr) else {
+            return None;
+        };
+        let id = p.path.get_ident()?.to_string();
+        let Some(Binding::Var(v)) = self.lookup(&id) else {
+            return None;
+        };
+        let name = v.to_string();
+        (self.kinds.get(&name) == Some(&VarKind::Buffer)
+            && !self.structs_with_buffers.contains(&name)
+            && !self.matrix_vars.contains(&name))
+        .then(|| v.clone())
+    }
+
     /// `let name = copy of p;` for a whole float buffer `p`.
     fn bind_copy(&mut self, name: &Ident, mutable: bool, p: Place) {
         let v = self.copy_of_place(name, mutable, p);
@@ -7143,6 +7166,11 @@ impl Lowerer {
             }
             return Ok(Val::Op(Operand::Lit(toks)));
         }
+        // `T::zero()`, `T::one()`, `f64::epsilon()`: a constant of a float type, written
+        // where it is used (never recorded for a reverse sweep).
+        if c.args.is_empty() && !statement && self.float_type_of_path(&c.func).is_some() {
+            return Ok(Val::Op(Operand::Lit(self.render(&Expr::Call(c.clone())))));
+        }
         // A capitalised name called as a statement, with references, or in arithmetic is
         // a function's (`Qtimesx(&q, &x, &mut out)`): a tuple struct is built as a value.
         if is_tuple_struct_call(c)
@@ -7179,6 +7207,20 @@ impl Lowerer {
             return Ok(r?.unwrap_or(Val::Tuple(vec![])));
         }
         if names.len() >= 2 && names[names.len() - 2..] == ["mem", "swap"] && c.args.len() == 2 {
+            // Two whole local buffers (double buffering, `swap(&mut u, &mut u_new)`): they
+            // trade places, with nothing recorded.
+            if let (Some(a), Some(b)) = (
+                self.swapped_buffer(&c.args[0]),
+                self.swapped_buffer(&c.args[1]),
+            ) && a != b
+            {
+                self.emit(Stmt::CopyFrom {
+                    dst: Place::local(a),
+                    src: Place::local(b),
+                    mode: CopyMode::Swap,
+                });
+                return Ok(Val::Tuple(vec![]));
+            }
             // `&mut a`, or a name holding a `&mut` (an element of `iter_mut()`): the place.
             let place = |e: &Expr| -> Option<Expr> {
                 match strip(e) {

@@ -1011,6 +1011,22 @@ impl<'a> Reverse<'a> {
                 }
                 (fwd, rev)
             }
+            // A swap is its own inverse: no record, and the adjoints trade places as the
+            // values trade back.
+            Stmt::CopyFrom {
+                dst,
+                src,
+                mode: CopyMode::Swap,
+            } => {
+                let (d, s) = (dst.primal(), src.primal());
+                let swap = quote!(::core::mem::swap(&mut #d, &mut #s););
+                let mut rev = swap.clone();
+                if self.an.place_active(dst) && self.an.place_active(src) {
+                    let (ad, asrc) = (dst.adjoint(), src.adjoint());
+                    rev.extend(quote!(::core::mem::swap(&mut #ad, &mut #asrc);));
+                }
+                (swap, rev)
+            }
             Stmt::CopyFrom { dst, src, mode } => {
                 let resize = &(*mode == CopyMode::Resized);
                 let (d, s) = (dst.primal(), src.primal());

@@ -247,6 +247,12 @@ fn rosenbrock(n: usize, budget: Duration) -> Problem {
     p.measure(budget, "ours, iterators", "", || {
         rb::rosenbrock_iter_grad(black_box(&x), &mut g, 1.0)
     });
+    p.measure(budget, "primal, generic (`T: Real`)", "", || {
+        rb::rosenbrock_generic(black_box(&x))
+    });
+    p.measure(budget, "ours, generic", "", || {
+        rb::rosenbrock_generic_grad(black_box(&x), &mut g, 1.0)
+    });
     let ad = || adtrait::gradient(black_box(&x), &mut g, adtrait::rosenbrock);
     measure_adtrait(&mut p, budget, ad);
     p.measure(budget, CANDLE, "uses both cores", || {
