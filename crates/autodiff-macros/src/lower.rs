@@ -2014,9 +2014,7 @@ impl Lowerer {
         let Expr::Reference(r) = strip(e) else {
             return None;
         };
-        if r.mutability.is_none() {
-            return None;
-        }
+        r.mutability?;
         let Expr::Path(p) = strip(&r.expr) else {
             return None;
         };
