@@ -167,6 +167,29 @@ fn read_then_written(a: f64, ws: &mut [f64]) -> f64 {
     s + ws[2]
 }
 
+/// A `Const` array written and passed on to a `#[differentiable]` helper.
+#[differentiable]
+fn square_sum(w: &[f64]) -> f64 {
+    w.iter().map(|v| v * v).sum()
+}
+
+#[autodiff_forward(array_scratch_fwd, Dual, Const, Dual)]
+#[autodiff_reverse(array_scratch_rev, Duplicated, Const, Active)]
+fn array_scratch(x: &[f64], wa: &mut [f64; 3]) -> f64 {
+    for i in 0..3 {
+        wa[i] = wa[i] * x[i] + x[i + 1];
+    }
+    square_sum(wa)
+}
+
+fn array_scratch_o<D: Num>(x: &[D]) -> D {
+    let w = [c::<D>(1.0), c(-0.5), c(2.0)];
+    (0..3).fold(c::<D>(0.0), |s, i| {
+        let v = w[i] * x[i] + x[i + 1];
+        s + v * v
+    })
+}
+
 /// `∑ x_i³` through a constant scratch buffer, for H·v (forward over reverse): `6 x v`.
 #[autodiff_reverse(cubes_rev, Duplicated, Const, Active)]
 fn cubes(x: &[f64], ws: &mut [f64]) -> f64 {
@@ -1969,6 +1992,23 @@ proptest! {
         check("forward primal", r, y);
         check("tangent", t, v * dy);
         assert_eq!(ws, want, "buffer after the forward companion");
+    }
+
+    #[test]
+    fn constant_array_passed_to_a_helper((x, v, s0) in slice_case(-1.0, 1.0, 4..5, 0), s in seed()) {
+        let w0 = [1.0, -0.5, 2.0];
+        check_slice(
+            "array_scratch",
+            (&x, &v, &s0, s),
+            |x| array_scratch(x, &mut w0.clone()),
+            |x, v| array_scratch_fwd(x, v, &mut w0.clone()),
+            |x, b, s| array_scratch_rev(x, b, &mut w0.clone(), s),
+            array_scratch_o,
+        );
+        let (mut want, mut got) = (w0, w0);
+        array_scratch(&x, &mut want);
+        array_scratch_rev(&x, &mut [0.0; 4], &mut got, s);
+        assert_eq!(got, want, "array after the reverse companion");
     }
 
     #[test]

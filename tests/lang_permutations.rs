@@ -163,7 +163,12 @@ fn heat(x: &[f64]) -> f64 {
     let mut long = u.clone();
     std::mem::swap(&mut short, &mut long);
     short[n - 1] *= long[1];
-    u.iter().map(|v| v * v).sum::<f64>() + a[1] * b[1] + short.iter().sum::<f64>()
+    // Matrices swapped whole.
+    let mut m = [[x[0], x[1]], [x[2], 1.0]];
+    let mut w = [[0.5, x[n - 1]], [x[1] * x[2], 2.0]];
+    std::mem::swap(&mut m, &mut w);
+    let m3 = m[0][1] * w[1][0] + m[1][0];
+    u.iter().map(|v| v * v).sum::<f64>() + a[1] * b[1] + short.iter().sum::<f64>() + m3
 }
 
 fn heat_o<D: Num>(x: &[D]) -> D {
@@ -185,9 +190,11 @@ fn heat_o<D: Num>(x: &[D]) -> D {
     }
     let mut short = u.clone();
     short[n - 1] *= x[0];
+    let m3 = x[n - 1] * x[2] + x[1] * x[2];
     u.iter().fold(c::<D>(0.0), |s, v| s + *v * *v)
         + a[1] * b[1]
         + short.iter().fold(c::<D>(0.0), |s, v| s + *v)
+        + m3
 }
 
 /// Points (rows of a `Vec<[f64; 2]>`) sorted by their first coordinate, swapped and

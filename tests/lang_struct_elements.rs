@@ -144,6 +144,66 @@ fn rows_o<D: Num>(x: &[D]) -> D {
     s
 }
 
+/// Elements of parts of the slices (`&ps[1..]`, `ps[..k].iter().copied()`, a part bound
+/// to a name), and the ends (`first`, `last`, `get`).
+#[autodiff_forward(parts_fwd, Dual, Dual)]
+#[autodiff_reverse(parts_rev, Duplicated, Active)]
+fn parts(ps: &[P2]) -> f64 {
+    let n = ps.len();
+    let mut s = 0.0;
+    for &p in &ps[1..] {
+        s += p.x * p.y;
+    }
+    for p in ps[..n - 1].iter().copied() {
+        s += p.y.sin();
+    }
+    let tail = &ps[1..];
+    for i in 0..tail.len() {
+        let p = tail[i];
+        s += p.x * p.x;
+    }
+    let last = ps.last().unwrap();
+    let first = ps.first().copied().unwrap();
+    let second = ps.get(1).unwrap();
+    s + last.x * first.y + second.y
+}
+
+fn parts_o<D: Num>(x: &[D]) -> D {
+    let n = x.len() / 2;
+    let mut s = D::zero();
+    for i in 1..n {
+        s += x[2 * i] * x[2 * i + 1];
+    }
+    for i in 0..n - 1 {
+        s += x[2 * i + 1].sin();
+    }
+    for i in 1..n {
+        s += x[2 * i] * x[2 * i];
+    }
+    s + x[2 * n - 2] * x[1] + x[3]
+}
+
+/// Rows of a part of a parameter of rows.
+#[autodiff_forward(row_parts_fwd, Dual, Dual)]
+#[autodiff_reverse(row_parts_rev, Duplicated, Active)]
+fn row_parts(r: &[[f64; 3]]) -> f64 {
+    let mut s = 0.0;
+    for &row in &r[1..] {
+        s += row[0] * row[2];
+    }
+    let last = r.last().unwrap();
+    s + last[1].exp()
+}
+
+fn row_parts_o<D: Num>(x: &[D]) -> D {
+    let n = x.len() / 3;
+    let mut s = D::zero();
+    for i in 1..n {
+        s += x[3 * i] * x[3 * i + 2];
+    }
+    s + x[3 * n - 2].exp()
+}
+
 /// The point with the largest `y` (by reference) and the one with the smallest `x` (a
 /// copy): the derivative reaches the element found, and only it.
 #[autodiff_forward(extremes_fwd, Dual, Dual)]
@@ -329,6 +389,16 @@ proptest! {
             },
             overwritten_o::<Dual64>,
         );
+    }
+
+    #[test]
+    fn elements_of_parts_and_ends((x, v, s0) in points_case(-1.5, 1.5, 2..6), s in seed()) {
+        check_points("parts", (&x, &v, &s0, s), parts, parts_fwd, parts_rev, parts_o::<Dual64>);
+    }
+
+    #[test]
+    fn rows_of_parts((x, v, s0) in rows_case(2..5), s in seed()) {
+        check_rows("row_parts", (&x, &v, &s0, s), row_parts, row_parts_fwd, row_parts_rev, row_parts_o::<Dual64>);
     }
 
     #[test]

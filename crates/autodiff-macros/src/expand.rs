@@ -557,6 +557,18 @@ impl Gen<'_> {
                 continue;
             }
             match &p.shape {
+                // An array's scratch shadow is held by reference, as the caller's shadow
+                // of a `Duplicated` one is: the code lends it on as `&mut *shadow`.
+                Shape::Slice { mutable: true }
+                    if matches!(&p.ty, Some(syn::Type::Reference(r))
+                        if matches!(&*r.elem, syn::Type::Array(_))) =>
+                {
+                    let store = format_ident!("__ad_zero_{}", n);
+                    out.extend(quote! {
+                        let mut #store = __ad::zero_like(#n);
+                        let #d = &mut #store;
+                    });
+                }
                 Shape::Slice { mutable: true } => out.extend(quote! {
                     let mut #d = __ad::zero_like(#n);
                 }),

@@ -647,6 +647,9 @@ impl Lowerer {
         };
         let has_return = contains_return(body);
         self.matrices = indexed_twice(&quote!(#body), false);
+        // (A part of a slice of structs indexed, `ps[1..][k]`, is no matrix.)
+        self.matrices
+            .retain(|m| !self.struct_elem_params.contains(m));
         self.rows_indexed = indexed_twice(&quote!(#body), true);
         (self.field_owners, self.indexed_owners, self.indexed_members) =
             field_and_index_owners(sig, body);
@@ -2008,8 +2011,9 @@ impl Lowerer {
         out
     }
 
-    /// The local vector or array `&mut v` lends whole to `std::mem::swap`: a buffer the
-    /// function owns (not a struct with buffers, a parameter or a slice of another).
+    /// The local vector, array or matrix `&mut v` lends whole to `std::mem::swap`: a
+    /// buffer the function owns (not a struct with buffers, a parameter or a slice of
+    /// another).
     fn swapped_buffer(&self, e: &Expr) -> Option<Ident> {
         let Expr::Reference(r) = strip(e) else {
             return None;
@@ -2024,8 +2028,7 @@ impl Lowerer {
         };
         let name = v.to_string();
         (self.kinds.get(&name) == Some(&VarKind::Buffer)
-            && !self.structs_with_buffers.contains(&name)
-            && !self.matrix_vars.contains(&name))
+            && !self.structs_with_buffers.contains(&name))
         .then(|| v.clone())
     }
 
@@ -2222,7 +2225,7 @@ impl Lowerer {
                 let v = match val {
                     // `for &p in ps` of structs, `for &r in rows` of arrays: a name for the
                     // element itself, which the loop cannot change.
-                    Val::Place(p, _) if self.is_struct_element(&p) || self.is_row(&p) => {
+                    Val::Place(p, _) if self.is_struct_element(&p) || self.is_row_element(&p) => {
                         if self.binding_ref
                             && let Pat::Ident(pi) = &*r.pat
                             && pi.subpat.is_none()
@@ -3310,7 +3313,7 @@ impl Lowerer {
         // indexed through `flat_index`, which only buffers implement, so that a member of
         // the user's own type with a `get` of its own is a compile error rather than an
         // element read by index.
-        let member = !self.is_float_buffer_expr(recv)?;
+        let member = !self.is_float_buffer_expr(recv)? && !self.names_element_param(recv);
         if member && !matches!(strip(recv), Expr::Field(_)) {
             return Ok(None);
         }
@@ -3525,6 +3528,21 @@ impl Lowerer {
         })))
     }
 
+    /// Whether `e` names a parameter that holds structs or rows (not a local that shadows
+    /// it).
+    fn names_element_param(&self, e: &Expr) -> bool {
+        let Expr::Path(p) = strip(e) else {
+            return false;
+        };
+        let Some(id) = p.path.get_ident() else {
+            return false;
+        };
+        let name = id.to_string();
+        (self.struct_elem_params.contains(&name)
+            || (!self.companion && self.row_params.contains(&name)))
+            && matches!(self.lookup(&name), Some(Binding::Var(v)) if *v == name)
+    }
+
     /// `ps.iter()` (or `ps.iter().copied()`) of a parameter that holds structs or rows,
     /// whose elements an extremum is found among: the parameter, and whether the chain
     /// copies them.
@@ -3548,10 +3566,7 @@ impl Lowerer {
             return None;
         };
         let id = p.path.get_ident()?;
-        let name = id.to_string();
-        let holds = self.struct_elem_params.contains(&name)
-            || (!self.companion && self.row_params.contains(&name));
-        (holds && matches!(self.lookup(&name), Some(Binding::Var(v)) if *v == name))
+        self.names_element_param(&it.receiver)
             .then(|| (id.clone(), copied))
     }
 
@@ -3732,8 +3747,16 @@ impl Lowerer {
     /// `ps: &[Particle]`), which `let p = ps[i];` copies as a struct.
     fn is_struct_element(&self, p: &Place) -> bool {
         !self.companion
-            && matches!(p.proj.as_slice(), [Proj::Index(t)] if !is_range_tokens(t))
+            && is_element_of_part(p)
             && self.struct_elem_params.contains(&p.base.to_string())
+    }
+
+    /// Whether `p` is a row of a parameter of rows, or of a part of one (`rows[1..][k]`).
+    fn is_row_element(&self, p: &Place) -> bool {
+        self.is_row(p)
+            || (is_element_of_part(p)
+                && !self.companion
+                && self.row_params.contains(&p.base.to_string()))
     }
 
     fn is_struct_value(&self, p: &Place) -> bool {
@@ -5630,7 +5653,7 @@ impl Lowerer {
                 Adapter::Enumerate => Val::Tuple(vec![Val::Op(Operand::Var(k.clone())), v]),
                 Adapter::Copied => match v {
                     // A struct or a row: copied where the loop binds it.
-                    Val::Place(p, m) if self.is_struct_element(&p) || self.is_row(&p) => {
+                    Val::Place(p, m) if self.is_struct_element(&p) || self.is_row_element(&p) => {
                         Val::Place(p, m)
                     }
                     Val::Place(..) => Val::Op(self.operand(v, span)?),
@@ -9260,6 +9283,19 @@ fn param_kind(p: &Param) -> VarKind {
 
 /// A place whose value is a scalar: an indexed element, or a field (of a struct or a
 /// scalar-tuple). Whole reference parameters and buffers, and range slices, are not.
+/// Whether `p` is an element of a buffer or of a part of one: `b[i]`, `b[1..][i]`.
+fn is_element_of_part(p: &Place) -> bool {
+    match p.proj.split_last() {
+        Some((Proj::Index(t), parts)) => {
+            !is_range_tokens(t)
+                && parts
+                    .iter()
+                    .all(|q| matches!(q, Proj::Index(r) if is_range_tokens(r)))
+        }
+        _ => false,
+    }
+}
+
 fn is_scalar_place(p: &Place, l: &Lowerer) -> bool {
     match p.proj.last() {
         None => matches!(l.kinds.get(&p.base.to_string()), Some(VarKind::Scalar)),
