@@ -204,6 +204,49 @@ fn row_parts_o<D: Num>(x: &[D]) -> D {
     s + x[3 * n - 2].exp()
 }
 
+/// The argmax written by hand: a copy kept and assigned again from elements and from
+/// other copies (`best = p;`, `best = q;`).
+#[autodiff_forward(kept_best_fwd, Dual, Dual)]
+#[autodiff_reverse(kept_best_rev, Duplicated, Active)]
+fn kept_best(ps: &[P2]) -> f64 {
+    let mut best = ps[0];
+    for &p in ps {
+        if p.y > best.y {
+            best = p;
+        }
+    }
+    let s = best.x * best.y;
+    for i in 0..ps.len() {
+        let q = ps[i];
+        if q.x < best.x {
+            best = q;
+        }
+    }
+    s + best.x.sin() * best.y
+}
+
+/// The positions `kept_best` settles on, from the primal values.
+fn kept_best_positions(x: &[f64]) -> (usize, usize) {
+    let ps = pts(x);
+    let mut a = 0;
+    for (i, p) in ps.iter().enumerate() {
+        if p.y > ps[a].y {
+            a = i;
+        }
+    }
+    let mut b = a;
+    for (i, p) in ps.iter().enumerate() {
+        if p.x < ps[b].x {
+            b = i;
+        }
+    }
+    (a, b)
+}
+
+fn kept_best_o<D: Num>(x: &[D], (a, b): (usize, usize)) -> D {
+    x[2 * a] * x[2 * a + 1] + x[2 * b].sin() * x[2 * b + 1]
+}
+
 /// The point with the largest `y` (by reference) and the one with the smallest `x` (a
 /// copy): the derivative reaches the element found, and only it.
 #[autodiff_forward(extremes_fwd, Dual, Dual)]
@@ -399,6 +442,12 @@ proptest! {
     #[test]
     fn rows_of_parts((x, v, s0) in rows_case(2..5), s in seed()) {
         check_rows("row_parts", (&x, &v, &s0, s), row_parts, row_parts_fwd, row_parts_rev, row_parts_o::<Dual64>);
+    }
+
+    #[test]
+    fn a_copy_assigned_again_from_elements((x, v, s0) in points_case(-2.0, 2.0, 1..6), s in seed()) {
+        let at = kept_best_positions(&x);
+        check_points("kept_best", (&x, &v, &s0, s), kept_best, kept_best_fwd, kept_best_rev, |d| kept_best_o(d, at));
     }
 
     #[test]

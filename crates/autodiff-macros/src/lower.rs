@@ -2818,7 +2818,8 @@ impl Lowerer {
                 // struct assigned whole.
                 if !self.companion && place.is_whole() && self.is_struct_copy(&place.base) {
                     let src = match v {
-                        Val::Place(p, _) if p.is_whole() => p,
+                        // (Or an element of a slice of structs: `best = ps[i];`.)
+                        Val::Place(p, _) if p.is_whole() || self.is_struct_element(&p) => p,
                         v => match self.operand(v, a.right.span())? {
                             Operand::Var(o) => Place::local(o),
                             _ => return unsupported(a, "assigning this value to a struct"),
