@@ -3373,15 +3373,7 @@ impl Lowerer {
         if !ts.path.is_ident("Some") || ts.elems.len() != 1 || ts.qself.is_some() {
             return Ok(None);
         }
-        let mut inner = strip(scrutinee);
-        let mut copied = false;
-        while let Expr::MethodCall(c) = inner
-            && matches!(&*c.method.to_string(), "copied" | "cloned")
-            && c.args.is_empty()
-        {
-            copied = true;
-            inner = strip(&c.receiver);
-        }
+        let (inner, copied) = strip_copied(scrutinee);
         let Expr::MethodCall(found) = inner else {
             return Ok(None);
         };
@@ -3416,13 +3408,7 @@ impl Lowerer {
     /// values); `first`, `last` and `get` are indexing (guarded by the length for
     /// `unwrap_or`).
     fn unwrapped_element(&mut self, m: &syn::ExprMethodCall) -> Result<Option<Expr>> {
-        let mut inner = strip(&m.receiver);
-        while let Expr::MethodCall(c) = inner
-            && matches!(&*c.method.to_string(), "copied" | "cloned")
-            && c.args.is_empty()
-        {
-            inner = strip(&c.receiver);
-        }
+        let (inner, _) = strip_copied(&m.receiver);
         let Expr::MethodCall(found) = inner else {
             return Ok(None);
         };
@@ -3548,15 +3534,7 @@ impl Lowerer {
     /// whose elements an extremum is found among: the parameter, and whether the chain
     /// copies them.
     fn elements_iterated(&self, chain: &Expr) -> Option<(Ident, bool)> {
-        let mut e = strip(chain);
-        let mut copied = false;
-        while let Expr::MethodCall(c) = e
-            && matches!(&*c.method.to_string(), "copied" | "cloned")
-            && c.args.is_empty()
-        {
-            copied = true;
-            e = strip(&c.receiver);
-        }
+        let (e, copied) = strip_copied(chain);
         let Expr::MethodCall(it) = e else {
             return None;
         };
@@ -9284,6 +9262,20 @@ fn param_kind(p: &Param) -> VarKind {
 
 /// A place whose value is a scalar: an indexed element, or a field (of a struct or a
 /// scalar-tuple). Whole reference parameters and buffers, and range slices, are not.
+/// `e` without its trailing `.copied()`/`.cloned()` calls, and whether it had any.
+fn strip_copied(e: &Expr) -> (&Expr, bool) {
+    let mut e = strip(e);
+    let mut copied = false;
+    while let Expr::MethodCall(c) = e
+        && matches!(&*c.method.to_string(), "copied" | "cloned")
+        && c.args.is_empty()
+    {
+        copied = true;
+        e = strip(&c.receiver);
+    }
+    (e, copied)
+}
+
 /// Whether `p` is an element of a buffer or of a part of one: `b[i]`, `b[1..][i]`.
 fn is_element_of_part(p: &Place) -> bool {
     match p.proj.split_last() {
