@@ -247,6 +247,72 @@ fn kept_best_o<D: Num>(x: &[D], (a, b): (usize, usize)) -> D {
     x[2 * a] * x[2 * a + 1] + x[2 * b].sin() * x[2 * b + 1]
 }
 
+/// A copy of a copy, written (`let mut r = q;`).
+#[autodiff_forward(copy_of_copy_fwd, Dual, Dual)]
+#[autodiff_reverse(copy_of_copy_rev, Duplicated, Active)]
+fn copy_of_copy(ps: &[P2]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..ps.len() {
+        let q = ps[i];
+        let mut r = q;
+        r.x = r.x * 3.0 + q.y.sin();
+        s += q.x * r.x + r.y;
+    }
+    s
+}
+
+fn copy_of_copy_o<D: Num>(x: &[D]) -> D {
+    let mut s = D::zero();
+    for c in x.chunks(2) {
+        let rx = c[0] * 3.0 + c[1].sin();
+        s += c[0] * rx + c[1];
+    }
+    s
+}
+
+#[autodiff_forward(copy_of_copy_hvp, Dual, Dual)]
+fn copy_of_copy_grad(ps: &[P2], g: &mut [P2]) {
+    g.fill(P2::default());
+    copy_of_copy_rev(ps, g, 1.0);
+}
+
+/// Elements of a `&mut` slice written whole: from a copy changed in between, and from
+/// the element before (`ps[i] = ps[i - 1];`).
+#[autodiff_forward(written_whole_fwd, Dual, Dual)]
+#[autodiff_reverse(written_whole_rev, Duplicated, Active)]
+fn written_whole(ps: &mut [P2]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..ps.len() {
+        let mut p = ps[i];
+        p.x *= p.y;
+        ps[i] = p;
+        s += ps[i].x;
+    }
+    for i in 1..ps.len() {
+        ps[i] = ps[i - 1];
+        ps[i].x += ps[i].y * 0.5;
+        s += ps[i].x * ps[i].y;
+    }
+    s
+}
+
+fn written_whole_o<D: Num>(x: &[D]) -> D {
+    let n = x.len() / 2;
+    let mut p: Vec<(D, D)> = x.chunks(2).map(|c| (c[0], c[1])).collect();
+    let mut s = D::zero();
+    for q in p.iter_mut() {
+        q.0 *= q.1;
+        s += q.0;
+    }
+    for i in 1..n {
+        p[i] = p[i - 1];
+        let half = p[i].1 * 0.5;
+        p[i].0 += half;
+        s += p[i].0 * p[i].1;
+    }
+    s
+}
+
 /// The point with the largest `y` (by reference) and the one with the smallest `x` (a
 /// copy): the derivative reaches the element found, and only it.
 #[autodiff_forward(extremes_fwd, Dual, Dual)]
@@ -448,6 +514,42 @@ proptest! {
     fn a_copy_assigned_again_from_elements((x, v, s0) in points_case(-2.0, 2.0, 1..6), s in seed()) {
         let at = kept_best_positions(&x);
         check_points("kept_best", (&x, &v, &s0, s), kept_best, kept_best_fwd, kept_best_rev, |d| kept_best_o(d, at));
+    }
+
+    #[test]
+    fn copies_of_copies((x, v, s0) in points_case(-1.5, 1.5, 1..6), s in seed()) {
+        check_points("copy_of_copy", (&x, &v, &s0, s), copy_of_copy, copy_of_copy_fwd, copy_of_copy_rev, copy_of_copy_o::<Dual64>);
+        check_points_hvp(&x, &v, copy_of_copy_hvp, copy_of_copy_o);
+    }
+
+    #[test]
+    fn elements_written_whole((x, v, s0) in points_case(-1.5, 1.5, 1..6), s in seed()) {
+        check_points(
+            "written_whole",
+            (&x, &v, &s0, s),
+            |ps| written_whole(&mut ps.to_vec()),
+            |ps, dps| written_whole_fwd(&mut ps.to_vec(), &mut dps.to_vec()),
+            |ps, d, s| {
+                // The final values of `ps` get no seed: the result's seed alone counts.
+                let mut shadow = vec![P2::default(); ps.len()];
+                let r = written_whole_rev(&mut ps.to_vec(), &mut shadow, s);
+                for (acc, g) in d.iter_mut().zip(&shadow) {
+                    acc.x += g.x;
+                    acc.y += g.y;
+                }
+                r
+            },
+            written_whole_o::<Dual64>,
+        );
+        // The slice holds what the function leaves in it, after either companion.
+        let mut want = pts(&x);
+        written_whole(&mut want);
+        let mut got = pts(&x);
+        written_whole_rev(&mut got, &mut vec![P2::default(); x.len() / 2], s);
+        assert_eq!(got, want, "after the reverse companion");
+        let mut got = pts(&x);
+        written_whole_fwd(&mut got, &mut pts(&v));
+        assert_eq!(got, want, "after the forward companion");
     }
 
     #[test]

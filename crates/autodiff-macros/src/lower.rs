@@ -1863,8 +1863,13 @@ impl Lowerer {
                 self.bind_copy(name, mutable, p);
                 Ok(())
             }
-            // `let p = ps[i];` of a slice of structs: a copy, as the struct's `Copy` makes.
-            Val::Place(p, _) if !self.binding_ref && self.is_struct_element(&p) => {
+            // `let p = ps[i];` of a slice of structs, and `let mut r = p;` of such a copy: a
+            // copy, as the struct's `Copy` makes.
+            Val::Place(p, _)
+                if !self.binding_ref
+                    && (self.is_struct_element(&p)
+                        || (!self.companion && p.is_whole() && self.is_element_copy(&p.base))) =>
+            {
                 let v = self.new_var_unbound(name, VarKind::Value);
                 self.emit(Stmt::Let {
                     var: v.clone(),
@@ -2816,9 +2821,27 @@ impl Lowerer {
                 };
                 // `acc = acc.add(&v);` of a call's struct copied with `let mut`: the
                 // struct assigned whole.
-                if !self.companion && place.is_whole() && self.is_struct_copy(&place.base) {
+                // (Or a copy of an element of a slice of structs, `best = ps[i];`, and an
+                // element written whole, `ps[i] = p;`.)
+                let element_written = self.is_struct_element(&place)
+                    && matches!(&v, Val::Place(p, _)
+                        if self.is_struct_element(p)
+                            || (p.is_whole() && self.is_struct_copy(&p.base)));
+                if !self.companion
+                    && (element_written || (place.is_whole() && self.is_struct_copy(&place.base)))
+                {
                     let src = match v {
-                        // (Or an element of a slice of structs: `best = ps[i];`.)
+                        // (An element assigned to an element is copied first: both places
+                        // borrow the one slice.)
+                        Val::Place(p, _) if element_written && !p.is_whole() => {
+                            match self.let_op(Op::CloneOf(p, CopyKind::Struct), a.right.span()) {
+                                Operand::Var(o) => {
+                                    self.kinds.insert(o.to_string(), VarKind::Value);
+                                    Place::local(o)
+                                }
+                                Operand::Lit(_) => unreachable!("`let_op` binds a local"),
+                            }
+                        }
                         Val::Place(p, _) if p.is_whole() || self.is_struct_element(&p) => p,
                         v => match self.operand(v, a.right.span())? {
                             Operand::Var(o) => Place::local(o),
@@ -3728,6 +3751,22 @@ impl Lowerer {
         !self.companion
             && is_element_of_part(p)
             && self.struct_elem_params.contains(&p.base.to_string())
+    }
+
+    /// Whether the local `t` is a copy of an element of a slice of structs (`let p =
+    /// ps[i];`), or of such a copy.
+    fn is_element_copy(&self, t: &Ident) -> bool {
+        self.out.iter().flatten().any(|s| match s {
+            Stmt::Let {
+                var,
+                op: Op::CloneOf(p, CopyKind::Struct),
+                ..
+            } if var == t => {
+                self.is_struct_element(p)
+                    || (p.is_whole() && p.base != *t && self.is_element_copy(&p.base))
+            }
+            _ => false,
+        })
     }
 
     /// Whether `p` is a row of a parameter of rows, or of a part of one (`rows[1..][k]`).
@@ -6500,7 +6539,10 @@ impl Lowerer {
             let place = self.lower_place(strip(&m.receiver))?;
             // (Also the tangent of a copy of a constant call's struct, which starts as
             // the struct's zero: companions copy buffers with `clone_from_slice`.)
-            if self.is_whole_struct(&place) || place.is_whole() {
+            // (And an element of a slice of structs written whole, `ps[i] = p;`.)
+            let element = is_element_of_part(&place)
+                && self.struct_elem_params.contains(&place.base.to_string());
+            if self.is_whole_struct(&place) || place.is_whole() || element {
                 let src = match self.lower_expr(strip_borrow(&m.args[0]))? {
                     Val::Place(p, _) if p.is_whole() => p,
                     Val::Op(Operand::Var(v)) => Place::local(v),
