@@ -296,6 +296,36 @@ fn written_whole(ps: &mut [P2]) -> f64 {
     s
 }
 
+/// Elements of a `&mut` slice of structs exchanged (`swap`, a bubble pass) and reversed.
+#[autodiff_forward(exchanged_fwd, Dual, Dual)]
+#[autodiff_reverse(exchanged_rev, Duplicated, Active)]
+fn exchanged(ps: &mut [P2]) -> f64 {
+    let n = ps.len();
+    let mut s = 0.0;
+    for i in 0..n - 1 {
+        if ps[i].y > ps[i + 1].y {
+            ps.swap(i, i + 1);
+        }
+        s += ps[i].x * (i as f64 + 1.0);
+    }
+    ps.reverse();
+    s + ps[0].x * ps[n - 1].y
+}
+
+fn exchanged_o<D: Num>(x: &[D]) -> D {
+    let n = x.len() / 2;
+    let mut p: Vec<(D, D)> = x.chunks(2).map(|c| (c[0], c[1])).collect();
+    let mut s = D::zero();
+    for i in 0..n - 1 {
+        if p[i].1.re() > p[i + 1].1.re() {
+            p.swap(i, i + 1);
+        }
+        s += p[i].0 * (i as f64 + 1.0);
+    }
+    p.reverse();
+    s + p[0].0 * p[n - 1].1
+}
+
 fn written_whole_o<D: Num>(x: &[D]) -> D {
     let n = x.len() / 2;
     let mut p: Vec<(D, D)> = x.chunks(2).map(|c| (c[0], c[1])).collect();
@@ -311,6 +341,59 @@ fn written_whole_o<D: Num>(x: &[D]) -> D {
         s += p[i].0 * p[i].1;
     }
     s
+}
+
+/// Extrema of chains with adapters over a slice of structs: `skip`, `rev`, `filter`
+/// then `copied`, and `enumerate` (the position comes with the element).
+#[autodiff_forward(adapted_extremes_fwd, Dual, Dual)]
+#[autodiff_reverse(adapted_extremes_rev, Duplicated, Active)]
+fn adapted_extremes(ps: &[P2]) -> f64 {
+    let a = ps
+        .iter()
+        .skip(1)
+        .min_by(|a, b| a.y.partial_cmp(&b.y).unwrap())
+        .unwrap();
+    let b = ps
+        .iter()
+        .rev()
+        .max_by(|a, b| a.x.partial_cmp(&b.x).unwrap())
+        .unwrap();
+    let c = ps
+        .iter()
+        .filter(|p| p.x < 10.0)
+        .copied()
+        .max_by(|a, b| (a.x * a.y).partial_cmp(&(b.x * b.y)).unwrap())
+        .unwrap();
+    let (i, d) = ps
+        .iter()
+        .enumerate()
+        .take(3)
+        .max_by(|a, b| a.1.y.partial_cmp(&b.1.y).unwrap())
+        .unwrap();
+    a.x * a.y + b.x.sin() + c.y * c.y + d.x * (i as f64 + 1.0)
+}
+
+/// The positions `adapted_extremes` finds, by the same chains over positions.
+fn adapted_positions(x: &[f64]) -> [usize; 4] {
+    let ps = pts(x);
+    let n = ps.len();
+    let ps = &ps;
+    let by = |f: fn(&P2) -> f64| {
+        move |a: &usize, b: &usize| f(&ps[*a]).partial_cmp(&f(&ps[*b])).unwrap()
+    };
+    [
+        (0..n).skip(1).min_by(by(|p| p.y)).unwrap(),
+        (0..n).rev().max_by(by(|p| p.x)).unwrap(),
+        (0..n).max_by(by(|p| p.x * p.y)).unwrap(),
+        (0..n).take(3).max_by(by(|p| p.y)).unwrap(),
+    ]
+}
+
+fn adapted_extremes_o<D: Num>(x: &[D], [a, b, c, d]: [usize; 4]) -> D {
+    x[2 * a] * x[2 * a + 1]
+        + x[2 * b].sin()
+        + x[2 * c + 1] * x[2 * c + 1]
+        + x[2 * d] * (d as f64 + 1.0)
 }
 
 /// The point with the largest `y` (by reference) and the one with the smallest `x` (a
@@ -550,6 +633,37 @@ proptest! {
         let mut got = pts(&x);
         written_whole_fwd(&mut got, &mut pts(&v));
         assert_eq!(got, want, "after the forward companion");
+    }
+
+    #[test]
+    fn extrema_through_adapters((x, v, s0) in points_case(-2.0, 2.0, 2..6), s in seed()) {
+        let at = adapted_positions(&x);
+        check_points("adapted_extremes", (&x, &v, &s0, s), adapted_extremes, adapted_extremes_fwd, adapted_extremes_rev, |d| adapted_extremes_o(d, at));
+    }
+
+    #[test]
+    fn elements_exchanged((x, v, s0) in points_case(-1.5, 1.5, 2..6), s in seed()) {
+        check_points(
+            "exchanged",
+            (&x, &v, &s0, s),
+            |ps| exchanged(&mut ps.to_vec()),
+            |ps, dps| exchanged_fwd(&mut ps.to_vec(), &mut dps.to_vec()),
+            |ps, d, s| {
+                let mut shadow = vec![P2::default(); ps.len()];
+                let r = exchanged_rev(&mut ps.to_vec(), &mut shadow, s);
+                for (acc, g) in d.iter_mut().zip(&shadow) {
+                    acc.x += g.x;
+                    acc.y += g.y;
+                }
+                r
+            },
+            exchanged_o::<Dual64>,
+        );
+        let mut want = pts(&x);
+        exchanged(&mut want);
+        let mut got = pts(&x);
+        exchanged_rev(&mut got, &mut vec![P2::default(); x.len() / 2], s);
+        assert_eq!(got, want, "after the reverse companion");
     }
 
     #[test]

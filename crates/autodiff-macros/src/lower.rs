@@ -3106,6 +3106,14 @@ impl Lowerer {
             {
                 self.lower_permutation(m)
             }
+            // (Of a slice of structs, `swap` and `reverse` move whole elements: copies.)
+            "swap" | "reverse"
+                if m.args.len() == usize::from(name == "swap") * 2
+                    && !self.companion
+                    && self.names_element_param(&m.receiver) =>
+            {
+                self.lower_permutation(m)
+            }
             "extend_from_slice" | "extend"
                 if m.args.len() == 1
                     && (self.is_float_buffer_expr(&m.receiver)?
@@ -3508,6 +3516,14 @@ impl Lowerer {
                 &method, f, &buf, copied, &empty, span,
             )));
         }
+        if method != "reduce"
+            && name != "unwrap_or"
+            && let Some((buf, adapters)) = self.elements_adapted(recv)
+        {
+            return Ok(Some(extremum_through_adapters(
+                &method, f, &buf, &adapters, m, span,
+            )));
+        }
         if yields_pairs(recv) {
             if method == "reduce" || name == "unwrap_or" {
                 return Ok(None);
@@ -3570,6 +3586,41 @@ impl Lowerer {
         let id = p.path.get_ident()?;
         self.names_element_param(&it.receiver)
             .then(|| (id.clone(), copied))
+    }
+
+    /// `ps.iter()` of a parameter that holds structs or rows, then adapters that keep its
+    /// elements (`skip`, `take`, `step_by`, `rev`, `filter`, `enumerate`, `copied`,
+    /// `cloned`), whose elements an extremum is found among: the parameter and the
+    /// adapters, innermost first.
+    fn elements_adapted<'e>(
+        &self,
+        chain: &'e Expr,
+    ) -> Option<(Ident, Vec<&'e syn::ExprMethodCall>)> {
+        let mut adapters = Vec::new();
+        let mut e = strip(chain);
+        loop {
+            let Expr::MethodCall(c) = e else {
+                return None;
+            };
+            let name = c.method.to_string();
+            match name.as_str() {
+                "iter" if c.args.is_empty() => {
+                    let Expr::Path(p) = strip(&c.receiver) else {
+                        return None;
+                    };
+                    adapters.reverse();
+                    return self
+                        .names_element_param(&c.receiver)
+                        .then(|| (p.path.get_ident().cloned(), adapters))
+                        .and_then(|(id, a)| Some((id?, a)));
+                }
+                "skip" | "take" | "step_by" | "filter" if c.args.len() == 1 => {}
+                "rev" | "enumerate" | "copied" | "cloned" if c.args.is_empty() => {}
+                _ => return None,
+            }
+            adapters.push(c);
+            e = strip(&c.receiver);
+        }
     }
 
     /// Drops the value of an expression statement or of `let _ = ..`. An expression kept
@@ -10027,6 +10078,71 @@ fn extremum_position(
             }
         }
         #element
+    })
+}
+
+/// `buf.iter()`, then `adapters` (see `Lowerer::elements_adapted`), then `max_by(cmp)` or
+/// `min_by(cmp)` and `found` (`unwrap()`, `expect(..)`): the same chain runs on the primal
+/// values over pairs of each element's position and the item, the comparison and the
+/// filters seeing the items as written; the element is then read at the position found,
+/// so that it carries the derivative (with the position `enumerate` gave, where the chain
+/// enumerates).
+fn extremum_through_adapters(
+    method: &str,
+    cmp: &Expr,
+    buf: &Ident,
+    adapters: &[&syn::ExprMethodCall],
+    found: &syn::ExprMethodCall,
+    span: Span,
+) -> Expr {
+    let mut chain = quote_spanned!(span=> #buf.iter().enumerate());
+    let (mut copied, mut enumerated) = (false, false);
+    for a in adapters {
+        let name = &a.method;
+        let args = &a.args;
+        chain = match name.to_string().as_str() {
+            // (Through `holds` and `compare`, whose signatures type the user's closures.)
+            "filter" => quote_spanned!(span=>
+                #chain.filter(|__ad_e| __ad::holds(#args, &__ad_e.1))),
+            "enumerate" => {
+                enumerated = true;
+                quote_spanned!(span=> #chain.enumerate().map(
+                    |(__ad_i, (__ad_k, __ad_item))| (__ad_k, (__ad_i, __ad_item))))
+            }
+            "copied" | "cloned" => {
+                copied = true;
+                quote_spanned!(span=> #chain.map(
+                    |(__ad_k, __ad_item)| (__ad_k, ::core::clone::Clone::clone(__ad_item))))
+            }
+            _ => quote_spanned!(span=> #chain.#name(#args)),
+        };
+    }
+    let method = Ident::new(method, span);
+    let unwrap = &found.method;
+    let unwrap_args = &found.args;
+    let index = if enumerated {
+        quote!(__ad_e.1.0)
+    } else {
+        quote!(0usize)
+    };
+    let element = if copied {
+        quote_spanned!(span=> #buf[__ad_pos.0])
+    } else {
+        quote_spanned!(span=> &#buf[__ad_pos.0])
+    };
+    let value = if enumerated {
+        quote_spanned!(span=> (__ad_pos.1, #element))
+    } else {
+        element
+    };
+    syn::parse_quote_spanned!(span=> {
+        let __ad_pos: (usize, usize) = ::autodiff_core::no_grad(
+            #chain
+                .#method(|__ad_a, __ad_b| __ad::compare(#cmp, &__ad_a.1, &__ad_b.1))
+                .map(|__ad_e| (__ad_e.0, #index))
+                .#unwrap(#unwrap_args),
+        );
+        #value
     })
 }
 
