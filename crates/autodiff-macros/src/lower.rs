@@ -2907,6 +2907,12 @@ impl Lowerer {
             }
             Expr::Binary(b) if compound_kind(&b.op).is_some() => {
                 let kind = compound_kind(&b.op).unwrap();
+                // (`acc += v` of structs: the user's `AddAssign`, see `Expr::Binary`.)
+                if !self.companion
+                    && (self.is_struct_operand(&b.left) || self.is_struct_operand(&b.right))
+                {
+                    return unsupported(e, STRUCT_OPERATOR);
+                }
                 let place = self.lower_place(&b.left)?;
                 let v = self.lower_value_operand(&b.right)?;
                 let mut val = self.operand(v, b.right.span())?;
@@ -3818,6 +3824,37 @@ impl Lowerer {
             }
             _ => false,
         })
+    }
+
+    /// Whether `e` is, as written, a struct value: a local holding one (a copy, a literal
+    /// bound with `let`), a struct parameter (`*p` of `p: &V2` too), or an element of a
+    /// slice of structs (`ps[i]`).
+    fn is_struct_operand(&self, e: &Expr) -> bool {
+        let e = match strip(e) {
+            Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => strip(&u.expr),
+            e => e,
+        };
+        match e {
+            Expr::Path(p) => p.path.get_ident().is_some_and(|id| {
+                let name = id.to_string();
+                match self.lookup(&name) {
+                    Some(Binding::Var(v)) => {
+                        let v = v.to_string();
+                        self.kinds.get(&v) == Some(&VarKind::Value)
+                            || (v == name && self.named_struct_refs.contains(&v))
+                    }
+                    Some(Binding::Member(p) | Binding::Alias(p, _)) => self.is_struct_element(p),
+                    _ => false,
+                }
+            }),
+            Expr::Index(ix) => matches!(strip(&ix.expr), Expr::Path(p)
+            if p.path.get_ident().is_some_and(|id| {
+                let name = id.to_string();
+                self.struct_elem_params.contains(&name)
+                    && matches!(self.lookup(&name), Some(Binding::Var(v)) if *v == name)
+            })),
+            _ => false,
+        }
     }
 
     /// Whether `p` is a row of a parameter of rows, or of a part of one (`rows[1..][k]`).
@@ -6224,6 +6261,10 @@ impl Lowerer {
             }
             Expr::Unary(u) => match u.op {
                 syn::UnOp::Neg(_) => {
+                    // (`-z` of a struct: the user's `Neg`, see `Expr::Binary`.)
+                    if !self.companion && self.is_struct_operand(&u.expr) {
+                        return unsupported(e, STRUCT_OPERATOR);
+                    }
                     let v = self.lower_value_operand(&u.expr)?;
                     let o = self.operand(v, span)?;
                     Ok(match o {
@@ -6256,6 +6297,26 @@ impl Lowerer {
                 _ => unsupported(e, "this unary operator"),
             },
             Expr::Binary(b) => {
+                // An operator the user implemented for a struct (`z * w` of complex
+                // numbers, `a ^ b` for a cross product): its body is not visible here,
+                // and a float's rule would be wrong.
+                let value_op = !matches!(
+                    b.op,
+                    syn::BinOp::Eq(_)
+                        | syn::BinOp::Ne(_)
+                        | syn::BinOp::Lt(_)
+                        | syn::BinOp::Le(_)
+                        | syn::BinOp::Gt(_)
+                        | syn::BinOp::Ge(_)
+                        | syn::BinOp::And(_)
+                        | syn::BinOp::Or(_)
+                );
+                if value_op
+                    && !self.companion
+                    && (self.is_struct_operand(&b.left) || self.is_struct_operand(&b.right))
+                {
+                    return unsupported(e, STRUCT_OPERATOR);
+                }
                 let op = match b.op {
                     syn::BinOp::Add(_) => BinOp::Add,
                     syn::BinOp::Sub(_) => BinOp::Sub,
@@ -9368,6 +9429,11 @@ fn strip_copied(e: &Expr) -> (&Expr, bool) {
     }
     (e, copied)
 }
+
+/// Why an operator on struct values is refused: the user implemented it for the struct
+/// (`z * w` of complex numbers, `a ^ b` for a cross product, `-z` for a conjugate), and
+/// its body is not visible to the macro, so a float's rule would be wrong.
+const STRUCT_OPERATOR: &str = "an operator on struct values (its implementation is not visible to the macro: call a `#[differentiable]` function or method, or compute on the members)";
 
 /// Whether `p` is an element of a buffer or of a part of one: `b[i]`, `b[1..][i]`.
 fn is_element_of_part(p: &Place) -> bool {
