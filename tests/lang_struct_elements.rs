@@ -490,6 +490,44 @@ fn check_points(
     );
 }
 
+/// [`check_points`] of a function of a `&mut` slice of points, whose final values get no
+/// seed (the result's seed alone counts); then the slice holds what the function leaves
+/// in it, after either companion.
+#[track_caller]
+fn check_mut_points(
+    name: &str,
+    (x, v, s0, s): (&[f64], &[f64], &[f64], f64),
+    f: impl Fn(&mut [P2]) -> f64,
+    fwd: impl Fn(&mut [P2], &mut [P2]) -> (f64, f64),
+    rev: impl Fn(&mut [P2], &mut [P2], f64) -> f64,
+    oracle: impl Fn(&[Dual64]) -> Dual64,
+) {
+    check_points(
+        name,
+        (x, v, s0, s),
+        |ps| f(&mut ps.to_vec()),
+        |ps, dps| fwd(&mut ps.to_vec(), &mut dps.to_vec()),
+        |ps, d, s| {
+            let mut shadow = vec![P2::default(); ps.len()];
+            let r = rev(&mut ps.to_vec(), &mut shadow, s);
+            for (acc, g) in d.iter_mut().zip(&shadow) {
+                acc.x += g.x;
+                acc.y += g.y;
+            }
+            r
+        },
+        oracle,
+    );
+    let mut want = pts(x);
+    f(&mut want);
+    let mut got = pts(x);
+    rev(&mut got, &mut vec![P2::default(); x.len() / 2], s);
+    assert_eq!(got, want, "{name}: the slice after the reverse companion");
+    let mut got = pts(x);
+    fwd(&mut got, &mut pts(v));
+    assert_eq!(got, want, "{name}: the slice after the forward companion");
+}
+
 /// [`check_slice`] of a function of rows of three, its rows given flat.
 #[track_caller]
 fn check_rows(
@@ -563,24 +601,7 @@ proptest! {
 
     #[test]
     fn copy_keeps_the_value_before_an_overwrite((x, v, s0) in points_case(-1.5, 1.5, 1..6), s in seed()) {
-        check_points(
-            "overwritten",
-            (&x, &v, &s0, s),
-            |ps| overwritten(&mut ps.to_vec()),
-            |ps, dps| overwritten_fwd(&mut ps.to_vec(), &mut dps.to_vec()),
-            // The shadow of a `&mut` parameter is the seed of what the function writes
-            // into it: zero here, so that only the result's seed counts.
-            |ps, d, s| {
-                let mut shadow = vec![P2::default(); ps.len()];
-                let r = overwritten_rev(&mut ps.to_vec(), &mut shadow, s);
-                for (acc, g) in d.iter_mut().zip(&shadow) {
-                    acc.x += g.x;
-                    acc.y += g.y;
-                }
-                r
-            },
-            overwritten_o::<Dual64>,
-        );
+        check_mut_points("overwritten", (&x, &v, &s0, s), overwritten, overwritten_fwd, overwritten_rev, overwritten_o::<Dual64>);
     }
 
     #[test]
@@ -607,32 +628,7 @@ proptest! {
 
     #[test]
     fn elements_written_whole((x, v, s0) in points_case(-1.5, 1.5, 1..6), s in seed()) {
-        check_points(
-            "written_whole",
-            (&x, &v, &s0, s),
-            |ps| written_whole(&mut ps.to_vec()),
-            |ps, dps| written_whole_fwd(&mut ps.to_vec(), &mut dps.to_vec()),
-            |ps, d, s| {
-                // The final values of `ps` get no seed: the result's seed alone counts.
-                let mut shadow = vec![P2::default(); ps.len()];
-                let r = written_whole_rev(&mut ps.to_vec(), &mut shadow, s);
-                for (acc, g) in d.iter_mut().zip(&shadow) {
-                    acc.x += g.x;
-                    acc.y += g.y;
-                }
-                r
-            },
-            written_whole_o::<Dual64>,
-        );
-        // The slice holds what the function leaves in it, after either companion.
-        let mut want = pts(&x);
-        written_whole(&mut want);
-        let mut got = pts(&x);
-        written_whole_rev(&mut got, &mut vec![P2::default(); x.len() / 2], s);
-        assert_eq!(got, want, "after the reverse companion");
-        let mut got = pts(&x);
-        written_whole_fwd(&mut got, &mut pts(&v));
-        assert_eq!(got, want, "after the forward companion");
+        check_mut_points("written_whole", (&x, &v, &s0, s), written_whole, written_whole_fwd, written_whole_rev, written_whole_o::<Dual64>);
     }
 
     #[test]
@@ -643,27 +639,7 @@ proptest! {
 
     #[test]
     fn elements_exchanged((x, v, s0) in points_case(-1.5, 1.5, 2..6), s in seed()) {
-        check_points(
-            "exchanged",
-            (&x, &v, &s0, s),
-            |ps| exchanged(&mut ps.to_vec()),
-            |ps, dps| exchanged_fwd(&mut ps.to_vec(), &mut dps.to_vec()),
-            |ps, d, s| {
-                let mut shadow = vec![P2::default(); ps.len()];
-                let r = exchanged_rev(&mut ps.to_vec(), &mut shadow, s);
-                for (acc, g) in d.iter_mut().zip(&shadow) {
-                    acc.x += g.x;
-                    acc.y += g.y;
-                }
-                r
-            },
-            exchanged_o::<Dual64>,
-        );
-        let mut want = pts(&x);
-        exchanged(&mut want);
-        let mut got = pts(&x);
-        exchanged_rev(&mut got, &mut vec![P2::default(); x.len() / 2], s);
-        assert_eq!(got, want, "after the reverse companion");
+        check_mut_points("exchanged", (&x, &v, &s0, s), exchanged, exchanged_fwd, exchanged_rev, exchanged_o::<Dual64>);
     }
 
     #[test]
