@@ -3614,11 +3614,11 @@ impl Lowerer {
                     let Expr::Path(p) = strip(&c.receiver) else {
                         return None;
                     };
+                    let id = p.path.get_ident()?.clone();
                     adapters.reverse();
                     return self
                         .names_element_param(&c.receiver)
-                        .then(|| (p.path.get_ident().cloned(), adapters))
-                        .and_then(|(id, a)| Some((id?, a)));
+                        .then_some((id, adapters));
                 }
                 "skip" | "take" | "step_by" | "filter" if c.args.len() == 1 => {}
                 "rev" | "enumerate" | "copied" | "cloned" if c.args.is_empty() => {}
