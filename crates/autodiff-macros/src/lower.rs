@@ -3516,14 +3516,6 @@ impl Lowerer {
         };
         if method != "reduce"
             && name != "unwrap_or"
-            && let Some((buf, copied)) = self.elements_iterated(recv)
-        {
-            return Ok(Some(extremum_position(
-                &method, f, &buf, copied, &empty, span,
-            )));
-        }
-        if method != "reduce"
-            && name != "unwrap_or"
             && let Some((buf, adapters)) = self.elements_adapted(recv)
         {
             return Ok(Some(extremum_through_adapters(
@@ -3575,27 +3567,8 @@ impl Lowerer {
             && matches!(self.lookup(&name), Some(Binding::Var(v)) if *v == name)
     }
 
-    /// `ps.iter()` (or `ps.iter().copied()`) of a parameter that holds structs or rows,
-    /// whose elements an extremum is found among: the parameter, and whether the chain
-    /// copies them.
-    fn elements_iterated(&self, chain: &Expr) -> Option<(Ident, bool)> {
-        let (e, copied) = strip_copied(chain);
-        let Expr::MethodCall(it) = e else {
-            return None;
-        };
-        if it.method != "iter" || !it.args.is_empty() {
-            return None;
-        }
-        let Expr::Path(p) = strip(&it.receiver) else {
-            return None;
-        };
-        let id = p.path.get_ident()?;
-        self.names_element_param(&it.receiver)
-            .then(|| (id.clone(), copied))
-    }
-
-    /// `ps.iter()` of a parameter that holds structs or rows, then adapters that keep its
-    /// elements (`skip`, `take`, `step_by`, `rev`, `filter`, `enumerate`, `copied`,
+    /// `ps.iter()` of a parameter that holds structs or rows, then any adapters that keep
+    /// its elements (`skip`, `take`, `step_by`, `rev`, `filter`, `enumerate`, `copied`,
     /// `cloned`), whose elements an extremum is found among: the parameter and the
     /// adapters, innermost first.
     fn elements_adapted<'e>(
@@ -10098,61 +10071,13 @@ fn pair_extremum(method: &str, cmp: &Expr, chain: &Expr, empty: &syn::Stmt, span
     })
 }
 
-/// `buf.iter().max_by(cmp).unwrap()` (or `min_by`, or through `copied()`) over a
-/// parameter of structs or rows: the position of the extremum is found on the primal
-/// values, and the element is read there, so that it is the element itself (a reference
-/// to it, or a copy) that carries the derivative. The last maximum and the first minimum
-/// win, as in `std`.
-fn extremum_position(
-    method: &str,
-    cmp: &Expr,
-    buf: &Ident,
-    copied: bool,
-    empty: &syn::Stmt,
-    span: Span,
-) -> Expr {
-    // The comparison gets references to the items: `&&T` of `iter()`, `&T` of `copied()`.
-    let item = |i: &str| {
-        let i = Ident::new(i, span);
-        if copied {
-            quote!(&#buf[#i])
-        } else {
-            quote!(&&#buf[#i])
-        }
-    };
-    let (kept, next) = (item("__ad_best"), item("__ad_i"));
-    let replace: Expr = if method == "max_by" {
-        syn::parse_quote_spanned!(span=>
-            __ad::compare(#cmp, #kept, #next) != ::core::cmp::Ordering::Greater)
-    } else {
-        syn::parse_quote_spanned!(span=>
-            __ad::compare(#cmp, #next, #kept) == ::core::cmp::Ordering::Less)
-    };
-    let element: Expr = if copied {
-        syn::parse_quote_spanned!(span=> #buf[__ad_best])
-    } else {
-        syn::parse_quote_spanned!(span=> &#buf[__ad_best])
-    };
-    syn::parse_quote_spanned!(span=> {
-        if #buf.is_empty() {
-            #empty
-        }
-        let mut __ad_best = 0usize;
-        for __ad_i in 1..#buf.len() {
-            if #replace {
-                __ad_best = __ad_i;
-            }
-        }
-        #element
-    })
-}
-
 /// `buf.iter()`, then `adapters` (see `Lowerer::elements_adapted`), then `max_by(cmp)` or
 /// `min_by(cmp)` and `found` (`unwrap()`, `expect(..)`): the same chain runs on the primal
 /// values over pairs of each element's position and the item, the comparison and the
 /// filters seeing the items as written; the element is then read at the position found,
 /// so that it carries the derivative (with the position `enumerate` gave, where the chain
-/// enumerates).
+/// enumerates). `std` picks the element, so ties go as there: the last maximum, the first
+/// minimum.
 fn extremum_through_adapters(
     method: &str,
     cmp: &Expr,
