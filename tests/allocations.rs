@@ -202,3 +202,42 @@ fn a_loop_that_leaves_early_takes_tape_for_the_steps_run() {
         "{kept} bytes of tape kept for about 6 steps"
     );
 }
+
+/// Rosenbrock with its running sum written out, `s = s + ..`: the old `s` is read only to
+/// compute a value the reverse sweep never reads, so nothing is recorded.
+#[autodiff_reverse(rosenbrock_written_out_rev, Duplicated, Active)]
+fn rosenbrock_written_out(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() - 1 {
+        let a = 1.0 - x[i];
+        let b = x[i + 1] - x[i] * x[i];
+        s = s + a * a + 100.0 * b * b;
+    }
+    s
+}
+
+#[test]
+fn a_running_sum_written_out_takes_no_tape() {
+    let x: Vec<f64> = (0..100_000).map(|i| (i as f64 * 0.37).sin()).collect();
+    let mut g = vec![0.0; x.len()];
+    autodiff_core::release_tape_memory();
+    let f = rosenbrock_written_out_rev(&x, &mut g, 1.0);
+    let kept = autodiff_core::cached_tape_bytes();
+    assert_eq!(f, rosenbrock_written_out(&x));
+    // ∂/∂x_i = -2(1 - x_i) - 400 x_i (x_{i+1} - x_i²) + 200 (x_i - x_{i-1}²).
+    for i in [0, 1, 500, x.len() - 2, x.len() - 1] {
+        let mut e = 0.0;
+        if i + 1 < x.len() {
+            e += -2.0 * (1.0 - x[i]) - 400.0 * x[i] * (x[i + 1] - x[i] * x[i]);
+        }
+        if i > 0 {
+            e += 200.0 * (x[i] - x[i - 1] * x[i - 1]);
+        }
+        assert!(
+            (g[i] - e).abs() < 1e-9 * e.abs().max(1.0),
+            "g[{i}] = {}, expected {e}",
+            g[i]
+        );
+    }
+    assert_eq!(kept, 0, "{kept} bytes of tape for a sum");
+}

@@ -22,7 +22,12 @@ use quote::quote;
 
 pub struct Analysis {
     pub active: HashSet<String>,
+    /// The locals that a statement evaluated again in the reverse sweep reads.
     pub needed: HashSet<String>,
+    /// The part of `needed` that the sweep depends on: what the statements of dead values
+    /// (see `dead`) read is left out. An overwritten local outside it needs no record:
+    /// the dead statements that read it may see a later value.
+    pub live_needed: HashSet<String>,
     /// Nothing is differentiated, closure parameters included: the primal function of a
     /// closure that becomes a `DiffFn` (its calls of a closure parameter are plain
     /// `call`s; a closure parameter is otherwise always taken to carry derivatives).
@@ -63,10 +68,18 @@ pub fn analyse(body: &Body, active_params: &[String], frozen: &[String], mode: M
         }
     }
     let mut needed = HashSet::default();
+    let mut live_needed = HashSet::default();
     let mut dead = HashSet::default();
     if mode == Mode::Reverse {
         needed_block(&body.block, &mut needed);
         dead = dead_values(&body.block, &active);
+        // A dead local's value is not read: an old value of `s` that only computing
+        // `let t = s + u;` again reads need not be recorded when `t` is dead.
+        let dead = Dead {
+            values: &dead,
+            active: &active,
+        };
+        live_reads_block(&body.block, Some(&dead), &mut live_needed);
     }
     let mut structs = HashMap::default();
     struct_locals(&body.block, &mut structs);
@@ -79,6 +92,7 @@ pub fn analyse(body: &Body, active_params: &[String], frozen: &[String], mode: M
     Analysis {
         active,
         needed,
+        live_needed,
         primal_only: false,
         augmented_values: false,
         structs,
@@ -224,6 +238,7 @@ fn viewing<R>(active: &mut HashSet<String>, f: impl FnOnce(&Analysis) -> R) -> R
     let an = Analysis {
         active: std::mem::take(active),
         needed: HashSet::default(),
+        live_needed: HashSet::default(),
         primal_only: false,
         augmented_values: false,
         structs: HashMap::default(),
@@ -439,8 +454,29 @@ pub fn stmt_reads(s: &Stmt) -> HashSet<String> {
 }
 
 fn needed_block(b: &[Stmt], out: &mut HashSet<String>) {
+    live_reads_block(b, None, out)
+}
+
+/// The locals whose values the reverse sweep never reads (see [`dead_values`]), with the
+/// active locals, which tell what their adjoint formulas read.
+struct Dead<'a> {
+    values: &'a HashSet<String>,
+    active: &'a HashSet<String>,
+}
+
+/// [`needed_block`], where a dead local's `let` reads only what its adjoint formula
+/// reads: computing its value again may see later values of its inputs.
+fn live_reads_block(b: &[Stmt], dead: Option<&Dead>, out: &mut HashSet<String>) {
     for s in b {
         match s {
+            Stmt::Let { var, op, .. }
+                if let Some(d) = dead.filter(|d| d.values.contains(&var.to_string())) =>
+            {
+                match formula_reads(op, d.active) {
+                    Some(r) => out.extend(r),
+                    None => op_reads(op, out),
+                }
+            }
             Stmt::Let { op, .. } | Stmt::LetTuple { op, .. } => op_reads(op, out),
             Stmt::Assign { place, kind, val } => {
                 operand_reads(val, out);
@@ -475,8 +511,8 @@ fn needed_block(b: &[Stmt], out: &mut HashSet<String>) {
                 else_vals,
                 ..
             } => {
-                needed_block(then, out);
-                needed_block(els, out);
+                live_reads_block(then, dead, out);
+                live_reads_block(els, dead, out);
                 then_vals
                     .iter()
                     .chain(else_vals)
@@ -485,9 +521,9 @@ fn needed_block(b: &[Stmt], out: &mut HashSet<String>) {
             Stmt::For { body, iter, .. } => {
                 // A range re-evaluated in the reverse sweep reads its bounds there.
                 tokens_into(iter, out);
-                needed_block(body, out)
+                live_reads_block(body, dead, out)
             }
-            Stmt::Loop { body, .. } => needed_block(body, out),
+            Stmt::Loop { body, .. } => live_reads_block(body, dead, out),
             Stmt::Inactive(_) => {}
         }
     }
@@ -570,40 +606,13 @@ fn reverse_reads_block(
     read: &mut HashSet<String>,
     from: &mut HashMap<String, HashSet<String>>,
 ) {
-    let is_active = |o: &Operand| o.var().is_some_and(|v| active.contains(&v.to_string()));
     for s in b {
         match s {
             Stmt::Let { var, op, .. } => {
                 let name = var.to_string();
                 let mut inputs = HashSet::default();
                 op_reads(op, &mut inputs);
-                let formula = match op {
-                    Op::Use(o) | Op::Neg(o) => Some(literal_reads(o)),
-                    Op::Bin(BinOp::Add | BinOp::Sub, x, y) => {
-                        let mut r = literal_reads(x);
-                        r.extend(literal_reads(y));
-                        Some(r)
-                    }
-                    Op::Bin(BinOp::Mul, x, y) => {
-                        let mut r = literal_reads(x);
-                        r.extend(literal_reads(y));
-                        if is_active(x) {
-                            operand_reads(y, &mut r);
-                        }
-                        if is_active(y) {
-                            operand_reads(x, &mut r);
-                        }
-                        Some(r)
-                    }
-                    Op::Load(p) => {
-                        let mut r = HashSet::default();
-                        index_reads(p, &mut r);
-                        Some(r)
-                    }
-                    // A constant (`let mut s = 0.0;`): no formula at all.
-                    Op::Inactive(_) => Some(HashSet::default()),
-                    _ => None,
-                };
+                let formula = formula_reads(op, active);
                 match formula {
                     Some(r) => {
                         read.extend(r);
@@ -618,6 +627,11 @@ fn reverse_reads_block(
             }
             Stmt::Assign { place, kind, val } => {
                 index_reads(place, read);
+                // A buffer's element: the reverse sweep may fill the buffer again
+                // (replay), reading the value written.
+                if !place.proj.is_empty() {
+                    operand_reads(val, read);
+                }
                 match kind {
                     AssignKind::Mul | AssignKind::Div => {
                         operand_reads(val, read);
@@ -674,6 +688,40 @@ fn reverse_reads_block(
             | Stmt::Call(_)
             | Stmt::Inactive(_) => needed_block(std::slice::from_ref(s), read),
         }
+    }
+}
+
+/// What the reverse sweep reads for the adjoint formula of `op` alone, where that is
+/// less than all its inputs and its result (`None` otherwise): sums, differences,
+/// negations and loads read no value, a product reads the factor beside an active one.
+fn formula_reads(op: &Op, active: &HashSet<String>) -> Option<HashSet<String>> {
+    let is_active = |o: &Operand| o.var().is_some_and(|v| active.contains(&v.to_string()));
+    match op {
+        Op::Use(o) | Op::Neg(o) => Some(literal_reads(o)),
+        Op::Bin(BinOp::Add | BinOp::Sub, x, y) => {
+            let mut r = literal_reads(x);
+            r.extend(literal_reads(y));
+            Some(r)
+        }
+        Op::Bin(BinOp::Mul, x, y) => {
+            let mut r = literal_reads(x);
+            r.extend(literal_reads(y));
+            if is_active(x) {
+                operand_reads(y, &mut r);
+            }
+            if is_active(y) {
+                operand_reads(x, &mut r);
+            }
+            Some(r)
+        }
+        Op::Load(p) => {
+            let mut r = HashSet::default();
+            index_reads(p, &mut r);
+            Some(r)
+        }
+        // A constant (`let mut s = 0.0;`): no formula at all.
+        Op::Inactive(_) => Some(HashSet::default()),
+        _ => None,
     }
 }
 

@@ -256,7 +256,7 @@ impl<'a> Reverse<'a> {
 
     /// [`Self::must_record`], telling which rule asks for the record.
     fn record_need(&self, v: &Ident) -> Need {
-        if !self.an.needs(v) {
+        if !self.an.live_needed.contains(&v.to_string()) {
             return Need::No;
         }
         let name = v.to_string();
