@@ -2243,6 +2243,8 @@ impl Lowerer {
                         // (Elements by position of `&[a, b, c]`; a copy of `let &p = ..`.)
                         Val::Place(p, false)
                     }
+                    // `let &[a, b, c] = v;` of `v: &[f64; 3]`: its elements by position.
+                    Val::Place(p, _) if matches!(&*r.pat, Pat::Slice(_)) => Val::Place(p, false),
                     Val::Place(p, _) => Val::Op(self.let_op(Op::Load(p), r.span())),
                     Val::Op(Operand::Var(v)) if self.holds_constant(&v) => {
                         Val::Op(self.let_op(Op::Inactive(quote!(*#v)), r.span()))
@@ -3096,7 +3098,8 @@ impl Lowerer {
                 };
                 let src = match self.lower_expr(arg)? {
                     Val::Place(p, _) => p,
-                    Val::Op(Operand::Var(v)) if self.companion => Place::local(v),
+                    // A call's array (`*r = rotate(r, p);`, `let q = rotate(..); *r = q;`).
+                    Val::Op(Operand::Var(v)) => Place::local(v),
                     _ => return unsupported(&m.args[0], "this source of `copy_from_slice`"),
                 };
                 self.emit(Stmt::CopyFrom {
@@ -7416,9 +7419,19 @@ impl Lowerer {
             let mut args = Vec::new();
             for (i, a) in c.args.iter().enumerate() {
                 args.push(match &ty {
-                    Some(ty) if i == 0 && !matches!(strip(a), Expr::Lit(_)) => {
-                        self.lower_expr(&syn::parse_quote_spanned!(span=> (#a) as #ty))?
-                    }
+                    // (`f64::sqrt(2.0)`: the literal takes the path's type as its suffix.)
+                    Some(ty) if i == 0 => match strip(a) {
+                        Expr::Lit(syn::ExprLit {
+                            lit: syn::Lit::Float(f),
+                            ..
+                        }) if f.suffix().is_empty() => {
+                            let typed =
+                                syn::LitFloat::new(&format!("{}{ty}", f.base10_digits()), f.span());
+                            self.lower_expr(&syn::parse_quote!(#typed))?
+                        }
+                        Expr::Lit(_) => self.lower_expr(a)?,
+                        _ => self.lower_expr(&syn::parse_quote_spanned!(span=> (#a) as #ty))?,
+                    },
                     _ => self.lower_expr(a)?,
                 });
             }
@@ -7820,12 +7833,13 @@ impl Lowerer {
                 }
                 let mut e: Expr = syn::parse_str(&text)
                     .map_err(|_| syn::Error::new(span, "a builtin derivative could not be read"))?;
-                TemplateArgs(&args).visit_expr_mut(&mut e);
                 // In generic code, the templates' constants take the operand's float type
-                // (a type parameter takes no literal).
+                // (a type parameter takes no literal); the arguments' own literals stay as
+                // they are (`T::from(2.5)`), so they go in afterwards.
                 if let Some(like) = c.args.first().filter(|_| !self.floats.is_empty()) {
                     FloatLitsLike(like.clone()).visit_expr_mut(&mut e);
                 }
+                TemplateArgs(&args).visit_expr_mut(&mut e);
                 Ok(Some(self.lower_expr(&e)?))
             }
             // The derivative of a callee's protocol function, met in a third derivative.

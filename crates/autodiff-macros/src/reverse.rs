@@ -702,10 +702,29 @@ impl<'a> Reverse<'a> {
     fn adjoint_decls_except(&self, b: &Block, except: &HashSet<String>) -> TokenStream {
         let mut out = TokenStream::new();
         let late = self.late_vars.borrow();
+        // `let p = t;` moved `t` where it is not `Copy` (a call's vector): `p` has its
+        // shape.
+        let mut moved: HashMap<String, Ident> = HashMap::default();
+        for s in b {
+            if let Stmt::Let {
+                var,
+                mutable: false,
+                op: Op::Use(Operand::Var(t)),
+            } = s
+                && var != t
+                && !self.an.structs.contains_key(&t.to_string())
+            {
+                moved.insert(t.to_string(), var.clone());
+            }
+        }
         let mut decl = |v: &Ident| {
             let name = v.to_string();
             if self.an.is_active(v) && !late.contains(&name) && !except.contains(&name) {
-                out.extend(self.adjoint_decl(v));
+                let mut like = v;
+                while let Some(next) = moved.get(&like.to_string()) {
+                    like = next;
+                }
+                out.extend(self.adjoint_decl_like(v, like));
             }
         };
         for s in b {
@@ -722,11 +741,16 @@ impl<'a> Reverse<'a> {
     /// `let mut v̄ = ..;`: a zero shaped like `v`, `-0.0` for a scalar (which only receives
     /// `+=`).
     fn adjoint_decl(&self, v: &Ident) -> TokenStream {
+        self.adjoint_decl_like(v, v)
+    }
+
+    /// [`Self::adjoint_decl`] shaped like `like`, a local holding the value of `v`.
+    fn adjoint_decl_like(&self, v: &Ident, like: &Ident) -> TokenStream {
         let a = adjoint_name(v);
         if self.kinds.get(&v.to_string()) == Some(&VarKind::Scalar) {
-            quote!(let mut #a = __ad::accumulator_zero(&#v);)
+            quote!(let mut #a = __ad::accumulator_zero(&#like);)
         } else {
-            let zero = self.an.zero_like(v);
+            let zero = self.an.zero_like(like);
             quote!(let mut #a = #zero;)
         }
     }

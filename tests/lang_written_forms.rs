@@ -1,0 +1,220 @@
+//! Ways of writing ordinary code that differentiated code must take as they are:
+//! float methods called through their type with a literal first (`f64::sqrt(2.0)`), a
+//! generic `powf` whose exponent is a call (`T::from(2.5).unwrap()`), a call's array
+//! assigned through a `&mut` array (`*r = rotate(x);`), a reference pattern over an array
+//! (`let &[a, b, c] = v;`), and a call's vector, made in a loop, zipped with a constant
+//! slice. Checked against num-dual in both modes, and under forward over reverse (H·v)
+//! where the function is a scalar objective.
+
+mod lang_common;
+
+use autodiff_core::prelude::*;
+use lang_common::*;
+use proptest::prelude::*;
+
+/// Float methods called through `f64::` with a literal as their first argument.
+#[autodiff_forward(literal_paths_fwd, Dual, Dual)]
+#[autodiff_reverse(literal_paths_rev, Active, Active)]
+fn literal_paths(x: f64) -> f64 {
+    x / f64::sqrt(2.0)
+        + f64::max(0.5, x) * f64::powf(2.0, x)
+        + f64::sin(0.5) * x
+        + f64::mul_add(2.0, x, 1.0)
+        + f64::atan2(2.0, x)
+}
+
+fn literal_paths_o<D: Num>(x: D) -> D {
+    let peak: D = if x.re() > 0.5 { x } else { c(0.5) };
+    let two: D = c(2.0);
+    x / two.sqrt()
+        + peak * (x * 2f64.ln()).exp()
+        + x * 0.5f64.sin()
+        + x * 2.0
+        + 1.0
+        + (two / x).atan()
+}
+
+/// The same in `f32`.
+#[autodiff_reverse(literal_paths_f32_rev, Active, Active)]
+fn literal_paths_f32(x: f32) -> f32 {
+    x / f32::sqrt(2.0) + f32::atan2(2.0, x)
+}
+
+/// `powf` of a generic float, its exponents written as calls.
+#[autodiff_forward(generic_powers_fwd, Dual, Dual)]
+#[autodiff_reverse(generic_powers_rev, Active, Active)]
+fn generic_powers<T: Real>(y: T) -> T {
+    y.powf(T::one()) * y.powf(T::from(2.5).unwrap())
+}
+
+/// A two-by-two map with an array result.
+#[differentiable]
+fn twist(p: &[f64; 2]) -> [f64; 2] {
+    [2.0 * p[0] * p[1], p[1].sin() - p[0]]
+}
+
+fn twist_o<D: Num>(p: &[D]) -> [D; 2] {
+    [p[0] * p[1] * 2.0, p[1].sin() - p[0]]
+}
+
+/// The call's array assigned whole through the `&mut` parameter, then updated.
+#[autodiff_forward(twist_into_fwd, Dual, Dual)]
+#[autodiff_reverse(twist_into_rev, Duplicated, Duplicated)]
+fn twist_into(x: &[f64; 2], r: &mut [f64; 2]) {
+    *r = twist(x);
+    r[0] += x[0] * r[1];
+}
+
+/// The same through a local, and twice: the second call reads what the first wrote.
+#[autodiff_forward(twist_twice_fwd, Dual, Dual)]
+#[autodiff_reverse(twist_twice_rev, Duplicated, Duplicated)]
+fn twist_twice(x: &[f64; 2], r: &mut [f64; 2]) {
+    let t = twist(x);
+    *r = t;
+    let u = twist(r);
+    *r = u;
+}
+
+fn twist_into_o<D: Num>(x: &[D]) -> Vec<D> {
+    let t = twist_o(x);
+    vec![t[0] + x[0] * t[1], t[1]]
+}
+
+fn twist_twice_o<D: Num>(x: &[D]) -> Vec<D> {
+    twist_o(&twist_o(x)).to_vec()
+}
+
+/// `let &[a, b, c] = v;` of an array parameter.
+#[autodiff_forward(reference_pattern_fwd, Dual, Dual)]
+#[autodiff_reverse(reference_pattern_rev, Duplicated, Active)]
+fn reference_pattern(v: &[f64; 3]) -> f64 {
+    let &[a, b, c] = v;
+    a * b.cos() - c * b
+}
+
+fn reference_pattern_o<D: Num>(v: &[D]) -> D {
+    v[0] * v[1].cos() - v[2] * v[1]
+}
+
+/// `let &[a, b] = r;` of the rows of a parameter.
+#[autodiff_forward(row_patterns_fwd, Dual, Dual)]
+#[autodiff_reverse(row_patterns_rev, Duplicated, Active)]
+fn row_patterns(rows: &[[f64; 2]]) -> f64 {
+    let mut s = 0.0;
+    for r in rows {
+        let &[a, b] = r;
+        s += a * b.exp();
+    }
+    s
+}
+
+fn row_patterns_o<D: Num>(x: &[D]) -> D {
+    x.chunks(2)
+        .fold(c(0.0), |s: D, r: &[D]| s + r[0] * r[1].exp())
+}
+
+/// The values of a `#[differentiable]` softmax-like map.
+#[differentiable]
+fn exps(z: &[f64]) -> Vec<f64> {
+    z.iter().map(|v| v.exp()).collect()
+}
+
+/// A call's vector made in each pass of a loop, zipped with a constant slice.
+#[autodiff_forward(weighted_passes_fwd, Dual, Const, Dual)]
+#[autodiff_reverse(weighted_passes_rev, Duplicated, Const, Active)]
+fn weighted_passes(x: &[f64], t: &[f64]) -> f64 {
+    let mut l = 0.0;
+    for k in 0..2 {
+        let p = exps(x);
+        l += p.iter().zip(t).map(|(a, b)| a * b).sum::<f64>() * (k as f64 + 1.0);
+    }
+    l
+}
+
+fn weighted_passes_o<D: Num>(x: &[D], t: &[f64]) -> D {
+    let s = x
+        .iter()
+        .zip(t)
+        .fold(c(0.0), |s: D, (a, b)| s + a.exp() * c::<D>(*b));
+    s * c::<D>(3.0)
+}
+
+/// Checks a map `[f64; 2] -> [f64; 2]` written into `r`, in both modes, against `oracle`.
+#[track_caller]
+fn check_map(
+    (x, v, w): ([f64; 2], [f64; 2], [f64; 2]),
+    fwd: impl Fn(&[f64; 2], &[f64; 2], &mut [f64; 2], &mut [f64; 2]),
+    rev: impl Fn(&[f64; 2], &mut [f64; 2], &mut [f64; 2], &mut [f64; 2]),
+    oracle: impl Fn(&[Dual64]) -> Vec<Dual64>,
+) {
+    let (value, tangent) = oracle_jvp(&oracle, &x, &v);
+    let (mut r, mut dr) = ([0.0; 2], [0.0; 2]);
+    fwd(&x, &v, &mut r, &mut dr);
+    check_all("forward value", &r, &value);
+    check_all("tangent", &dr, &tangent);
+    let (mut r, mut bx, mut br) = ([0.0; 2], [0.0; 2], w);
+    rev(&x, &mut bx, &mut r, &mut br);
+    check_all("reverse value", &r, &value);
+    check_all("vector-Jacobian product", &bx, &oracle_vjp(&oracle, &x, &w));
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn float_paths_take_a_literal_first(x in float(0.6, 2.0), v in dir(), s in seed()) {
+        check1("literal_paths", (x, v, s), literal_paths, literal_paths_fwd, literal_paths_rev, literal_paths_o);
+        let x32 = x as f32;
+        let (_, g) = literal_paths_f32_rev(x32, 1.0);
+        let want = 1.0 / 2f32.sqrt() - 2.0 / (4.0 + x32 * x32);
+        prop_assert!((g - want).abs() <= 1e-5 * want.abs().max(1.0), "{g} against {want}");
+    }
+
+    #[test]
+    fn generic_powf_takes_a_called_exponent(y in float(0.2, 2.0), v in dir(), s in seed()) {
+        check1("generic_powers", (y, v, s), generic_powers, generic_powers_fwd, generic_powers_rev, |y: Dual64| y.powf(3.5));
+    }
+
+    #[test]
+    fn a_calls_array_is_assigned_through_a_reference(x in vecf(-1.5, 1.5, 2), v in dirs(2), w in dirs(2)) {
+        let case = ([x[0], x[1]], [v[0], v[1]], [w[0], w[1]]);
+        check_map(case, twist_into_fwd, twist_into_rev, twist_into_o);
+        check_map(case, twist_twice_fwd, twist_twice_rev, twist_twice_o);
+    }
+
+    #[test]
+    fn reference_patterns_name_the_elements(x in vecf(-1.5, 1.5, 6), v in dirs(6), s in seed()) {
+        let a = [x[0], x[1], x[2]];
+        let mut g = [0.0; 3];
+        let got = Got {
+            primal: reference_pattern(&a),
+            fwd: reference_pattern_fwd(&a, &[v[0], v[1], v[2]]),
+            rev: reference_pattern_rev(&a, &mut g, s),
+            grad: g.to_vec(),
+        };
+        check_scalar("reference_pattern", &x[..3], &v[..3], s, got, reference_pattern_o);
+
+        let rows = [[x[0], x[1]], [x[2], x[3]], [x[4], x[5]]];
+        let vr = [[v[0], v[1]], [v[2], v[3]], [v[4], v[5]]];
+        let mut g = [[0.0; 2]; 3];
+        let got = Got {
+            primal: row_patterns(&rows),
+            fwd: row_patterns_fwd(&rows, &vr),
+            rev: row_patterns_rev(&rows, &mut g, s),
+            grad: g.concat(),
+        };
+        check_scalar("row_patterns", &x, &v, s, got, row_patterns_o);
+    }
+
+    #[test]
+    fn a_calls_vector_from_a_loop_zips_with_a_constant(x in vecf(-1.0, 1.0, 3), t in vecf(-2.0, 2.0, 3), v in dirs(3), s in seed()) {
+        let mut g = vec![0.0; 3];
+        let got = Got {
+            primal: weighted_passes(&x, &t),
+            fwd: weighted_passes_fwd(&x, &v, &t),
+            rev: weighted_passes_rev(&x, &mut g, &t, s),
+            grad: g,
+        };
+        check_scalar("weighted_passes", &x, &v, s, got, |d| weighted_passes_o(d, &t));
+    }
+}
