@@ -2,8 +2,8 @@
 //! float methods called through their type with a literal first (`f64::sqrt(2.0)`), a
 //! generic `powf` whose exponent is a call (`T::from(2.5).unwrap()`), a call's array
 //! assigned through a `&mut` array (`*r = rotate(x);`), a reference pattern over an array
-//! (`let &[a, b, c] = v;`), and a call's vector, made in a loop, zipped with a constant
-//! slice. Checked against num-dual in both modes, and under forward over reverse (H·v)
+//! (`let &[a, b, c] = v;`), a call's vector, made in a loop, zipped with a constant
+//! slice, and vectors chosen by an `if` (`h = if last { z } else { relu(&z) };`). Checked against num-dual in both modes, and under forward over reverse (H·v)
 //! where the function is a scalar objective.
 
 mod lang_common;
@@ -139,6 +139,61 @@ fn weighted_passes_o<D: Num>(x: &[D], t: &[f64]) -> D {
     s * c::<D>(3.0)
 }
 
+/// Rectified values.
+#[differentiable]
+fn relu(v: &[f64]) -> Vec<f64> {
+    v.iter().map(|x| x.max(0.0)).collect()
+}
+
+/// A layer without weights.
+#[differentiable]
+fn bend(h: &[f64]) -> Vec<f64> {
+    h.iter().map(|a| 1.1 * a + a.sin()).collect()
+}
+
+/// Vectors chosen by `if`s: in a layer loop, and bound by `let`.
+#[autodiff_forward(chosen_vectors_fwd, Dual, Dual)]
+#[autodiff_reverse(chosen_vectors_rev, Duplicated, Active)]
+fn chosen_vectors(x: &[f64]) -> f64 {
+    let mut h = x.to_vec();
+    for i in 0..3 {
+        let z = bend(&h);
+        h = if i + 1 < 3 { relu(&z) } else { z };
+    }
+    let g = if x[0] > 0.0 { bend(&h) } else { h.to_vec() };
+    let k: Vec<f64> = if x[1] > 0.0 {
+        relu(x)
+    } else if x[2] > 0.0 {
+        bend(x)
+    } else {
+        x.to_vec()
+    };
+    g.iter().map(|v| v * v).sum::<f64>() + k.iter().sum::<f64>()
+}
+
+fn chosen_vectors_o<D: Num>(x: &[D]) -> D {
+    let relu = |v: &[D]| -> Vec<D> {
+        v.iter()
+            .map(|a| if a.re() > 0.0 { *a } else { c(0.0) })
+            .collect()
+    };
+    let bend = |v: &[D]| -> Vec<D> { v.iter().map(|a| *a * 1.1 + a.sin()).collect() };
+    let mut h = x.to_vec();
+    for i in 0..3 {
+        let z = bend(&h);
+        h = if i + 1 < 3 { relu(&z) } else { z };
+    }
+    let g = if x[0].re() > 0.0 { bend(&h) } else { h };
+    let k = if x[1].re() > 0.0 {
+        relu(x)
+    } else if x[2].re() > 0.0 {
+        bend(x)
+    } else {
+        x.to_vec()
+    };
+    g.iter().fold(c(0.0), |s: D, v| s + *v * *v) + k.iter().fold(c(0.0), |s: D, v| s + *v)
+}
+
 /// Checks a map `[f64; 2] -> [f64; 2]` written into `r`, in both modes, against `oracle`.
 #[track_caller]
 fn check_map(
@@ -216,5 +271,11 @@ proptest! {
             grad: g,
         };
         check_scalar("weighted_passes", &x, &v, s, got, |d| weighted_passes_o(d, &t));
+    }
+
+    #[test]
+    fn vectors_chosen_by_if(((x, v, s0), seed) in (slice_case(-1.5, 1.5, 3..6, 0), seed())) {
+        check_slice("chosen_vectors", (&x, &v, &s0, seed), chosen_vectors, chosen_vectors_fwd, chosen_vectors_rev, chosen_vectors_o);
+        check_hvp_of::<chosen_vectors_rev>(&x, &v, chosen_vectors_o);
     }
 }

@@ -1302,6 +1302,23 @@ impl Lowerer {
         if let Pat::Ident(pi) = pat {
             let name = &pi.ident;
             let mutable = pi.mutability.is_some();
+            // `let h = if c { relu(x) } else { x.to_vec() };`: a vector chosen by an `if`,
+            // an empty vector assigned in each branch.
+            if let Expr::If(i) = e
+                && i.else_branch.is_some()
+                && !self.companion
+                && pi.by_ref.is_none()
+                && pi.subpat.is_none()
+                && (hint.as_ref().is_some_and(is_vec_type) || self.has_vector_branch(i))
+            {
+                let ty = hint.iter();
+                let declared: syn::Stmt = syn::parse_quote_spanned!(l.span()=>
+                    let mut #name #(: #ty)* = ::std::vec::Vec::new();
+                );
+                self.lower_stmts(&[declared], Tail::Unit)?;
+                let target: Expr = syn::parse_quote!(#name);
+                return self.lower_expr_stmt(&Expr::If(assigned_in_branches(&target, i)));
+            }
             // `let mut y = *y0;` of an array parameter `y0: &[f64; 2]`: written out as
             // `[y0[0], y0[1]]`, a local array (a copy as a vector would not be what a
             // callee taking `&[f64; 2]` takes).
@@ -2789,6 +2806,17 @@ impl Lowerer {
                 let block: syn::Block = syn::parse_quote_spanned!(a.span()=> { #left.clear(); });
                 self.lower_scoped(&block).map(|_| ())
             }
+            // `h = if last { z } else { relu(&z) };` of a whole local vector: assigned in
+            // each branch, where a copy gives `h` the length of the value.
+            Expr::Assign(a)
+                if matches!(strip(&a.right), Expr::If(i) if i.else_branch.is_some())
+                    && self.is_local_buffer_expr(&a.left)? =>
+            {
+                let Expr::If(i) = strip(&a.right) else {
+                    unreachable!("checked above")
+                };
+                self.lower_expr_stmt(&Expr::If(assigned_in_branches(&a.left, i)))
+            }
             Expr::Assign(a) if self.derefs_buffer_param(&a.left) => {
                 let Expr::Unary(u) = strip(&a.left) else {
                     unreachable!("checked by `derefs_buffer_param`")
@@ -3293,6 +3321,32 @@ impl Lowerer {
             Val::Place(p, _) => self.is_written_buffer(&p),
             _ => false,
         })
+    }
+
+    /// Whether a branch of `i` ends in a vector: `x.to_vec()`, `vec![..]`, a collected
+    /// iterator, or a local vector (not an array).
+    fn has_vector_branch(&self, i: &syn::ExprIf) -> bool {
+        let is_vector = |e: &Expr| match strip(e) {
+            Expr::MethodCall(m) => matches!(m.method.to_string().as_str(), "to_vec" | "collect"),
+            Expr::Macro(m) => is_vec_macro(&m.mac),
+            Expr::Path(p) => p.path.get_ident().is_some_and(|id| {
+                matches!(self.lookup(&id.to_string()), Some(Binding::Var(v))
+                    if self.is_written_buffer(&Place::local(v.clone()))
+                        && !self.array_locals.contains(&v.to_string())
+                        && !self.matrix_vars.contains(&v.to_string()))
+            }),
+            _ => false,
+        };
+        let tail = |b: &syn::Block| match b.stmts.last() {
+            Some(syn::Stmt::Expr(e, None)) => is_vector(e),
+            _ => false,
+        };
+        tail(&i.then_branch)
+            || match i.else_branch.as_ref().map(|(_, e)| &**e) {
+                Some(Expr::If(inner)) => self.has_vector_branch(inner),
+                Some(Expr::Block(b)) => tail(&b.block),
+                _ => false,
+            }
     }
 
     /// `v.clear()`, `v.truncate(n)` and `v.resize(n, value)` on a local vector: the kept
@@ -9684,6 +9738,34 @@ fn chain_root_mut(e: &mut Expr) -> &mut Expr {
 }
 
 /// Whether `e` is an empty new vector: `Vec::new()`, `Vec::with_capacity(n)`, `vec![]`.
+/// `if c { ..; a } else { ..; b }` as `if c { ..; target = a; } else { ..; target = b; }`
+/// (`else if` included; a branch that ends without a value is left as it is).
+fn assigned_in_branches(target: &Expr, i: &syn::ExprIf) -> syn::ExprIf {
+    let assign_tail = |b: &mut syn::Block| {
+        if let Some(syn::Stmt::Expr(tail, None)) = b.stmts.last_mut() {
+            *tail = syn::parse_quote_spanned!(tail.span()=> #target = #tail);
+            let tail = tail.clone();
+            *b.stmts.last_mut().expect("the tail") =
+                syn::Stmt::Expr(tail, Some(Default::default()));
+        }
+    };
+    let mut out = i.clone();
+    assign_tail(&mut out.then_branch);
+    if let Some((_, els)) = &mut out.else_branch {
+        match &mut **els {
+            Expr::If(inner) => *inner = assigned_in_branches(target, inner),
+            Expr::Block(b) => assign_tail(&mut b.block),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Whether `t` is `Vec<..>`.
+fn is_vec_type(t: &syn::Type) -> bool {
+    matches!(t, syn::Type::Path(p) if crate::signature::vec_elem(&p.path).is_some())
+}
+
 fn is_new_empty_vec(e: &Expr) -> bool {
     match strip(e) {
         Expr::Call(c) => matches!(&*c.func, Expr::Path(p) if {
