@@ -241,3 +241,35 @@ fn a_running_sum_written_out_takes_no_tape() {
     }
     assert_eq!(kept, 0, "{kept} bytes of tape for a sum");
 }
+
+/// A square, as a helper.
+#[differentiable]
+fn square(z: f64) -> f64 {
+    z * z
+}
+
+/// A sum of a scalar helper's values over a slice.
+#[autodiff_reverse(helper_sum_rev, Duplicated, Active)]
+fn helper_sum(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for v in x {
+        s += square(v - 0.5);
+    }
+    s
+}
+
+/// The helper keeps no state for its pullback (it computes its input's square again) and
+/// its value is only added: neither is recorded, so the loop records nothing.
+#[test]
+fn a_scalar_helper_in_a_loop_takes_no_tape() {
+    let x: Vec<f64> = (0..100_000).map(|i| (i as f64 * 0.37).sin()).collect();
+    let mut g = vec![0.0; x.len()];
+    autodiff_core::release_tape_memory();
+    let f = helper_sum_rev(&x, &mut g, 1.0);
+    let kept = autodiff_core::cached_tape_bytes();
+    assert_eq!(f, helper_sum(&x));
+    for (i, (gi, xi)) in g.iter().zip(&x).enumerate() {
+        assert_eq!(*gi, 2.0 * (xi - 0.5), "g[{i}]");
+    }
+    assert_eq!(kept, 0, "{kept} bytes of tape for a helper's values");
+}

@@ -340,6 +340,38 @@ fn rule_fires_through_helpers_that_receive_no_adjoint() {
     assert_eq!(sync_counts(), (0, 0, 3, 111), "forward");
 }
 
+/// The unit the rule returns, bound or dropped rather than discarded by a statement.
+#[allow(clippy::let_unit_value, clippy::unit_arg, dropping_copy_types)]
+#[autodiff_reverse(d_unit_bound, Duplicated, Active)]
+#[autodiff_forward(unit_bound_jvp, Dual, Dual)]
+fn unit_bound(x: &[f64]) -> f64 {
+    let done: () = sync(1);
+    let () = sync(10);
+    drop(sync(100));
+    std::mem::drop(sync(1000));
+    let _ = done;
+    x[0] * x[0]
+}
+
+#[test]
+fn rule_fires_when_its_unit_is_bound_or_dropped() {
+    let sync_counts = || {
+        take_counts([
+            &SYNC_AUGMENTED,
+            &SYNC_PULLBACKS,
+            &SYNC_FORWARDS,
+            &SYNC_STEPS,
+        ])
+    };
+    sync_counts();
+    let mut g = [0.0];
+    d_unit_bound(&[1.5], &mut g, 1.0);
+    assert_eq!(sync_counts(), (4, 4, 0, 1111), "reverse");
+    close("∂x", g[0], 3.0, 1e-12).unwrap();
+    unit_bound_jvp(&[1.5], &[1.0]);
+    assert_eq!(sync_counts(), (0, 0, 4, 1111), "forward");
+}
+
 static BARRIER_AUGMENTED: AtomicUsize = AtomicUsize::new(0);
 static BARRIER_PULLBACKS: AtomicUsize = AtomicUsize::new(0);
 static BARRIER_FORWARDS: AtomicUsize = AtomicUsize::new(0);

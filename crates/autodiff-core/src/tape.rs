@@ -92,7 +92,8 @@ impl<T> Default for DeadStore<T> {
 /// every call, which costs more than the values it records.
 pub struct Stack<T, const N: usize = 16, S: Spill<T> = Tape<T>> {
     inline: [MaybeUninit<T>; N],
-    /// How many of `inline` hold a value (all of them whenever the spill is not empty).
+    /// How many of `inline` hold a value (all of them whenever the spill is not empty);
+    /// for a zero-sized `T`, how many values the stack holds.
     len: usize,
     spill: S,
 }
@@ -332,10 +333,17 @@ impl<T, const N: usize, S: Spill<T>> Stack<T, N, S> {
         }
     }
 
+    /// Whether `T` takes no memory (the state `()` of a callee that keeps nothing): then
+    /// the stack only counts its values, as a `Vec` of them does.
+    const ZERO_SIZED: bool = size_of::<T>() == 0;
+
     /// Records `v`.
     #[inline(always)]
     pub fn push(&mut self, v: T) {
-        if self.len < N {
+        if Self::ZERO_SIZED {
+            std::mem::forget(v);
+            self.len += 1;
+        } else if self.len < N {
             self.inline[self.len].write(v);
             self.len += 1;
         } else {
@@ -346,6 +354,15 @@ impl<T, const N: usize, S: Spill<T>> Stack<T, N, S> {
     /// Takes the last recorded value back.
     #[inline(always)]
     pub fn pop(&mut self) -> Option<T> {
+        if Self::ZERO_SIZED {
+            if self.len == 0 {
+                return None;
+            }
+            self.len -= 1;
+            // SAFETY: `T` is zero-sized, so a dangling aligned pointer reads it (as `Vec`
+            // reads its zero-sized values); one was pushed and forgotten for this read.
+            return Some(unsafe { NonNull::<T>::dangling().as_ptr().read() });
+        }
         if self.len == N
             && let Some(v) = self.spill.pop()
         {
@@ -362,6 +379,9 @@ impl<T, const N: usize, S: Spill<T>> Stack<T, N, S> {
     /// Makes room for `n` more values without allocating again.
     #[inline]
     pub fn reserve(&mut self, n: usize) {
+        if Self::ZERO_SIZED {
+            return;
+        }
         let room = N - self.len;
         if n > room {
             self.spill.reserve(n - room);
@@ -371,7 +391,12 @@ impl<T, const N: usize, S: Spill<T>> Stack<T, N, S> {
 
 impl<T, const N: usize, S: Spill<T>> Drop for Stack<T, N, S> {
     fn drop(&mut self) {
-        if needs_drop::<T>() {
+        if Self::ZERO_SIZED {
+            for _ in 0..self.len {
+                // SAFETY: as in `pop`: each count stands for a value pushed and forgotten.
+                drop(unsafe { NonNull::<T>::dangling().as_ptr().read() });
+            }
+        } else if needs_drop::<T>() {
             for slot in &mut self.inline[..self.len] {
                 // SAFETY: the first `len` slots hold values not read since.
                 unsafe { slot.assume_init_drop() };
@@ -688,6 +713,45 @@ mod tests {
         }
         check::<Tape<Rc<()>>>();
         check::<ThinTape<Rc<()>>>();
+    }
+
+    /// Zero-sized values (a callee's state `()`) are only counted: as many come back as
+    /// went in, past the inline ones, without memory, and those left are dropped once.
+    #[test]
+    fn stack_counts_zero_sized_values() {
+        thread_local! {
+            static DROPS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+        }
+        struct Token;
+        impl Drop for Token {
+            fn drop(&mut self) {
+                DROPS.with(|d| d.set(d.get() + 1));
+            }
+        }
+        release_tape_memory();
+        let mut units = Stack::<()>::new();
+        units.reserve(1000);
+        for _ in 0..1000 {
+            units.push(());
+        }
+        assert_eq!(cached_tape_bytes(), 0, "zero-sized values take no memory");
+        assert_eq!((0..1000).filter_map(|_| units.pop()).count(), 1000);
+        assert_eq!(units.pop(), None);
+        {
+            let mut tokens = Stack::<Token>::new();
+            for _ in 0..40 {
+                tokens.push(Token);
+            }
+            for _ in 0..15 {
+                drop(tokens.pop());
+            }
+            assert_eq!(DROPS.with(|d| d.get()), 15);
+        }
+        assert_eq!(
+            DROPS.with(|d| d.get()),
+            40,
+            "the 25 left are dropped with the stack"
+        );
     }
 
     /// Values still on a dropped tape or thin tape are dropped once, over several blocks;

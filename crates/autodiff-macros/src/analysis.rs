@@ -619,6 +619,11 @@ fn reverse_reads_block(
                         from.entry(name.clone()).or_default().extend(inputs);
                         defined.insert(name);
                     }
+                    // A call's pullback reads its arguments, not its result.
+                    None if matches!(op, Op::Call(_)) => {
+                        read.extend(inputs);
+                        defined.insert(name);
+                    }
                     None => {
                         read.extend(inputs);
                         read.insert(name);

@@ -1298,6 +1298,19 @@ impl Lowerer {
         if matches!(pat, Pat::Wild(_)) && hint.is_none() && !self.companion {
             return self.lower_expr_stmt(&init.expr);
         }
+        // `let () = sync(k);` and `let u: () = sync(k);` too: a unit value, whose call an
+        // all-constant custom rule must see as a statement.
+        let is_unit = |t: &syn::Type| matches!(t, syn::Type::Tuple(t) if t.elems.is_empty());
+        let unit_pattern = matches!(pat, Pat::Tuple(t) if t.elems.is_empty());
+        if (unit_pattern || hint.as_ref().is_some_and(is_unit)) && !self.companion {
+            self.lower_expr_stmt(&init.expr)?;
+            return match pat {
+                Pat::Ident(pi) => {
+                    self.bind_pat(&Pat::Ident(pi.clone()), Val::Op(Operand::Lit(quote!(()))))
+                }
+                _ => Ok(()),
+            };
+        }
         let e = strip(&init.expr);
         if let Pat::Ident(pi) = pat {
             let name = &pi.ident;
@@ -2707,7 +2720,21 @@ impl Lowerer {
             self.emit(Stmt::Inactive(quote!(#toks;)));
             return Ok(());
         }
+        if let Some(plain) = self.companion.then(|| plain_store_access(e)).flatten() {
+            return self.lower_expr_stmt(&plain);
+        }
         match e {
+            // `drop(sync(k));`: the call, made for its effect.
+            Expr::Call(c)
+                if c.args.len() == 1
+                    && matches!(strip(&c.args[0]), Expr::Call(_) | Expr::MethodCall(_))
+                    && matches!(&*c.func, Expr::Path(p) if matches!(
+                        path_names(&p.path).iter().map(String::as_str).collect::<Vec<_>>()[..],
+                        ["drop"] | ["std" | "core", "mem", "drop"] | ["mem", "drop"]
+                    )) =>
+            {
+                self.lower_expr_stmt(&c.args[0])
+            }
             Expr::Assign(a) if matches!(strip(&a.left), Expr::Tuple(_) | Expr::Array(_)) => {
                 // `[a, b] = [b, a];`: the array written on the right, element by element.
                 let v = match strip(&a.right) {
@@ -6250,6 +6277,9 @@ impl Lowerer {
 
     fn lower_expr_hint(&mut self, e: &Expr, hint: Option<&syn::Type>) -> Result<Val> {
         let span = e.span();
+        if let Some(plain) = self.companion.then(|| plain_store_access(e)).flatten() {
+            return self.lower_expr_hint(&plain, hint);
+        }
         match e {
             Expr::Paren(p) => self.lower_expr_hint(&p.expr, hint),
             Expr::Group(g) => self.lower_expr_hint(&g.expr, hint),
@@ -9764,6 +9794,38 @@ fn assigned_in_branches(target: &Expr, i: &syn::ExprIf) -> syn::ExprIf {
 /// Whether `t` is `Vec<..>`.
 fn is_vec_type(t: &syn::Type) -> bool {
     matches!(t, syn::Type::Path(p) if crate::signature::vec_elem(&p.path).is_some())
+}
+
+/// A callee's state or result kept in a companion through `autodiff_core`'s
+/// `callee_states` (`__ad::pick(&v).keep(&mut t, v)`, `__ad::pick_from(&t).take_back(&mut
+/// t)`), as the plain access of the store it stands for (`t.push(v)`,
+/// `__ad::take(t.pop())`): differentiated again, every value is recorded.
+fn plain_store_access(e: &Expr) -> Option<Expr> {
+    let Expr::MethodCall(m) = strip(e) else {
+        return None;
+    };
+    let Expr::Call(c) = strip(&m.receiver) else {
+        return None;
+    };
+    let Expr::Path(p) = &*c.func else {
+        return None;
+    };
+    let names = path_names(&p.path);
+    let store = strip_ref(m.args.first()?);
+    match (
+        names.as_slice(),
+        m.method.to_string().as_str(),
+        m.args.len(),
+    ) {
+        ([a, b], "keep" | "keep_dead", 2) if a == "__ad" && b == "pick" => {
+            let v = &m.args[1];
+            Some(syn::parse_quote!(#store.push(#v)))
+        }
+        ([a, b], "take_back" | "take_back_dead", 1) if a == "__ad" && b == "pick_from" => {
+            Some(syn::parse_quote!(__ad::take(#store.pop())))
+        }
+        _ => None,
+    }
 }
 
 fn is_new_empty_vec(e: &Expr) -> bool {

@@ -418,6 +418,12 @@ impl<'a> Reverse<'a> {
         if let Some(stores) = self.loop_stores.borrow_mut().last_mut() {
             stores.push(name.clone());
         }
+        self.declare_store(name, level);
+    }
+
+    /// Declares the store `name` for values recorded at `level`, without setting room
+    /// aside for a loop's values (see [`Self::new_store`]).
+    fn declare_store(&self, name: &Ident, level: Level) {
         // A store of a loop that is not inside another receives one value per trip of
         // one call: often few (the function is a callee called in someone's loop), so its
         // first values live inline. Stores of inner loops grow over all the iterations of
@@ -467,6 +473,28 @@ impl<'a> Reverse<'a> {
             let (push, load) = self.record(quote!(#name), level);
             (quote!(let #name = #value; #push), load)
         }
+    }
+
+    /// [`Self::keep`] for a callee's state, which is recorded only when it is not `()`
+    /// (see `autodiff_core`'s `callee_states`).
+    fn keep_callee_state(
+        &self,
+        name: &Ident,
+        value: TokenStream,
+        level: Level,
+    ) -> (TokenStream, TokenStream) {
+        if level.top {
+            return self.keep(name, value, level);
+        }
+        let t = self.fresh("tape");
+        self.new_store(&t, level);
+        let any = quote!(
+            use __ad::PickAny as _;
+        );
+        (
+            quote!(let #name = #value; { #any __ad::pick(&#name).keep(&mut #t, #name); }),
+            quote!({ #any __ad::pick_from(&#t).take_back(&mut #t) }),
+        )
     }
 
     /// Like [`Self::keep`], for a value the forward sweep goes on using (a loop's range).
@@ -522,11 +550,30 @@ impl<'a> Reverse<'a> {
                 self.tapes
                     .borrow_mut()
                     .push(quote!(let mut #t = __ad::DeadStore::new();));
+            } else if self.is_dead_result(key) {
+                // (No room set aside: a float's values are not recorded.)
+                self.declare_store(&t, level);
             } else {
                 self.new_store(&t, level);
             }
         }
+        if self.is_dead_result(key) {
+            let any = quote!(
+                use __ad::PickDeadAny as _;
+            );
+            return quote!({ #any let __ad_v = #value; __ad::pick(&__ad_v).keep_dead(&mut #t, __ad_v); });
+        }
         quote!(#t.push(#value);)
+    }
+
+    /// Whether `key` names a call's result (or a copy of one) whose value the reverse
+    /// sweep never reads: it is recorded only where its type has a shape, not for a float
+    /// (see `autodiff_core`'s `callee_states`).
+    fn is_dead_result(&self, key: &str) -> bool {
+        self.an.dead.contains(key)
+            && self.maybe_tuples.borrow().contains(key)
+            && !self.an.structs.contains_key(key)
+            && self.an.active.contains(key)
     }
 
     /// Whether `key` names a float local whose value the reverse sweep never reads (see
@@ -554,7 +601,11 @@ impl<'a> Reverse<'a> {
         let kept = self.kept.borrow();
         let load = |key: &str| {
             let t = kept.get(key).expect("a kept local");
-            quote!(__ad::take(#t.pop()))
+            if self.is_dead_result(key) {
+                quote!({ use __ad::PickDeadAny as _; __ad::pick_from(&#t).take_back_dead(&mut #t) })
+            } else {
+                quote!(__ad::take(#t.pop()))
+            }
         };
         match self.an.structs.get(&var.to_string()) {
             Some((path, members)) => {
@@ -1870,7 +1921,7 @@ impl<'a> Reverse<'a> {
         // pullback alive to the end of the function.
         let pullback = self.fresh("pullback");
         let value = bind(quote!(#result));
-        let (keep_state, load_state) = self.keep(&state, quote!(#pullback), level);
+        let (keep_state, load_state) = self.keep_callee_state(&state, quote!(#pullback), level);
         let fwd = quote!(#record #build let (#result, #pullback) = #aug; #keep_state #value);
         let pull = pullback_call(c, self.an, &self.refs, load_state, seed);
         (fwd, quote!(#before #reload #pull; #drains #after))
