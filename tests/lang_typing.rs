@@ -246,6 +246,66 @@ fn arrays_of_const_generic_length() {
     check("tangent", t, (0..3).map(|j| want[j] * v[j]).sum());
 }
 
+/// A helper generic over its arrays' length.
+#[differentiable]
+fn fixed_dot<const N: usize>(a: &[f64; N], b: &[f64; N]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..N {
+        s += a[i] * b[i].sin();
+    }
+    s
+}
+
+/// Calls of the helper at one length, from a function that is not generic.
+#[autodiff_forward(fixed_calls_fwd, Dual, Dual)]
+#[autodiff_reverse(fixed_calls_rev, Duplicated, Active)]
+fn fixed_calls(x: &[f64; 3]) -> f64 {
+    fixed_dot(x, x) + fixed(x)
+}
+
+/// H·v through the const-generic function's reverse companion, at one length.
+#[autodiff_forward(fixed_hvp, Dual, Dual)]
+fn fixed_gradient(x: &[f64; 3], g: &mut [f64; 3]) {
+    *g = [0.0; 3];
+    fixed_rev(x, g, 1.0);
+}
+
+#[test]
+fn const_generic_helpers_called_at_one_length() {
+    let x = [0.4, -1.2, 0.9];
+    let v = [1.0, 0.5, -0.25];
+    // ∂/∂x_j of Σ x_i sin x_i and of `fixed`.
+    let want: Vec<f64> = (0..3)
+        .map(|j| {
+            x[j].sin() + x[j] * x[j].cos() + x[(j + 1) % 3].sin() + x[(j + 2) % 3] * x[j].cos()
+        })
+        .collect();
+    let mut g = [0.0; 3];
+    fixed_calls_rev(&x, &mut g, 1.0);
+    for j in 0..3 {
+        check(&format!("grad[{j}]"), g[j], want[j]);
+    }
+    let (_, t) = fixed_calls_fwd(&x, &v);
+    check("tangent", t, (0..3).map(|j| want[j] * v[j]).sum());
+
+    // `fixed`'s Hessian: diagonal -x_{j-1} sin x_j, and cos x_{j+1} between j and j+1.
+    let hess = |j: usize, k: usize| {
+        if j == k {
+            -x[(j + 2) % 3] * x[j].sin()
+        } else if k == (j + 1) % 3 {
+            x[k].cos()
+        } else {
+            x[j].cos()
+        }
+    };
+    let (mut g, mut hv) = ([0.0; 3], [0.0; 3]);
+    fixed_hvp(&x, &v, &mut g, &mut hv);
+    for j in 0..3 {
+        let want: f64 = (0..3).map(|k| hess(j, k) * v[k]).sum();
+        check(&format!("H·v[{j}]"), hv[j], want);
+    }
+}
+
 /// Locals holding integers: a count cast to `i64` for `rem_euclid`, a `Vec` of indices
 /// iterated (`for &k in &idx`, `idx.iter()`) and indexed.
 #[autodiff_forward(constant_locals_fwd, Dual, Dual)]

@@ -20,6 +20,7 @@
 //! `__ad_fwd___ad_pull` with its sinks swapped (see [`reverse_over_forward`]).
 
 use crate::activity::{Activity, Mode, Spec};
+use crate::collections::HashSet;
 use crate::expand::{Gen, LoweredBody, Nesting, all_active, ret_type};
 use crate::ir::RetShape;
 use crate::lower::Lowerer;
@@ -75,7 +76,20 @@ pub fn variants(g: &Gen) -> TokenStream {
         npull: g.npull,
     };
     let mut out = TokenStream::new();
-    out.extend(forward_over_augmented(g));
+    out.extend(match unsupported {
+        // (Its conversion back to `&[f64; N]` could not read `N` from a slice.)
+        Some(r) if const_generics(g).next().is_some() => stub(
+            g,
+            &variant_name(g, "fwd", "aug"),
+            2 * g.sig.params.len() + 1,
+            {
+                let r = ret_type(&g.sig.ret);
+                quote!(((#r, ()), (#r, ())))
+            },
+            &why("in forward mode over reverse mode", r),
+        ),
+        _ => forward_over_augmented(g),
+    });
     out.extend(match fwd_pull {
         Ok(()) => forward_over_pullback(&gs),
         Err(m) => stub(
@@ -242,7 +256,7 @@ fn item(
     ret: TokenStream,
     body: TokenStream,
 ) -> TokenStream {
-    let (gens, wh) = g.generics_without(&g.closure_generics());
+    let (gens, wh) = g.generics_without(&dropped_generics(g, &quote!(#(#params)* #ret #body)));
     quote! {
         #[doc(hidden)]
         #[inline]
@@ -260,14 +274,14 @@ fn stub(g: &Gen, name: &Ident, arity: usize, ret: TokenStream, msg: &str) -> Tok
     let receiver = g
         .receiver()
         .map(|_| g.protocol_param_decl(&g.sig.params[0]));
-    let primals = g
+    let primals: Vec<TokenStream> = g
         .sig
         .params
         .iter()
         .filter(|p| !p.is_self())
         .map(|p| g.protocol_param_decl(&as_slice_param(p)))
         .collect();
-    let (gens, wh) = g.generics_without(&g.closure_generics());
+    let (gens, wh) = g.generics_without(&dropped_generics(g, &quote!(#(#primals)* #ret)));
     let state_after_first = g.state_after_first();
     stub_item(
         name,
@@ -278,6 +292,27 @@ fn stub(g: &Gen, name: &Ident, arity: usize, ret: TokenStream, msg: &str) -> Tok
         msg,
         (gens, wh),
     )
+}
+
+/// The generic parameters a nested protocol function of `g` goes without: closure types
+/// (replaced by `DiffFn`s), and constants that its code `tokens` does not name (`N` of
+/// `&[f64; N]`, taken as a slice, which a caller could not infer).
+fn dropped_generics(g: &Gen, tokens: &TokenStream) -> Vec<String> {
+    let mut named = HashSet::default();
+    crate::lower::walk_idents(tokens, &mut |id| {
+        named.insert(id.to_string());
+    });
+    let mut dropped = g.closure_generics();
+    dropped.extend(const_generics(g).filter(|c| !named.contains(c)));
+    dropped
+}
+
+/// The names of `g`'s function's constant generic parameters.
+fn const_generics<'a>(g: &'a Gen) -> impl Iterator<Item = String> + 'a {
+    g.func.sig.generics.params.iter().filter_map(|p| match p {
+        syn::GenericParam::Const(c) => Some(c.ident.to_string()),
+        _ => None,
+    })
 }
 
 /// Where the first parameter's primal comes among the arguments of the nested protocol
@@ -459,12 +494,22 @@ fn reverse_over_forward(g: &Gen, failed: Option<String>) -> TokenStream {
     args.push(quote!(()));
     let r = ret_type(&g.sig.ret);
     let call = call_own(g, &g.protocol_name("fwd"), &args);
+    let body = match (&failed, const_generics(g).next()) {
+        // (Its conversion back to `&[f64; N]` could not read `N` from a slice; the first
+        // tangent's type stands for the marker that this function does not take.)
+        (Some(msg), Some(_)) => {
+            let t = format_ident!("__ad_t_{}", g.sig.params[0].name);
+            let fail = failure(msg);
+            quote!(let __ad_mark = &#t; #fail)
+        }
+        _ => quote!({ #before let __ad_r = #call; #after (__ad_r, ()) }),
+    };
     let aug = item(
         g,
         &variant_name(g, "aug", "fwd"),
         &params,
         quote!(((#r, #r), ())),
-        quote!({ #before let __ad_r = #call; #after (__ad_r, ()) }),
+        body,
     );
     let name = variant_name(g, "pull", "fwd");
     let pull = match failed {

@@ -625,8 +625,9 @@ pub fn analyse(sig: &Signature) -> syn::Result<SigInfo> {
 }
 
 /// The generic parameters and where-clause predicates of a companion: the function's own,
-/// without the type parameters in `drop` (closure types, replaced by `DiffFn`s), with
-/// `T: Real` added for each float type parameter.
+/// without the type and constant parameters in `drop` (closure types, replaced by
+/// `DiffFn`s; constants a stub's types do not name), with `T: Real` added for each float
+/// type parameter.
 pub fn companion_generics(
     generics: &syn::Generics,
     floats: &HashSet<String>,
@@ -636,7 +637,11 @@ pub fn companion_generics(
     let params = generics
         .params
         .iter()
-        .filter(|p| !matches!(p, GenericParam::Type(t) if dropped(&t.ident)))
+        .filter(|p| match p {
+            GenericParam::Type(t) => !dropped(&t.ident),
+            GenericParam::Const(c) => !dropped(&c.ident),
+            GenericParam::Lifetime(_) => true,
+        })
         .map(|p| quote::quote!(#p))
         .collect();
     let mut preds: Vec<proc_macro2::TokenStream> = generics
