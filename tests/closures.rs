@@ -693,3 +693,45 @@ proptest! {
         check_slice("compared", (&x, &v, &s0, s), compared, compared_fwd, compared_rev, compared_o::<Dual64>);
     }
 }
+
+/// `g(x) · x` of a closure `g`, with named companions: they take a `DiffFn` where the
+/// function takes the closure.
+#[autodiff_forward(scaled_by_fwd, Const, Dual, Dual)]
+#[autodiff_reverse(scaled_by_rev, Const, Active, Active)]
+fn scaled_by(g: impl Fn(f64) -> f64, x: f64) -> f64 {
+    g(x) * x
+}
+
+/// `sin` as a user's differentiable closure.
+#[derive(Clone, Copy)]
+struct Sine;
+
+impl DiffFn<f64, f64> for Sine {
+    fn call(&self, x: f64) -> f64 {
+        x.sin()
+    }
+    fn jvp(&self, x: f64, dx: f64) -> (f64, f64) {
+        (x.sin(), x.cos() * dx)
+    }
+    fn vjp(&self, x: f64, ybar: f64) -> (f64, f64) {
+        (x.sin(), x.cos() * ybar)
+    }
+}
+
+#[test]
+fn named_companions_take_a_diff_fn_for_a_closure() {
+    let x: f64 = 0.7;
+    // d/dx (x sin x) = sin x + x cos x.
+    let want = x.sin() + x * x.cos();
+    assert_eq!(scaled_by(f64::sin, x), x * x.sin());
+    let (y, dy) = scaled_by_fwd(Sine, x, 1.0);
+    assert_eq!(y, x * x.sin());
+    assert!((dy - want).abs() < 1e-15, "{dy} against {want}");
+    let (y, gx) = scaled_by_rev(Sine, x, 2.0);
+    assert_eq!(y, x * x.sin());
+    assert!(
+        (gx - 2.0 * want).abs() < 1e-15,
+        "{gx} against {}",
+        2.0 * want
+    );
+}

@@ -439,11 +439,6 @@ impl Gen<'_> {
         analyse(self.body, &active, &frozen, mode)
     }
 
-    /// Generics with `T: Real` added for each float type parameter.
-    fn generics(&self) -> (TokenStream, TokenStream) {
-        self.generics_without(&[])
-    }
-
     /// Type parameters that name closure types: protocol functions take a `DiffFn` instead.
     pub fn closure_generics(&self) -> Vec<String> {
         self.sig
@@ -654,7 +649,7 @@ impl Gen<'_> {
         let mut restores = TokenStream::new();
         let mut lane_args: Vec<Vec<TokenStream>> = vec![Vec::new(); w];
         for (p, (a, _)) in self.sig.params.iter().zip(&spec.inputs) {
-            params.push(self.param_decl(p));
+            params.push(self.protocol_param_decl(p));
             let n = &p.name;
             let mutable_ref = matches!(
                 p.shape,
@@ -707,7 +702,8 @@ impl Gen<'_> {
         };
         let name = &spec.name;
         let vis = &self.func.vis;
-        let (gens, wh) = self.generics();
+        // (A closure parameter takes a `DiffFn`, as in the protocol.)
+        let (gens, wh) = self.generics_without(&self.closure_generics());
         let doc = self.doc(&format!("Batched forward-mode companion ({w} tangents)"));
         quote! {
             #[doc(hidden)]
@@ -753,7 +749,7 @@ impl Gen<'_> {
         let mut params = Vec::new();
         let mut reslice = TokenStream::new();
         for (p, a) in self.sig.params.iter().zip(&acts) {
-            params.push(self.param_decl(p));
+            params.push(self.protocol_param_decl(p));
             if a.is_active() {
                 let d = tangent_name(&p.name);
                 params.push(self.tangent_param_decl(p, &d));
@@ -789,7 +785,8 @@ impl Gen<'_> {
         };
         let name = &spec.name;
         let vis = &self.func.vis;
-        let (gens, wh) = self.generics();
+        // (A closure parameter takes a `DiffFn`, as in the protocol.)
+        let (gens, wh) = self.generics_without(&self.closure_generics());
         let doc = self.doc("Forward-mode (tangent) companion");
         quote! {
             #doc
@@ -842,7 +839,7 @@ impl Gen<'_> {
             }
         }
         for (p, a) in self.sig.params.iter().zip(&acts) {
-            params.push(self.param_decl(p));
+            params.push(self.protocol_param_decl(p));
             let n = &p.name;
             let b = adjoint_name(n);
             match a {
@@ -919,7 +916,8 @@ impl Gen<'_> {
         };
         let name = &spec.name;
         let vis = &self.func.vis;
-        let (gens, wh) = self.generics();
+        // (A closure parameter takes a `DiffFn`, as in the protocol.)
+        let (gens, wh) = self.generics_without(&self.closure_generics());
         let doc = self.doc("Reverse-mode (gradient) companion");
         quote! {
             #doc
