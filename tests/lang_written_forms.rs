@@ -3,7 +3,8 @@
 //! generic `powf` whose exponent is a call (`T::from(2.5).unwrap()`), a call's array
 //! assigned through a `&mut` array (`*r = rotate(x);`), a reference pattern over an array
 //! (`let &[a, b, c] = v;`), a call's vector, made in a loop, zipped with a constant
-//! slice, and vectors chosen by an `if` (`h = if last { z } else { relu(&z) };`). Checked against num-dual in both modes, and under forward over reverse (H·v)
+//! slice, vectors chosen by an `if` (`h = if last { z } else { relu(&z) };`), and rows of
+//! data borrowed from elsewhere (`data: &[&[f64]]`, constant). Checked against num-dual in both modes, and under forward over reverse (H·v)
 //! where the function is a scalar objective.
 
 mod lang_common;
@@ -194,6 +195,26 @@ fn chosen_vectors_o<D: Num>(x: &[D]) -> D {
     g.iter().fold(c(0.0), |s: D, v| s + *v * *v) + k.iter().fold(c(0.0), |s: D, v| s + *v)
 }
 
+/// A fit over rows borrowed from elsewhere.
+#[autodiff_forward(borrowed_rows_fwd, Dual, Const, Dual)]
+#[autodiff_reverse(borrowed_rows_rev, Duplicated, Const, Active)]
+fn borrowed_rows(w: &[f64], data: &[&[f64]]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..data.len() {
+        s += w[0] * data[i][0] + (w[1] * data[i][1]).sin();
+    }
+    for row in data {
+        s += w[0] * row[1];
+    }
+    s
+}
+
+fn borrowed_rows_o<D: Num>(w: &[D], data: &[&[f64]]) -> D {
+    data.iter().fold(c(0.0), |s: D, r| {
+        s + w[0] * r[0] + (w[1] * r[1]).sin() + w[0] * r[1]
+    })
+}
+
 /// Checks a map `[f64; 2] -> [f64; 2]` written into `r`, in both modes, against `oracle`.
 #[track_caller]
 fn check_map(
@@ -277,5 +298,18 @@ proptest! {
     fn vectors_chosen_by_if(((x, v, s0), seed) in (slice_case(-1.5, 1.5, 3..6, 0), seed())) {
         check_slice("chosen_vectors", (&x, &v, &s0, seed), chosen_vectors, chosen_vectors_fwd, chosen_vectors_rev, chosen_vectors_o);
         check_hvp_of::<chosen_vectors_rev>(&x, &v, chosen_vectors_o);
+    }
+
+    #[test]
+    fn rows_borrowed_from_elsewhere_are_data(w in vecf(-1.5, 1.5, 2), rows in vecf(-2.0, 2.0, 6), v in dirs(2), s in seed()) {
+        let data: Vec<&[f64]> = rows.chunks(2).collect();
+        let mut g = vec![0.0; 2];
+        let got = Got {
+            primal: borrowed_rows(&w, &data),
+            fwd: borrowed_rows_fwd(&w, &v, &data),
+            rev: borrowed_rows_rev(&w, &mut g, &data, s),
+            grad: g,
+        };
+        check_scalar("borrowed_rows", &w, &v, s, got, |d| borrowed_rows_o(d, &data));
     }
 }

@@ -212,6 +212,55 @@ fn allowed_all(mode: Mode) -> &'static str {
     }
 }
 
+/// A type as written in Rust (`&[&[f64]]`, `[f64; 3]`), not as tokens are printed.
+fn type_text(t: &syn::Type) -> String {
+    let text = quote::quote!(#t).to_string();
+    let mut out = String::new();
+    for (i, c) in text.char_indices() {
+        let next = text[i + 1..].chars().next();
+        let prev = out.chars().last();
+        // Drop the spaces the printer puts after `&`, `[`, `(` and before `]`, `)`, `;`,
+        // `,`.
+        if c == ' '
+            && (matches!(prev, Some('&' | '[' | '('))
+                || matches!(next, Some(']' | ')' | ';' | ',')))
+        {
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Why the activity `act` does not fit `p`, which carries no derivative; `plain` is what
+/// is said of a type without floats.
+fn no_derivative(act: &str, p: &Param, plain: &str) -> String {
+    let name = &p.name;
+    let has_floats = |t: &syn::Type| {
+        let text = quote::quote!(#t).to_string();
+        text.split(|c: char| !c.is_alphanumeric())
+            .any(|w| w == "f64" || w == "f32")
+    };
+    match &p.ty {
+        Some(t @ (syn::Type::Array(_) | syn::Type::Tuple(_))) if has_floats(t) => format!(
+            "`{act}` on `{name}`, an array or tuple taken by value, which carries no derivative: take it by reference (`&{}`) to differentiate with respect to it, or mark it `Const`",
+            type_text(t)
+        ),
+        Some(t @ syn::Type::Reference(_)) if has_floats(t) => format!(
+            "`{act}` on `{name}`, whose floats lie behind shared references inside it (`{}`), which no shadow can be written through: use `Const`, or take rows the function owns (`&[Vec<f64>]`)",
+            type_text(t)
+        ),
+        _ => {
+            let what = if plain == "is not a float" {
+                "which"
+            } else {
+                "whose type"
+            };
+            format!("`{act}` on `{name}`, {what} {plain}: use `Const`")
+        }
+    }
+}
+
 fn check_input(mode: Mode, act: Activity, span: Span, p: &Param) -> syn::Result<()> {
     let name = &p.name;
     let err = |msg: String| Err(syn::Error::new(span, msg));
@@ -223,9 +272,7 @@ fn check_input(mode: Mode, act: Activity, span: Span, p: &Param) -> syn::Result<
     match (mode, act) {
         (_, Activity::Const) => Ok(()),
         (Mode::Forward, Activity::Dual) => match p.shape {
-            Shape::Other | Shape::Closure(_) => err(format!(
-                "`Dual` on `{name}`, whose type carries no floats: use `Const`"
-            )),
+            Shape::Other | Shape::Closure(_) => err(no_derivative("Dual", p, "carries no floats")),
             _ => Ok(()),
         },
         (Mode::Reverse, Activity::Active) => match p.shape {
@@ -233,18 +280,16 @@ fn check_input(mode: Mode, act: Activity, span: Span, p: &Param) -> syn::Result<
             Shape::Slice { .. } | Shape::Struct { .. } => err(format!(
                 "`Active` on `{name}`, a reference: references are `Duplicated` (a shadow receives the gradient)"
             )),
-            Shape::Other | Shape::Closure(_) => err(format!(
-                "`Active` on `{name}`, which is not a float: use `Const`"
-            )),
+            Shape::Other | Shape::Closure(_) => err(no_derivative("Active", p, "is not a float")),
         },
         (Mode::Reverse, Activity::Duplicated) => match p.shape {
             Shape::Slice { .. } | Shape::Struct { .. } => Ok(()),
             Shape::Scalar => err(format!(
                 "`Duplicated` on `{name}`, a float passed by value: use `Active` (its adjoint is returned)"
             )),
-            Shape::Other | Shape::Closure(_) => err(format!(
-                "`Duplicated` on `{name}`, whose type carries no floats: use `Const`"
-            )),
+            Shape::Other | Shape::Closure(_) => {
+                err(no_derivative("Duplicated", p, "carries no floats"))
+            }
         },
         (Mode::Forward, a) => err(format!(
             "`{a:?}` is not a forward-mode input activity: use `Dual` or `Const`"

@@ -393,18 +393,21 @@ fn refers_to_a_generic_type(ty: &Type, other_type_params: &HashSet<String>) -> b
 }
 
 /// Types behind a reference that never carry a derivative: text, integers, `bool`, and
-/// slices, arrays and `Vec`s of them or of tuples.
+/// slices, arrays and `Vec`s of them, of tuples, or of references (`&[&[f64]]`, rows of
+/// data borrowed from elsewhere, which no shadow of the same type could be written
+/// through).
 pub fn is_inert(ty: &Type) -> bool {
+    let inert_elem = |e: &Type| is_inert(e) || is_tuple(e) || matches!(e, Type::Reference(_));
     match ty {
         Type::Path(tp) if tp.qself.is_none() => match tp.path.get_ident() {
             Some(id) => {
                 let id = id.to_string();
                 matches!(id.as_str(), "str" | "char" | "String") || is_integer_or_bool_name(&id)
             }
-            None => vec_elem(&tp.path).is_some_and(|e| is_inert(e) || is_tuple(e)),
+            None => vec_elem(&tp.path).is_some_and(inert_elem),
         },
-        Type::Slice(s) => is_inert(&s.elem) || is_tuple(&s.elem),
-        Type::Array(a) => is_inert(&a.elem) || is_tuple(&a.elem),
+        Type::Slice(s) => inert_elem(&s.elem),
+        Type::Array(a) => inert_elem(&a.elem),
         _ => false,
     }
 }
