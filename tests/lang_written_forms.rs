@@ -195,7 +195,8 @@ fn chosen_vectors_o<D: Num>(x: &[D]) -> D {
     g.iter().fold(c(0.0), |s: D, v| s + *v * *v) + k.iter().fold(c(0.0), |s: D, v| s + *v)
 }
 
-/// A fit over rows borrowed from elsewhere.
+/// A fit over rows borrowed from elsewhere, read by index and by row.
+#[allow(clippy::needless_range_loop)] // indexing `data[i][j]` is the form under test
 #[autodiff_forward(borrowed_rows_fwd, Dual, Const, Dual)]
 #[autodiff_reverse(borrowed_rows_rev, Duplicated, Const, Active)]
 fn borrowed_rows(w: &[f64], data: &[&[f64]]) -> f64 {
