@@ -478,6 +478,16 @@ fn live_reads_block(b: &[Stmt], dead: Option<&Dead>, out: &mut HashSet<String>) 
                 }
             }
             Stmt::Let { op, .. } | Stmt::LetTuple { op, .. } => op_reads(op, out),
+            // `r = s;`, `r += s;` of active floats: the reverse adds adjoints, and reads no
+            // value of `s` (`return s;` inside a loop, which records `s` otherwise).
+            Stmt::Assign {
+                place,
+                kind: AssignKind::Set | AssignKind::Add | AssignKind::Sub,
+                val: Operand::Var(v),
+            } if place.proj.is_empty()
+                && dead.is_some_and(|d| {
+                    d.active.contains(&v.to_string()) && d.active.contains(&place.base.to_string())
+                }) => {}
             Stmt::Assign { place, kind, val } => {
                 operand_reads(val, out);
                 index_reads(place, out);
