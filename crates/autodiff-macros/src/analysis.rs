@@ -74,9 +74,13 @@ pub fn analyse(body: &Body, active_params: &[String], frozen: &[String], mode: M
         needed_block(&body.block, &mut needed);
         dead = dead_values(&body.block, &active);
         // A dead local's value is not read: an old value of `s` that only computing
-        // `let t = s + u;` again reads need not be recorded when `t` is dead.
+        // `let t = s + u;` again reads need not be recorded when `t` is dead. Unless
+        // the value goes into a buffer's element: the reverse sweep may fill the buffer
+        // again (a scratch buffer computed again, not saved), computing it from `s`.
+        let stored = stored_values(&body.block);
+        let unread: HashSet<String> = dead.difference(&stored).cloned().collect();
         let dead = Dead {
-            values: &dead,
+            values: &unread,
             active: &active,
         };
         live_reads_block(&body.block, Some(&dead), &mut live_needed);
@@ -118,6 +122,45 @@ fn let_locals(b: &Block, keep: &impl Fn(bool, &Op) -> bool, out: &mut HashSet<St
             _ => {}
         }
     }
+}
+
+/// The locals whose values go into a buffer's elements (`buf[j] = t;`), and the locals
+/// those are computed from, transitively.
+fn stored_values(b: &[Stmt]) -> HashSet<String> {
+    fn walk(
+        b: &[Stmt],
+        stored: &mut HashSet<String>,
+        inputs: &mut HashMap<String, HashSet<String>>,
+    ) {
+        for s in b {
+            match s {
+                Stmt::Let { var, op, .. } => {
+                    op_reads(op, inputs.entry(var.to_string()).or_default());
+                }
+                Stmt::Assign { place, val, .. } if !place.proj.is_empty() => {
+                    operand_reads(val, stored);
+                }
+                Stmt::If { then, els, .. } => {
+                    walk(then, stored, inputs);
+                    walk(els, stored, inputs);
+                }
+                Stmt::For { body, .. } | Stmt::Loop { body, .. } => walk(body, stored, inputs),
+                _ => {}
+            }
+        }
+    }
+    let mut stored = HashSet::default();
+    let mut inputs = HashMap::default();
+    walk(b, &mut stored, &mut inputs);
+    let mut work: Vec<String> = stored.iter().cloned().collect();
+    while let Some(v) = work.pop() {
+        for d in inputs.remove(&v).unwrap_or_default() {
+            if stored.insert(d.clone()) {
+                work.push(d);
+            }
+        }
+    }
+    stored
 }
 
 /// The locals of `b` that hold a struct built in the body: its literal's local, and the
@@ -642,11 +685,6 @@ fn reverse_reads_block(
             }
             Stmt::Assign { place, kind, val } => {
                 index_reads(place, read);
-                // A buffer's element: the reverse sweep may fill the buffer again
-                // (replay), reading the value written.
-                if !place.proj.is_empty() {
-                    operand_reads(val, read);
-                }
                 match kind {
                     AssignKind::Mul | AssignKind::Div => {
                         operand_reads(val, read);
