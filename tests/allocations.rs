@@ -305,6 +305,7 @@ fn a_guarded_loop_records_only_its_conditions() {
 }
 
 /// Explicit Euler steps of `u' = -u³`, each element overwritten in place.
+#[allow(clippy::needless_range_loop)] // `u[i] = .. u[i] ..` is the form under test
 #[autodiff_reverse(cubic_decay_rev, Duplicated, Const, Active)]
 fn cubic_decay(u0: &[f64], steps: usize) -> f64 {
     let mut u = u0.to_vec();
