@@ -216,6 +216,75 @@ fn borrowed_rows_o<D: Num>(w: &[D], data: &[&[f64]]) -> D {
     })
 }
 
+/// A layer whose value is chosen by its last expression.
+#[differentiable]
+fn last_or_rectified(x: &[f64], last: bool) -> Vec<f64> {
+    let z = bend(x);
+    if last { z } else { relu(&z) }
+}
+
+/// An array chosen by the last expression, its branches ending in locals.
+#[differentiable]
+fn turned(r: &[f64; 3], p: &[f64; 3]) -> [f64; 3] {
+    if r[0] > 0.0 {
+        let o: [f64; 3] = [p[0] * r[1], p[1], p[2]];
+        o
+    } else {
+        let u: [f64; 3] = [p[0] + r[0], p[1], p[2]];
+        u
+    }
+}
+
+/// An array built by `from_fn` as the last expression.
+#[differentiable]
+fn scaled_by(p: &[f64; 3], c: f64) -> [f64; 3] {
+    std::array::from_fn(|i| p[i] * c)
+}
+
+/// More ways of choosing vectors: a copy of a local vector in one branch, the vector
+/// itself in the other (`else { k }`), `Vec::from`, and helpers whose last expressions
+/// choose.
+#[autodiff_forward(chosen_forms_fwd, Dual, Dual)]
+#[autodiff_reverse(chosen_forms_rev, Duplicated, Active)]
+fn chosen_forms(x: &[f64]) -> f64 {
+    let b = vec![x[0], x[1]];
+    let h = if x[0] > 0.0 { b.clone() } else { relu(&b) };
+    let mut k = Vec::from(x);
+    for _ in 0..2 {
+        k = if k[0] > 0.0 { bend(&k) } else { k };
+    }
+    let l = last_or_rectified(x, x[1] > 0.0);
+    let r = [x[0], x[1], x[2]];
+    let p = [x[2], x[0], x[1]];
+    let t = scaled_by(&turned(&r, &p), x[1]);
+    h[0] + h[1] * k[1] + k[0] + l[0] * l[2] + t[0] + t[1] * t[2]
+}
+
+fn chosen_forms_o<D: Num>(x: &[D]) -> D {
+    let relu = |v: &[D]| -> Vec<D> {
+        v.iter()
+            .map(|a| if a.re() > 0.0 { *a } else { c(0.0) })
+            .collect()
+    };
+    let bend = |v: &[D]| -> Vec<D> { v.iter().map(|a| *a * 1.1 + a.sin()).collect() };
+    let b = vec![x[0], x[1]];
+    let h = if x[0].re() > 0.0 { b.clone() } else { relu(&b) };
+    let mut k = x.to_vec();
+    for _ in 0..2 {
+        k = if k[0].re() > 0.0 { bend(&k) } else { k };
+    }
+    let z = bend(x);
+    let l = if x[1].re() > 0.0 { z } else { relu(&z) };
+    let (r, p) = ([x[0], x[1], x[2]], [x[2], x[0], x[1]]);
+    let u = if r[0].re() > 0.0 {
+        [p[0] * r[1], p[1], p[2]]
+    } else {
+        [p[0] + r[0], p[1], p[2]]
+    };
+    let t: Vec<D> = u.iter().map(|v| *v * x[1]).collect();
+    h[0] + h[1] * k[1] + k[0] + l[0] * l[2] + t[0] + t[1] * t[2]
+}
+
 /// Checks a map `[f64; 2] -> [f64; 2]` written into `r`, in both modes, against `oracle`.
 #[track_caller]
 fn check_map(
@@ -312,5 +381,11 @@ proptest! {
             grad: g,
         };
         check_scalar("borrowed_rows", &w, &v, s, got, |d| borrowed_rows_o(d, &data));
+    }
+
+    #[test]
+    fn more_ways_of_choosing_vectors_and_arrays(((x, v, s0), seed) in (slice_case(-1.5, 1.5, 3..5, 0), seed())) {
+        check_slice("chosen_forms", (&x, &v, &s0, seed), chosen_forms, chosen_forms_fwd, chosen_forms_rev, chosen_forms_o);
+        check_hvp_of::<chosen_forms_rev>(&x, &v, chosen_forms_o);
     }
 }

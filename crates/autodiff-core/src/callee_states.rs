@@ -102,22 +102,32 @@ impl<T> PickAny<T> for Pick<T> {
     }
 }
 
-macro_rules! dead_floats {
-    ($($t:ty),*) => {$(
-        impl Pick<$t> {
-            /// Records nothing: the value is never read.
-            #[inline(always)]
-            pub fn keep_dead<St: Record<$t>>(self, _st: &mut St, _v: $t) {}
-
-            /// A zero in place of the value, which shapes an adjoint and nothing else.
-            #[inline(always)]
-            pub fn take_back_dead<St: Record<$t>>(self, _st: &mut St) -> $t {
-                0.0
-            }
-        }
-    )*};
+/// The floats whose dead values are not recorded (one generic impl rather than one per
+/// type, so that a value of a type not yet known is not ambiguous between them).
+pub trait DeadFloat: Copy {
+    /// The value given back in place of one not recorded.
+    const ZERO: Self;
 }
-dead_floats!(f32, f64);
+
+impl DeadFloat for f32 {
+    const ZERO: Self = 0.0;
+}
+
+impl DeadFloat for f64 {
+    const ZERO: Self = 0.0;
+}
+
+impl<T: DeadFloat> Pick<T> {
+    /// Records nothing: the value is never read.
+    #[inline(always)]
+    pub fn keep_dead<St: Record<T>>(self, _st: &mut St, _v: T) {}
+
+    /// A zero in place of the value, which shapes an adjoint and nothing else.
+    #[inline(always)]
+    pub fn take_back_dead<St: Record<T>>(self, _st: &mut St) -> T {
+        T::ZERO
+    }
+}
 
 /// Keeps a call's result that the reverse sweep never reads, other than a float: its
 /// shape may matter (a vector's adjoint takes its length).

@@ -714,11 +714,19 @@ impl Lowerer {
             }
             self.ret = Some(RetCtl { flag, vals });
         }
+        let typed_tail;
+        let stmts = match (&sig.ret, &self.ret_shape) {
+            (Ret::Ty(t), RetShape::Array(_) | RetShape::Buffer) if !self.companion => {
+                typed_tail = typed_array_tail(&body.stmts, t);
+                typed_tail.as_ref().unwrap_or(&body.stmts)
+            }
+            _ => &body.stmts,
+        };
         let tail = match &sig.ret {
-            Ret::Unit => self.lower_stmts(&body.stmts, Tail::Unit)?,
+            Ret::Unit => self.lower_stmts(stmts, Tail::Unit)?,
             Ret::Ty(ty) => {
                 self.ret_float = is_float_type(ty, &self.floats).then(|| (**ty).clone());
-                self.lower_stmts(&body.stmts, Tail::Return)?
+                self.lower_stmts(stmts, Tail::Return)?
             }
         };
         let ret = if let Some(ctl) = &self.ret {
@@ -3353,9 +3361,7 @@ impl Lowerer {
     /// Whether a branch of `i` ends in a vector: `x.to_vec()`, `vec![..]`, a collected
     /// iterator, or a local vector (not an array).
     fn has_vector_branch(&self, i: &syn::ExprIf) -> bool {
-        let is_vector = |e: &Expr| match strip(e) {
-            Expr::MethodCall(m) => matches!(m.method.to_string().as_str(), "to_vec" | "collect"),
-            Expr::Macro(m) => is_vec_macro(&m.mac),
+        let is_local_vector = |e: &Expr| match strip(e) {
             Expr::Path(p) => p.path.get_ident().is_some_and(|id| {
                 matches!(self.lookup(&id.to_string()), Some(Binding::Var(v))
                     if self.is_written_buffer(&Place::local(v.clone()))
@@ -3363,6 +3369,15 @@ impl Lowerer {
                         && !self.matrix_vars.contains(&v.to_string()))
             }),
             _ => false,
+        };
+        let is_vector = |e: &Expr| match strip(e) {
+            Expr::MethodCall(m) => match m.method.to_string().as_str() {
+                "to_vec" | "collect" => true,
+                "clone" | "to_owned" => is_local_vector(&m.receiver),
+                _ => false,
+            },
+            Expr::Macro(m) => is_vec_macro(&m.mac),
+            e => is_local_vector(e),
         };
         let tail = |b: &syn::Block| match b.stmts.last() {
             Some(syn::Stmt::Expr(e, None)) => is_vector(e),
@@ -7481,6 +7496,15 @@ impl Lowerer {
             }
             _ => c,
         };
+        // `Vec::from(x)` of a slice, an array or a vector: a copy, `x.to_vec()`.
+        if let [ty, from] = path_names(path).as_slice()
+            && ty == "Vec"
+            && from == "from"
+            && c.args.len() == 1
+        {
+            let arg = &c.args[0];
+            return self.lower_expr(&syn::parse_quote_spanned!(span=> (#arg).to_vec()));
+        }
         // `f64::from(v)`: the conversion `v as f64` (lossless where `from` exists).
         if let [ty, from] = path_names(path).as_slice()
             && (ty == "f64" || ty == "f32")
@@ -9768,10 +9792,37 @@ fn chain_root_mut(e: &mut Expr) -> &mut Expr {
 }
 
 /// Whether `e` is an empty new vector: `Vec::new()`, `Vec::with_capacity(n)`, `vec![]`.
+/// The statements of a function returning the array or vector type `t`, its last
+/// expression bound to a local of that type first when it is an `if`, a `match` or
+/// `std::array::from_fn(..)`, whose type would otherwise be unknown where their branches
+/// end in locals or calls (`let out: [f64; 3] = if c { .. } else { .. }; out`).
+fn typed_array_tail(stmts: &[syn::Stmt], t: &syn::Type) -> Option<Vec<syn::Stmt>> {
+    let (syn::Stmt::Expr(tail, None), rest) = stmts.split_last()? else {
+        return None;
+    };
+    let from_fn = matches!(strip(tail), Expr::Call(c) if matches!(&*c.func,
+        Expr::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "from_fn")));
+    if !(matches!(strip(tail), Expr::If(_) | Expr::Match(_)) || from_fn) {
+        return None;
+    }
+    let out = Ident::new("__ad_out", tail.span());
+    let mut typed = rest.to_vec();
+    typed.push(syn::parse_quote_spanned!(tail.span()=> let #out: #t = #tail;));
+    typed.push(syn::Stmt::Expr(syn::parse_quote!(#out), None));
+    Some(typed)
+}
+
 /// `if c { ..; a } else { ..; b }` as `if c { ..; target = a; } else { ..; target = b; }`
 /// (`else if` included; a branch that ends without a value is left as it is).
 fn assigned_in_branches(target: &Expr, i: &syn::ExprIf) -> syn::ExprIf {
     let assign_tail = |b: &mut syn::Block| {
+        // (`else { h }` of `h = if .. { f(&h) } else { h };` leaves `h` as it is.)
+        if let Some(syn::Stmt::Expr(tail, None)) = b.stmts.last()
+            && quote!(#tail).to_string() == quote!(#target).to_string()
+        {
+            b.stmts.pop();
+            return;
+        }
         if let Some(syn::Stmt::Expr(tail, None)) = b.stmts.last_mut() {
             *tail = syn::parse_quote_spanned!(tail.span()=> #target = #tail);
             let tail = tail.clone();
