@@ -242,8 +242,8 @@ fn scaled_by(p: &[f64; 3], c: f64) -> [f64; 3] {
 }
 
 /// More ways of choosing vectors: a copy of a local vector in one branch, the vector
-/// itself in the other (`else { k }`), `Vec::from`, and helpers whose last expressions
-/// choose.
+/// itself in the other (`else { k }`), `match`, `Vec::from`, and helpers whose last
+/// expressions choose.
 #[autodiff_forward(chosen_forms_fwd, Dual, Dual)]
 #[autodiff_reverse(chosen_forms_rev, Duplicated, Active)]
 fn chosen_forms(x: &[f64]) -> f64 {
@@ -253,11 +253,23 @@ fn chosen_forms(x: &[f64]) -> f64 {
     for _ in 0..2 {
         k = if k[0] > 0.0 { bend(&k) } else { k };
     }
+    let m: Vec<f64> = match x.len() {
+        3 => bend(x),
+        4 => {
+            let t = relu(x);
+            t.iter().map(|v| v * 0.5).collect()
+        }
+        _ => x.to_vec(),
+    };
+    k = match x.len() {
+        3 => relu(&k),
+        _ => k,
+    };
     let l = last_or_rectified(x, x[1] > 0.0);
     let r = [x[0], x[1], x[2]];
     let p = [x[2], x[0], x[1]];
     let t = scaled_by(&turned(&r, &p), x[1]);
-    h[0] + h[1] * k[1] + k[0] + l[0] * l[2] + t[0] + t[1] * t[2]
+    h[0] + h[1] * k[1] + k[0] + l[0] * l[2] + t[0] + t[1] * t[2] + m[1] * m[2]
 }
 
 fn chosen_forms_o<D: Num>(x: &[D]) -> D {
@@ -273,6 +285,14 @@ fn chosen_forms_o<D: Num>(x: &[D]) -> D {
     for _ in 0..2 {
         k = if k[0].re() > 0.0 { bend(&k) } else { k };
     }
+    let m = match x.len() {
+        3 => bend(x),
+        4 => relu(x).iter().map(|v| *v * 0.5).collect(),
+        _ => x.to_vec(),
+    };
+    if x.len() == 3 {
+        k = relu(&k);
+    }
     let z = bend(x);
     let l = if x[1].re() > 0.0 { z } else { relu(&z) };
     let (r, p) = ([x[0], x[1], x[2]], [x[2], x[0], x[1]]);
@@ -282,7 +302,7 @@ fn chosen_forms_o<D: Num>(x: &[D]) -> D {
         [p[0] + r[0], p[1], p[2]]
     };
     let t: Vec<D> = u.iter().map(|v| *v * x[1]).collect();
-    h[0] + h[1] * k[1] + k[0] + l[0] * l[2] + t[0] + t[1] * t[2]
+    h[0] + h[1] * k[1] + k[0] + l[0] * l[2] + t[0] + t[1] * t[2] + m[1] * m[2]
 }
 
 /// Checks a map `[f64; 2] -> [f64; 2]` written into `r`, in both modes, against `oracle`.

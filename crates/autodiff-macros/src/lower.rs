@@ -1325,20 +1325,21 @@ impl Lowerer {
             let mutable = pi.mutability.is_some();
             // `let h = if c { relu(x) } else { x.to_vec() };`: a vector chosen by an `if`,
             // an empty vector assigned in each branch.
-            if let Expr::If(i) = e
-                && i.else_branch.is_some()
-                && !self.companion
-                && pi.by_ref.is_none()
-                && pi.subpat.is_none()
-                && (hint.as_ref().is_some_and(is_vec_type) || self.has_vector_branch(i))
-            {
+            let chosen = match e {
+                Expr::If(i) if i.else_branch.is_some() => {
+                    hint.as_ref().is_some_and(is_vec_type) || self.has_vector_branch(i)
+                }
+                Expr::Match(_) => hint.as_ref().is_some_and(is_vec_type),
+                _ => false,
+            };
+            if chosen && !self.companion && pi.by_ref.is_none() && pi.subpat.is_none() {
                 let ty = hint.iter();
                 let declared: syn::Stmt = syn::parse_quote_spanned!(l.span()=>
                     let mut #name #(: #ty)* = ::std::vec::Vec::new();
                 );
                 self.lower_stmts(&[declared], Tail::Unit)?;
                 let target: Expr = syn::parse_quote!(#name);
-                return self.lower_expr_stmt(&Expr::If(assigned_in_branches(&target, i)));
+                return self.lower_expr_stmt(&assigned_in_branches(&target, e));
             }
             // `let mut y = *y0;` of an array parameter `y0: &[f64; 2]`: written out as
             // `[y0[0], y0[1]]`, a local array (a copy as a vector would not be what a
@@ -2844,13 +2845,11 @@ impl Lowerer {
             // `h = if last { z } else { relu(&z) };` of a whole local vector: assigned in
             // each branch, where a copy gives `h` the length of the value.
             Expr::Assign(a)
-                if matches!(strip(&a.right), Expr::If(i) if i.else_branch.is_some())
+                if (matches!(strip(&a.right), Expr::If(i) if i.else_branch.is_some())
+                    || matches!(strip(&a.right), Expr::Match(_)))
                     && self.is_local_buffer_expr(&a.left)? =>
             {
-                let Expr::If(i) = strip(&a.right) else {
-                    unreachable!("checked above")
-                };
-                self.lower_expr_stmt(&Expr::If(assigned_in_branches(&a.left, i)))
+                self.lower_expr_stmt(&assigned_in_branches(&a.left, strip(&a.right)))
             }
             Expr::Assign(a) if self.derefs_buffer_param(&a.left) => {
                 let Expr::Unary(u) = strip(&a.left) else {
@@ -9812,13 +9811,15 @@ fn typed_array_tail(stmts: &[syn::Stmt], t: &syn::Type) -> Option<Vec<syn::Stmt>
     Some(typed)
 }
 
-/// `if c { ..; a } else { ..; b }` as `if c { ..; target = a; } else { ..; target = b; }`
-/// (`else if` included; a branch that ends without a value is left as it is).
-fn assigned_in_branches(target: &Expr, i: &syn::ExprIf) -> syn::ExprIf {
+/// `if c { ..; a } else { ..; b }` as `if c { ..; target = a; } else { ..; target = b; }`,
+/// and a `match` likewise, arm by arm (`else if` included; a branch that ends without a
+/// value, or in `target` itself, is left without an assignment).
+fn assigned_in_branches(target: &Expr, e: &Expr) -> Expr {
+    let is_target = |t: &Expr| quote!(#t).to_string() == quote!(#target).to_string();
     let assign_tail = |b: &mut syn::Block| {
         // (`else { h }` of `h = if .. { f(&h) } else { h };` leaves `h` as it is.)
         if let Some(syn::Stmt::Expr(tail, None)) = b.stmts.last()
-            && quote!(#tail).to_string() == quote!(#target).to_string()
+            && is_target(tail)
         {
             b.stmts.pop();
             return;
@@ -9830,14 +9831,35 @@ fn assigned_in_branches(target: &Expr, i: &syn::ExprIf) -> syn::ExprIf {
                 syn::Stmt::Expr(tail, Some(Default::default()));
         }
     };
-    let mut out = i.clone();
-    assign_tail(&mut out.then_branch);
-    if let Some((_, els)) = &mut out.else_branch {
-        match &mut **els {
-            Expr::If(inner) => *inner = assigned_in_branches(target, inner),
-            Expr::Block(b) => assign_tail(&mut b.block),
-            _ => {}
+    let mut out = e.clone();
+    match &mut out {
+        Expr::If(i) => {
+            assign_tail(&mut i.then_branch);
+            if let Some((_, els)) = &mut i.else_branch {
+                match &mut **els {
+                    Expr::Block(b) => assign_tail(&mut b.block),
+                    inner => *inner = assigned_in_branches(target, inner),
+                }
+            }
         }
+        Expr::Match(m) => {
+            for arm in &mut m.arms {
+                let body = &*arm.body;
+                *arm.body = match strip(body) {
+                    Expr::Block(b) => {
+                        let mut b = b.clone();
+                        assign_tail(&mut b.block);
+                        Expr::Block(b)
+                    }
+                    Expr::Return(_) | Expr::Break(_) | Expr::Continue(_) | Expr::Macro(_) => {
+                        body.clone()
+                    }
+                    t if is_target(t) => syn::parse_quote!({}),
+                    t => syn::parse_quote_spanned!(t.span()=> { #target = #t; }),
+                };
+            }
+        }
+        _ => {}
     }
     out
 }
