@@ -290,6 +290,16 @@ fn sync_rev(step: usize) -> ((), impl FnOnce()) {
     })
 }
 
+/// `sync`'s counts `(augmented, pullbacks, forwards, steps)`, read and reset to zero.
+fn sync_counts() -> (usize, usize, usize, usize) {
+    take_counts([
+        &SYNC_AUGMENTED,
+        &SYNC_PULLBACKS,
+        &SYNC_FORWARDS,
+        &SYNC_STEPS,
+    ])
+}
+
 /// No argument at all: nothing the caller passes carries an adjoint.
 #[differentiable]
 fn synced() {
@@ -319,14 +329,6 @@ fn through_constant_helpers(x: &[f64], c: &[f64]) -> f64 {
 
 #[test]
 fn rule_fires_through_helpers_that_receive_no_adjoint() {
-    let sync_counts = || {
-        take_counts([
-            &SYNC_AUGMENTED,
-            &SYNC_PULLBACKS,
-            &SYNC_FORWARDS,
-            &SYNC_STEPS,
-        ])
-    };
     let (x, c) = ([1.5], [0.25, -0.5]);
     sync_counts();
     let mut g = [0.0];
@@ -355,14 +357,6 @@ fn unit_bound(x: &[f64]) -> f64 {
 
 #[test]
 fn rule_fires_when_its_unit_is_bound_or_dropped() {
-    let sync_counts = || {
-        take_counts([
-            &SYNC_AUGMENTED,
-            &SYNC_PULLBACKS,
-            &SYNC_FORWARDS,
-            &SYNC_STEPS,
-        ])
-    };
     sync_counts();
     let mut g = [0.0];
     d_unit_bound(&[1.5], &mut g, 1.0);

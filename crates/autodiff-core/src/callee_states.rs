@@ -11,7 +11,7 @@
 //! Likewise a call's result that the reverse sweep never reads (`s += sq(z)`) is recorded
 //! only for its shape, which a float does not need: [`Pick`]'s inherent `keep_dead` for
 //! `f64` and `f32` records nothing and gives back a zero, where a vector, whose adjoint
-//! takes its length, is recorded ([`PickDeadAny`]).
+//! takes its length, is recorded ([`PickAny`]).
 
 use crate::tape::{Slot, Spill, Stack, Tape, take};
 use std::marker::PhantomData;
@@ -83,12 +83,18 @@ impl Pick<()> {
     pub fn take_back<St: Record<()>>(self, _st: &mut St) {}
 }
 
-/// Keeps a state other than `()` in its store.
+/// Keeps a callee's state other than `()`, and a dead call result other than a float, in
+/// its store: what the inherent methods of [`Pick`] do not cover.
 pub trait PickAny<T> {
-    /// Records `v` in `st`.
+    /// Records the state `v` in `st`.
     fn keep<St: Record<T>>(self, st: &mut St, v: T);
     /// Takes the last state back from `st`.
     fn take_back<St: Record<T>>(self, st: &mut St) -> T;
+    /// Records the dead result `v` in `st` (its shape may matter: a vector's adjoint takes
+    /// its length).
+    fn keep_dead<St: Record<T>>(self, st: &mut St, v: T);
+    /// Takes the last dead result back from `st`.
+    fn take_back_dead<St: Record<T>>(self, st: &mut St) -> T;
 }
 
 impl<T> PickAny<T> for Pick<T> {
@@ -98,6 +104,14 @@ impl<T> PickAny<T> for Pick<T> {
     }
     #[inline(always)]
     fn take_back<St: Record<T>>(self, st: &mut St) -> T {
+        st.recall()
+    }
+    #[inline(always)]
+    fn keep_dead<St: Record<T>>(self, st: &mut St, v: T) {
+        st.record(v)
+    }
+    #[inline(always)]
+    fn take_back_dead<St: Record<T>>(self, st: &mut St) -> T {
         st.recall()
     }
 }
@@ -129,29 +143,9 @@ impl<T: DeadFloat> Pick<T> {
     }
 }
 
-/// Keeps a call's result that the reverse sweep never reads, other than a float: its
-/// shape may matter (a vector's adjoint takes its length).
-pub trait PickDeadAny<T> {
-    /// Records `v` in `st`.
-    fn keep_dead<St: Record<T>>(self, st: &mut St, v: T);
-    /// Takes the last value back from `st`.
-    fn take_back_dead<St: Record<T>>(self, st: &mut St) -> T;
-}
-
-impl<T> PickDeadAny<T> for Pick<T> {
-    #[inline(always)]
-    fn keep_dead<St: Record<T>>(self, st: &mut St, v: T) {
-        st.record(v)
-    }
-    #[inline(always)]
-    fn take_back_dead<St: Record<T>>(self, st: &mut St) -> T {
-        st.recall()
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{PickAny, PickDeadAny, pick, pick_from};
+    use super::{PickAny, pick, pick_from};
     use crate::tape::Stack;
 
     /// `()` is not recorded; other states are, last first.

@@ -112,9 +112,7 @@ pub mod __private {
     pub use crate::buffers::{
         restore as restore_struct, restore_from as restore_struct_from, snapshot as snapshot_struct,
     };
-    pub use crate::callee_states::{
-        DeadFloat, Pick, PickAny, PickDeadAny, Record, pick, pick_from,
-    };
+    pub use crate::callee_states::{DeadFloat, Pick, PickAny, Record, pick, pick_from};
     pub use crate::conversions::{
         Convertible, IntegerTarget, add_cast, cast_tangent, cast_to, integer_as,
     };

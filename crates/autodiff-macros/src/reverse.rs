@@ -559,7 +559,7 @@ impl<'a> Reverse<'a> {
         }
         if self.is_dead_result(key) {
             let any = quote!(
-                use __ad::PickDeadAny as _;
+                use __ad::PickAny as _;
             );
             return quote!({ #any let __ad_v = #value; __ad::pick(&__ad_v).keep_dead(&mut #t, __ad_v); });
         }
@@ -602,7 +602,7 @@ impl<'a> Reverse<'a> {
         let load = |key: &str| {
             let t = kept.get(key).expect("a kept local");
             if self.is_dead_result(key) {
-                quote!({ use __ad::PickDeadAny as _; __ad::pick_from(&#t).take_back_dead(&mut #t) })
+                quote!({ use __ad::PickAny as _; __ad::pick_from(&#t).take_back_dead(&mut #t) })
             } else {
                 quote!(__ad::take(#t.pop()))
             }
