@@ -7045,7 +7045,26 @@ impl Lowerer {
                 ),
             );
         }
+        let no_derivative = || {
+            Err(syn::Error::new(
+                m.method.span(),
+                format!(
+                    "`{name}` has no derivative: it is not a builtin float method. Add `#[differentiable]` or `#[custom_rule]` to it, or wrap the call in `no_grad(..)`"
+                ),
+            ))
+        };
         match recv {
+            // An element of a float buffer (`x[i]`, a closure's `v` of `x.iter().map(|v|
+            // ..)`) is a float: a method that is not a builtin one has no derivative.
+            Val::Place(p, _)
+                if !self.companion
+                    && !p.is_whole()
+                    && self.is_float_buffer(&p.base)
+                    && !self.struct_values.contains(&p.base.to_string())
+                    && is_scalar_place(&p, self) =>
+            {
+                no_derivative()
+            }
             Val::Place(p, _) => {
                 self.lower_call(Callee::Method(p, m.method.clone()), args, effect_only, span)
             }
@@ -7076,12 +7095,7 @@ impl Lowerer {
                     self.render(&Expr::MethodCall(m.clone())),
                 )))
             }
-            _ => Err(syn::Error::new(
-                m.method.span(),
-                format!(
-                    "`{name}` has no derivative: it is not a builtin float method. Add `#[differentiable]` or `#[custom_rule]` to it, or wrap the call in `no_grad(..)`"
-                ),
-            )),
+            _ => no_derivative(),
         }
     }
 
