@@ -305,6 +305,31 @@ fn chosen_forms_o<D: Num>(x: &[D]) -> D {
     h[0] + h[1] * k[1] + k[0] + l[0] * l[2] + t[0] + t[1] * t[2] + m[1] * m[2]
 }
 
+/// A call's vector moved into a `let mut` inside a branch, changed there, and chosen.
+#[autodiff_forward(moved_in_branch_fwd, Dual, Dual)]
+#[autodiff_reverse(moved_in_branch_rev, Duplicated, Active)]
+fn moved_in_branch(x: &[f64]) -> f64 {
+    let p = bend(x);
+    let h: Vec<f64> = if x[0] > 0.0 {
+        let mut r = p;
+        r[0] *= 2.0;
+        r
+    } else {
+        x.to_vec()
+    };
+    h[0] + h[1] * h[2]
+}
+
+fn moved_in_branch_o<D: Num>(x: &[D]) -> D {
+    let p: Vec<D> = x.iter().map(|a| *a * 1.1 + a.sin()).collect();
+    let h = if x[0].re() > 0.0 {
+        vec![p[0] * 2.0, p[1], p[2]]
+    } else {
+        x.to_vec()
+    };
+    h[0] + h[1] * h[2]
+}
+
 /// Checks a map `[f64; 2] -> [f64; 2]` written into `r`, in both modes, against `oracle`.
 #[track_caller]
 fn check_map(
@@ -407,5 +432,11 @@ proptest! {
     fn more_ways_of_choosing_vectors_and_arrays(((x, v, s0), seed) in (slice_case(-1.5, 1.5, 3..5, 0), seed())) {
         check_slice("chosen_forms", (&x, &v, &s0, seed), chosen_forms, chosen_forms_fwd, chosen_forms_rev, chosen_forms_o);
         check_hvp_of::<chosen_forms_rev>(&x, &v, chosen_forms_o);
+    }
+
+    #[test]
+    fn a_calls_vector_moved_in_a_branch(((x, v, s0), seed) in (slice_case(-1.5, 1.5, 3..5, 0), seed())) {
+        check_slice("moved_in_branch", (&x, &v, &s0, seed), moved_in_branch, moved_in_branch_fwd, moved_in_branch_rev, moved_in_branch_o);
+        check_hvp_of::<moved_in_branch_rev>(&x, &v, moved_in_branch_o);
     }
 }

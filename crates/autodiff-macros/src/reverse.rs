@@ -998,7 +998,20 @@ impl<'a> Reverse<'a> {
                     }
                     return (fwd, rev);
                 }
-                let value = primal_op(op);
+                let mut value = primal_op(op);
+                // `let mut r = p;` in a branch or a loop, of a call's result bound outside
+                // it (a vector, perhaps): a copy, since the outer block's reverse sweep
+                // shapes `p`'s adjoint like `p` after this block has run.
+                if let Op::Use(Operand::Var(t)) = op
+                    && *mutable
+                    && !level.top
+                    && self.maybe_tuples.borrow().contains(&t.to_string())
+                    && !block
+                        .iter()
+                        .any(|s| matches!(s, Stmt::Let { var, .. } if var == t))
+                {
+                    value = quote!(__ad::copy_of(&#t));
+                }
                 let mut fwd = quote!(let #m #var = #value;);
                 if !level.top
                     && !*mutable
