@@ -246,6 +246,13 @@ fn no_derivative(act: &str, p: &Param, plain: &str) -> String {
             "`{act}` on `{name}`, an array or tuple taken by value, which carries no derivative: take it by reference (`&{}`) to differentiate with respect to it, or mark it `Const`",
             type_text(t)
         ),
+        Some(t @ syn::Type::Path(tp))
+            if crate::signature::vec_elem(&tp.path).is_some() && has_floats(t) =>
+        {
+            format!(
+                "`{act}` on `{name}`, a vector taken by value, which carries no derivative: take a slice (`&[f64]`, or `&mut [f64]` for an output) to differentiate with respect to it, or mark it `Const`"
+            )
+        }
         Some(t @ syn::Type::Reference(_)) if has_floats(t) => format!(
             "`{act}` on `{name}`, whose floats lie behind shared references inside it (`{}`), which no shadow can be written through: use `Const`, or take rows the function owns (`&[Vec<f64>]`)",
             type_text(t)
