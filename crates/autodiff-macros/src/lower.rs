@@ -7563,6 +7563,20 @@ impl Lowerer {
             args.push(self.lower_arg(a, i)?);
         }
         let constant_args = args.iter().all(|a| matches!(a, Arg::Val(Operand::Lit(_))));
+        // `f64::rem_euclid(x, 2.0)`: a float method that is not a builtin one, called
+        // through its type, has no derivative (as `x.rem_euclid(2.0)` has none).
+        if let [ty, name] = path_names(path).as_slice()
+            && (ty == "f64" || ty == "f32")
+            && !constant_args
+            && !self.companion
+        {
+            return Err(syn::Error::new(
+                path.segments[1].ident.span(),
+                format!(
+                    "`{name}` has no derivative: it is not a builtin float method. Add `#[differentiable]` or `#[custom_rule]` to it, or wrap the call in `no_grad(..)`"
+                ),
+            ));
+        }
         // (A capitalised name that reaches here is taken for a function's, see above.)
         if !constant_args
             && !is_tuple_struct_call(c)
