@@ -24,38 +24,27 @@ pub trait Record<T> {
     fn recall(&mut self) -> T;
 }
 
-impl<T> Record<T> for Slot<T> {
-    #[inline(always)]
-    fn record(&mut self, v: T) {
-        self.push(v)
-    }
-    #[inline(always)]
-    fn recall(&mut self) -> T {
-        take(self.pop())
-    }
+/// `Record` for the stores, through their own `push` and `pop`.
+macro_rules! record_by_push_and_pop {
+    ($([$($generics:tt)*] $store:ty),* $(,)?) => {$(
+        impl<$($generics)*> Record<T> for $store {
+            #[inline(always)]
+            fn record(&mut self, v: T) {
+                self.push(v)
+            }
+            #[inline(always)]
+            fn recall(&mut self) -> T {
+                take(self.pop())
+            }
+        }
+    )*};
 }
 
-impl<T, const N: usize, S: Spill<T>> Record<T> for Stack<T, N, S> {
-    #[inline(always)]
-    fn record(&mut self, v: T) {
-        self.push(v)
-    }
-    #[inline(always)]
-    fn recall(&mut self) -> T {
-        take(self.pop())
-    }
-}
-
-impl<T> Record<T> for Tape<T> {
-    #[inline(always)]
-    fn record(&mut self, v: T) {
-        self.push(v)
-    }
-    #[inline(always)]
-    fn recall(&mut self) -> T {
-        take(self.pop())
-    }
-}
+record_by_push_and_pop!(
+    [T] Slot<T>,
+    [T, const N: usize, S: Spill<T>] Stack<T, N, S>,
+    [T] Tape<T>,
+);
 
 /// Chooses how a state of type `T` is kept: not at all for `()` (its inherent methods),
 /// in the store otherwise ([`PickAny`]).
