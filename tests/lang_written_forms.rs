@@ -3,7 +3,8 @@
 //! generic `powf` whose exponent is a call (`T::from(2.5).unwrap()`), a call's array
 //! assigned through a `&mut` array (`*r = rotate(x);`), a reference pattern over an array
 //! (`let &[a, b, c] = v;`), a call's vector, made in a loop, zipped with a constant
-//! slice, vectors chosen by an `if` (`h = if last { z } else { relu(&z) };`), and rows of
+//! slice, vectors chosen by an `if` (`h = if last { z } else { relu(&z) };`, also between
+//! calls with no type written), and rows of
 //! data borrowed from elsewhere (`data: &[&[f64]]`, constant). Checked against num-dual in both modes, and under forward over reverse (H·v)
 //! where the function is a scalar objective.
 
@@ -330,6 +331,48 @@ fn moved_in_branch_o<D: Num>(x: &[D]) -> D {
     h[0] + h[1] * h[2]
 }
 
+/// Vectors chosen between calls only, with no type written: `let h = if c { relu(x) }
+/// else { bend(x) };`, an `else if` chain, and a `let h;` assigned in each branch.
+#[autodiff_forward(chosen_calls_fwd, Dual, Dual)]
+#[autodiff_reverse(chosen_calls_rev, Duplicated, Active)]
+#[allow(clippy::needless_late_init)] // the late initialization is the form under test
+fn chosen_calls(x: &[f64]) -> f64 {
+    let h = if x[0] > 0.0 { relu(x) } else { bend(x) };
+    let k = if x[1] > 0.5 {
+        bend(&h)
+    } else if x[1] > -0.5 {
+        relu(&h)
+    } else {
+        bend(x)
+    };
+    let g;
+    if x[2] > 0.0 {
+        g = bend(&k);
+    } else {
+        g = relu(&h);
+    }
+    h[0] * k[1] + g[2] * g[0]
+}
+
+fn chosen_calls_o<D: Num>(x: &[D]) -> D {
+    let relu = |v: &[D]| -> Vec<D> {
+        v.iter()
+            .map(|a| if a.re() > 0.0 { *a } else { c(0.0) })
+            .collect()
+    };
+    let bend = |v: &[D]| -> Vec<D> { v.iter().map(|a| *a * 1.1 + a.sin()).collect() };
+    let h = if x[0].re() > 0.0 { relu(x) } else { bend(x) };
+    let k = if x[1].re() > 0.5 {
+        bend(&h)
+    } else if x[1].re() > -0.5 {
+        relu(&h)
+    } else {
+        bend(x)
+    };
+    let g = if x[2].re() > 0.0 { bend(&k) } else { relu(&h) };
+    h[0] * k[1] + g[2] * g[0]
+}
+
 /// Checks a map `[f64; 2] -> [f64; 2]` written into `r`, in both modes, against `oracle`.
 #[track_caller]
 fn check_map(
@@ -432,6 +475,12 @@ proptest! {
     fn more_ways_of_choosing_vectors_and_arrays(((x, v, s0), seed) in (slice_case(-1.5, 1.5, 3..5, 0), seed())) {
         check_slice("chosen_forms", (&x, &v, &s0, seed), chosen_forms, chosen_forms_fwd, chosen_forms_rev, chosen_forms_o);
         check_hvp_of::<chosen_forms_rev>(&x, &v, chosen_forms_o);
+    }
+
+    #[test]
+    fn vectors_chosen_between_calls_without_a_type(((x, v, s0), seed) in (slice_case(-1.5, 1.5, 3..5, 0), seed())) {
+        check_slice("chosen_calls", (&x, &v, &s0, seed), chosen_calls, chosen_calls_fwd, chosen_calls_rev, chosen_calls_o);
+        check_hvp_of::<chosen_calls_rev>(&x, &v, chosen_calls_o);
     }
 
     #[test]

@@ -586,7 +586,9 @@ impl Forward<'_> {
         let tv = self.tan(val);
         let tangent = match (kind, tv) {
             (AssignKind::Set, Some(tv)) => quote!(#t = #tv;),
-            (AssignKind::Set, None) => quote!(#t = __ad::zero_like(&#t);),
+            // Shaped as the new value, after it: the old tangent may have been moved away
+            // (`let g = b; b = zero_like(&g);`, a reverse sweep differentiated again).
+            (AssignKind::Set, None) => return quote!(#primal #t = __ad::zero_like(&#p);),
             (AssignKind::Add, Some(tv)) => quote!(#t += #tv;),
             (AssignKind::Sub, Some(tv)) => quote!(#t -= #tv;),
             (AssignKind::Add | AssignKind::Sub, None) => quote!(),

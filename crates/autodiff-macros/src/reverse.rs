@@ -2196,6 +2196,15 @@ fn collect_placed(b: &Block, out: &mut HashSet<String>) {
                 }
                 _ => {}
             },
+            // `h = t;` of a whole local moves `t` there (`let h; if c { h = relu(x); }`).
+            Stmt::Assign {
+                place,
+                kind: AssignKind::Set,
+                val: Operand::Var(v),
+            } if place.is_whole() => {
+                out.insert(place.base.to_string());
+                out.insert(v.to_string());
+            }
             Stmt::Assign { place, .. } | Stmt::Push { place, .. } | Stmt::Fill { place, .. } => {
                 out.insert(place.base.to_string());
             }
@@ -2204,9 +2213,21 @@ fn collect_placed(b: &Block, out: &mut HashSet<String>) {
                 out.insert(src.base.to_string());
             }
             Stmt::Call(c) => call(c, out),
-            Stmt::If { then, els, .. } => {
+            Stmt::If {
+                then,
+                els,
+                then_vals,
+                else_vals,
+                ..
+            } => {
                 collect_placed(then, out);
                 collect_placed(els, out);
+                // A branch's value is moved into the `if`'s result.
+                for v in then_vals.iter().chain(else_vals) {
+                    if let Operand::Var(v) = v {
+                        out.insert(v.to_string());
+                    }
+                }
             }
             Stmt::For { body, .. } | Stmt::Loop { body, .. } => collect_placed(body, out),
             Stmt::Inactive(_) => {}
@@ -2343,9 +2364,24 @@ fn collect_maybe_tuples(b: &Block, out: &mut HashSet<String>) {
                     out.extend(vars.iter().map(|v| v.to_string()));
                 }
             }
-            Stmt::If { then, els, .. } => {
+            Stmt::If {
+                then,
+                els,
+                outs,
+                then_vals,
+                else_vals,
+                ..
+            } => {
                 collect_maybe_tuples(then, out);
                 collect_maybe_tuples(els, out);
+                // `let h = if c { relu(x) } else { sq(x) };`: the value chosen is a call's.
+                let from_call =
+                    |o: &Operand| matches!(o, Operand::Var(w) if out.contains(&w.to_string()));
+                let chosen: Vec<String> = (outs.iter().zip(then_vals.iter().zip(else_vals)))
+                    .filter(|(_, (t, e))| from_call(t) || from_call(e))
+                    .map(|(o, _)| o.to_string())
+                    .collect();
+                out.extend(chosen);
             }
             Stmt::For { body, .. } | Stmt::Loop { body, .. } => collect_maybe_tuples(body, out),
             _ => {}
