@@ -167,22 +167,24 @@ fn rule_with_constant_scalar_arguments_fires_at_every_call() {
     // 2·x·v = 2·1·1 + 2·0.5·1.
     assert_eq!((y, dy), (5.25, 3.0));
 
-    // Under forward over reverse, the augmented calls are differentiated through the
-    // forward rule. The first time, the function with the rule asks the rule for its
-    // derivatives (running it once more in each of its two nested protocol functions).
+    // Under forward over reverse, each call's value is differentiated by the forward
+    // rule and its pullback by the reverse rule, differentiated. The first time, the
+    // function with the rule asks the reverse rule for its derivatives (running it once
+    // more).
     let hv = autodiff_core::hvp::<d_ticked>(&x, &[1.0, 0.0, 0.0]);
     assert_eq!(hv, vec![2.0, 0.0, 0.0]);
-    let (augmented, _, _, steps) = tick_counts();
+    let (augmented, _, forwards, steps) = tick_counts();
     assert!(
-        augmented >= 8 && steps >= 212,
-        "first H·v: {augmented}, {steps}"
+        augmented >= 4 && forwards == 4 && steps >= 212,
+        "first H·v: {augmented}, {forwards}, {steps}"
     );
-    // Then the rule runs, differentiated, twice for each call with that call's
-    // argument: its value's derivative, and its pullback's (which runs it again).
+    // Then each rule runs once for each call with that call's argument: the forward
+    // rule for its value's derivative, the reverse rule, differentiated, for its
+    // pullback's (which runs its statements again).
     let hv = autodiff_core::hvp::<d_ticked>(&x, &[0.0, 1.0, 0.0]);
     assert_eq!(hv, vec![0.0, 2.0, 0.0]);
-    let (augmented, _, _, steps) = tick_counts();
-    assert_eq!((augmented, steps), (8, 212), "H·v");
+    let (augmented, _, forwards, steps) = tick_counts();
+    assert_eq!((augmented, forwards, steps), (4, 4, 212), "H·v");
 }
 
 // Counters of their own: tests run in parallel, and `tick`'s belong to the test above.

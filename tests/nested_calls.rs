@@ -203,6 +203,49 @@ fn forward_over_reverse_uses_the_reverse_rule() {
     assert_all_close("H·v", &hv, &want_hv, 1e-12);
 }
 
+/// The rule's function as a term of a product, called directly and through a helper: its
+/// value's derivative is the forward rule's (`5x²`) on both paths, its pullback's the
+/// reverse rule's, differentiated.
+#[autodiff_reverse(d_cubes_times_x, Duplicated, Active)]
+fn cubes_times_x(x: &[f64]) -> f64 {
+    x.iter().map(|a| cube(*a) * a).sum()
+}
+
+#[differentiable]
+fn cube_via(a: f64) -> f64 {
+    cube(a)
+}
+
+#[autodiff_reverse(d_cubes_times_x_via, Duplicated, Active)]
+fn cubes_times_x_via(x: &[f64]) -> f64 {
+    x.iter().map(|a| cube_via(*a) * a).sum()
+}
+
+#[test]
+fn forward_over_reverse_gives_a_rule_the_same_derivative_directly_and_through_helpers() {
+    let x = [0.5, -1.5, 2.0];
+    let v = [1.0, 0.25, -2.0];
+    // ∂/∂x (cube(x)·x) is the pullback 4x²·x plus the value x³; along v, the pullback's
+    // derivative (8x·x + 4x²)·v and the value's, 5x²·v by the forward rule: 17x²·v.
+    let want_g: Vec<f64> = x.iter().map(|a| 5.0 * a * a * a).collect();
+    let want_hv: Vec<f64> = x.iter().zip(&v).map(|(a, b)| 17.0 * a * a * b).collect();
+    for (path, g, hv) in [
+        (
+            "directly",
+            autodiff_core::gradient::<d_cubes_times_x>(&x),
+            autodiff_core::hvp::<d_cubes_times_x>(&x, &v),
+        ),
+        (
+            "through a helper",
+            autodiff_core::gradient::<d_cubes_times_x_via>(&x),
+            autodiff_core::hvp::<d_cubes_times_x_via>(&x, &v),
+        ),
+    ] {
+        assert_all_close(&format!("gradient, {path}"), &g, &want_g, 1e-12);
+        assert_all_close(&format!("H·v, {path}"), &hv, &want_hv, 1e-12);
+    }
+}
+
 /// Reverse over forward through the function with both rules: the forward rule gives the
 /// value (`Σ 5x²·v`), and its derivative is the reverse rule's, differentiated, as under
 /// forward over reverse.

@@ -726,7 +726,7 @@ fn expand_rule(
     let nested_reverse = args.reverse.as_ref().filter(|_| nestable).map(|rule| {
         forward_over_reverse_rule(
             fname,
-            rule,
+            (rule, args.forward.is_some()),
             &params,
             &sig_ret,
             &adj_ty,
@@ -883,10 +883,13 @@ fn nested_stubs(
 /// rule's value and pullback differentiated in forward mode, which a `#[differentiable]`
 /// rule hands over (see `crate::rule_nesting`). With a rule that is not
 /// `#[differentiable]`, they fail to compile where nested code instantiates them, naming
-/// the rule and the attribute to add.
+/// the rule and the attribute to add. A function that also has a forward rule
+/// (`forward_rule`) takes its value's tangent from that rule, as the forward companion of
+/// a helper that calls it does: the derivative of its value is the one its rules give,
+/// whether it is called directly or through helpers.
 fn forward_over_reverse_rule(
     fname: &Ident,
-    rule: &syn::Path,
+    (rule, forward_rule): (&syn::Path, bool),
     params: &[RuleParam],
     sig_ret: &Ret,
     adj_ty: &TokenStream,
@@ -933,6 +936,8 @@ fn forward_over_reverse_rule(
     // `nested_calls::reverse_over_forward`).
     let mut transposed_params = vec![quote!(__ad_state: ())];
     let mut transposed_args = Vec::new();
+    // The forward rule's arguments: each primal and its tangent.
+    let mut forward_args = Vec::new();
     for p in params {
         let (n, ty) = (&p.name, p.ty.as_ref().expect("a free function"));
         let t = format_ident!("__ad_t_{}", n);
@@ -987,6 +992,7 @@ fn forward_over_reverse_rule(
             quote!(#tk: #sink),
         ]);
         transposed_args.extend([quote!(#n), quote!(#t), quote!(#tk), quote!(#k)]);
+        forward_args.extend([quote!(#n), quote!(#t)]);
         match &p.kind {
             Kind::Scalar => {
                 pull_params.push(quote!(#k: #sink));
@@ -1101,15 +1107,22 @@ fn forward_over_reverse_rule(
             __ad_derivatives
         });
     };
+    let value = if forward_rule {
+        quote!(Self::__ad_fwd(#(#forward_args,)* __ad_mark))
+    } else {
+        quote!({
+            #convert
+            #request
+            __ad_value(#(#derivative_args),*)
+        })
+    };
     quote! {
         #[doc(hidden)]
         #[allow(unused, unused_mut, non_snake_case, clippy::all)]
         pub fn __ad_fwd___ad_aug(#(#fwd_params),*) -> ((#r, ()), (#r, ())) {
             use ::autodiff_core::__private as __ad;
             use __ad::{NestedRuleFound as _, NestedRuleMissing as _};
-            #convert
-            #request
-            let (__ad_y, __ad_dy) = __ad_value(#(#derivative_args),*);
+            let (__ad_y, __ad_dy) = #value;
             ((__ad_y, ()), (__ad_dy, ()))
         }
         #[doc(hidden)]
