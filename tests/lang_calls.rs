@@ -2,7 +2,8 @@
 //! num-dual oracle: field access on struct parameters (nested structs, tuple fields), a
 //! model with a `#[differentiable]` method and a loss over it, companions of `&self` and
 //! `&mut self` methods, calls to `#[differentiable]` functions by name, through `use` and
-//! through `crate::`/`super::` paths, recursion, and plain helpers called with constants.
+//! through `crate::`/`super::` paths, recursion, plain helpers called with constants, and
+//! buffers lent to a call with an argument that reads them (`shrink(u, u.len() / 2)`).
 
 // Index loops are constructs under test.
 #![allow(clippy::needless_range_loop)]
@@ -709,6 +710,48 @@ fn halves_o<D: Num>(x: &[D]) -> D {
         .fold(c::<D>(0.0), |a, s| a + *s * *s)
 }
 
+// ---------------------------------------------------------------- lent with their lengths
+
+/// Scales a buffer in place by `1/k²`.
+#[differentiable]
+fn shrink(data: &mut [f64], k: usize) {
+    let s = 1.0 / (k * k) as f64;
+    for e in data {
+        *e *= s;
+    }
+}
+
+/// Scales a buffer in place by its first element.
+#[differentiable]
+fn scale_by_first(data: &mut [f64], s: f64) {
+    for e in data.iter_mut() {
+        *e *= s;
+    }
+}
+
+#[autodiff_forward(lent_with_lengths_fwd, Dual, Dual)]
+#[autodiff_reverse(lent_with_lengths_rev, Duplicated, Active)]
+fn lent_with_lengths(x: &[f64]) -> f64 {
+    let mut u = x.to_vec();
+    lent_with_lengths_in_place(&mut u);
+    u.iter().map(|a| a * a).sum()
+}
+
+/// A buffer lent to helpers with an argument that reads it (`shrink(u, u.len() / 2)`), as
+/// Rust allows: the buffer is lent after the other arguments are computed.
+#[differentiable]
+fn lent_with_lengths_in_place(u: &mut [f64]) {
+    shrink(u, u.len() / 2);
+    scale_by_first(u, u[1]);
+}
+
+fn lent_with_lengths_o<D: Num>(x: &[D]) -> D {
+    let k = (x.len() / 2) as f64;
+    let u: Vec<D> = x.iter().map(|a| *a * (1.0 / (k * k))).collect();
+    let s = u[1];
+    u.iter().fold(c(0.0), |a, e| a + (*e * s) * (*e * s))
+}
+
 proptest! {
     #![proptest_config(config())]
 
@@ -716,6 +759,12 @@ proptest! {
     fn halves_of_split_at_mut_in_one_call((x, v, s0) in slice_case(-1.2, 1.2, 4..7, 0), s in seed()) {
         check_slice("halves", (&x, &v, &s0, s), halves, halves_fwd, halves_rev, halves_o::<Dual64>);
         check_hvp_of::<halves_rev>(&x, &v, halves_o);
+    }
+
+    #[test]
+    fn buffers_lent_with_arguments_that_read_them((x, v, s0) in slice_case(-1.2, 1.2, 2..6, 0), s in seed()) {
+        check_slice("lent_with_lengths", (&x, &v, &s0, s), lent_with_lengths, lent_with_lengths_fwd, lent_with_lengths_rev, lent_with_lengths_o::<Dual64>);
+        check_hvp_of::<lent_with_lengths_rev>(&x, &v, lent_with_lengths_o);
     }
 
     #[test]

@@ -8032,6 +8032,21 @@ impl Lowerer {
             *p = Place::local(copy.clone());
             copied_back.push((part, copy));
         }
+        // `rescale(data, data.len() / 2)`: Rust lends `data` only once the other arguments
+        // are computed (a two-phase borrow), which the derivative code's explicit
+        // `&mut *data` is not. A constant argument that reads a lent buffer is computed
+        // before the call.
+        for a in &mut args {
+            let Arg::Val(Operand::Lit(toks)) = a else {
+                continue;
+            };
+            let mut reads_lent = false;
+            walk_idents(toks, &mut |id| reads_lent |= lent.contains(id));
+            if reads_lent {
+                let toks = toks.clone();
+                *a = Arg::Val(self.let_op(Op::Inactive(toks), span));
+            }
+        }
         let var = self.temp(span);
         self.emit(Stmt::Let {
             var: var.clone(),
