@@ -2,8 +2,9 @@
 //! a search (`fn locate(t: f64, grid: &[f64]) -> usize`) and a solver's iteration count
 //! beside its root (`-> (f64, usize)`). The integer carries no derivative; the caller
 //! indexes with it, converts it and compares it; and the standard searches
-//! (`partition_point`, `binary_search_by`, `position`, `count`, `any`), whose results
-//! carry no derivative either. Checked against num-dual in both modes,
+//! (`partition_point`, `binary_search_by`, `position`, `count`, `any`, also taken apart by
+//! closures: `unwrap_or_else(|l| l)`, `map_or(0, |n| n + 1)`), whose results carry no
+//! derivative either. Checked against num-dual in both modes,
 //! under forward over reverse (H·v), forward over forward and reverse over forward.
 
 // Index loops are part of the language under test.
@@ -123,7 +124,20 @@ fn searched(x: &[f64]) -> f64 {
     if x.iter().any(|v| v.is_nan()) {
         return 0.0;
     }
-    y * y + VALS[j] * x[1] * x[k] + positive as f64 * x[x.len() - 1]
+    // Searches taken apart by closures: an insertion point, and positions mapped.
+    let l = GRID
+        .binary_search_by(|g| g.total_cmp(&x[2]))
+        .unwrap_or_else(|l| l)
+        .min(GRID.len() - 1);
+    let m = x
+        .iter()
+        .position(|&v| v > 10.0)
+        .unwrap_or_else(|| x.len() - 1);
+    let n = x
+        .iter()
+        .position(|&v| v > 0.5)
+        .map_or(0, |n| (n + 1) % x.len());
+    y * y + VALS[j] * x[1] * x[k] + positive as f64 * x[x.len() - 1] + VALS[l] * x[m] * x[n]
 }
 
 fn searched_o<D: Num>(x: &[D]) -> D {
@@ -146,7 +160,16 @@ fn searched_o<D: Num>(x: &[D]) -> D {
     }
     let k = if k == x.len() { 0 } else { k };
     let positive = x.iter().filter(|v| v.re() > 0.0).count();
-    y * y + x[1] * x[k] * VALS[j] + x[x.len() - 1] * positive as f64
+    let l = GRID
+        .iter()
+        .filter(|g| **g < x[2].re())
+        .count()
+        .min(GRID.len() - 1);
+    let m = x.len() - 1;
+    let n = (0..x.len())
+        .find(|n| x[*n].re() > 0.5)
+        .map_or(0, |n| (n + 1) % x.len());
+    y * y + x[1] * x[k] * VALS[j] + x[x.len() - 1] * positive as f64 + x[m] * x[n] * VALS[l]
 }
 
 /// Away from the grid's knots, where the interpolation has a kink.

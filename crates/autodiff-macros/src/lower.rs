@@ -7020,6 +7020,23 @@ impl Lowerer {
                 ),
             );
         }
+        // `binary_search(&k).unwrap_or_else(|j| j)`, `position(..).map_or(0, |k| k + 1)`:
+        // a constant `Option` or `Result` taken apart by closures that read only constants.
+        let constant_recv = match &recv {
+            Val::Op(Operand::Lit(_)) => true,
+            Val::Op(Operand::Var(v)) => self.holds_constant(v),
+            Val::Place(..) | Val::Tuple(_) => false,
+        };
+        if constant_recv
+            && is_option_combinator(&name)
+            && m.args
+                .iter()
+                .all(|a| self.names_only_constants(&a.to_token_stream()))
+        {
+            return Ok(Val::Op(Operand::Lit(
+                self.render(&Expr::MethodCall(m.clone())),
+            )));
+        }
         let mut args = Vec::new();
         for (i, a) in m.args.iter().enumerate() {
             args.push(self.lower_arg(a, i + 1)?);
@@ -8135,15 +8152,19 @@ impl Lowerer {
         {
             return false;
         }
+        self.names_only_constants(&m.to_token_stream())
+    }
+
+    /// Whether every local that `tokens` names holds a constant (names that are not
+    /// locals, a closure's own parameters among them, are not looked at), or is only
+    /// asked for its shape (`x.len()`).
+    fn names_only_constants(&self, tokens: &TokenStream) -> bool {
         let mut constant = true;
-        walk_idents(
-            &m.to_token_stream(),
-            &mut |id| match self.lookup(&id.to_string()) {
-                Some(Binding::Var(v)) => constant &= self.holds_constant(v),
-                Some(_) => constant = false,
-                None => {}
-            },
-        );
+        walk_value_idents(tokens, &mut |id| match self.lookup(&id.to_string()) {
+            Some(Binding::Var(v)) => constant &= self.holds_constant(v),
+            Some(_) => constant = false,
+            None => {}
+        });
         constant
     }
 
@@ -9318,6 +9339,33 @@ fn without_bindings(p: &Pat, keep: Option<&Ident>) -> Pat {
     p
 }
 
+/// Calls `f` with each identifier of `ts` whose value is read: not one whose shape alone is
+/// asked for (`x` of `x.len()`, `x.is_empty()`).
+fn walk_value_idents(ts: &TokenStream, f: &mut impl FnMut(&Ident)) {
+    let tts: Vec<TokenTree> = ts.clone().into_iter().collect();
+    for (i, tt) in tts.iter().enumerate() {
+        match tt {
+            TokenTree::Ident(id) => {
+                let shape_only = matches!(
+                    (tts.get(i + 1), tts.get(i + 2), tts.get(i + 3)),
+                    (
+                        Some(TokenTree::Punct(p)),
+                        Some(TokenTree::Ident(m)),
+                        Some(TokenTree::Group(g)),
+                    ) if p.as_char() == '.'
+                        && matches!(m.to_string().as_str(), "len" | "is_empty")
+                        && g.stream().is_empty()
+                );
+                if !shape_only {
+                    f(id);
+                }
+            }
+            TokenTree::Group(g) => walk_value_idents(&g.stream(), f),
+            _ => {}
+        }
+    }
+}
+
 pub fn walk_idents(ts: &TokenStream, f: &mut impl FnMut(&Ident)) {
     for tt in ts.clone() {
         match tt {
@@ -10025,6 +10073,32 @@ fn is_integer_method(name: &str) -> bool {
                 | "leading_zeros"
                 | "trailing_zeros"
         )
+}
+
+/// Methods of `Option` and `Result` that take them apart through closures or defaults.
+fn is_option_combinator(name: &str) -> bool {
+    matches!(
+        name,
+        "unwrap_or_else"
+            | "unwrap_or_default"
+            | "map_or"
+            | "map_or_else"
+            | "map"
+            | "and_then"
+            | "or_else"
+            | "ok"
+            | "err"
+            | "ok_or"
+            | "ok_or_else"
+            | "filter"
+            | "is_some_and"
+            | "is_none_or"
+            | "is_ok_and"
+            | "is_err_and"
+            | "unwrap_or"
+            | "expect"
+            | "unwrap"
+    )
 }
 
 /// Methods of slices and iterators that search: their results are positions, counts or
