@@ -286,6 +286,28 @@ fn started_o<D: Num>(x: &[D]) -> D {
     before * h[1] + h[0]
 }
 
+/// A call's vector assigned again from calls and then only iterated, never indexed:
+/// `let mut h = step(..); h = step(&h, ..);`, then `h.iter()`.
+#[autodiff_forward(iterated_fwd, Dual, Dual)]
+#[autodiff_reverse(iterated_rev, Duplicated, Active)]
+fn iterated(x: &[f64]) -> f64 {
+    let mut h = step(&x[1..], x[0]);
+    h = step(&h, x[1]);
+    for _ in 0..2 {
+        h = step(&h, 0.5);
+    }
+    h.iter().map(|v| v * v).sum()
+}
+
+fn iterated_o<D: Num>(x: &[D]) -> D {
+    let mut h = step_o(&x[1..], x[0]);
+    h = step_o(&h, x[1]);
+    for _ in 0..2 {
+        h = step_o(&h, c(0.5));
+    }
+    h.iter().fold(c(0.0), |a, v| a + *v * *v)
+}
+
 fn step_o<D: Num>(h: &[D], w: D) -> Vec<D> {
     (0..h.len())
         .map(|i| (w * h[i] + h[(i + 1) % h.len()] * 0.5).tanh())
@@ -389,6 +411,8 @@ proptest! {
         check_hvp_of::<recurrent_rev>(&x, &v, recurrent_o);
         check_slice("started", (&x, &v, &s0, s), started, started_fwd, started_rev, started_o::<Dual64>);
         check_hvp_of::<started_rev>(&x, &v, started_o);
+        check_slice("iterated", (&x, &v, &s0, s), iterated, iterated_fwd, iterated_rev, iterated_o::<Dual64>);
+        check_hvp_of::<iterated_rev>(&x, &v, iterated_o);
     }
 
     #[test]

@@ -806,16 +806,23 @@ impl<'a> Reverse<'a> {
         }
     }
 
-    /// Before `let p = t;`, `let (a, b) = t;` or `let p = t.0;` in the outermost block, the
-    /// adjoint of `t`, shaped like `t` while it still holds its value: a call's result,
-    /// whose type the macro does not see, may be a vector, which moves.
+    /// Before `let p = t;` (`let mut p = t;` too, `p` then assigned again), `p = t;`, `let
+    /// (a, b) = t;` or `let p = t.0;` in the outermost block, the adjoint of `t`, shaped like `t`
+    /// while it still holds its value: a call's result, whose type the macro does not see,
+    /// may be a vector, which moves.
     fn declare_before_move(&self, s: &Stmt, level: Level, block: &Block, k: usize) -> TokenStream {
         let t = match s {
             Stmt::Let {
                 var,
-                mutable: false,
                 op: Op::Use(Operand::Var(t)),
+                ..
             } if var != t => t,
+            // `h = t;` of a whole local.
+            Stmt::Assign {
+                place,
+                kind: AssignKind::Set,
+                val: Operand::Var(t),
+            } if place.is_whole() && place.base != *t => t,
             Stmt::LetTuple {
                 op: Op::Use(Operand::Var(t)),
                 ..
