@@ -4,7 +4,9 @@
 //! `enumerate`, `zip` and `map`, `filter` on slices and ranges, the element found by
 //! `reduce`, `max_by`, `min_by`, `first` and `last`, a local buffer of buffers built
 //! with `vec![vec![0.0; m]; n]`, `const` and `static` arrays iterated, iterators
-//! bound with `let` before they are consumed, and chains over a slice of structs.
+//! bound with `let` before they are consumed, chains over a slice of structs, and local
+//! arrays and vectors iterated by value (`for z in zs`, over a copy where the body writes
+//! `zs`).
 
 // Index loops in the oracles mirror the constructs under test, and `map(|v| *v)` and
 // `(&[..]).iter()` are constructs under test.
@@ -816,6 +818,61 @@ fn scattered(n: usize) -> Vec<usize> {
     (0..n).map(|i| (3 * i + 1) % n).collect()
 }
 
+/// `(a - m)²`.
+#[differentiable]
+fn sq_from(a: f64, m: f64) -> f64 {
+    (a - m) * (a - m)
+}
+
+/// Local arrays and vectors iterated by value (`for z in zs`): each element is a value,
+/// passed to a callee as one, and the loop runs over a copy of an array that its body
+/// writes.
+#[autodiff_forward(by_value_fwd, Dual, Dual)]
+#[autodiff_reverse(by_value_rev, Duplicated, Active)]
+fn by_value(x: &[f64]) -> f64 {
+    let table = [1.2, 0.4, -0.3];
+    let mut s = 0.0;
+    for t in table {
+        s += sq_from(t, x[0]);
+    }
+    let z = [x[0], 2.0 * x[1], 0.3];
+    for zi in z {
+        s += sq_from(zi, x[1]) * zi;
+    }
+    let v = z.to_vec();
+    for vi in v.into_iter() {
+        s += sq_from(vi, 0.5);
+    }
+    let mut w = [x[0], x[1]];
+    for wi in w {
+        w[1] = 10.0 * wi;
+        s += wi * w[1];
+    }
+    s + w[0] * w[1]
+}
+
+fn by_value_o<D: Num>(x: &[D]) -> D {
+    let sq = |a: D, m: D| (a - m) * (a - m);
+    let mut s: D = c(0.0);
+    for t in [1.2, 0.4, -0.3] {
+        s += sq(c(t), x[0]);
+    }
+    let z = [x[0], x[1] * 2.0, c(0.3)];
+    for zi in z {
+        s += sq(zi, x[1]) * zi;
+    }
+    for vi in z {
+        s += sq(vi, c(0.5));
+    }
+    let mut w = [x[0], x[1]];
+    let original = w;
+    for wi in original {
+        w[1] = wi * 10.0;
+        s += wi * w[1];
+    }
+    s + w[0] * w[1]
+}
+
 proptest! {
     #![proptest_config(config())]
 
@@ -823,6 +880,12 @@ proptest! {
     fn iterators_bound_before_they_are_consumed((x, v, s0) in slice_case(-1.0, 1.0, 1..6, 0), s in seed()) {
         check_slice("bound_iterators", (&x, &v, &s0, s), bound_iterators, bound_iterators_fwd, bound_iterators_rev, bound_iterators_o::<Dual64>);
         check_hvp_of::<bound_iterators_rev>(&x, &v, bound_iterators_o);
+    }
+
+    #[test]
+    fn locals_iterated_by_value((x, v, s0) in slice_case(-1.0, 1.0, 2..5, 0), s in seed()) {
+        check_slice("by_value", (&x, &v, &s0, s), by_value, by_value_fwd, by_value_rev, by_value_o::<Dual64>);
+        check_hvp_of::<by_value_rev>(&x, &v, by_value_o);
     }
 
     #[test]

@@ -5203,6 +5203,21 @@ impl Lowerer {
             });
             return self.lower_scoped(&block).map(|_| ());
         }
+        // `for z in zs` of a local array iterates over a copy: a body that writes `zs`
+        // does not change the elements still to come.
+        let by_value = self.iterated_by_value(&f.expr);
+        if let Some(zs) = &by_value
+            && writes_local(&f.body, zs)
+        {
+            let copy = format_ident!("__ad_iterated_{}", zs);
+            let mut each = f.clone();
+            *each.expr = syn::parse_quote!(#copy);
+            let block: syn::Block = syn::parse_quote_spanned!(f.span()=> {
+                let #copy = #zs;
+                #each
+            });
+            return self.lower_scoped(&block).map(|_| ());
+        }
         let Some(chain) = self.parse_chain(&f.expr)? else {
             return unsupported(&f.expr, "iterating over this expression");
         };
@@ -5222,7 +5237,15 @@ impl Lowerer {
                     val: Operand::Lit(quote!(false)),
                 });
             }
-            l.bind_pat_ref(&pat, elem)?;
+            match elem {
+                // An element of a local array or vector iterated by value is a value (a
+                // callee takes it as one), read when the iteration starts.
+                Val::Place(p, m) if by_value.is_some() && is_scalar_place(&p, l) => {
+                    let o = l.operand(Val::Place(p, m), pat.span())?;
+                    l.bind_pat(&pat, Val::Op(o))?;
+                }
+                elem => l.bind_pat_ref(&pat, elem)?,
+            }
             l.lower_stmts(&body.stmts, Tail::Unit)?;
             Ok(())
         });
@@ -5230,6 +5253,28 @@ impl Lowerer {
             self.loops.pop();
         }
         r
+    }
+
+    /// The local array or vector that `for .. in e` iterates by value (`for z in zs`, `for
+    /// z in zs.into_iter()`): its elements are values, not references.
+    fn iterated_by_value(&self, e: &Expr) -> Option<Ident> {
+        let e = match strip(e) {
+            Expr::MethodCall(m) if m.method == "into_iter" && m.args.is_empty() => {
+                strip(&m.receiver)
+            }
+            e => e,
+        };
+        let Expr::Path(p) = e else { return None };
+        let id = p.path.get_ident()?;
+        match self.lookup(&id.to_string()) {
+            Some(Binding::Var(v))
+                if matches!(self.kinds.get(&v.to_string()), Some(VarKind::Buffer))
+                    && !self.struct_values.contains(&v.to_string()) =>
+            {
+                Some(id.clone())
+            }
+            _ => None,
+        }
     }
 
     fn lower_while(&mut self, w: &syn::ExprWhile) -> Result<()> {
@@ -9337,6 +9382,59 @@ fn without_bindings(p: &Pat, keep: Option<&Ident>) -> Pat {
     let mut p = p.clone();
     syn::visit_mut::VisitMut::visit_pat_mut(&mut Wild(keep), &mut p);
     p
+}
+
+/// Whether `body` may write the local `name`: assigns to it or into it, lends it mutably,
+/// or calls a method on it other than one that only reads.
+fn writes_local(body: &syn::Block, name: &Ident) -> bool {
+    struct Finder<'a> {
+        name: &'a Ident,
+        found: bool,
+    }
+    impl Finder<'_> {
+        fn rooted(&self, e: &Expr) -> bool {
+            let mut e = strip(e);
+            loop {
+                e = match e {
+                    Expr::Index(i) => strip(&i.expr),
+                    Expr::Field(f) => strip(&f.base),
+                    Expr::Unary(u) => strip(&u.expr),
+                    Expr::Path(p) => return p.path.is_ident(self.name),
+                    _ => return false,
+                };
+            }
+        }
+    }
+    impl<'v> syn::visit::Visit<'v> for Finder<'_> {
+        fn visit_expr(&mut self, e: &'v Expr) {
+            self.found |= match e {
+                Expr::Assign(a) => self.rooted(&a.left),
+                Expr::Binary(b) => {
+                    matches!(
+                        b.op,
+                        syn::BinOp::AddAssign(_)
+                            | syn::BinOp::SubAssign(_)
+                            | syn::BinOp::MulAssign(_)
+                            | syn::BinOp::DivAssign(_)
+                            | syn::BinOp::RemAssign(_)
+                    ) && self.rooted(&b.left)
+                }
+                Expr::Reference(r) => r.mutability.is_some() && self.rooted(&r.expr),
+                Expr::MethodCall(m) => {
+                    self.rooted(&m.receiver)
+                        && !matches!(
+                            m.method.to_string().as_str(),
+                            "len" | "is_empty" | "iter" | "get" | "first" | "last" | "contains"
+                        )
+                }
+                _ => false,
+            };
+            syn::visit::visit_expr(self, e);
+        }
+    }
+    let mut f = Finder { name, found: false };
+    syn::visit::Visit::visit_block(&mut f, body);
+    f.found
 }
 
 /// Calls `f` with each identifier of `ts` whose value is read: not one whose shape alone is
