@@ -843,6 +843,8 @@ fn by_value(x: &[f64]) -> f64 {
     for vi in v.into_iter() {
         s += sq_from(vi, 0.5);
     }
+    s += z.into_iter().map(|a| sq_from(a, 0.25)).sum::<f64>();
+    s += table.into_iter().map(|t| sq_from(t, x[1])).sum::<f64>();
     let mut w = [x[0], x[1]];
     for wi in w {
         w[1] = 10.0 * wi;
@@ -863,6 +865,12 @@ fn by_value_o<D: Num>(x: &[D]) -> D {
     }
     for vi in z {
         s += sq(vi, c(0.5));
+    }
+    for a in z {
+        s += sq(a, c(0.25));
+    }
+    for t in [1.2, 0.4, -0.3] {
+        s += sq(c(t), x[1]);
     }
     let mut w = [x[0], x[1]];
     let original = w;

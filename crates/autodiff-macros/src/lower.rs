@@ -5500,6 +5500,15 @@ impl Lowerer {
                                     "iterating an `ndarray` array of more than two dimensions, or whose type does not name its number (loop over its indexes, `a[[i, j, l]]`)",
                                 )
                             }
+                            // `zs.into_iter()` of a local array or vector yields values.
+                            Val::Place(p, _)
+                                if name == "into_iter" && self.iterated_by_value(e).is_some() =>
+                            {
+                                Ok(Some(Chain {
+                                    source: Source::Slice(p, false),
+                                    adapters: vec![Adapter::Copied],
+                                }))
+                            }
                             Val::Place(p, pm) => Ok(Some(Chain {
                                 source: Source::Slice(
                                     p,
