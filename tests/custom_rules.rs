@@ -292,6 +292,17 @@ fn sync_rev(step: usize) -> ((), impl FnOnce()) {
     })
 }
 
+/// Held by each test that counts `sync`'s runs: tests run in parallel, and these share
+/// its counters.
+static SYNC_COUNTED: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Takes [`SYNC_COUNTED`] (whether or not a test that held it failed).
+fn count_sync_alone() -> std::sync::MutexGuard<'static, ()> {
+    SYNC_COUNTED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// `sync`'s counts `(augmented, pullbacks, forwards, steps)`, read and reset to zero.
 fn sync_counts() -> (usize, usize, usize, usize) {
     take_counts([
@@ -331,6 +342,7 @@ fn through_constant_helpers(x: &[f64], c: &[f64]) -> f64 {
 
 #[test]
 fn rule_fires_through_helpers_that_receive_no_adjoint() {
+    let _alone = count_sync_alone();
     let (x, c) = ([1.5], [0.25, -0.5]);
     sync_counts();
     let mut g = [0.0];
@@ -359,6 +371,7 @@ fn unit_bound(x: &[f64]) -> f64 {
 
 #[test]
 fn rule_fires_when_its_unit_is_bound_or_dropped() {
+    let _alone = count_sync_alone();
     sync_counts();
     let mut g = [0.0];
     d_unit_bound(&[1.5], &mut g, 1.0);
@@ -1255,4 +1268,65 @@ fn associated_rules_beside_constant_float_parameters() {
     let (v, t) = scaled_calls_jvp(x, 1.0, c, &w, &y, &[1.0, -1.0]);
     close("value", v, x * x * c + (y[0] * w[0] + y[1] * w[1]), 1e-14).unwrap();
     close("tangent", t, 3.0 * x * c + 2.0 * (w[0] - w[1]), 1e-14).unwrap();
+}
+
+// ------------------------------------------------------------------ array references
+
+/// `b₀²·b₁` of a `&[f64; 2]`, with both rules (differentiable, so that nested code
+/// differentiates them), called from functions of slices.
+#[custom_rule(forward = cube_of_pair_fwd, reverse = cube_of_pair_rev)]
+fn cube_of_pair(b: &[f64; 2]) -> f64 {
+    b[0] * b[0] * b[1]
+}
+
+#[differentiable]
+fn cube_of_pair_fwd(b: &[f64; 2], db: &[f64]) -> (f64, f64) {
+    let y = b[0] * b[0] * b[1];
+    (y, 2.0 * b[0] * b[1] * db[0] + b[0] * b[0] * db[1])
+}
+
+#[differentiable]
+fn cube_of_pair_rev(b: &[f64; 2]) -> (f64, impl FnOnce(&mut [f64], f64) + '_) {
+    let y = b[0] * b[0] * b[1];
+    (y, move |db: &mut [f64], g: f64| {
+        db[0] += 2.0 * b[0] * b[1] * g;
+        db[1] += b[0] * b[0] * g;
+    })
+}
+
+/// `b₀³·b₁`, its array passed on (nested code takes it as a slice).
+#[differentiable]
+fn pair_times_first(b: &[f64; 2]) -> f64 {
+    cube_of_pair(b) * b[0]
+}
+
+/// `x₀³·x₁`.
+#[autodiff_reverse(d_pair_objective, Duplicated, Active)]
+#[autodiff_forward(pair_objective_jvp, Dual, Dual)]
+fn pair_objective(x: &[f64]) -> f64 {
+    let b = [x[0], x[1]];
+    pair_times_first(&b)
+}
+
+/// `∂/∂x₀` of [`pair_objective`], differentiated again in forward mode.
+#[autodiff_forward(pair_second_jvp, Dual, Dual)]
+fn pair_first(x: &[f64]) -> f64 {
+    pair_objective_jvp(x, &[1.0, 0.0]).1
+}
+
+#[test]
+fn a_rule_of_an_array_reference_in_every_mode_and_nested() {
+    let x = [1.5, -2.0];
+    let (a, b) = (x[0], x[1]);
+    let want_g = [3.0 * a * a * b, a * a * a];
+    let g = autodiff_core::gradient::<d_pair_objective>(&x);
+    assert!((g[0] - want_g[0]).abs() <= 1e-12 && (g[1] - want_g[1]).abs() <= 1e-12);
+    let (_, t) = pair_objective_jvp(&x, &[0.5, 1.0]);
+    assert!((t - (0.5 * want_g[0] + want_g[1])).abs() <= 1e-12);
+    // H = [[6ab, 3a²], [3a², 0]].
+    let hv = autodiff_core::hvp::<d_pair_objective>(&x, &[1.0, 0.5]);
+    let want_hv = [6.0 * a * b + 1.5 * a * a, 3.0 * a * a];
+    assert!((hv[0] - want_hv[0]).abs() <= 1e-12 && (hv[1] - want_hv[1]).abs() <= 1e-12);
+    let (_, d2) = pair_second_jvp(&x, &[1.0, 0.0]);
+    assert!((d2 - 6.0 * a * b).abs() <= 1e-12, "{d2}");
 }

@@ -308,6 +308,30 @@ fn iterated_o<D: Num>(x: &[D]) -> D {
     h.iter().fold(c(0.0), |a, v| a + *v * *v)
 }
 
+/// Products of neighbours: one element fewer.
+#[differentiable]
+fn neighbour_products(x: &[f64]) -> Vec<f64> {
+    let mut o = Vec::new();
+    for i in 0..x.len() - 1 {
+        o.push(x[i] * x[i + 1]);
+    }
+    o
+}
+
+/// A call's vector assigned again from calls that shorten it, then only iterated.
+#[autodiff_reverse(shortened_rev, Duplicated, Active)]
+fn shortened(x: &[f64]) -> f64 {
+    let mut h = neighbour_products(x);
+    h = neighbour_products(&h);
+    h.iter().map(|v| v * v).sum()
+}
+
+fn shortened_o<D: Num>(x: &[D]) -> D {
+    let products = |v: &[D]| -> Vec<D> { v.windows(2).map(|w| w[0] * w[1]).collect() };
+    let h = products(&products(x));
+    h.iter().fold(c(0.0), |a, v| a + *v * *v)
+}
+
 fn step_o<D: Num>(h: &[D], w: D) -> Vec<D> {
     (0..h.len())
         .map(|i| (w * h[i] + h[(i + 1) % h.len()] * 0.5).tanh())
@@ -413,6 +437,12 @@ proptest! {
         check_hvp_of::<started_rev>(&x, &v, started_o);
         check_slice("iterated", (&x, &v, &s0, s), iterated, iterated_fwd, iterated_rev, iterated_o::<Dual64>);
         check_hvp_of::<iterated_rev>(&x, &v, iterated_o);
+        let (want, grad) = oracle_grad(shortened_o, &x);
+        let mut g = s0.clone();
+        check("shortened", shortened_rev(&x, &mut g, s), want);
+        let added: Vec<f64> = g.iter().zip(&s0).map(|(a, b)| a - b).collect();
+        check_all("shortened gradient", &added, &grad.iter().map(|d| d * s).collect::<Vec<_>>());
+        check_hvp_of::<shortened_rev>(&x, &v, shortened_o);
     }
 
     #[test]

@@ -222,9 +222,12 @@ proptest! {
         prop_assert!((d2 - want).abs() <= 1e-12 * (1.0 + want.abs()), "{d2} vs {want}");
         let fd = central(rule_dh, x);
         prop_assert!((d2 - fd).abs() <= 1e-6 * (1.0 + fd.abs()), "{d2} vs {fd}");
-        // The true second derivative differs: the rule's was used.
+        // Where the true second derivative differs from the rule's (not near `x = 0`, nor
+        // where the two curves cross), the result is not the true one: the rule's was used.
         let truth = (Dual2_64::from_re(x).derivative().powi(3).sin() + Dual2_64::from_re(x)).v2;
-        prop_assert!((d2 - truth).abs() > 1e-3 * (1.0 + truth.abs()) || x.abs() < 0.2);
+        if (want - truth).abs() > 1e-2 * (1.0 + truth.abs()) {
+            prop_assert!((d2 - truth).abs() > 1e-3 * (1.0 + truth.abs()), "{d2} vs {truth}");
+        }
     }
 
     /// A rule on slices with a constant option and an integer, and a rule writing an

@@ -1690,6 +1690,13 @@ impl<'a> Reverse<'a> {
         }
         let a = place.adjoint();
         let rev = match kind {
+            // A whole local put back (a vector that a call's may have replaced with one of
+            // another length, `h = shrink(&h);`): its adjoint restarts shaped like the old
+            // value, which the reverse sweep goes on with.
+            AssignKind::Set if place.is_whole() && !restore.is_empty() => {
+                let acc = self.accumulate(val, quote!(__ad_g));
+                quote!(let __ad_g = #a; #restore #a = __ad::zero_like(&#p); #acc)
+            }
             AssignKind::Set => {
                 let acc = self.accumulate(val, quote!(__ad_g));
                 quote!(let __ad_g = #a; #a = __ad::zero_like(&__ad_g); #restore #acc)

@@ -938,6 +938,8 @@ fn forward_over_reverse_rule(
     let mut transposed_args = Vec::new();
     // The forward rule's arguments: each primal and its tangent.
     let mut forward_args = Vec::new();
+    // Array references taken as slices, converted back.
+    let mut arrays = TokenStream::new();
     for p in params {
         let (n, ty) = (&p.name, p.ty.as_ref().expect("a free function"));
         let t = format_ident!("__ad_t_{}", n);
@@ -945,9 +947,10 @@ fn forward_over_reverse_rule(
         let s = format_ident!("__ad_s_{}", n);
         let k = format_ident!("__ad_k_{}", n);
         let tk = format_ident!("__ad_tk_{}", n);
-        let decl = quote!(#n: #ty);
+        let (decl, array) = nested_param(n, ty);
+        arrays.extend(array);
         fwd_params.push(decl.clone());
-        pull_params.push(decl);
+        pull_params.push(decl.clone());
         prims.push(quote!(#n));
         derivative_args.push(quote!(#n));
         let tangent = match tangent_type(ty, floats) {
@@ -985,12 +988,7 @@ fn forward_over_reverse_rule(
             }
             _ => quote!(impl ::core::marker::Sized),
         };
-        transposed_params.extend([
-            quote!(#n: #ty),
-            quote!(#k: #sink),
-            tangent,
-            quote!(#tk: #sink),
-        ]);
+        transposed_params.extend([decl, quote!(#k: #sink), tangent, quote!(#tk: #sink)]);
         transposed_args.extend([quote!(#n), quote!(#t), quote!(#tk), quote!(#k)]);
         forward_args.extend([quote!(#n), quote!(#t)]);
         match &p.kind {
@@ -1122,6 +1120,7 @@ fn forward_over_reverse_rule(
         pub fn __ad_fwd___ad_aug(#(#fwd_params),*) -> ((#r, ()), (#r, ())) {
             use ::autodiff_core::__private as __ad;
             use __ad::{NestedRuleFound as _, NestedRuleMissing as _};
+            #arrays
             let (__ad_y, __ad_dy) = #value;
             ((__ad_y, ()), (__ad_dy, ()))
         }
@@ -1130,6 +1129,7 @@ fn forward_over_reverse_rule(
         pub fn __ad_fwd___ad_pull(#(#pull_params),*) -> ((), ()) {
             use ::autodiff_core::__private as __ad;
             use __ad::{NestedRuleFound as _, NestedRuleMissing as _};
+            #arrays
             #convert
             #sinks
             #request
@@ -1194,6 +1194,7 @@ fn forward_over_forward_rule(
 
     let mut decls = Vec::new();
     let mut convert = TokenStream::new();
+    let mut arrays = TokenStream::new();
     let mut rule_args = Vec::new();
     let mut derivative_args = Vec::new();
     let mut outputs = Vec::new();
@@ -1201,7 +1202,9 @@ fn forward_over_forward_rule(
         let (n, ty) = (&p.name, p.ty.as_ref().expect("a free function"));
         let [t, u, w] = ["t", "u", "w"].map(|k| format_ident!("__ad_{}_{}", k, n));
         let [dt, du, dw] = ["dt", "du", "dw"].map(|k| format_ident!("__ad_{}_{}", k, n));
-        decls.push(quote!(#n: #ty));
+        let (decl, array) = nested_param(n, ty);
+        arrays.extend(array);
+        decls.push(decl);
         rule_args.push(quote!(#n));
         derivative_args.push(quote!(#n));
         // The tangent `t` of the primal, the rule's tangent `u` and the tangent `w` of `u`
@@ -1296,6 +1299,7 @@ fn forward_over_forward_rule(
         #[allow(unused, unused_mut, non_snake_case, clippy::all)]
         pub fn __ad_fwd___ad_fwd(#(#decls),*) -> (#r, #r) {
             use ::autodiff_core::__private as __ad;
+            #arrays
             #convert
             // (Asked once: the derivative is kept.)
             static __AD_DERIVATIVE: __ad::NestedRuleCache<#types> = __ad::NestedRuleCache::new();
@@ -1330,6 +1334,23 @@ fn refused_parameter(tys: &[Type], floats: &crate::collections::HashSet<String>)
 }
 
 /// The last segment of a rule's path (`f_rev` of `rules::f_rev`), for messages.
+/// The declaration of the parameter `n: ty` in a nested protocol function, which callers
+/// differentiated again pass float buffers as slices: an array reference (`&[f64; 3]`) is
+/// declared as a slice, and converted back at the start of the body (the statement).
+fn nested_param(n: &Ident, ty: &Type) -> (TokenStream, TokenStream) {
+    if let Type::Reference(r) = ty
+        && let Type::Array(a) = &*r.elem
+    {
+        let (e, m) = (&a.elem, &r.mutability);
+        return (
+            quote!(#n: &#m [#e]),
+            quote!(let #n: #ty = ::core::convert::TryInto::try_into(#n)
+                .expect("a buffer of the array's length");),
+        );
+    }
+    (quote!(#n: #ty), TokenStream::new())
+}
+
 fn last_name(rule: &syn::Path) -> String {
     rule.segments
         .last()
