@@ -137,7 +137,8 @@ fn searched(x: &[f64]) -> f64 {
         .iter()
         .position(|&v| v > 0.5)
         .map_or(0, |n| (n + 1) % x.len());
-    y * y + VALS[j] * x[1] * x[k] + positive as f64 * x[x.len() - 1] + VALS[l] * x[m] * x[n]
+    let o = x.iter().position(|&v| v > 10.0).map(|o| o * 2).unwrap_or(1);
+    y * y + VALS[j] * x[1] * x[k] + positive as f64 * x[x.len() - 1] + VALS[l] * x[m] * x[n] * x[o]
 }
 
 fn searched_o<D: Num>(x: &[D]) -> D {
@@ -169,7 +170,7 @@ fn searched_o<D: Num>(x: &[D]) -> D {
     let n = (0..x.len())
         .find(|n| x[*n].re() > 0.5)
         .map_or(0, |n| (n + 1) % x.len());
-    y * y + x[1] * x[k] * VALS[j] + x[x.len() - 1] * positive as f64 + x[m] * x[n] * VALS[l]
+    y * y + x[1] * x[k] * VALS[j] + x[x.len() - 1] * positive as f64 + x[m] * x[n] * VALS[l] * x[1]
 }
 
 /// Away from the grid's knots, where the interpolation has a kink.

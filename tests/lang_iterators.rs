@@ -850,7 +850,31 @@ fn by_value(x: &[f64]) -> f64 {
         w[1] = 10.0 * wi;
         s += wi * w[1];
     }
+    for (i, a) in z.clone().into_iter().enumerate() {
+        s += sq_from(a, x[i % 2]);
+    }
+    // A call's vector, and the rows of local matrices (the second written while its
+    // rows are iterated).
+    let h = halves(x);
+    for a in h {
+        s += sq_from(a, 0.1);
+    }
+    let m = [[x[0], x[1]], [x[1], x[0] * x[1]]];
+    for row in m {
+        s += row[0] * row[1];
+    }
+    let mut n = [[x[0], 1.0], [x[1], 0.5]];
+    for [a, b] in n {
+        n[1][0] = a * 3.0;
+        s += a * b + n[1][0];
+    }
     s + w[0] * w[1]
+}
+
+/// Each element halved.
+#[differentiable]
+fn halves(x: &[f64]) -> Vec<f64> {
+    x.iter().map(|a| 0.5 * a).collect()
 }
 
 fn by_value_o<D: Num>(x: &[D]) -> D {
@@ -877,6 +901,18 @@ fn by_value_o<D: Num>(x: &[D]) -> D {
     for wi in original {
         w[1] = wi * 10.0;
         s += wi * w[1];
+    }
+    for (i, a) in z.into_iter().enumerate() {
+        s += sq(a, x[i % 2]);
+    }
+    for a in x {
+        s += sq(*a * 0.5, c(0.1));
+    }
+    s += x[0] * x[1] + x[1] * x[0] * x[1];
+    let mut n = [[x[0], c(1.0)], [x[1], c(0.5)]];
+    for [a, b] in [[x[0], c(1.0)], [x[1], c(0.5)]] {
+        n[1][0] = a * 3.0;
+        s += a * b + n[1][0];
     }
     s + w[0] * w[1]
 }

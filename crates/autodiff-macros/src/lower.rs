@@ -4914,6 +4914,26 @@ impl Lowerer {
         })
     }
 
+    /// Whether `e` is a search's result (`x.iter().position(..)`, `binary_search(..)`), or
+    /// such a result taken apart by `Option`/`Result` methods whose closures read only
+    /// constants (`.map(|k| k * 2)`, `.ok()`).
+    fn is_search_result(&self, e: &Expr) -> bool {
+        match strip(e) {
+            Expr::MethodCall(m) if self.is_search(m) => !matches!(
+                m.method.to_string().as_str(),
+                "any" | "all" | "count" | "contains"
+            ),
+            Expr::MethodCall(m) => {
+                is_option_combinator(&m.method.to_string())
+                    && self.is_search_result(&m.receiver)
+                    && m.args
+                        .iter()
+                        .all(|a| self.names_only_constants(&a.to_token_stream()))
+            }
+            _ => false,
+        }
+    }
+
     /// Whether `m` is a slice's or an iterator's search (see [`is_search_method`]), not a
     /// struct's own method of that name.
     fn is_search(&self, m: &syn::ExprMethodCall) -> bool {
@@ -5206,6 +5226,23 @@ impl Lowerer {
         // `for z in zs` of a local array iterates over a copy: a body that writes `zs`
         // does not change the elements still to come.
         let by_value = self.iterated_by_value(&f.expr);
+        // `for row in m` of a local matrix: its rows, as `for &row in m.iter()` reads them
+        // (over a copy, `m.clone()`, where the body writes `m`).
+        if let Some(m) = &by_value
+            && self.is_local_matrix(&f.expr)
+        {
+            let mut each = f.clone();
+            *each.expr = if writes_local(&f.body, m) {
+                syn::parse_quote_spanned!(f.expr.span()=> #m.clone().iter())
+            } else {
+                syn::parse_quote_spanned!(f.expr.span()=> #m.iter())
+            };
+            if !matches!(&*each.pat, Pat::Reference(_)) {
+                let pat = &f.pat;
+                *each.pat = syn::parse_quote_spanned!(pat.span()=> &#pat);
+            }
+            return self.lower_for(&each);
+        }
         if let Some(zs) = &by_value
             && writes_local(&f.body, zs)
         {
@@ -5217,6 +5254,17 @@ impl Lowerer {
                 #each
             });
             return self.lower_scoped(&block).map(|_| ());
+        }
+        // `for v in h` of a vector a call returned: iterated by value, as `h.into_iter()`.
+        if let Expr::Path(p) = strip(&f.expr)
+            && let Some(id) = p.path.get_ident()
+            && let Some(Binding::Var(v)) = self.lookup(&id.to_string())
+            && self.is_call_result(v)
+            && !self.companion
+        {
+            let mut each = f.clone();
+            *each.expr = syn::parse_quote_spanned!(f.expr.span()=> #id.into_iter());
+            return self.lower_for(&each);
         }
         let Some(chain) = self.parse_chain(&f.expr)? else {
             return unsupported(&f.expr, "iterating over this expression");
@@ -5258,12 +5306,17 @@ impl Lowerer {
     /// The local array or vector that `for .. in e` iterates by value (`for z in zs`, `for
     /// z in zs.into_iter()`): its elements are values, not references.
     fn iterated_by_value(&self, e: &Expr) -> Option<Ident> {
-        let e = match strip(e) {
-            Expr::MethodCall(m) if m.method == "into_iter" && m.args.is_empty() => {
-                strip(&m.receiver)
-            }
-            e => e,
-        };
+        let mut e = strip(e);
+        // (Also of a copy: `zs.clone().into_iter()`.)
+        while let Expr::MethodCall(m) = e
+            && m.args.is_empty()
+            && matches!(
+                m.method.to_string().as_str(),
+                "into_iter" | "clone" | "to_vec"
+            )
+        {
+            e = strip(&m.receiver);
+        }
         let Expr::Path(p) = e else { return None };
         let id = p.path.get_ident()?;
         match self.lookup(&id.to_string()) {
@@ -5482,10 +5535,15 @@ impl Lowerer {
                                 Ok(Some(self.constant_chain(e, &v)))
                             }
                             // A vector or array a call returned (`let h = layer(..);
-                            // h.iter()`), read by index as a local buffer is.
+                            // h.iter()`), read by index as a local buffer is; its values
+                            // by `into_iter`.
                             Val::Op(Operand::Var(v)) if !self.companion => Ok(Some(Chain {
                                 source: Source::Slice(Place::local(v), false),
-                                adapters: vec![],
+                                adapters: if name == "into_iter" {
+                                    vec![Adapter::Copied]
+                                } else {
+                                    vec![]
+                                },
                             })),
                             Val::Place(p, _)
                                 if p.is_whole()
@@ -6795,6 +6853,19 @@ impl Lowerer {
                 });
                 return Ok(Val::Op(Operand::Lit(quote!(()))));
             }
+        }
+        // A search's `Option` or `Result` taken apart (`position(..).map(|k| k * 2)
+        // .unwrap_or(0)`) by closures that read only constants: a constant (`map` here is
+        // `Option`'s, not an iterator's).
+        if is_option_combinator(&name)
+            && self.is_search_result(&m.receiver)
+            && m.args
+                .iter()
+                .all(|a| self.names_only_constants(&a.to_token_stream()))
+        {
+            return Ok(Val::Op(Operand::Lit(
+                self.render(&Expr::MethodCall(m.clone())),
+            )));
         }
         // A method of a parameter that is never differentiated (`ks.get(1).copied()` of
         // `ks: &[usize]`) reading nothing else that could carry a derivative: a constant,
