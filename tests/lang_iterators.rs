@@ -850,8 +850,9 @@ fn by_value(x: &[f64]) -> f64 {
         w[1] = 10.0 * wi;
         s += wi * w[1];
     }
-    for (i, a) in z.clone().into_iter().enumerate() {
-        s += sq_from(a, x[i % 2]);
+    let copied = z.to_vec();
+    for (i, a) in copied.clone().into_iter().enumerate() {
+        s += sq_from(a, x[i % 2]) + 0.0 * copied[i];
     }
     // A call's vector, and the rows of local matrices (the second written while its
     // rows are iterated).
