@@ -101,13 +101,26 @@ pub fn parse_spec(mode: Mode, args: TokenStream, sig: &SigInfo) -> syn::Result<S
                 match Activity::parse_name(id) {
                     Some(a) => acts.push((a, id.span())),
                     None => {
-                        return Err(syn::Error::new(
-                            id.span(),
-                            format!(
+                        // Activities of `std::autodiff` that have no counterpart here.
+                        let instead = match id.to_string().as_str() {
+                            "DuplicatedOnly" => Some(
+                                "use `Duplicated`: its shadow receives the same gradient, and the primal's value is kept",
+                            ),
+                            "Dualv" | "DualvOnly" => Some(
+                                "for several tangents in one call, give a width after the name, `#[autodiff_forward(df, 4, Dual, ..)]`: each `Dual` parameter then takes that many tangents",
+                            ),
+                            _ => None,
+                        };
+                        let msg = match instead {
+                            Some(instead) => {
+                                format!("the activity `{id}` is not supported: {instead}")
+                            }
+                            None => format!(
                                 "unknown activity `{id}`: expected one of {}",
                                 allowed_all(mode)
                             ),
-                        ));
+                        };
+                        return Err(syn::Error::new(id.span(), msg));
                     }
                 }
             }
@@ -219,11 +232,11 @@ fn type_text(t: &syn::Type) -> String {
     for (i, c) in text.char_indices() {
         let next = text[i + 1..].chars().next();
         let prev = out.chars().last();
-        // Drop the spaces the printer puts after `&`, `[`, `(` and before `]`, `)`, `;`,
-        // `,`.
+        // Drop the spaces the printer puts after `&`, `[`, `(`, `<` and before `]`, `)`,
+        // `;`, `,`, `<`, `>`.
         if c == ' '
-            && (matches!(prev, Some('&' | '[' | '('))
-                || matches!(next, Some(']' | ')' | ';' | ',')))
+            && (matches!(prev, Some('&' | '[' | '(' | '<'))
+                || matches!(next, Some(']' | ')' | ';' | ',' | '<' | '>')))
         {
             continue;
         }
@@ -268,9 +281,61 @@ fn no_derivative(act: &str, p: &Param, plain: &str) -> String {
     }
 }
 
+/// The standard wrapper (`Box`, `Rc`, `RefCell`, `Option`, ..) that a parameter's type
+/// holds its floats in, behind any references: its floats cannot be differentiated there.
+fn float_wrapper(ty: &syn::Type) -> Option<String> {
+    let mut t = ty;
+    while let syn::Type::Reference(r) = t {
+        t = &r.elem;
+    }
+    let syn::Type::Path(tp) = t else { return None };
+    let last = tp.path.segments.last()?.ident.to_string();
+    let text = quote::quote!(#tp).to_string();
+    let floats = text
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|w| w == "f64" || w == "f32");
+    let wrapper = matches!(
+        last.as_str(),
+        "Box" | "Rc" | "Arc" | "RefCell" | "Cell" | "Option" | "Mutex" | "RwLock"
+    );
+    (floats && wrapper).then_some(last)
+}
+
+/// Whether `ty` is an `ndarray` array or view taken by value, or a view behind a
+/// reference (`&ArrayView1<f64>`): the arrays differentiated code takes are owned ones
+/// behind references.
+fn ndarray_not_owned(ty: &syn::Type) -> bool {
+    let name = |t: &syn::Type| match t {
+        syn::Type::Path(tp) => tp.path.segments.last().map(|s| s.ident.to_string()),
+        _ => None,
+    };
+    match ty {
+        syn::Type::Reference(r) => {
+            name(&r.elem).is_some_and(|n| n.starts_with("ArrayView") || n.starts_with("CowArray"))
+        }
+        t => name(t).is_some_and(|n| crate::builtins::is_ndarray_type_name(&n)),
+    }
+}
+
 fn check_input(mode: Mode, act: Activity, span: Span, p: &Param) -> syn::Result<()> {
     let name = &p.name;
     let err = |msg: String| Err(syn::Error::new(span, msg));
+    if act != Activity::Const
+        && let Some(ty) = &p.ty
+    {
+        if let Some(w) = float_wrapper(ty) {
+            return err(format!(
+                "`{act:?}` on `{name}`, whose floats are inside a `{w}` (`{}`): differentiated code takes floats by value, float buffers as `&[f64]`/`&mut [f64]` and structs by reference; pass what the `{w}` holds (`&**{name}`, `&{name}.borrow()`), or mark it `Const`",
+                type_text(ty)
+            ));
+        }
+        if ndarray_not_owned(ty) {
+            return err(format!(
+                "`{act:?}` on `{name}`, an `ndarray` array or view taken by value or a view behind a reference (`{}`), which carries no derivative here: take an owned array by reference (`&Array1<f64>`, `&mut Array2<f64>`; `&view.to_owned()` at the call) to differentiate with respect to it, or mark it `Const`",
+                type_text(ty)
+            ));
+        }
+    }
     if matches!(p.shape, Shape::Closure(_)) && act != Activity::Const {
         return err(format!(
             "`{name}` is a closure: it takes `Const` here (its derivatives reach custom rules and `#[differentiable]` functions inside it, as a `DiffFn`)"
