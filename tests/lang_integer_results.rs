@@ -138,6 +138,10 @@ fn searched(x: &[f64]) -> f64 {
         .position(|&v| v > 0.5)
         .map_or(0, |n| (n + 1) % x.len());
     let o = x.iter().position(|&v| v > 10.0).map(|o| o * 2).unwrap_or(1);
+    let o = GRID
+        .binary_search_by(|g| g.total_cmp(&10.0))
+        .map_err(|e| e - GRID.len() + o)
+        .unwrap_or_else(|e| e);
     y * y + VALS[j] * x[1] * x[k] + positive as f64 * x[x.len() - 1] + VALS[l] * x[m] * x[n] * x[o]
 }
 

@@ -869,7 +869,25 @@ fn by_value(x: &[f64]) -> f64 {
         n[1][0] = a * 3.0;
         s += a * b + n[1][0];
     }
-    s + w[0] * w[1]
+    // A row copied into a `mut` pattern and written: the copy changes, not `m`.
+    for mut row in m {
+        row[0] = 2.0 * row[1];
+        s += row[0] * row[1];
+    }
+    // A struct's array member, written while it is iterated.
+    let mut pair = Pair { a: [x[0], x[1]] };
+    for z in pair.a {
+        pair.a[1] = z * 0.5;
+        s += z * pair.a[1];
+    }
+    s + w[0] * w[1] + m[0][0]
+}
+
+/// Two floats in a struct.
+#[differentiable]
+#[derive(Clone)]
+struct Pair {
+    a: [f64; 2],
 }
 
 /// Each element halved.
@@ -915,7 +933,15 @@ fn by_value_o<D: Num>(x: &[D]) -> D {
         n[1][0] = a * 3.0;
         s += a * b + n[1][0];
     }
-    s + w[0] * w[1]
+    for row in [[x[0], x[1]], [x[1], x[0] * x[1]]] {
+        s += row[1] * 2.0 * row[1];
+    }
+    let mut a = [x[0], x[1]];
+    for z in [x[0], x[1]] {
+        a[1] = z * 0.5;
+        s += z * a[1];
+    }
+    s + w[0] * w[1] + x[0]
 }
 
 proptest! {

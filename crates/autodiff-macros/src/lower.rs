@@ -2770,10 +2770,17 @@ impl Lowerer {
                 let left = &a.left;
                 self.lower_resize(&syn::parse_quote_spanned!(a.span()=> #left.clear()))
             }
-            Expr::Assign(a) if self.is_local_matrix(&a.left) => {
-                // A whole local matrix assigned again (`p = [[..], [..]];`, `p = q;`): the
-                // new rows, all read first, then copied row by row.
-                let (left, right) = (&a.left, &a.right);
+            Expr::Assign(a)
+                if self.is_local_matrix(&a.left) || self.derefs_row_param(&a.left).is_some() =>
+            {
+                // A whole local matrix assigned again (`p = [[..], [..]];`, `p = q;`), or a
+                // matrix written whole through a `&mut` parameter (`*out = t;` of `out: &mut
+                // [[f64; 2]; 2]`): the new rows, all read first, then copied row by row.
+                let left = match self.derefs_row_param(&a.left) {
+                    Some(param) => syn::parse_quote!(#param),
+                    None => (*a.left).clone(),
+                };
+                let (left, right) = (&left, &a.right);
                 let block: syn::Block = if self.is_local_matrix(right) {
                     // (Another matrix: its rows are copied from where they are.)
                     syn::parse_quote_spanned!(a.span()=> {
@@ -5232,16 +5239,60 @@ impl Lowerer {
             && self.is_local_matrix(&f.expr)
         {
             let mut each = f.clone();
-            *each.expr = if writes_local(&f.body, m) {
+            let writes = writes_local(&f.body, m);
+            *each.expr = if writes {
                 syn::parse_quote_spanned!(f.expr.span()=> #m.clone().iter())
             } else {
                 syn::parse_quote_spanned!(f.expr.span()=> #m.iter())
             };
-            if !matches!(&*each.pat, Pat::Reference(_)) {
-                let pat = &f.pat;
-                *each.pat = syn::parse_quote_spanned!(pat.span()=> &#pat);
+            let pat = &f.pat;
+            match &**pat {
+                Pat::Reference(_) => {}
+                // `for row in m`: each row read in place.
+                Pat::Ident(pi) if pi.mutability.is_none() && pi.by_ref.is_none() && !writes => {
+                    *each.pat = syn::parse_quote_spanned!(pat.span()=> &#pat);
+                }
+                // `for mut row in m`, `for [a, b] in m`, or a body that writes `m`: each
+                // row copied into the pattern by index (a `mut` row written in the body is
+                // the copy, not `m`'s), from a copy of `m` where the body writes it.
+                _ => {
+                    let (i, copy) = (
+                        Ident::new("__ad_row_index", pat.span()),
+                        Ident::new("__ad_rows", pat.span()),
+                    );
+                    let source = if writes { &copy } else { m };
+                    *each.pat = syn::parse_quote_spanned!(pat.span()=> #i);
+                    *each.expr = syn::parse_quote_spanned!(f.expr.span()=> 0..#source.len());
+                    let body = &f.body;
+                    each.body = syn::parse_quote_spanned!(body.span()=> {
+                        let #pat = #source[#i];
+                        #body
+                    });
+                    if writes {
+                        let block: syn::Block = syn::parse_quote_spanned!(f.span()=> {
+                            let #copy = #m;
+                            #each
+                        });
+                        return self.lower_scoped(&block).map(|_| ());
+                    }
+                }
             }
             return self.lower_for(&each);
+        }
+        // `for z in st.a` of a struct's array member that the body writes: over a copy.
+        if let Some(Expr::Path(root)) = field_root(&f.expr)
+            && let Some(root) = root.path.get_ident()
+            && writes_local(&f.body, root)
+        {
+            let copy = Ident::new("__ad_iterated_member", f.expr.span());
+            let mut each = f.clone();
+            *each.expr = syn::parse_quote!(#copy);
+            let member = &f.expr;
+            let block: syn::Block = syn::parse_quote_spanned!(f.span()=> {
+                let #copy = #member.to_vec();
+                #each
+            });
+            return self.lower_scoped(&block).map(|_| ());
         }
         if let Some(zs) = &by_value
             && writes_local(&f.body, zs)
@@ -7239,6 +7290,24 @@ impl Lowerer {
             }
             _ => no_derivative(),
         }
+    }
+
+    /// The parameter `out` of `*out` where `out` is a `&mut` buffer of rows (`out: &mut
+    /// [[f64; 2]; 2]`) still bound to its own name.
+    fn derefs_row_param(&self, e: &Expr) -> Option<Ident> {
+        if self.companion {
+            return None;
+        }
+        let Expr::Unary(u) = strip(e) else {
+            return None;
+        };
+        let Expr::Path(p) = strip(&u.expr) else {
+            return None;
+        };
+        let id = p.path.get_ident()?;
+        let own = matches!(self.lookup(&id.to_string()), Some(Binding::Var(v)) if v == id);
+        (matches!(u.op, syn::UnOp::Deref(_)) && own && self.row_params.contains(&id.to_string()))
+            .then(|| id.clone())
     }
 
     /// Whether `e` names a matrix (an array or vector of rows) built in the function.
@@ -10276,6 +10345,9 @@ fn is_option_combinator(name: &str) -> bool {
             | "unwrap_or"
             | "expect"
             | "unwrap"
+            | "map_err"
+            | "or"
+            | "and"
     )
 }
 
