@@ -489,3 +489,31 @@ proptest! {
         check_hvp_of::<moved_in_branch_rev>(&x, &v, moved_in_branch_o);
     }
 }
+
+/// A matrix built in the function and written whole through a `&mut` matrix parameter:
+/// `2·Aᵀ`.
+#[autodiff_reverse(doubled_transpose_rev, Duplicated, Duplicated)]
+#[autodiff_forward(doubled_transpose_fwd, Dual, Dual)]
+fn doubled_transpose(a: &[[f64; 2]; 2], out: &mut [[f64; 2]; 2]) {
+    let mut t = [[0.0; 2]; 2];
+    for i in 0..2 {
+        for j in 0..2 {
+            t[j][i] = 2.0 * a[i][j];
+        }
+    }
+    *out = t;
+}
+
+#[test]
+fn a_matrix_written_whole_through_a_mut_parameter() {
+    let a = [[1.5, -2.0], [0.25, 3.0]];
+    let (mut out, mut dout) = ([[0.0; 2]; 2], [[1.0, 10.0], [100.0, 1000.0]]);
+    let mut da = [[0.0; 2]; 2];
+    doubled_transpose_rev(&a, &mut da, &mut out, &mut dout);
+    assert_eq!(out, [[3.0, 0.5], [-4.0, 6.0]]);
+    // ∂/∂a[i][j] of Σ dout[k][l]·out[k][l] is 2·dout[j][i].
+    assert_eq!(da, [[2.0, 200.0], [20.0, 2000.0]]);
+    let (mut out, mut tout) = ([[0.0; 2]; 2], [[0.0; 2]; 2]);
+    doubled_transpose_fwd(&a, &[[1.0, 0.5], [0.0, -1.0]], &mut out, &mut tout);
+    assert_eq!(tout, [[2.0, 0.0], [1.0, -2.0]]);
+}
