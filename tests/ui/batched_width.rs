@@ -16,6 +16,11 @@ fn h(x: f64) -> f64 {
     x * x
 }
 
+#[autodiff_forward(4, dk, Dual, Dual)]
+fn k(x: f64) -> f64 {
+    x * x
+}
+
 fn main() {
-    assert_eq!(f(2.0) + g(1.0) + h(1.0), 6.0);
+    assert_eq!(f(2.0) + g(1.0) + h(1.0) + k(0.0), 6.0);
 }

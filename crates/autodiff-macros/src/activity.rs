@@ -65,6 +65,11 @@ impl Parse for RawArgs {
                 "expected the companion's name and the activities, e.g. `#[autodiff_reverse(df, Duplicated, Active)]`",
             ));
         }
+        if input.peek(syn::LitInt) {
+            return Err(input.error(
+                "the companion's name comes first, then the width: `#[autodiff_forward(df, 4, Dual, Dual)]`",
+            ));
+        }
         let name: Ident = input.parse()?;
         let mut rest = Vec::new();
         if !input.is_empty() {
@@ -225,6 +230,15 @@ fn allowed_all(mode: Mode) -> &'static str {
     }
 }
 
+/// Whether `t` is written as a float type (`f64`, `f32`) or a type parameter (`T`), not
+/// as another type's name.
+fn is_float_type_name(t: &syn::Type) -> bool {
+    matches!(t, syn::Type::Path(tp) if tp.qself.is_none() && tp.path.get_ident().is_some_and(|id| {
+        let n = id.to_string();
+        n == "f64" || n == "f32" || n.len() == 1
+    }))
+}
+
 /// A type as written in Rust (`&[&[f64]]`, `[f64; 3]`), not as tokens are printed.
 fn type_text(t: &syn::Type) -> String {
     let text = quote::quote!(#t).to_string();
@@ -356,8 +370,13 @@ fn check_input(mode: Mode, act: Activity, span: Span, p: &Param) -> syn::Result<
         },
         (Mode::Reverse, Activity::Duplicated) => match p.shape {
             Shape::Slice { .. } | Shape::Struct { .. } => Ok(()),
-            Shape::Scalar => err(format!(
+            Shape::Scalar if p.ty.as_ref().is_some_and(is_float_type_name) => err(format!(
                 "`Duplicated` on `{name}`, a float passed by value: use `Active` (its adjoint is returned)"
+            )),
+            // (A type the macro cannot see may be a float's alias or a struct.)
+            Shape::Scalar => err(format!(
+                "`Duplicated` on `{name}`, taken by value: a float by value is `Active` (its adjoint is returned); a struct is taken by reference (`{name}: &{}`) to be `Duplicated`",
+                p.ty.as_ref().map(type_text).unwrap_or_default()
             )),
             Shape::Other | Shape::Closure(_) => {
                 err(no_derivative("Duplicated", p, "carries no floats"))
