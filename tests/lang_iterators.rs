@@ -874,6 +874,17 @@ fn by_value(x: &[f64]) -> f64 {
         row[0] = 2.0 * row[1];
         s += row[0] * row[1];
     }
+    // A matrix's rows by value while the loop writes the matrix, and a copy's rows.
+    let mut q = [[x[0], x[1]], [x[1], 2.0]];
+    for row in q {
+        q[1][0] = row[0] * 0.5;
+        s += row[0] * q[1][0];
+    }
+    let copy = q;
+    for mut row in copy {
+        row[1] *= 3.0;
+        s += row[1];
+    }
     // A struct's array member, written while it is iterated.
     let mut pair = Pair { a: [x[0], x[1]] };
     for z in pair.a {
@@ -936,6 +947,9 @@ fn by_value_o<D: Num>(x: &[D]) -> D {
     for row in [[x[0], x[1]], [x[1], x[0] * x[1]]] {
         s += row[1] * 2.0 * row[1];
     }
+    // q's rows: [x0, x1] then [x1, 2] (iterated over a copy); q[1][0] ends as x1 / 2.
+    s += x[0] * (x[0] * 0.5) + x[1] * (x[1] * 0.5);
+    s += x[1] * 3.0 + c::<D>(2.0) * 3.0;
     let mut a = [x[0], x[1]];
     for z in [x[0], x[1]] {
         a[1] = z * 0.5;

@@ -2091,6 +2091,10 @@ impl Lowerer {
         if kind == CopyKind::SameType && self.row_params.contains(&p.base.to_string()) {
             self.array_locals.insert(v.to_string());
         }
+        // A copy of a whole local matrix (`let c = m;`) holds rows too.
+        if p.is_whole() && self.matrix_vars.contains(&p.base.to_string()) {
+            self.matrix_vars.insert(v.to_string());
+        }
         self.emit_owned(&v, mutable, Op::CloneOf(p, kind));
         v
     }
