@@ -9562,16 +9562,7 @@ fn writes_local(body: &syn::Block, name: &Ident) -> bool {
         fn visit_expr(&mut self, e: &'v Expr) {
             self.found |= match e {
                 Expr::Assign(a) => self.rooted(&a.left),
-                Expr::Binary(b) => {
-                    matches!(
-                        b.op,
-                        syn::BinOp::AddAssign(_)
-                            | syn::BinOp::SubAssign(_)
-                            | syn::BinOp::MulAssign(_)
-                            | syn::BinOp::DivAssign(_)
-                            | syn::BinOp::RemAssign(_)
-                    ) && self.rooted(&b.left)
-                }
+                Expr::Binary(b) => is_compound(&b.op) && self.rooted(&b.left),
                 Expr::Reference(r) => r.mutability.is_some() && self.rooted(&r.expr),
                 Expr::MethodCall(m) => {
                     self.rooted(&m.receiver)
