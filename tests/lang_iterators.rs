@@ -1347,3 +1347,38 @@ fn folds_from_an_untyped_literal_with_float_methods() {
     check("largest", v, 9.0);
     check_all("d largest / dc", &dc, &[0.0, 0.0, 6.0, 0.0]);
 }
+
+/// `Σ (a_i - a_0)²` over the elements of an array parameter taken by value (`for z in
+/// *a`), and the rows of a copy of a local matrix (`for row in m.clone()`).
+#[autodiff_reverse(spread_rev, Duplicated, Active)]
+#[autodiff_forward(spread_fwd, Dual, Dual)]
+fn spread(a: &[f64; 3]) -> f64 {
+    let mut s = 0.0;
+    for z in *a {
+        s += sq_from(z, a[0]);
+    }
+    let m = vec![[a[1], a[2]]];
+    for row in m.clone() {
+        s += row[0] * row[1] - m[0][0] * m[0][1];
+    }
+    s
+}
+
+#[test]
+fn arrays_by_value_through_a_reference_and_copies() {
+    let a = [0.5, -1.25, 2.0];
+    let want = [
+        -2.0 * ((a[1] - a[0]) + (a[2] - a[0])),
+        2.0 * (a[1] - a[0]),
+        2.0 * (a[2] - a[0]),
+    ];
+    let mut g = [0.0; 3];
+    let y = spread_rev(&a, &mut g, 1.0);
+    assert!((y - spread(&a)).abs() <= 1e-14);
+    for i in 0..3 {
+        assert!((g[i] - want[i]).abs() <= 1e-12, "{g:?}");
+        let mut v = [0.0; 3];
+        v[i] = 1.0;
+        assert!((spread_fwd(&a, &v).1 - want[i]).abs() <= 1e-12);
+    }
+}

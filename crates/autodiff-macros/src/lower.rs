@@ -5240,7 +5240,7 @@ impl Lowerer {
         // `for row in m` of a local matrix: its rows, as `for &row in m.iter()` reads them
         // (over a copy, `m.clone()`, where the body writes `m`).
         if let Some(m) = &by_value
-            && self.is_local_matrix(&f.expr)
+            && self.is_local_matrix(&syn::parse_quote!(#m))
         {
             let mut each = f.clone();
             let writes = writes_local(&f.body, m);
@@ -5281,6 +5281,23 @@ impl Lowerer {
                     }
                 }
             }
+            return self.lower_for(&each);
+        }
+        // `for z in *a` of an array parameter (`a: &[f64; 3]`): its elements, by value
+        // (from a copy where the body writes `a`).
+        if let Expr::Unary(u) = strip(&f.expr)
+            && matches!(u.op, syn::UnOp::Deref(_))
+            && let Expr::Path(p) = strip(&u.expr)
+            && let Some(a) = p.path.get_ident()
+            && matches!(self.lookup(&a.to_string()), Some(Binding::Var(v)) if v == a)
+            && self.array_param_lens.contains_key(&a.to_string())
+        {
+            let mut each = f.clone();
+            *each.expr = if writes_local(&f.body, a) {
+                syn::parse_quote_spanned!(f.expr.span()=> #a.to_vec().into_iter())
+            } else {
+                syn::parse_quote_spanned!(f.expr.span()=> #a.iter().copied())
+            };
             return self.lower_for(&each);
         }
         // `for z in st.a` of a struct's array member that the body writes: over a copy.
