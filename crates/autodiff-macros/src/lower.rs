@@ -7225,6 +7225,7 @@ impl Lowerer {
             Val::Place(..) | Val::Tuple(_) => false,
         };
         if constant_recv
+            && !statement
             && is_option_combinator(&name)
             && m.args
                 .iter()

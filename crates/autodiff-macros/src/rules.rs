@@ -1333,7 +1333,6 @@ fn refused_parameter(tys: &[Type], floats: &crate::collections::HashSet<String>)
         .map(|t| quote!(#t).to_string().replace(' ', ""))
 }
 
-/// The last segment of a rule's path (`f_rev` of `rules::f_rev`), for messages.
 /// The declaration of the parameter `n: ty` in a nested protocol function, which callers
 /// differentiated again pass float buffers as slices: an array reference (`&[f64; 3]`) is
 /// declared as a slice, and converted back at the start of the body (the statement).
@@ -1351,6 +1350,7 @@ fn nested_param(n: &Ident, ty: &Type) -> (TokenStream, TokenStream) {
     (quote!(#n: #ty), TokenStream::new())
 }
 
+/// The last segment of a rule's path (`f_rev` of `rules::f_rev`), for messages.
 fn last_name(rule: &syn::Path) -> String {
     rule.segments
         .last()
