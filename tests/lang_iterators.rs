@@ -885,6 +885,10 @@ fn by_value(x: &[f64]) -> f64 {
         row[1] *= 3.0;
         s += row[1];
     }
+    for mut row in copy.iter().copied() {
+        row[0] *= row[1];
+        s += row[0];
+    }
     // A struct's array member, written while it is iterated.
     let mut pair = Pair { a: [x[0], x[1]] };
     for z in pair.a {
@@ -950,6 +954,7 @@ fn by_value_o<D: Num>(x: &[D]) -> D {
     // q's rows: [x0, x1] then [x1, 2] (iterated over a copy); q[1][0] ends as x1 / 2.
     s += x[0] * (x[0] * 0.5) + x[1] * (x[1] * 0.5);
     s += x[1] * 3.0 + c::<D>(2.0) * 3.0;
+    s += x[0] * x[1] + x[1] * 0.5 * 2.0;
     let mut a = [x[0], x[1]];
     for z in [x[0], x[1]] {
         a[1] = z * 0.5;

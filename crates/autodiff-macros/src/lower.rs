@@ -5379,15 +5379,20 @@ impl Lowerer {
     /// z in zs.into_iter()`): its elements are values, not references.
     fn iterated_by_value(&self, e: &Expr) -> Option<Ident> {
         let mut e = strip(e);
-        // (Also of a copy: `zs.clone().into_iter()`.)
+        // (Also of a copy: `zs.clone().into_iter()`, `zs.iter().copied()`.)
         while let Expr::MethodCall(m) = e
             && m.args.is_empty()
-            && matches!(
-                m.method.to_string().as_str(),
-                "into_iter" | "clone" | "to_vec"
-            )
         {
-            e = strip(&m.receiver);
+            e = match m.method.to_string().as_str() {
+                "into_iter" | "clone" | "to_vec" => strip(&m.receiver),
+                "copied" | "cloned" => match strip(&m.receiver) {
+                    Expr::MethodCall(i) if i.method == "iter" && i.args.is_empty() => {
+                        strip(&i.receiver)
+                    }
+                    _ => return None,
+                },
+                _ => return None,
+            };
         }
         let Expr::Path(p) = e else { return None };
         let id = p.path.get_ident()?;
