@@ -259,28 +259,31 @@ fn type_text(t: &syn::Type) -> String {
     out
 }
 
+/// Whether `t` names `f64` or `f32` anywhere (`Vec<f64>`, `Box<[f32]>`).
+fn mentions_float_type(t: &syn::Type) -> bool {
+    quote::quote!(#t)
+        .to_string()
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|w| w == "f64" || w == "f32")
+}
+
 /// Why the activity `act` does not fit `p`, which carries no derivative; `plain` is what
 /// is said of a type without floats.
 fn no_derivative(act: &str, p: &Param, plain: &str) -> String {
     let name = &p.name;
-    let has_floats = |t: &syn::Type| {
-        let text = quote::quote!(#t).to_string();
-        text.split(|c: char| !c.is_alphanumeric())
-            .any(|w| w == "f64" || w == "f32")
-    };
     match &p.ty {
-        Some(t @ (syn::Type::Array(_) | syn::Type::Tuple(_))) if has_floats(t) => format!(
+        Some(t @ (syn::Type::Array(_) | syn::Type::Tuple(_))) if mentions_float_type(t) => format!(
             "`{act}` on `{name}`, an array or tuple taken by value, which carries no derivative: take it by reference (`&{}`) to differentiate with respect to it, or mark it `Const`",
             type_text(t)
         ),
         Some(t @ syn::Type::Path(tp))
-            if crate::signature::vec_elem(&tp.path).is_some() && has_floats(t) =>
+            if crate::signature::vec_elem(&tp.path).is_some() && mentions_float_type(t) =>
         {
             format!(
                 "`{act}` on `{name}`, a vector taken by value, which carries no derivative: take a slice (`&[f64]`, or `&mut [f64]` for an output) to differentiate with respect to it, or mark it `Const`"
             )
         }
-        Some(t @ syn::Type::Reference(_)) if has_floats(t) => format!(
+        Some(t @ syn::Type::Reference(_)) if mentions_float_type(t) => format!(
             "`{act}` on `{name}`, whose floats lie behind shared references inside it (`{}`), which no shadow can be written through: use `Const`, or take rows the function owns (`&[Vec<f64>]`)",
             type_text(t)
         ),
@@ -304,10 +307,7 @@ fn float_wrapper(ty: &syn::Type) -> Option<String> {
     }
     let syn::Type::Path(tp) = t else { return None };
     let last = tp.path.segments.last()?.ident.to_string();
-    let text = quote::quote!(#tp).to_string();
-    let floats = text
-        .split(|c: char| !c.is_alphanumeric())
-        .any(|w| w == "f64" || w == "f32");
+    let floats = mentions_float_type(t);
     let wrapper = matches!(
         last.as_str(),
         "Box" | "Rc" | "Arc" | "RefCell" | "Cell" | "Option" | "Mutex" | "RwLock"

@@ -62,6 +62,14 @@ struct ClosureDef {
     scopes: Vec<HashMap<String, Binding>>,
 }
 
+/// A `for` loop written again (see [`Lowerer::by_value_loop`]).
+enum LoopRewrite {
+    /// Another loop in its place.
+    Loop(syn::ExprForLoop),
+    /// A block: a copy, then a loop over it.
+    Block(syn::Block),
+}
+
 #[derive(Clone, Debug)]
 enum Binding {
     Var(Ident),
@@ -5234,12 +5242,60 @@ impl Lowerer {
             });
             return self.lower_scoped(&block).map(|_| ());
         }
-        // `for z in zs` of a local array iterates over a copy: a body that writes `zs`
-        // does not change the elements still to come.
+        // Loops whose elements are values (`for z in zs` of a local array): written again
+        // as loops the rest of this function reads, over copies where Rust's are.
         let by_value = self.iterated_by_value(&f.expr);
+        match self.by_value_loop(f, by_value.as_ref()) {
+            Some(LoopRewrite::Loop(each)) => return self.lower_for(&each),
+            Some(LoopRewrite::Block(block)) => return self.lower_scoped(&block).map(|_| ()),
+            None => {}
+        }
+        let Some(chain) = self.parse_chain(&f.expr)? else {
+            return unsupported(&f.expr, "iterating over this expression");
+        };
+        let pat = (*f.pat).clone();
+        let body = f.body.clone();
+        let may_exit = block_may_exit_loop(&body) || contains_return(&body);
+        let ctl = if may_exit {
+            Some(self.open_loop(f.span(), f.label.as_ref()))
+        } else {
+            None
+        };
+        let r = self.lower_chain_loop_with(chain, f.span(), ctl.clone(), |l, elem| {
+            if let Some((_, cont)) = &ctl {
+                l.emit(Stmt::Assign {
+                    place: Place::local(cont.clone()),
+                    kind: AssignKind::Set,
+                    val: Operand::Lit(quote!(false)),
+                });
+            }
+            match elem {
+                // An element of a local array or vector iterated by value is a value (a
+                // callee takes it as one), read when the iteration starts.
+                Val::Place(p, m) if by_value.is_some() && is_scalar_place(&p, l) => {
+                    let o = l.operand(Val::Place(p, m), pat.span())?;
+                    l.bind_pat(&pat, Val::Op(o))?;
+                }
+                elem => l.bind_pat_ref(&pat, elem)?,
+            }
+            l.lower_stmts(&body.stmts, Tail::Unit)?;
+            Ok(())
+        });
+        if may_exit {
+            self.loops.pop();
+        }
+        r
+    }
+
+    /// `f` written again where its elements are values (`by_value`: the local array or
+    /// vector it iterates by value, see [`Self::iterated_by_value`]): a local matrix's rows,
+    /// `*a` of an array parameter, a struct's array member, a call's vector; over a copy
+    /// where the body writes what it iterates, as Rust's loop is. `None` where `f` is read
+    /// as it is.
+    fn by_value_loop(&self, f: &syn::ExprForLoop, by_value: Option<&Ident>) -> Option<LoopRewrite> {
         // `for row in m` of a local matrix: its rows, as `for &row in m.iter()` reads them
         // (over a copy, `m.clone()`, where the body writes `m`).
-        if let Some(m) = &by_value
+        if let Some(m) = by_value
             && self.is_local_matrix(&syn::parse_quote!(#m))
         {
             let mut each = f.clone();
@@ -5277,11 +5333,11 @@ impl Lowerer {
                             let #copy = #m;
                             #each
                         });
-                        return self.lower_scoped(&block).map(|_| ());
+                        return Some(LoopRewrite::Block(block));
                     }
                 }
             }
-            return self.lower_for(&each);
+            return Some(LoopRewrite::Loop(each));
         }
         // `for z in *a` of an array parameter (`a: &[f64; 3]`): its elements, by value
         // (from a copy where the body writes `a`).
@@ -5298,7 +5354,7 @@ impl Lowerer {
             } else {
                 syn::parse_quote_spanned!(f.expr.span()=> #a.iter().copied())
             };
-            return self.lower_for(&each);
+            return Some(LoopRewrite::Loop(each));
         }
         // `for z in st.a` of a struct's array member that the body writes: over a copy.
         if let Some(Expr::Path(root)) = field_root(&f.expr)
@@ -5313,9 +5369,11 @@ impl Lowerer {
                 let #copy = #member.to_vec();
                 #each
             });
-            return self.lower_scoped(&block).map(|_| ());
+            return Some(LoopRewrite::Block(block));
         }
-        if let Some(zs) = &by_value
+        // `for z in zs` of a local array that the body writes: over a copy, so that the
+        // writes do not change the elements still to come.
+        if let Some(zs) = by_value
             && writes_local(&f.body, zs)
         {
             let copy = format_ident!("__ad_iterated_{}", zs);
@@ -5325,7 +5383,7 @@ impl Lowerer {
                 let #copy = #zs;
                 #each
             });
-            return self.lower_scoped(&block).map(|_| ());
+            return Some(LoopRewrite::Block(block));
         }
         // `for v in h` of a vector a call returned: iterated by value, as `h.into_iter()`.
         if let Expr::Path(p) = strip(&f.expr)
@@ -5336,43 +5394,9 @@ impl Lowerer {
         {
             let mut each = f.clone();
             *each.expr = syn::parse_quote_spanned!(f.expr.span()=> #id.into_iter());
-            return self.lower_for(&each);
+            return Some(LoopRewrite::Loop(each));
         }
-        let Some(chain) = self.parse_chain(&f.expr)? else {
-            return unsupported(&f.expr, "iterating over this expression");
-        };
-        let pat = (*f.pat).clone();
-        let body = f.body.clone();
-        let may_exit = block_may_exit_loop(&body) || contains_return(&body);
-        let ctl = if may_exit {
-            Some(self.open_loop(f.span(), f.label.as_ref()))
-        } else {
-            None
-        };
-        let r = self.lower_chain_loop_with(chain, f.span(), ctl.clone(), |l, elem| {
-            if let Some((_, cont)) = &ctl {
-                l.emit(Stmt::Assign {
-                    place: Place::local(cont.clone()),
-                    kind: AssignKind::Set,
-                    val: Operand::Lit(quote!(false)),
-                });
-            }
-            match elem {
-                // An element of a local array or vector iterated by value is a value (a
-                // callee takes it as one), read when the iteration starts.
-                Val::Place(p, m) if by_value.is_some() && is_scalar_place(&p, l) => {
-                    let o = l.operand(Val::Place(p, m), pat.span())?;
-                    l.bind_pat(&pat, Val::Op(o))?;
-                }
-                elem => l.bind_pat_ref(&pat, elem)?,
-            }
-            l.lower_stmts(&body.stmts, Tail::Unit)?;
-            Ok(())
-        });
-        if may_exit {
-            self.loops.pop();
-        }
-        r
+        None
     }
 
     /// The local array or vector that `for .. in e` iterates by value (`for z in zs`, `for
@@ -7265,14 +7289,7 @@ impl Lowerer {
                 ),
             );
         }
-        let no_derivative = || {
-            Err(syn::Error::new(
-                m.method.span(),
-                format!(
-                    "`{name}` has no derivative: it is not a builtin float method. Add `#[differentiable]` or `#[custom_rule]` to it, or wrap the call in `no_grad(..)`"
-                ),
-            ))
-        };
+        let no_derivative = || Err(no_float_derivative(&m.method));
         match recv {
             // An element of a float buffer (`x[i]`, a closure's `v` of `x.iter().map(|v|
             // ..)`) is a float: a method that is not a builtin one has no derivative.
@@ -7803,17 +7820,12 @@ impl Lowerer {
         let constant_args = args.iter().all(|a| matches!(a, Arg::Val(Operand::Lit(_))));
         // `f64::rem_euclid(x, 2.0)`: a float method that is not a builtin one, called
         // through its type, has no derivative (as `x.rem_euclid(2.0)` has none).
-        if let [ty, name] = path_names(path).as_slice()
+        if let [ty, _] = path_names(path).as_slice()
             && (ty == "f64" || ty == "f32")
             && !constant_args
             && !self.companion
         {
-            return Err(syn::Error::new(
-                path.segments[1].ident.span(),
-                format!(
-                    "`{name}` has no derivative: it is not a builtin float method. Add `#[differentiable]` or `#[custom_rule]` to it, or wrap the call in `no_grad(..)`"
-                ),
-            ));
+            return Err(no_float_derivative(&path.segments[1].ident));
         }
         // (A capitalised name that reaches here is taken for a function's, see above.)
         if !constant_args
@@ -10338,6 +10350,17 @@ fn is_integer_method(name: &str) -> bool {
                 | "leading_zeros"
                 | "trailing_zeros"
         )
+}
+
+/// The error for a float method `name` that is not a builtin one (`x.rem_euclid(2.0)`,
+/// `f64::rem_euclid(x, 2.0)`) called on a value that carries a derivative.
+fn no_float_derivative(name: &Ident) -> syn::Error {
+    syn::Error::new(
+        name.span(),
+        format!(
+            "`{name}` has no derivative: it is not a builtin float method. Add `#[differentiable]` or `#[custom_rule]` to it, or wrap the call in `no_grad(..)`"
+        ),
+    )
 }
 
 /// Methods of `Option` and `Result` that take them apart through closures or defaults.
