@@ -211,6 +211,26 @@ impl<T> ThinTape<T> {
         block
     }
 
+    /// Writes `v` into the free slot after the values of the block `h`.
+    #[inline(always)]
+    fn write(h: NonNull<ThinHeader>, v: T) {
+        // SAFETY: callers pass a live block with `len < cap`: the slot lies inside it and
+        // is free.
+        unsafe {
+            let len = (*h.as_ptr()).len;
+            Self::values(h).add(len).write(v);
+            (*h.as_ptr()).len = len + 1;
+        }
+    }
+
+    /// `push` when the block is full (see `Tape::push_into_new_block`).
+    #[cold]
+    #[inline(never)]
+    fn push_into_new_block(&mut self, v: T) {
+        let h = self.grow(1);
+        Self::write(h, v);
+    }
+
     /// Makes the block before the current (empty) one current; `None` if there is none.
     #[cold]
     #[inline(never)]
@@ -236,16 +256,11 @@ impl<T> Default for ThinTape<T> {
 impl<T> Spill<T> for ThinTape<T> {
     #[inline(always)]
     fn push(&mut self, v: T) {
-        let h = match self.top {
+        match self.top {
             // SAFETY: `top` is a live block of this tape.
-            Some(h) if unsafe { h.as_ref().len < h.as_ref().cap } => h,
-            _ => self.grow(1),
-        };
-        // SAFETY: `len < cap`: the slot lies inside the block and is free.
-        unsafe {
-            let len = (*h.as_ptr()).len;
-            Self::values(h).add(len).write(v);
-            (*h.as_ptr()).len = len + 1;
+            Some(h) if unsafe { h.as_ref().len < h.as_ref().cap } => Self::write(h, v),
+            // (Out of line with the value, as `Tape::push_into_new_block`.)
+            _ => self.push_into_new_block(v),
         }
     }
 
@@ -478,9 +493,22 @@ impl<T> Tape<T> {
     #[inline(always)]
     pub fn push(&mut self, v: T) {
         if self.len == self.cap {
-            self.grow(1);
+            return self.push_into_new_block(v);
         }
         // SAFETY: `len < cap`, so the slot lies inside the current block and is free.
+        unsafe { self.ptr.as_ptr().add(self.len).write(v) };
+        self.len += 1;
+    }
+
+    /// `push` when the block is full, out of line and taking the value along: a value
+    /// that had to live across the call to `grow` would be kept in memory by the code
+    /// that computes it (no vector register survives a call), a running sum spilled and
+    /// reloaded on every step of the loop that forms it.
+    #[cold]
+    #[inline(never)]
+    fn push_into_new_block(&mut self, v: T) {
+        self.grow(1);
+        // SAFETY: `grow` left `len < cap`.
         unsafe { self.ptr.as_ptr().add(self.len).write(v) };
         self.len += 1;
     }

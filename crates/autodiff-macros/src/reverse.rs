@@ -642,14 +642,14 @@ impl<'a> Reverse<'a> {
             frame.seeded.insert(id.to_string());
         });
         self.frames.borrow_mut().push(frame);
-        let mut fwd = TokenStream::new();
+        let mut fwds = Vec::new();
         let mut revs = Vec::new();
         for (k, s) in b.iter().enumerate() {
             if let Some(f) = self.frames.borrow_mut().last_mut() {
                 f.k = k;
             }
             let (f, r) = self.stmt(s, level, b, k);
-            fwd.extend(f);
+            fwds.push(f);
             revs.push(r);
         }
         let late = self
@@ -665,16 +665,29 @@ impl<'a> Reverse<'a> {
         let rev: TokenStream = revs.into_iter().collect();
         if level.top {
             self.frames.borrow_mut().pop();
+            let fwd: TokenStream = fwds.into_iter().collect();
             return (fwd, quote!(#seeds #rev));
         }
-        // Mutable locals and buffers are recorded with their final value.
-        for s in b {
+        // Mutable locals and buffers are recorded with their final value: a buffer at the
+        // end of the block, a float right after the statement that last writes it. A float
+        // recorded after a call (`s.tanh()` of a sum formed in a loop) would be live
+        // across it, and no vector register survives a call: the code would keep the sum
+        // in memory, loading and storing it on every step of its loop.
+        for (k, s) in b.iter().enumerate() {
             if let Stmt::Let { var, mutable, op } = s
                 && self.kept_at_end(var, *mutable, op)
             {
-                fwd.extend(self.keep_local(var, level));
+                let at = if self.kinds.get(&var.to_string()) == Some(&VarKind::Scalar)
+                    && !self.an.structs.contains_key(&var.to_string())
+                {
+                    last_write(b, k, var)
+                } else {
+                    b.len() - 1
+                };
+                fwds[at].extend(self.keep_local(var, level));
             }
         }
+        let fwd: TokenStream = fwds.into_iter().collect();
         // The block's frame is still there: the prologue asks which locals are late.
         // Buffers filled again come first: the prologue may compute locals from them.
         let mut prologue = TokenStream::new();
@@ -691,6 +704,8 @@ impl<'a> Reverse<'a> {
         (fwd, quote!({ #prologue #adjoints #seeds #rev }))
     }
 
+    /// Whether a mutable local or a buffer is recorded with its final value in a loop
+    /// body (rather than when it is bound).
     fn kept_at_end(&self, var: &Ident, mutable: bool, op: &Op) -> bool {
         self.relevant(var) && (mutable || self.is_buffer(var)) && !matches!(op, Op::Call(_))
     }
@@ -1043,7 +1058,10 @@ impl<'a> Reverse<'a> {
                 (fwd, rev)
             }
             Stmt::LetTuple { vars, op } => self.let_tuple(vars, op, level),
-            Stmt::Assign { place, kind, val } => self.assign(place, *kind, val, level),
+            Stmt::Assign { place, kind, val } => {
+                let old = self.old_value_local(place, block, k);
+                self.assign(place, *kind, val, level, old)
+            }
             Stmt::Push { place, val } => {
                 let (p, v) = (place.primal(), val.primal());
                 let mut fwd = quote!(#p.push(#v););
@@ -1651,12 +1669,15 @@ impl<'a> Reverse<'a> {
         }
     }
 
+    /// `place op= val`, with `old` a recorded local that holds the value it overwrites
+    /// (see [`Self::old_value_local`]), if any.
     fn assign(
         &self,
         place: &Place,
         kind: AssignKind,
         val: &Operand,
         level: Level,
+        old: Option<Ident>,
     ) -> (TokenStream, TokenStream) {
         let p = place.primal();
         let v = val.primal();
@@ -1673,8 +1694,11 @@ impl<'a> Reverse<'a> {
         } else if let Some(undo) = integer_step_undo(kind, val) {
             // `i += 1` on an integer: stepping back is exact and needs no record.
             (quote!(), quote!(#p #undo #v;))
+        } else if let Some(old) = old {
+            // `let cur = u[i]; u[i] = f(cur);`: the old value is `cur`, recorded already.
+            (quote!(), quote!(#p = #old;))
         } else {
-            let (push, load) = self.record(quote!(#p), level);
+            let (push, load) = self.record(quote!(__ad_old), level);
             (push, quote!(#p = #load;))
         };
         let op = match kind {
@@ -1684,7 +1708,14 @@ impl<'a> Reverse<'a> {
             AssignKind::Mul => quote!(*=),
             AssignKind::Div => quote!(/=),
         };
-        let fwd = quote!(#record #p #op #v;);
+        // The old value is recorded after the write: a record may call (to grow its
+        // store), and the value written, live across that call, would be kept in memory
+        // by the loop that forms it (no vector register survives a call).
+        let fwd = if record.is_empty() {
+            quote!(#p #op #v;)
+        } else {
+            quote!({ let __ad_old = #p; #p #op #v; #record })
+        };
         if !self.an.place_active(place) {
             return (fwd, restore);
         }
@@ -1719,6 +1750,47 @@ impl<'a> Reverse<'a> {
             }
         };
         (fwd, rev)
+    }
+
+    /// A local of the block `b` that holds the value the write `b[k]` to `place`
+    /// overwrites, and that the reverse sweep has from its record: an immutable local
+    /// loaded from the same place (`let cur = u[i];`) earlier in the block, with nothing
+    /// between that writes the place's buffer or the names its indices read. Its record
+    /// then serves to put the place back, and the write needs none of its own.
+    fn old_value_local(&self, place: &Place, b: &Block, k: usize) -> Option<Ident> {
+        let target = place.primal().to_string();
+        let mut names = HashSet::default();
+        names.insert(place.base.to_string());
+        for proj in &place.proj {
+            if let Proj::Index(t) = proj {
+                crate::lower::walk_idents(t, &mut |id| {
+                    names.insert(id.to_string());
+                });
+            }
+        }
+        for s in b[..k].iter().rev() {
+            if let Stmt::Let {
+                var,
+                mutable: false,
+                op: Op::Load(from),
+            } = s
+                && from.primal().to_string() == target
+            {
+                let key = var.to_string();
+                let recorded = self.kept.borrow().contains_key(&key)
+                    && self.kinds.get(&key) == Some(&VarKind::Scalar)
+                    && !self.is_dead_scalar(&key)
+                    && !self.is_dead_result(&key);
+                return recorded.then(|| var.clone());
+            }
+            let mut w = HashSet::default();
+            stmt_writes(s, &mut w);
+            if w.iter().any(|n| names.contains(n)) || names.iter().any(|n| names_in_inactive(s, n))
+            {
+                return None;
+            }
+        }
+        None
     }
 
     /// Whether the write `place = ..` is an element write of the innermost loop whose
@@ -2416,4 +2488,36 @@ fn only_nonzero(g: &TokenStream, propagate: TokenStream) -> TokenStream {
 /// the buffer's final length.
 fn is_member(p: &Place) -> bool {
     !p.is_whole() && p.proj.iter().all(|q| matches!(q, Proj::Field(_)))
+}
+
+/// The position of the last statement of `b` that may write `var`, which `b[declared]`
+/// binds: the binding itself when nothing after it does. A statement kept as written that
+/// names `var` counts as a write.
+fn last_write(b: &Block, declared: usize, var: &Ident) -> usize {
+    let name = var.to_string();
+    let writes = |s: &Stmt| {
+        let mut w = HashSet::default();
+        stmt_writes(s, &mut w);
+        w.contains(&name) || names_in_inactive(s, &name)
+    };
+    (declared + 1..b.len())
+        .rev()
+        .find(|&k| writes(&b[k]))
+        .unwrap_or(declared)
+}
+
+/// Whether a statement kept as written, in `s` or nested in it, names `name`.
+fn names_in_inactive(s: &Stmt, name: &str) -> bool {
+    match s {
+        Stmt::Inactive(t) => {
+            let mut found = false;
+            crate::lower::walk_idents(t, &mut |id| found |= id == name);
+            found
+        }
+        Stmt::If { then, els, .. } => then.iter().chain(els).any(|s| names_in_inactive(s, name)),
+        Stmt::For { body, .. } | Stmt::Loop { body, .. } => {
+            body.iter().any(|s| names_in_inactive(s, name))
+        }
+        _ => false,
+    }
 }
