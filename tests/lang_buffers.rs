@@ -2408,3 +2408,92 @@ proptest! {
         check_hvp_of::<pushed_copy_rev>(&x, &v, pushed_copy_o);
     }
 }
+
+// ---------------------------------------------------------------- split_first / split_last
+
+/// `split_first` and `split_last`, unwrapped and through `if let` and `let .. else`: the
+/// element and the rest, read by indexing.
+#[differentiable]
+fn weighted_rest(rest: &[f64], w: f64) -> f64 {
+    let mut s = 0.0;
+    for (i, r) in rest.iter().enumerate() {
+        s += (i as f64 + w) * r * r;
+    }
+    s
+}
+
+#[autodiff_forward(split_ends_fwd, Dual, Dual)]
+#[autodiff_reverse(split_ends_rev, Duplicated, Active)]
+fn split_ends(x: &[f64]) -> f64 {
+    let (first, rest) = x.split_first().unwrap();
+    let (last, init) = x.split_last().expect("not empty");
+    let mut s = first * weighted_rest(rest, *last) + last.sin() * init[0];
+    if let Some((&head, tail)) = x.split_first() {
+        s += head * tail[tail.len() - 1];
+    }
+    let Some((end, _)) = x.split_last() else {
+        return s;
+    };
+    s * end.cos()
+}
+
+fn split_ends_o<D: Num>(x: &[D]) -> D {
+    let n = x.len();
+    let (first, rest) = (x[0], &x[1..]);
+    let (last, init) = (x[n - 1], &x[..n - 1]);
+    let mut wr = c::<D>(0.0);
+    for (i, r) in rest.iter().enumerate() {
+        wr += (last + i as f64) * *r * *r;
+    }
+    let mut s = first * wr + last.sin() * init[0];
+    s += x[0] * x[n - 1];
+    s * x[n - 1].cos()
+}
+
+/// `split_first_mut`: the first element and the rest written through.
+#[autodiff_forward(split_first_written_fwd, Dual, Dual, Dual)]
+#[autodiff_reverse(split_first_written_rev, Duplicated, Duplicated, Active)]
+fn split_first_written(x: &[f64], y: &mut [f64]) -> f64 {
+    let (head, tail) = y.split_first_mut().unwrap();
+    *head *= x[0];
+    for (t, xi) in tail.iter_mut().zip(&x[1..]) {
+        *t = (*t + *head) * xi;
+    }
+    y.iter().map(|v| v * v).sum()
+}
+
+fn split_first_written_o<D: Num>(x: &[D], y: &mut [D]) -> D {
+    y[0] *= x[0];
+    for i in 1..y.len().min(x.len()) {
+        y[i] = (y[i] + y[0]) * x[i];
+    }
+    y.iter().fold(c::<D>(0.0), |s, v| s + *v * *v)
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn split_first_and_split_last((x, v, s0) in slice_case(-1.5, 1.5, 2..7, 0), s in seed()) {
+        check_slice("split_ends", (&x, &v, &s0, s), split_ends, split_ends_fwd, split_ends_rev, split_ends_o::<Dual64>);
+        check_hvp_of::<split_ends_rev>(&x, &v, split_ends_o);
+    }
+
+    #[test]
+    fn split_first_mut_writes_through(a in sized(2..7, -1.2, 1.2, |n| vec![n, n], vec![false, true])) {
+        check_args(
+            "split_first_written",
+            &a,
+            |a| { let [x, y] = a else { unreachable!() }; split_first_written(x, y) },
+            |a, t| {
+                let ([x, y], [dx, dy]) = (a, t) else { unreachable!() };
+                split_first_written_fwd(x, dx, y, dy)
+            },
+            |a, b, s| {
+                let ([x, y], [bx, by]) = (a, b) else { unreachable!() };
+                split_first_written_rev(x, bx, y, by, s)
+            },
+            |a| { let [x, y] = a else { unreachable!() }; split_first_written_o(x, y) },
+        );
+    }
+}

@@ -66,7 +66,9 @@ fn effects_run_once_per_call_in_every_mode() {
 // ---------------------------------------------------------------- random draws
 
 /// A generator of reproducible draws in `(0, 1)` (`Clone`: a reverse sweep saves a struct
-/// behind `&mut` around calls).
+/// behind `&mut` around calls; `#[differentiable]`: a `Const` one lent to a
+/// `#[differentiable]` helper gets a scratch shadow, a zero of its type).
+#[differentiable]
 #[derive(Clone)]
 pub struct Draws {
     pub state: u64,
@@ -150,6 +152,86 @@ fn walk_oracle(sigma: f64, seed: u64) -> (f64, f64) {
         d_total += dx;
     }
     (total / 4.0, d_total / 4.0)
+}
+
+/// A draw inside a `#[differentiable]` helper, the generator lent to it.
+#[differentiable]
+fn jittered(x: f64, draws: &mut Draws) -> f64 {
+    x * (1.0 + no_grad(draws.next()))
+}
+
+/// The generator `Const`, passed on to the helper: the helper may store values with
+/// derivatives in what it is lent, so the companions give it a scratch shadow.
+#[autodiff_reverse(d_jitter_sum, Active, Const, Active)]
+#[autodiff_forward(jitter_sum_jvp, Dual, Const, Dual)]
+fn jitter_sum(x: f64, draws: &mut Draws) -> f64 {
+    let mut s = 0.0;
+    for _ in 0..3 {
+        s += jittered(x * x, draws);
+    }
+    s
+}
+
+#[test]
+fn a_constant_generator_is_lent_to_a_helper() {
+    for (x, seed) in [(0.7, 5), (-1.3, 42)] {
+        let mut zs = Draws { state: seed };
+        let (mut want, mut d_want) = (0.0, 0.0);
+        for _ in 0..3 {
+            let z = zs.next();
+            want += x * x * (1.0 + z);
+            d_want += 2.0 * x * (1.0 + z);
+        }
+        let mut draws = Draws { state: seed };
+        let (y, g) = d_jitter_sum(x, &mut draws, 1.0);
+        close("value", y, want, 1e-14).unwrap();
+        close("gradient", g, d_want, 1e-14).unwrap();
+        assert_eq!(
+            draws.state, zs.state,
+            "the generator advances once per draw"
+        );
+        let mut draws = Draws { state: seed };
+        let (y, t) = jitter_sum_jvp(x, 1.0, &mut draws);
+        close("forward value", y, want, 1e-14).unwrap();
+        close("tangent", t, d_want, 1e-14).unwrap();
+        assert_eq!(draws.state, zs.state, "forward: once per draw");
+    }
+}
+
+/// A `Const` `&mut f64` that the function stores active values in and reads back, itself
+/// and through a helper: its scratch shadow carries their derivatives to the result, and
+/// it ends holding what the function leaves in it.
+#[autodiff_reverse(d_stored, Active, Const, Active)]
+#[autodiff_forward(stored_jvp, Dual, Const, Dual)]
+fn stored(x: f64, t: &mut f64) -> f64 {
+    *t = x * x;
+    for _ in 0..2 {
+        add_sine(x, t);
+    }
+    *t * x
+}
+
+#[differentiable]
+fn add_sine(x: f64, t: &mut f64) {
+    *t += x.sin();
+}
+
+#[test]
+fn a_constant_float_behind_mut_carries_derivatives_it_stores() {
+    for x in [0.3f64, -1.7, 2.2] {
+        let t_end = x * x + 2.0 * x.sin();
+        let (want, d_want) = (t_end * x, t_end + x * (2.0 * x + 2.0 * x.cos()));
+        let mut t = 5.0;
+        let (y, g) = d_stored(x, &mut t, 1.0);
+        close("value", y, want, 1e-14).unwrap();
+        close("gradient", g, d_want, 1e-14).unwrap();
+        close("what it leaves", t, t_end, 1e-15).unwrap();
+        let mut t = -1.0;
+        let (y, d) = stored_jvp(x, 1.0, &mut t);
+        close("forward value", y, want, 1e-14).unwrap();
+        close("tangent", d, d_want, 1e-14).unwrap();
+        close("forward: what it leaves", t, t_end, 1e-15).unwrap();
+    }
 }
 
 #[test]

@@ -84,6 +84,26 @@ fn rule_quad_dir(x: &[f64], v: &[f64]) -> f64 {
     s.exp() * ds
 }
 
+/// The second derivative of `quad` along `v` then `u` as the rule defines it, with
+/// `R[w] = Σ (sin x_i + x_i cos x_i) w_i` (the rule's tangent of `s` along `w`):
+/// `e^s (c·R[u]·R[v] + Σ (2 cos x_i − x_i sin x_i) u_i v_i)`. The rule's value `s` has the
+/// derivative `R[u]` (`c = 1`); its code's would be `R[u] / 2` (`c = ½`).
+fn quad_second_by(x: &[f64], u: &[f64], v: &[f64], c: f64) -> f64 {
+    let s: f64 = 0.5 * x.iter().map(|a| a * a.sin()).sum::<f64>();
+    let r = |w: &[f64]| -> f64 {
+        x.iter()
+            .zip(w)
+            .map(|(a, b)| (a.sin() + a * a.cos()) * b)
+            .sum()
+    };
+    let dr: f64 = x
+        .iter()
+        .zip(u.iter().zip(v))
+        .map(|(a, (ui, vi))| (2.0 * a.cos() - a * a.sin()) * ui * vi)
+        .sum();
+    s.exp() * (c * r(u) * r(v) + dr)
+}
+
 // ------------------------------------------------------------------ an output buffer
 
 /// `y_i += x_i²`, returning nothing, with a forward rule claiming `dy_i += 3 x_i dx_i`
@@ -179,11 +199,6 @@ fn dp(x: f64) -> f64 {
     p_jvp(x, 1.0).1
 }
 
-fn central<F: Fn(f64) -> f64>(f: F, x: f64) -> f64 {
-    let h = 1e-5;
-    (f(x + h) - f(x - h)) / (2.0 * h)
-}
-
 fn assert_close(what: &str, got: f64, want: f64, tol: f64) {
     assert!(
         (got - want).abs() <= tol * (1.0 + want.abs()),
@@ -210,20 +225,23 @@ fn the_first_derivatives_follow_the_rules() {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(32))]
 
-    /// The second derivative is the derivative of the rule's first derivative: by hand,
-    /// and by finite differences of the first derivative.
+    /// The second derivative follows the rule as the first does: the rule's value has the
+    /// rule's derivative `5x²` (not its code's `3x²`), and the rule's tangent `5x²·dx` is
+    /// differentiated (`10x`). By hand, and with num-dual's second-order numbers, the rule
+    /// entered as `cube` with those two derivatives.
     #[test]
     fn a_scalar_rule_is_differentiated_again(x in -1.3f64..1.3) {
         let (d1, d2) = d2h(x, 1.0);
         let x3 = x * x * x;
-        // d/dx [cos(x³)·5x² + 1], where the rule's value x³ has the derivative 3x².
-        let want = -x3.sin() * 3.0 * x * x * 5.0 * x * x + x3.cos() * 10.0 * x;
+        // d/dx [cos(cube(x))·5x² + 1], with cube(x) = x³ and cube'(x) = 5x² (the rule's).
+        let want = -x3.sin() * 5.0 * x * x * 5.0 * x * x + x3.cos() * 10.0 * x;
         prop_assert!((d1 - rule_dh(x)).abs() <= 1e-12 * (1.0 + d1.abs()));
         prop_assert!((d2 - want).abs() <= 1e-12 * (1.0 + want.abs()), "{d2} vs {want}");
-        let fd = central(rule_dh, x);
-        prop_assert!((d2 - fd).abs() <= 1e-6 * (1.0 + fd.abs()), "{d2} vs {fd}");
-        // Where the true second derivative differs from the rule's (not near `x = 0`, nor
-        // where the two curves cross), the result is not the true one: the rule's was used.
+        let cube_by_rule = Dual2_64::new(x3, 5.0 * x * x, 10.0 * x);
+        let oracle = (cube_by_rule.sin() + Dual2_64::new(x, 1.0, 0.0)).v2;
+        prop_assert!((d2 - oracle).abs() <= 1e-12 * (1.0 + oracle.abs()), "{d2} vs {oracle}");
+        // Away from `x = 0`, the result is not the code's second derivative: the rule's
+        // was used.
         let truth = (Dual2_64::from_re(x).derivative().powi(3).sin() + Dual2_64::from_re(x)).v2;
         if (want - truth).abs() > 1e-2 * (1.0 + truth.abs()) {
             prop_assert!((d2 - truth).abs() > 1e-3 * (1.0 + truth.abs()), "{d2} vs {truth}");
@@ -246,8 +264,13 @@ proptest! {
         };
         let (d1, d2) = quad_second(&x, &u, &v);
         prop_assert!((d1 - rule_quad_dir(&x, &v)).abs() <= 1e-12 * (1.0 + d1.abs()));
+        // (The formula, checked: with the code's derivative of the value, it is the
+        // derivative of the rule's first derivative as a function.)
         let fd = along_u(&|x| rule_quad_dir(x, &v));
-        prop_assert!((d2 - fd).abs() <= 1e-6 * (1.0 + fd.abs()), "quad: {d2} vs {fd}");
+        let by_code = quad_second_by(&x, &u, &v, 0.5);
+        prop_assert!((by_code - fd).abs() <= 1e-6 * (1.0 + fd.abs()), "{by_code} vs {fd}");
+        let want = quad_second_by(&x, &u, &v, 1.0);
+        prop_assert!((d2 - want).abs() <= 1e-12 * (1.0 + want.abs()), "quad: {d2} vs {want}");
 
         let (d1, d2) = squares_second(&x, &u, &v);
         prop_assert!((d1 - rule_squares_dir(&x, &v)).abs() <= 1e-12 * (1.0 + d1.abs()));
@@ -255,13 +278,14 @@ proptest! {
         prop_assert!((d2 - fd).abs() <= 1e-6 * (1.0 + fd.abs()), "squares: {d2} vs {fd}");
     }
 
-    /// With both rules, forward over forward takes the forward rule: `k' = 7x² + ½x²`, so
-    /// `k'' = 15x`.
+    /// With both rules, forward over forward takes the forward rule: `k' = 7x·x + ½x²`,
+    /// and in `k''` the rule's value `½x²` has the rule's derivative `7x` too (its code's
+    /// would be `x`): `k'' = 14x + 7x = 21x`.
     #[test]
     fn with_both_rules_forward_over_forward_takes_the_forward_rule(x in -2.0f64..2.0) {
         let (d1, d2) = d2k(x, 1.0);
         prop_assert!((d1 - 7.5 * x * x).abs() <= 1e-12 * (1.0 + d1.abs()));
-        prop_assert!((d2 - 15.0 * x).abs() <= 1e-12 * (1.0 + d2.abs()), "{d2}");
+        prop_assert!((d2 - 21.0 * x).abs() <= 1e-12 * (1.0 + d2.abs()), "{d2}");
     }
 }
 

@@ -501,6 +501,35 @@ pub fn same_row_count(rows: usize, written: usize) -> usize {
     written
 }
 
+/// The position of the element that `split_first()` splits off a slice of `len`
+/// elements: `0`. Differentiated code reads the parts by indexing, after this check that
+/// they exist (`split_first().unwrap()` of an empty slice).
+#[inline(always)]
+#[track_caller]
+pub fn first_of(len: usize) -> usize {
+    if len == 0 {
+        none_unwrapped();
+    }
+    0
+}
+
+/// The position of the element that `split_last()` splits off a slice of `len`
+/// elements: `len - 1` (see [`first_of`]).
+#[inline(always)]
+#[track_caller]
+pub fn last_of(len: usize) -> usize {
+    if len == 0 {
+        none_unwrapped();
+    }
+    len - 1
+}
+
+#[cold]
+#[track_caller]
+fn none_unwrapped() -> ! {
+    panic!("called `Option::unwrap()` on a `None` value")
+}
+
 /// The slice length `min(a, b)`: the trip count of a `zip`.
 #[inline(always)]
 pub fn min_len(a: usize, b: usize) -> usize {

@@ -567,6 +567,19 @@ impl Gen<'_> {
                 Shape::Slice { mutable: true } => out.extend(quote! {
                     let mut #d = __ad::zero_like(#n);
                 }),
+                // A struct (or a float) behind `&mut`, lent to a callee that may store
+                // values with derivatives in it (a generator passed on to a helper): a
+                // scratch shadow, a zero of its type (a struct's needs
+                // `#[differentiable]` on its declaration, which the error says).
+                Shape::Struct { mutable: true } | Shape::Scalar if matches!(&p.ty, Some(syn::Type::Reference(r)) if r.mutability.is_some()) =>
+                {
+                    let store = format_ident!("__ad_zero_{}", n);
+                    let span = p.ty.as_ref().map_or(n.span(), |t| t.span());
+                    out.extend(quote_spanned! {span=>
+                        let mut #store = __ad::zero_like(&*#n);
+                        let #d = &mut #store;
+                    });
+                }
                 _ => {
                     let other = match mode {
                         Mode::Forward => "Dual",
@@ -868,10 +881,14 @@ impl Gen<'_> {
                     outs_val.push(quote!(#b));
                 }
                 // A `Const` buffer that the function writes and reads back (a scratch
-                // buffer): the reverse sweep puts back what it held before, so its final
-                // contents are kept as a `Duplicated` one's.
+                // buffer), or a `Const` struct behind `&mut` lent to a callee (a
+                // generator): the reverse sweep puts back what it held before, so its
+                // final contents are kept as a `Duplicated` one's.
                 Activity::Const
-                    if matches!(p.shape, Shape::Slice { mutable: true }) && an.needs(n) =>
+                    if matches!(
+                        p.shape,
+                        Shape::Slice { mutable: true } | Shape::Struct { mutable: true }
+                    ) && an.needs(n) =>
                 {
                     let f = format_ident!("__ad_final_{}", n);
                     finals.extend(quote!(let #f = __ad::snapshot(&*#n);));

@@ -676,6 +676,18 @@ impl Lowerer {
                 "a result that is an array or a vector of rows (`-> [[f64; 2]; 2]`: write it into a `&mut [[f64; 2]; 2]` parameter)",
             );
         }
+        if let Ret::Ty(t) = &sig.ret
+            && let syn::Type::Tuple(tt) = &**t
+            && let Some(inner) = tt
+                .elems
+                .iter()
+                .find(|e| matches!(e, syn::Type::Tuple(i) if !i.elems.is_empty()))
+        {
+            return unsupported(
+                inner,
+                "a tuple inside the returned tuple (`-> ((f64, f64), f64)`: return one flat tuple, `-> (f64, f64, f64)`)",
+            );
+        }
         self.ret_shape = match &sig.ret {
             Ret::Unit => RetShape::Single,
             Ret::Ty(t) => match &**t {
@@ -1528,6 +1540,11 @@ impl Lowerer {
             return Ok(());
         }
         let val = self.lower_expr_hint(e, hint.as_ref())?;
+        if is_split_unwrap(e) {
+            // (The parts are references: names for the places, which `*first` reads and
+            // `*first = v` writes.)
+            return self.bind_pat_ref(pat, val);
+        }
         self.bind_pat(pat, val)
     }
 
@@ -3498,6 +3515,77 @@ impl Lowerer {
         Ok(Some((index, holds)))
     }
 
+    /// Whether `e` names a local array or an array parameter (`a: &[f64; 3]`).
+    fn names_array(&self, e: &Expr) -> bool {
+        let Expr::Path(p) = strip(strip_ref(e)) else {
+            return false;
+        };
+        let Some(id) = p.path.get_ident() else {
+            return false;
+        };
+        match self.lookup(&id.to_string()) {
+            Some(Binding::Var(v)) => {
+                self.array_locals.contains(&v.to_string())
+                    || (v == id && self.array_param_lens.contains_key(&v.to_string()))
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether `found` splits a float buffer (see [`split_end`]).
+    fn splits_buffer(&mut self, found: &syn::ExprMethodCall) -> Result<bool> {
+        Ok(found.args.is_empty()
+            && (self.is_float_buffer_expr(&found.receiver)?
+                || self.names_element_param(&found.receiver)))
+    }
+
+    /// `x.split_first().unwrap()` or `x.split_last().expect(..)` (or their `_mut` forms)
+    /// of a float buffer: the element and the rest, as the places `x[0]` and `x[1..]` (or
+    /// `x[n - 1]` and `x[..n - 1]`), as `split_at` gives its parts. An empty buffer
+    /// panics, as the `unwrap` does.
+    fn split_parts(&mut self, m: &syn::ExprMethodCall) -> Result<Option<Val>> {
+        if !matches!(m.method.to_string().as_str(), "unwrap" | "expect") {
+            return Ok(None);
+        }
+        let Expr::MethodCall(found) = strip(&m.receiver) else {
+            return Ok(None);
+        };
+        let Some((first, mutable)) = split_end(found) else {
+            return Ok(None);
+        };
+        if !self.splits_buffer(found)? {
+            return Ok(None);
+        }
+        let Val::Place(p, was_mutable) = self.lower_expr(&found.receiver)? else {
+            return Ok(None);
+        };
+        let span = found.span();
+        let recv = p.primal();
+        let (at, rest) = if first {
+            let at = self.inactive_local(
+                "first",
+                quote_spanned!(span=> __ad::first_of(#recv.len())),
+                span,
+            );
+            (quote!(#at), quote!(#at + 1..))
+        } else {
+            let at = self.inactive_local(
+                "last",
+                quote_spanned!(span=> __ad::last_of(#recv.len())),
+                span,
+            );
+            (quote!(#at), quote!(..#at))
+        };
+        let (mut elem, mut others) = (p.clone(), p);
+        elem.proj.push(Proj::Index(at));
+        others.proj.push(Proj::Index(rest));
+        let mutable = mutable || was_mutable;
+        Ok(Some(Val::Tuple(vec![
+            Val::Place(elem, mutable),
+            Val::Place(others, mutable),
+        ])))
+    }
+
     /// `if let Some(v) = x.get(i) { a } else { b }` (or `x.first()`, `x.last()`, through
     /// `copied()`/`cloned()`, with `Some(v)` or `Some(&v)`) as `if i < x.len() { let v =
     /// &x[i]; a } else { b }`: the element, which may carry a derivative, is read by
@@ -3526,6 +3614,18 @@ impl Lowerer {
         };
         if !ts.path.is_ident("Some") || ts.elems.len() != 1 || ts.qself.is_some() {
             return Ok(None);
+        }
+        // `Some((first, rest))` of `x.split_first()`: the two parts (see `split_parts`).
+        if let (Pat::Tuple(parts), Expr::MethodCall(found)) = (&ts.elems[0], strip(scrutinee))
+            && split_end(found).is_some()
+            && self.splits_buffer(found)?
+        {
+            let span = scrutinee.span();
+            let recv = &found.receiver;
+            return Ok(Some((
+                syn::parse_quote_spanned!(span=> !#recv.is_empty()),
+                syn::parse_quote_spanned!(span=> let #parts = #found.unwrap();),
+            )));
         }
         let (inner, copied) = strip_copied(scrutinee);
         let Expr::MethodCall(found) = inner else {
@@ -7018,6 +7118,9 @@ impl Lowerer {
         if let Some(e) = self.array_from_slice(m, hint) {
             return self.lower_expr_hint(&e, hint);
         }
+        if !on_struct && let Some(v) = self.split_parts(m)? {
+            return Ok(v);
+        }
         if matches!(name.as_str(), "unwrap" | "expect" | "unwrap_or")
             && !on_struct
             && let Some(e) = self.unwrapped_element(m)?
@@ -7145,6 +7248,12 @@ impl Lowerer {
             | "chunks_exact" | "rev" | "step_by" | "copied" | "cloned" | "windows" | "filter"
                 if !self.is_struct_local(&m.receiver) =>
             {
+                if name == "map" && !self.companion && self.names_array(&m.receiver) {
+                    return unsupported(
+                        m,
+                        "`map` of an array (write `std::array::from_fn(|i| f(a[i]))`)",
+                    );
+                }
                 // A range of indices (a companion keeps its loops' ranges in locals).
                 let index_range = self.companion && is_index_range(&Expr::MethodCall(m.clone()));
                 // An iterator over a buffer of constants (`ks.iter()`, kept by a companion).
@@ -7925,6 +8034,9 @@ impl Lowerer {
             | ["__ad", "same_row_length"]
             // The number of rows of a matrix assigned whole, checked.
             | ["__ad", "same_row_count"]
+            // The position of the element `split_first` or `split_last` splits off.
+            | ["__ad", "first_of"]
+            | ["__ad", "last_of"]
             // A `filter`'s predicate on an element, a `max_by`'s comparison.
             | ["__ad", "holds"]
             | ["__ad", "compare"]
@@ -11266,6 +11378,25 @@ pub fn returned_array_len(t: &syn::Type) -> Option<usize> {
         }) => n.base10_parse().ok().filter(|&n: &usize| n > 0),
         _ => None,
     }
+}
+
+/// For `split_first`, `split_last` and their `_mut` forms: whether the element split off
+/// is the first, and whether the parts are mutable.
+fn split_end(found: &syn::ExprMethodCall) -> Option<(bool, bool)> {
+    match found.method.to_string().as_str() {
+        "split_first" => Some((true, false)),
+        "split_first_mut" => Some((true, true)),
+        "split_last" => Some((false, false)),
+        "split_last_mut" => Some((false, true)),
+        _ => None,
+    }
+}
+
+/// `x.split_first().unwrap()` (or `split_last`, their `_mut` forms, `expect`).
+fn is_split_unwrap(e: &Expr) -> bool {
+    matches!(strip(e), Expr::MethodCall(m)
+        if matches!(m.method.to_string().as_str(), "unwrap" | "expect")
+            && matches!(strip(&m.receiver), Expr::MethodCall(f) if split_end(f).is_some()))
 }
 
 #[cfg(test)]

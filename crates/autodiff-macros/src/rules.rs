@@ -1196,6 +1196,8 @@ fn forward_over_forward_rule(
     let mut convert = TokenStream::new();
     let mut arrays = TokenStream::new();
     let mut rule_args = Vec::new();
+    // The rule's arguments with the primal's tangent `t` in place of `u`.
+    let mut outer_args = Vec::new();
     let mut derivative_args = Vec::new();
     let mut outputs = Vec::new();
     for p in params {
@@ -1218,6 +1220,7 @@ fn forward_over_forward_rule(
                     convert.extend(quote!(let #d: #ty = __ad::ScalarTangent::tangent(#k);));
                 }
                 rule_args.push(quote!(#du));
+                outer_args.extend([quote!(#n), quote!(#dt)]);
                 derivative_args.extend([quote!(#dt), quote!(#du), quote!(#dw)]);
             }
             Kind::Slice { mutable } => {
@@ -1246,6 +1249,7 @@ fn forward_over_forward_rule(
                     outputs.push((n.clone(), du.clone()));
                 } else {
                     rule_args.push(quote!(#du));
+                    outer_args.extend([quote!(#n), quote!(#dt)]);
                 }
                 derivative_args.extend([quote!(#dt), quote!(#du), quote!(#dw)]);
             }
@@ -1254,6 +1258,7 @@ fn forward_over_forward_rule(
                     decls.push(quote!(#k: impl ::core::marker::Sized));
                 }
                 rule_args.push(quote!(__ad::Zero));
+                outer_args.extend([quote!(#n), quote!(__ad::Zero)]);
                 // A constant of a float type has a tangent in the rule's derivative:
                 // zero.
                 match (tangent_type(ty, floats), shape_of(ty, floats)) {
@@ -1289,7 +1294,17 @@ fn forward_over_forward_rule(
             )
         })
         .unzip();
-    let result = if ret.is_some() {
+    let result = if ret.is_some() && outputs.is_empty() {
+        // The value's derivative along `t` is the rule's tangent along `t`, as at first
+        // order (and under forward over reverse), not the derivative of the value the
+        // rule's code computes: they differ for a rule whose derivative is not its code's
+        // (a straight-through estimator). The tangent's derivative is the rule's own.
+        quote!({
+            let ((__ad_y, __ad_yu), (_, __ad_yut)) = __ad_derivative(#(#derivative_args),*);
+            let (_, __ad_yt) = Self::__ad_fwd(#(#outer_args,)* __ad_mark);
+            ((__ad_y, __ad_yu), (__ad_yt, __ad_yut))
+        })
+    } else if ret.is_some() {
         quote!(__ad_derivative(#(#derivative_args),*))
     } else {
         quote!({ let ((), ()) = __ad_derivative(#(#derivative_args),*); (((), ()), ((), ())) })
