@@ -2470,8 +2470,59 @@ fn split_first_written_o<D: Num>(x: &[D], y: &mut [D]) -> D {
     y.iter().fold(c::<D>(0.0), |s, v| s + *v * *v)
 }
 
+/// The parts of a local array (`let`, not `let mut`) split by `split_last` and
+/// `split_at`, lent to a helper: they are lent as shared references.
+#[autodiff_forward(split_local_fwd, Dual, Dual)]
+#[autodiff_reverse(split_local_rev, Duplicated, Active)]
+fn split_local(x: &[f64]) -> f64 {
+    let arr = [x[0], x[1] * 2.0, x[0] * x[1]];
+    let (l, init) = arr.split_last().unwrap();
+    let (a, b) = arr.split_at(1);
+    weighted_rest(init, *l) + weighted_rest(b, a[0])
+}
+
+fn split_local_o<D: Num>(x: &[D]) -> D {
+    let arr = [x[0], x[1] * 2.0, x[0] * x[1]];
+    let wr = |rest: &[D], w: D| {
+        let mut s = c::<D>(0.0);
+        for (i, r) in rest.iter().enumerate() {
+            s += (w + i as f64) * *r * *r;
+        }
+        s
+    };
+    wr(&arr[..2], arr[2]) + wr(&arr[1..], arr[0])
+}
+
+/// `expect` of `first` and of `split_last` keeps its message in the companions.
+#[autodiff_forward(first_expected_fwd, Dual, Dual)]
+#[autodiff_reverse(first_expected_rev, Duplicated, Active)]
+fn first_expected(x: &[f64]) -> f64 {
+    let a = x.first().expect("no samples");
+    let (b, _) = x.split_last().expect("no samples at the end");
+    a * b
+}
+
+#[test]
+#[should_panic(expected = "no samples")]
+fn expect_of_first_panics_with_its_message_in_reverse() {
+    first_expected_rev(&[], &mut [], 1.0);
+}
+
+#[test]
+#[should_panic(expected = "no samples")]
+fn expect_of_first_panics_with_its_message_forward() {
+    first_expected_fwd(&[], &[]);
+}
+
 proptest! {
     #![proptest_config(config())]
+
+    #[test]
+    fn split_parts_of_a_local_array_lent((x, v, s0) in slice_case(-1.5, 1.5, 2..3, 0), s in seed()) {
+        check_slice("split_local", (&x, &v, &s0, s), split_local, split_local_fwd, split_local_rev, split_local_o::<Dual64>);
+        check_hvp_of::<split_local_rev>(&x, &v, split_local_o);
+        check_slice("first_expected", (&x, &v, &s0, s), first_expected, first_expected_fwd, first_expected_rev, |d| d[0] * d[d.len() - 1]);
+    }
 
     #[test]
     fn split_first_and_split_last((x, v, s0) in slice_case(-1.5, 1.5, 2..7, 0), s in seed()) {

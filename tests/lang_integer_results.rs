@@ -177,6 +177,54 @@ fn searched_o<D: Num>(x: &[D]) -> D {
     y * y + x[1] * x[k] * VALS[j] + x[x.len() - 1] * positive as f64 + x[m] * x[n] * VALS[l] * x[1]
 }
 
+/// Searches taken apart by closures that read the differentiated input: the closure's
+/// value carries its derivative, the position none (`map(..).unwrap_or(..)`, `map_or`,
+/// `map_or_else`, `unwrap_or_else` of a `Result`'s error, `expect`).
+#[autodiff_forward(picked_fwd, Dual, Dual)]
+#[autodiff_reverse(picked_rev, Duplicated, Active)]
+fn picked(x: &[f64]) -> f64 {
+    let a = x
+        .iter()
+        .position(|&v| v > 0.5)
+        .map(|i| x[i] * x[i])
+        .unwrap_or(x[0]);
+    let b = x
+        .iter()
+        .rposition(|&v| v < 0.0)
+        .map_or(x[1].sin(), |i| x[i] * 3.0);
+    let c = GRID
+        .binary_search_by(|g| g.total_cmp(&x[2]))
+        .map_or_else(|e| x[e.min(x.len() - 1)], |j| x[j].exp());
+    let d = x
+        .iter()
+        .position(|&v| v > 10.0)
+        .map(|i| x[i])
+        .unwrap_or_else(|| x[x.len() - 1].cos());
+    let e = (0..x.len())
+        .rev()
+        .position(|i| i == 0)
+        .map(|i| x[i] * x[0])
+        .expect("found");
+    a + b * c + d * e
+}
+
+fn picked_o<D: Num>(x: &[D]) -> D {
+    let a = match (0..x.len()).find(|&i| x[i].re() > 0.5) {
+        Some(i) => x[i] * x[i],
+        None => x[0],
+    };
+    let b = match (0..x.len()).rev().find(|&i| x[i].re() < 0.0) {
+        Some(i) => x[i] * 3.0,
+        None => x[1].sin(),
+    };
+    // (The grid holds no value of `x[2]`: always the insertion point.)
+    let e = GRID.iter().filter(|g| **g < x[2].re()).count();
+    let c = x[e.min(x.len() - 1)];
+    let d = x[x.len() - 1].cos();
+    let e = x[x.len() - 1] * x[0];
+    a + b * c + d * e
+}
+
 /// Away from the grid's knots, where the interpolation has a kink.
 fn off_knots(x: f64) -> bool {
     GRID.iter().all(|g| (x - g).abs() > 1e-3)
@@ -197,6 +245,13 @@ proptest! {
         prop_assume!(x.iter().all(|t| off_knots(*t) && (t - 0.5).abs() > 1e-3 && t.abs() > 1e-3));
         check_slice("searched", (&x, &v, &s0, s), searched, searched_fwd, searched_rev, searched_o::<Dual64>);
         check_hvp_of::<searched_rev>(&x, &v, searched_o);
+    }
+
+    #[test]
+    fn searches_taken_apart_by_closures_of_active_values(x in vecf(-2.5, 3.0, 4), v in dirs(4), s0 in dirs(4), s in seed()) {
+        prop_assume!(x.iter().all(|t| off_knots(*t) && (t - 0.5).abs() > 1e-3 && t.abs() > 1e-3 && *t < 9.0));
+        check_slice("picked", (&x, &v, &s0, s), picked, picked_fwd, picked_rev, picked_o::<Dual64>);
+        check_hvp_of::<picked_rev>(&x, &v, picked_o);
     }
 
     #[test]
@@ -230,4 +285,47 @@ fn methods_of_a_constant_integer_slice() {
     let (f, t) = masked_fwd(&p, &[1.0, -2.0, 3.0], &mask);
     check("forward value", f, 17.5);
     check("tangent", t, 16.0 - 1.0);
+}
+
+/// Doubles `s` and returns it: a default with an effect.
+#[differentiable]
+fn bump(s: &mut f64) -> f64 {
+    *s *= 2.0;
+    *s
+}
+
+/// Defaults of `unwrap_or` and `map_or` are evaluated whether the search finds something
+/// or not, as in Rust: each `bump` doubles `s`.
+#[autodiff_forward(eager_defaults_fwd, Dual, Dual)]
+#[autodiff_reverse(eager_defaults_rev, Duplicated, Active)]
+fn eager_defaults(x: &[f64]) -> f64 {
+    let mut s = x[0];
+    let a = x
+        .iter()
+        .position(|&v| v > 0.5)
+        .map(|i| x[i])
+        .unwrap_or(bump(&mut s));
+    let b = x.get(1).copied().unwrap_or(bump(&mut s));
+    let c = x
+        .iter()
+        .rposition(|&v| v > 0.5)
+        .map_or(bump(&mut s), |i| x[i] * 3.0);
+    a * b + c + s
+}
+
+#[test]
+fn eager_defaults_are_evaluated_found_or_not() {
+    // x[1] > 0.5: every search finds it; `s` is doubled three times all the same.
+    let x = [0.25, 1.5];
+    let want = 1.5 * 1.5 + 4.5 + 8.0 * 0.25;
+    let d_want = [8.0, 2.0 * 1.5 + 3.0];
+    check("primal", eager_defaults(&x), want);
+    let mut g = [0.0; 2];
+    check("reverse value", eager_defaults_rev(&x, &mut g, 1.0), want);
+    check_all("gradient", &g, &d_want);
+    for (k, v) in [[1.0, 0.0], [0.0, 1.0]].iter().enumerate() {
+        let (y, t) = eager_defaults_fwd(&x, v);
+        check("forward value", y, want);
+        check("tangent", t, d_want[k]);
+    }
 }

@@ -790,3 +790,47 @@ fn an_array_member_copied_out_of_a_slice_element() {
         );
     }
 }
+
+/// A filter's coefficients: an array member beside a float.
+#[differentiable]
+#[derive(Clone, Debug)]
+pub struct Taps {
+    pub b: [f64; 2],
+    pub z: f64,
+}
+
+/// A struct value built from a parameter's members, an array among them (`b: f.b`): the
+/// macro cannot see that `f.b` is an array, and adds its adjoint as a call's result's.
+#[autodiff_reverse(d_run_taps, Duplicated, Active)]
+#[autodiff_forward(j_run_taps, Dual, Dual)]
+fn run_taps(f: &Taps) -> f64 {
+    let st = Taps { b: f.b, z: f.z };
+    (st.b[0] * st.b[1] + st.z).sin()
+}
+
+#[test]
+fn a_struct_value_takes_an_array_member_of_a_parameter() {
+    let f = Taps {
+        b: [2.0, 3.0],
+        z: 1.0,
+    };
+    let c = (2.0f64 * 3.0 + 1.0).cos();
+    let mut df = Taps {
+        b: [0.0; 2],
+        z: 0.0,
+    };
+    let y = d_run_taps(&f, &mut df, 1.0);
+    check("value", y, 7.0f64.sin());
+    check_all(
+        "gradient",
+        &[df.b[0], df.b[1], df.z],
+        &[3.0 * c, 2.0 * c, c],
+    );
+    let v = Taps {
+        b: [0.5, -1.0],
+        z: 0.25,
+    };
+    let (y, t) = j_run_taps(&f, &v);
+    check("forward value", y, 7.0f64.sin());
+    check("tangent", t, (3.0 * 0.5 - 2.0 + 0.25) * c);
+}

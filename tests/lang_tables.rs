@@ -1,5 +1,6 @@
 //! Tables of data as tuples: a constant `&[(f64, f64)]` parameter and a local array of
-//! tuple literals, iterated with `&(a, y)` and `(a, y)` patterns and read by index
+//! tuple literals (also written in the loop itself), iterated with `&(a, y)` and `(a, y)`
+//! patterns and read by index
 //! (`data[i].0`); the rows of a `const` matrix iterated. The rows carry no derivative; checked against num-dual in both modes
 //! and under forward over reverse.
 
@@ -60,6 +61,35 @@ fn fixed_o<D: Num>(w: &[D]) -> D {
     s
 }
 
+/// Tables of tuple literals written in the loop itself: by value, behind `&`, through
+/// `iter().enumerate()`, with integer offsets and float weights.
+#[autodiff_forward(inline_tables_fwd, Dual, Dual)]
+#[autodiff_reverse(inline_tables_rev, Duplicated, Active)]
+fn inline_tables(w: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for (a, b) in [(0usize, 1usize), (1, 2), (2, 0)] {
+        s += w[a] * w[b];
+    }
+    for &(c, i) in &[(0.5, 0usize), (-0.25, 2)] {
+        s += c * w[i].sin();
+    }
+    for (k, (c, i)) in [(2.0, 1usize), (3.0, 0)].iter().enumerate() {
+        s += (k as f64 + c) * w[*i] * w[*i];
+    }
+    // A reference to a table, bound with `let`, its elements by reference.
+    let t = &[(1.5, 1usize), (0.5, 2)];
+    for (c, i) in t.iter() {
+        s += c * w[*i].exp();
+    }
+    s
+}
+
+fn inline_tables_o<D: Num>(w: &[D]) -> D {
+    let mut s = w[0] * w[1] + w[1] * w[2] + w[2] * w[0];
+    s += w[0].sin() * 0.5 - w[2].sin() * 0.25;
+    s + w[1] * w[1] * 2.0 + w[0] * w[0] * 4.0 + w[1].exp() * 1.5 + w[2].exp() * 0.5
+}
+
 /// A covariance as a `const` matrix.
 const COV: [[f64; 3]; 3] = [[1.0, 0.5, 0.0], [0.5, 2.0, -0.3], [0.0, -0.3, 1.5]];
 
@@ -110,6 +140,12 @@ proptest! {
         check("forward value", fv, value);
         check("forward tangent", t, grad[0] * v[0] + grad[1] * v[1]);
         check("primal", fit(&w, &rows), value);
+    }
+
+    #[test]
+    fn tables_written_in_the_loop((x, v, s0) in slice_case(-1.5, 1.5, 3..4, 0), s in seed()) {
+        check_slice("inline_tables", (&x, &v, &s0, s), inline_tables, inline_tables_fwd, inline_tables_rev, inline_tables_o::<Dual64>);
+        check_hvp_of::<inline_tables_rev>(&x, &v, inline_tables_o);
     }
 
     #[test]

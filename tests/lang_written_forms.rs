@@ -351,7 +351,18 @@ fn chosen_calls(x: &[f64]) -> f64 {
     } else {
         g = relu(&h);
     }
-    h[0] * k[1] + g[2] * g[0]
+    // In a loop: the vector chosen is recorded at the end of the body, after its reads.
+    let mut s = 0.0;
+    for i in 0..2 {
+        let e;
+        if x[i] > 0.0 {
+            e = bend(x);
+        } else {
+            e = relu(&k);
+        }
+        s += e[i] * e[0];
+    }
+    h[0] * k[1] + g[2] * g[0] + s
 }
 
 fn chosen_calls_o<D: Num>(x: &[D]) -> D {
@@ -370,7 +381,12 @@ fn chosen_calls_o<D: Num>(x: &[D]) -> D {
         bend(x)
     };
     let g = if x[2].re() > 0.0 { bend(&k) } else { relu(&h) };
-    h[0] * k[1] + g[2] * g[0]
+    let mut s = c::<D>(0.0);
+    for i in 0..2 {
+        let e = if x[i].re() > 0.0 { bend(x) } else { relu(&k) };
+        s += e[i] * e[0];
+    }
+    h[0] * k[1] + g[2] * g[0] + s
 }
 
 /// Checks a map `[f64; 2] -> [f64; 2]` written into `r`, in both modes, against `oracle`.

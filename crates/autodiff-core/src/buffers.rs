@@ -9,7 +9,7 @@ use core::mem::{MaybeUninit, needs_drop};
 #[diagnostic::on_unimplemented(
     message = "differentiated code needs a zero shadow of a `{Self}` here, and it has none",
     label = "a zero `{Self}` is needed here",
-    note = "floats, buffers of floats and integers have zeros; a user struct has one when its declaration is marked `#[differentiable]`. Derivative code needs one for a struct that a differentiated function returns by value (mark the struct's declaration), and where one struct, or two parts of one struct (`s.ps[i]` and `s.ps[j]`), is passed twice to one call: pass the parts as separate parameters, or copy the values out first"
+    note = "floats, buffers of floats and integers have zeros; a user struct has one when its declaration is marked `#[differentiable]`. Derivative code needs one for a struct that a differentiated function returns by value, for a `Const` struct behind `&mut` that the function lends to a callee or stores values with derivatives in (its scratch shadow; mark the struct's declaration), and where one struct, or two parts of one struct (`s.ps[i]` and `s.ps[j]`), is passed twice to one call: pass the parts as separate parameters, or copy the values out first"
 )]
 pub trait ZeroLike {
     /// The shadow type.
@@ -503,31 +503,37 @@ pub fn same_row_count(rows: usize, written: usize) -> usize {
 
 /// The position of the element that `split_first()` splits off a slice of `len`
 /// elements: `0`. Differentiated code reads the parts by indexing, after this check that
-/// they exist (`split_first().unwrap()` of an empty slice).
+/// they exist, which panics with `msg` as the `unwrap` or `expect` it stands for.
 #[inline(always)]
 #[track_caller]
-pub fn first_of(len: usize) -> usize {
-    if len == 0 {
-        none_unwrapped();
-    }
-    0
+pub fn first_of(len: usize, msg: &str) -> usize {
+    found_at(len > 0, 0, msg)
 }
 
 /// The position of the element that `split_last()` splits off a slice of `len`
 /// elements: `len - 1` (see [`first_of`]).
 #[inline(always)]
 #[track_caller]
-pub fn last_of(len: usize) -> usize {
-    if len == 0 {
-        none_unwrapped();
+pub fn last_of(len: usize, msg: &str) -> usize {
+    found_at(len > 0, len.wrapping_sub(1), msg)
+}
+
+/// `index`, where `x.first()`, `x.last()` or `x.get(i)` found an element (`holds`), read
+/// by indexing; otherwise a panic with `msg`, as the `unwrap` or `expect` that took the
+/// `Option` apart.
+#[inline(always)]
+#[track_caller]
+pub fn found_at(holds: bool, index: usize, msg: &str) -> usize {
+    if !holds {
+        nothing_found(msg);
     }
-    len - 1
+    index
 }
 
 #[cold]
 #[track_caller]
-fn none_unwrapped() -> ! {
-    panic!("called `Option::unwrap()` on a `None` value")
+fn nothing_found(msg: &str) -> ! {
+    panic!("{msg}")
 }
 
 /// The slice length `min(a, b)`: the trip count of a `zip`.

@@ -102,9 +102,9 @@ pub mod __private {
     pub use crate::buffers::{
         AddInto, AddMember, CopyMember, Inert, Member, MemberSum, Restore, SavedSlice, SkipMember,
         Snapshot, ZeroLike, ZeroMember, accumulator_zero, add_into, add_to, compare, copy_of,
-        elem_lit, elem_zero, fill_zero, first_of, holds, int_like, last_of, lit_like, min_len,
-        resize_like, restore, restore_from, restore_resized, same_row_count, same_row_length,
-        snapshot, sort_permutation, sum, window_size, zero_like,
+        elem_lit, elem_zero, fill_zero, first_of, found_at, holds, int_like, last_of, lit_like,
+        min_len, resize_like, restore, restore_from, restore_resized, same_row_count,
+        same_row_length, snapshot, sort_permutation, sum, window_size, zero_like,
     };
     // The same under names that tell code lowered again that the value saved and put back
     // is a whole struct, not a buffer (the reverse sweep of `acc = acc.add(&v)` with `acc`

@@ -1414,9 +1414,14 @@ impl Lowerer {
                 self.bind(name, Binding::Iter(Rc::new(e.clone()), Rc::new(meaning)));
                 return Ok(());
             }
-            if !mutable && is_constant_tuple_table(e) && !self.mentions_locals(e) {
-                // A table of tuples of constants (`[(0.5, 0.2), (1.0, -0.4)]`): data with
-                // no derivative, read as a constant parameter's elements are.
+            let table = match e {
+                Expr::Reference(r) if r.mutability.is_none() => strip(&r.expr),
+                e => e,
+            };
+            if !mutable && is_constant_tuple_table(table) && !self.mentions_locals(e) {
+                // A table of tuples of constants (`[(0.5, 0.2), (1.0, -0.4)]`, or a
+                // reference to one, which lives as long as the program): data with no
+                // derivative, read as a constant parameter's elements are.
                 let var = self.fresh(&name.to_string(), name.span());
                 self.kinds.insert(var.to_string(), VarKind::Scalar);
                 self.inert_params.insert(var.to_string());
@@ -3495,7 +3500,8 @@ impl Lowerer {
                 syn::parse_quote_spanned!(span=> !#recv.is_empty()),
             ),
             "last" => (
-                syn::parse_quote_spanned!(span=> #recv.len() - 1),
+                // (Not `len() - 1`: computed before the check, it would overflow.)
+                syn::parse_quote_spanned!(span=> #recv.len().wrapping_sub(1)),
                 syn::parse_quote_spanned!(span=> !#recv.is_empty()),
             ),
             _ => {
@@ -3532,6 +3538,114 @@ impl Lowerer {
         }
     }
 
+    /// A search's `Option` or `Result` (`position`, `rposition`, `binary_search`) taken
+    /// apart by closures that read values with derivatives (`x.iter().position(..)
+    /// .map(|i| x[i]).unwrap_or(0.0)`, `.map_or(d, |i| x[i])`, `.map_or_else(|| d, f)`), as
+    /// the `match` it amounts to, whose arms bind the position as a constant. `None` for
+    /// anything else (closures that read only constants are kept as written).
+    fn search_taken_apart(&self, m: &syn::ExprMethodCall) -> Option<Expr> {
+        let one_param = |e: &Expr| match strip(e) {
+            Expr::Closure(c) if c.inputs.len() == 1 => {
+                let p = match &c.inputs[0] {
+                    Pat::Type(pt) => (*pt.pat).clone(),
+                    p => p.clone(),
+                };
+                Some((p, (*c.body).clone()))
+            }
+            _ => None,
+        };
+        // The search, the closure of the found position, and the value otherwise: an
+        // expression, or a closure (of the error, for a `Result`).
+        let (search, (p, found), otherwise): (&Expr, (Pat, Expr), Option<&Expr>) =
+            match (m.method.to_string().as_str(), m.args.len()) {
+                ("map_or" | "map_or_else", 2) => {
+                    (&*m.receiver, one_param(&m.args[1])?, Some(&m.args[0]))
+                }
+                (name @ ("unwrap_or" | "unwrap_or_else" | "unwrap" | "expect"), n)
+                    if n == usize::from(name != "unwrap") =>
+                {
+                    let Expr::MethodCall(map) = strip(&m.receiver) else {
+                        return None;
+                    };
+                    if map.method != "map" || map.args.len() != 1 {
+                        return None;
+                    }
+                    (&*map.receiver, one_param(&map.args[0])?, m.args.first())
+                }
+                _ => return None,
+            };
+        let Expr::MethodCall(s) = strip(search) else {
+            return None;
+        };
+        let result = match s.method.to_string().as_str() {
+            "position" | "rposition" => false,
+            "binary_search" | "binary_search_by" | "binary_search_by_key" => true,
+            _ => return None,
+        };
+        if !self.is_search(s) || self.names_only_constants(&found.to_token_stream()) {
+            return None;
+        }
+        let span = m.span();
+        let (found_pat, missing_pat) = if result {
+            (
+                quote!(::core::result::Result::Ok),
+                quote!(::core::result::Result::Err),
+            )
+        } else {
+            (
+                quote!(::core::option::Option::Some),
+                quote!(::core::option::Option::None),
+            )
+        };
+        let lazy = matches!(
+            m.method.to_string().as_str(),
+            "map_or_else" | "unwrap_or_else"
+        );
+        let missing: TokenStream = match (otherwise, lazy) {
+            (Some(d), false) if m.method != "expect" => {
+                let arg = result.then(|| quote!((_)));
+                quote_spanned!(span=> #missing_pat #arg => #d)
+            }
+            (Some(msg), false) => {
+                let arg = result.then(|| quote!((_)));
+                quote_spanned!(span=> #missing_pat #arg => ::core::panic!("{}", #msg))
+            }
+            (Some(f), true) if result => {
+                let (q, body) = one_param(f)?;
+                quote_spanned!(span=> #missing_pat(#q) => #body)
+            }
+            (Some(f), true) => match strip(f) {
+                Expr::Closure(c) if c.inputs.is_empty() => {
+                    let body = &c.body;
+                    quote_spanned!(span=> #missing_pat => #body)
+                }
+                _ => return None,
+            },
+            (None, _) if result => quote_spanned!(span=> #missing_pat(__ad_e) =>
+                ::core::panic!("called `Result::unwrap()` on an `Err` value: {:?}", __ad_e)),
+            (None, _) => quote_spanned!(span=> #missing_pat =>
+                ::core::panic!("called `Option::unwrap()` on a `None` value")),
+        };
+        // An eager default (`unwrap_or(d)`, `map_or(d, ..)`) is evaluated first, found or
+        // not, as Rust does: it may have effects, or panic.
+        let eager = !lazy && otherwise.is_some() && m.method != "expect";
+        let (first, missing) = match otherwise {
+            Some(d) if eager => {
+                let arg = result.then(|| quote!((_)));
+                (
+                    quote_spanned!(span=> let __ad_default = #d;),
+                    quote_spanned!(span=> #missing_pat #arg => __ad_default),
+                )
+            }
+            _ => (quote!(), missing),
+        };
+        syn::parse2(quote_spanned!(span=> {
+            #first
+            match #s { #found_pat(#p) => #found, #missing }
+        }))
+        .ok()
+    }
+
     /// Whether `found` splits a float buffer (see [`split_end`]).
     fn splits_buffer(&mut self, found: &syn::ExprMethodCall) -> Result<bool> {
         Ok(found.args.is_empty()
@@ -3556,22 +3670,23 @@ impl Lowerer {
         if !self.splits_buffer(found)? {
             return Ok(None);
         }
-        let Val::Place(p, was_mutable) = self.lower_expr(&found.receiver)? else {
+        let Val::Place(p, _) = self.lower_expr(&found.receiver)? else {
             return Ok(None);
         };
         let span = found.span();
         let recv = p.primal();
+        let msg = unwrap_message(m);
         let (at, rest) = if first {
             let at = self.inactive_local(
                 "first",
-                quote_spanned!(span=> __ad::first_of(#recv.len())),
+                quote_spanned!(span=> __ad::first_of(#recv.len(), #msg)),
                 span,
             );
             (quote!(#at), quote!(#at + 1..))
         } else {
             let at = self.inactive_local(
                 "last",
-                quote_spanned!(span=> __ad::last_of(#recv.len())),
+                quote_spanned!(span=> __ad::last_of(#recv.len(), #msg)),
                 span,
             );
             (quote!(#at), quote!(..#at))
@@ -3579,7 +3694,6 @@ impl Lowerer {
         let (mut elem, mut others) = (p.clone(), p);
         elem.proj.push(Proj::Index(at));
         others.proj.push(Proj::Index(rest));
-        let mutable = mutable || was_mutable;
         Ok(Some(Val::Tuple(vec![
             Val::Place(elem, mutable),
             Val::Place(others, mutable),
@@ -3615,9 +3729,12 @@ impl Lowerer {
         if !ts.path.is_ident("Some") || ts.elems.len() != 1 || ts.qself.is_some() {
             return Ok(None);
         }
-        // `Some((first, rest))` of `x.split_first()`: the two parts (see `split_parts`).
+        // `Some((first, rest))` of `x.split_first()`: the two parts (see `split_parts`),
+        // bound by patterns that always match (a slice pattern on the rest, `[b, c]`,
+        // would also test its length).
         if let (Pat::Tuple(parts), Expr::MethodCall(found)) = (&ts.elems[0], strip(scrutinee))
             && split_end(found).is_some()
+            && parts.elems.iter().all(binds_whole)
             && self.splits_buffer(found)?
         {
             let span = scrutinee.span();
@@ -3671,11 +3788,23 @@ impl Lowerer {
         let method = found.method.to_string();
         if let Some((index, holds)) = self.element_position(found)? {
             return Ok(match m.method.to_string().as_str() {
-                "unwrap" | "expect" => Some(syn::parse_quote_spanned!(span=> #recv[#index])),
+                // (A struct member's position is checked by `flat_index`, its length not
+                // known to be there.)
+                "unwrap" | "expect" if matches!(strip(recv), Expr::Field(_)) => {
+                    Some(syn::parse_quote_spanned!(span=> #recv[#index]))
+                }
+                "unwrap" | "expect" => {
+                    let msg = unwrap_message(m);
+                    Some(syn::parse_quote_spanned!(span=>
+                        #recv[::autodiff_core::__private::found_at(#holds, #index, #msg)]))
+                }
+                // (The default is evaluated first, found or not, as `unwrap_or` does.)
                 "unwrap_or" if m.args.len() == 1 => {
                     let d = strip_ref(&m.args[0]);
-                    Some(syn::parse_quote_spanned!(span=>
-                        if #holds { #recv[#index] } else { #d }))
+                    Some(syn::parse_quote_spanned!(span=> {
+                        let __ad_default = #d;
+                        if #holds { #recv[#index] } else { __ad_default }
+                    }))
                 }
                 _ => None,
             });
@@ -4381,7 +4510,7 @@ impl Lowerer {
             if pat_binds(&l.pat) && !self.binds_constants(&l.expr, &l.pat) {
                 return unsupported(
                     l,
-                    "`if let` that binds variables, except `Some(v)` of `x.get(i)`, `x.first()` or `x.last()` and patterns on a by-value parameter that is never differentiated (an enum, an `Option`, an integer), a struct parameter or `no_grad(..)` of a value without a derivative",
+                    "`if let` that binds variables, except `Some(v)` of `x.get(i)`, `x.first()` or `x.last()`, `Some((a, rest))` of `x.split_first()` or `x.split_last()`, and patterns on a by-value parameter that is never differentiated (an enum, an `Option`, an integer), a struct parameter or `no_grad(..)` of a value without a derivative",
                 );
             }
             let (scrutinee, pat, then) = (&l.expr, &l.pat, &i.then_branch);
@@ -5327,6 +5456,21 @@ impl Lowerer {
             let r = self.lower_for(&each);
             self.scopes.pop();
             return r;
+        }
+        // `for (w, i) in [(0.5, 0usize), (0.25, 2)]` (or `&[..]`, `[..].iter()`): the table
+        // of constants bound first, then iterated as a local table is.
+        if let Some((items, source)) = tuple_table_source(&f.expr)
+            && !self.mentions_locals(&items)
+        {
+            // (Bound by reference: a constant's, which lives as long as the program, so
+            // that references to its elements may be kept for the reverse sweep.)
+            let mut each = f.clone();
+            *each.expr = source;
+            let block: syn::Block = syn::parse_quote_spanned!(f.span()=> {
+                let __ad_table = &#items;
+                #each
+            });
+            return self.lower_scoped(&block).map(|_| ());
         }
         // `for c in COV[i].iter()` over a row of a `const` matrix: the row bound first,
         // then iterated as a local table of constants is.
@@ -7118,6 +7262,9 @@ impl Lowerer {
         if let Some(e) = self.array_from_slice(m, hint) {
             return self.lower_expr_hint(&e, hint);
         }
+        if !on_struct && let Some(e) = self.search_taken_apart(m) {
+            return self.lower_expr_hint(&e, hint);
+        }
         if !on_struct && let Some(v) = self.split_parts(m)? {
             return Ok(v);
         }
@@ -7229,14 +7376,14 @@ impl Lowerer {
                 return self.lower_expr(&m.receiver);
             }
             "split_at" | "split_at_mut" if m.args.len() == 1 => {
-                if let Val::Place(p, mutable) = self.lower_expr(&m.receiver)? {
+                if let Val::Place(p, _) = self.lower_expr(&m.receiver)? {
                     let k = self.render(&m.args[0]);
                     let kv = self.inactive_local("split", k, span);
                     let mut a = p.clone();
                     a.proj.push(Proj::Index(quote!(..#kv)));
                     let mut b = p;
                     b.proj.push(Proj::Index(quote!(#kv..)));
-                    let mutable = mutable || name == "split_at_mut";
+                    let mutable = name == "split_at_mut";
                     return Ok(Val::Tuple(vec![
                         Val::Place(a, mutable),
                         Val::Place(b, mutable),
@@ -7248,6 +7395,12 @@ impl Lowerer {
             | "chunks_exact" | "rev" | "step_by" | "copied" | "cloned" | "windows" | "filter"
                 if !self.is_struct_local(&m.receiver) =>
             {
+                if name == "map" && !self.companion && self.is_search_result(&m.receiver) {
+                    return unsupported(
+                        m,
+                        "`.map(..)` of a search's `Option` or `Result` with a closure that reads values with derivatives, unless `unwrap_or`, `unwrap_or_else`, `unwrap` or `expect` follows (write a `match`)",
+                    );
+                }
                 if name == "map" && !self.companion && self.names_array(&m.receiver) {
                     return unsupported(
                         m,
@@ -7372,6 +7525,14 @@ impl Lowerer {
             return Ok(Val::Op(Operand::Lit(
                 self.render(&Expr::MethodCall(m.clone())),
             )));
+        }
+        if constant_recv && !statement && is_option_combinator(&name) && !m.args.is_empty() {
+            return unsupported(
+                m,
+                &format!(
+                    "`.{name}(..)` of a constant `Option` or `Result` with a closure or value that carries derivatives (write a `match`)"
+                ),
+            );
         }
         let mut args = Vec::new();
         for (i, a) in m.args.iter().enumerate() {
@@ -8034,9 +8195,11 @@ impl Lowerer {
             | ["__ad", "same_row_length"]
             // The number of rows of a matrix assigned whole, checked.
             | ["__ad", "same_row_count"]
-            // The position of the element `split_first` or `split_last` splits off.
+            // The position of the element `split_first` or `split_last` splits off, or
+            // that `first`, `last` or `get` found, checked.
             | ["__ad", "first_of"]
             | ["__ad", "last_of"]
+            | ["autodiff_core", "__private", "found_at"]
             // A `filter`'s predicate on an element, a `max_by`'s comparison.
             | ["__ad", "holds"]
             | ["__ad", "compare"]
@@ -10688,6 +10851,33 @@ fn array_literal_source(e: &Expr) -> Option<(Expr, Expr)> {
     }
 }
 
+/// For a loop over an array literal of tuples (`[(0.5, 0usize), (0.25, 2)]`, `&[..]`,
+/// `[..].iter().enumerate()`): the literal, and the loop's source with a local named
+/// `__ad_table` in its place.
+fn tuple_table_source(e: &Expr) -> Option<(Expr, Expr)> {
+    let local: Expr = syn::parse_quote!(__ad_table);
+    match e {
+        Expr::Paren(_) | Expr::Group(_) => tuple_table_source(strip(e)),
+        Expr::Array(_) if is_constant_tuple_table(e) => {
+            Some((e.clone(), syn::parse_quote!(#local.iter().copied())))
+        }
+        Expr::Reference(r) if r.mutability.is_none() => {
+            let (items, _) = tuple_table_source(&r.expr)?;
+            Some((items, syn::parse_quote!(#local.iter())))
+        }
+        Expr::MethodCall(m) => {
+            let (items, inner) = match strip(&m.receiver) {
+                r @ (Expr::Array(_) | Expr::Reference(_)) => (tuple_table_source(r)?.0, local),
+                r => tuple_table_source(r)?,
+            };
+            let mut m = m.clone();
+            *m.receiver = inner;
+            Some((items, Expr::MethodCall(m)))
+        }
+        _ => None,
+    }
+}
+
 /// An array or `vec![..]` literal whose elements are tuples (`[(0.5, 0.2), (1.0, -0.4)]`,
 /// `vec![([0.5, -0.3], 0.2)]`).
 fn is_constant_tuple_table(e: &Expr) -> bool {
@@ -11377,6 +11567,26 @@ pub fn returned_array_len(t: &syn::Type) -> Option<usize> {
             ..
         }) => n.base10_parse().ok().filter(|&n: &usize| n > 0),
         _ => None,
+    }
+}
+
+/// The message of a panic of `m`, an `unwrap()` of an `Option` or its `expect(msg)`.
+fn unwrap_message(m: &syn::ExprMethodCall) -> TokenStream {
+    match m.args.first() {
+        Some(msg) if m.method == "expect" => quote!(#msg),
+        _ => quote!("called `Option::unwrap()` on a `None` value"),
+    }
+}
+
+/// A pattern that matches any value, binding it whole: `v`, `mut v`, `&v`, `_`.
+fn binds_whole(p: &Pat) -> bool {
+    match p {
+        Pat::Ident(pi) => pi.subpat.is_none(),
+        Pat::Wild(_) => true,
+        Pat::Reference(r) => binds_whole(&r.pat),
+        Pat::Type(t) => binds_whole(&t.pat),
+        Pat::Paren(p) => binds_whole(&p.pat),
+        _ => false,
     }
 }
 

@@ -314,6 +314,7 @@ impl<'a> Reverse<'a> {
 
     pub fn sweeps(&self, body: &Block) -> Sweeps {
         collect_maybe_tuples(body, &mut self.maybe_tuples.borrow_mut());
+        member_loads_in_struct_values(body, &mut self.maybe_tuples.borrow_mut());
         collect_placed(body, &mut self.placed.borrow_mut());
         // A buffer that the reverse sweep never reads needs neither records nor a refill.
         *self.replayed.borrow_mut() = crate::replay::replayed_buffers(body, self.kinds)
@@ -677,8 +678,13 @@ impl<'a> Reverse<'a> {
             if let Stmt::Let { var, mutable, op } = s
                 && self.kept_at_end(var, *mutable, op)
             {
-                let at = if self.kinds.get(&var.to_string()) == Some(&VarKind::Scalar)
-                    && !self.an.structs.contains_key(&var.to_string())
+                // (A value that may not be `Copy`, a call's vector, is recorded at the end:
+                // recording moves it.)
+                let name = var.to_string();
+                let at = if self.kinds.get(&name) == Some(&VarKind::Scalar)
+                    && !self.an.structs.contains_key(&name)
+                    && !self.maybe_tuples.borrow().contains(&name)
+                    && !self.placed.borrow().contains(&name)
                 {
                     last_write(b, k, var)
                 } else {
@@ -2473,6 +2479,58 @@ fn collect_maybe_tuples(b: &Block, out: &mut HashSet<String>) {
             _ => {}
         }
     }
+}
+
+/// The locals loaded from a struct's member (`let t = f.b;`) that a struct value built in
+/// the body takes as a member (`Filt { b: t, .. }`): the member may be an array, whose
+/// adjoint has no `+=` (the macro cannot see the struct's declaration), so their adjoints
+/// are added as a call's result's are.
+fn member_loads_in_struct_values(b: &Block, out: &mut HashSet<String>) {
+    fn fields(b: &Block, out: &mut HashSet<String>) {
+        for s in b {
+            match s {
+                Stmt::Let {
+                    op: Op::StructLit(_, members),
+                    ..
+                } => out.extend(
+                    members
+                        .iter()
+                        .filter_map(|(_, o)| o.var())
+                        .map(|v| v.to_string()),
+                ),
+                Stmt::If { then, els, .. } => {
+                    fields(then, out);
+                    fields(els, out);
+                }
+                Stmt::For { body, .. } | Stmt::Loop { body, .. } => fields(body, out),
+                _ => {}
+            }
+        }
+    }
+    fn loads(b: &Block, taken: &HashSet<String>, out: &mut HashSet<String>) {
+        for s in b {
+            match s {
+                Stmt::Let {
+                    var,
+                    op: Op::Load(p),
+                    ..
+                } if matches!(p.proj.last(), Some(Proj::Field(_)))
+                    && taken.contains(&var.to_string()) =>
+                {
+                    out.insert(var.to_string());
+                }
+                Stmt::If { then, els, .. } => {
+                    loads(then, taken, out);
+                    loads(els, taken, out);
+                }
+                Stmt::For { body, .. } | Stmt::Loop { body, .. } => loads(body, taken, out),
+                _ => {}
+            }
+        }
+    }
+    let mut taken = HashSet::default();
+    fields(b, &mut taken);
+    loads(b, &taken, out);
 }
 
 /// `propagate` run only where the adjoint `g` is not zero: for an operation whose partials
