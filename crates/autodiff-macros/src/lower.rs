@@ -10826,49 +10826,43 @@ fn is_chain_adapter(name: &str) -> bool {
 /// `__ad_items` (iterated by value, `iter().copied()`, where the loop took the literal
 /// itself). A table of tuples, which the lowering reads as constants, is left as it is.
 fn array_literal_source(e: &Expr) -> Option<(Expr, Expr)> {
-    let local: Expr = syn::parse_quote!(__ad_items);
+    let items = |e: &Expr| matches!(e, Expr::Array(a) if !a.elems.is_empty() && !is_constant_tuple_table(e));
+    literal_source(e, &syn::parse_quote!(__ad_items), &items)
+}
+
+/// For a loop over an array literal of tuples (`[(0.5, 0usize), (0.25, 2)]`, `&[..]`,
+/// `[..].iter().enumerate()`): the literal, and the loop's source with a local named
+/// `__ad_table` in its place (a reference to the table: `iter().copied()` where the loop
+/// took the literal itself).
+fn tuple_table_source(e: &Expr) -> Option<(Expr, Expr)> {
+    let table = |e: &Expr| matches!(e, Expr::Array(_)) && is_constant_tuple_table(e);
+    literal_source(e, &syn::parse_quote!(__ad_table), &table)
+}
+
+/// The array literal that a loop's source iterates (one that `is_literal` accepts, itself,
+/// behind `&` or under methods), and the source with `local` in its place.
+fn literal_source(
+    e: &Expr,
+    local: &Expr,
+    is_literal: &dyn Fn(&Expr) -> bool,
+) -> Option<(Expr, Expr)> {
     match e {
-        Expr::Paren(_) | Expr::Group(_) => array_literal_source(strip(e)),
-        Expr::Array(a) if !is_constant_tuple_table(e) && !a.elems.is_empty() => {
+        Expr::Paren(_) | Expr::Group(_) => literal_source(strip(e), local, is_literal),
+        Expr::Array(_) if is_literal(e) => {
             Some((e.clone(), syn::parse_quote!(#local.iter().copied())))
         }
         Expr::Reference(r) if r.mutability.is_none() => {
-            let (items, _) = array_literal_source(&r.expr)?;
+            let (items, _) = literal_source(&r.expr, local, is_literal)?;
             Some((items, syn::parse_quote!(#local.iter())))
         }
         Expr::MethodCall(m) => {
             // The method takes the literal itself (`[a, b].iter()`, `(&[a, b]).iter()`,
             // which borrow the same way), or an adapter over it.
             let (items, inner) = match strip(&m.receiver) {
-                r @ (Expr::Array(_) | Expr::Reference(_)) => (array_literal_source(r)?.0, local),
-                r => array_literal_source(r)?,
-            };
-            let mut m = m.clone();
-            *m.receiver = inner;
-            Some((items, Expr::MethodCall(m)))
-        }
-        _ => None,
-    }
-}
-
-/// For a loop over an array literal of tuples (`[(0.5, 0usize), (0.25, 2)]`, `&[..]`,
-/// `[..].iter().enumerate()`): the literal, and the loop's source with a local named
-/// `__ad_table` in its place.
-fn tuple_table_source(e: &Expr) -> Option<(Expr, Expr)> {
-    let local: Expr = syn::parse_quote!(__ad_table);
-    match e {
-        Expr::Paren(_) | Expr::Group(_) => tuple_table_source(strip(e)),
-        Expr::Array(_) if is_constant_tuple_table(e) => {
-            Some((e.clone(), syn::parse_quote!(#local.iter().copied())))
-        }
-        Expr::Reference(r) if r.mutability.is_none() => {
-            let (items, _) = tuple_table_source(&r.expr)?;
-            Some((items, syn::parse_quote!(#local.iter())))
-        }
-        Expr::MethodCall(m) => {
-            let (items, inner) = match strip(&m.receiver) {
-                r @ (Expr::Array(_) | Expr::Reference(_)) => (tuple_table_source(r)?.0, local),
-                r => tuple_table_source(r)?,
+                r @ (Expr::Array(_) | Expr::Reference(_)) => {
+                    (literal_source(r, local, is_literal)?.0, local.clone())
+                }
+                r => literal_source(r, local, is_literal)?,
             };
             let mut m = m.clone();
             *m.receiver = inner;
