@@ -533,9 +533,9 @@ impl Gen<'_> {
 
     /// Zero tangents or adjoints for constant parameters that become active: by-value
     /// ones, and `&mut` ones that the function stores active values in (a scratch buffer
-    /// it reads back: its derivatives must flow through it, into a scratch shadow that
-    /// the caller never sees). A constant `&mut` struct or scalar that becomes active is a
-    /// compile error, never a silent zero.
+    /// it reads back, a generator lent to a helper: their derivatives must flow through
+    /// them, into a scratch shadow that the caller never sees). Any other constant
+    /// reference that becomes active is a compile error, never a silent zero.
     fn inactive_param_shadows(&self, acts: &[Activity], an: &Analysis, mode: Mode) -> TokenStream {
         let mut out = TokenStream::new();
         for (p, a) in self.sig.params.iter().zip(acts) {
