@@ -5182,6 +5182,21 @@ impl Lowerer {
         }
     }
 
+    /// Whether `e` is a search's `Option` or `Result` (`position`, `binary_search`), or
+    /// one taken on by `Option`/`Result` methods (`.map(..)`), whatever their closures read.
+    fn rooted_in_search(&self, e: &Expr) -> bool {
+        match strip(e) {
+            Expr::MethodCall(m) if self.is_search(m) => !matches!(
+                m.method.to_string().as_str(),
+                "any" | "all" | "count" | "contains" | "partition_point"
+            ),
+            Expr::MethodCall(m) => {
+                is_option_combinator(&m.method.to_string()) && self.rooted_in_search(&m.receiver)
+            }
+            _ => false,
+        }
+    }
+
     /// Whether `m` is a slice's or an iterator's search (see [`is_search_method`]), not a
     /// struct's own method of that name.
     fn is_search(&self, m: &syn::ExprMethodCall) -> bool {
@@ -7395,7 +7410,7 @@ impl Lowerer {
             | "chunks_exact" | "rev" | "step_by" | "copied" | "cloned" | "windows" | "filter"
                 if !self.is_struct_local(&m.receiver) =>
             {
-                if name == "map" && !self.companion && self.is_search_result(&m.receiver) {
+                if name == "map" && !self.companion && self.rooted_in_search(&m.receiver) {
                     return unsupported(
                         m,
                         "`.map(..)` of a search's `Option` or `Result` with a closure that reads values with derivatives, unless `unwrap_or`, `unwrap_or_else`, `unwrap` or `expect` follows (write a `match`)",
