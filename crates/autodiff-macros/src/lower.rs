@@ -3601,13 +3601,16 @@ impl Lowerer {
             m.method.to_string().as_str(),
             "map_or_else" | "unwrap_or_else"
         );
+        let arg = result.then(|| quote!((_)));
+        let mut first = TokenStream::new();
         let missing: TokenStream = match (otherwise, lazy) {
+            // An eager default (`unwrap_or(d)`, `map_or(d, ..)`) is evaluated first, found
+            // or not, as Rust does: it may have effects, or panic.
             (Some(d), false) if m.method != "expect" => {
-                let arg = result.then(|| quote!((_)));
-                quote_spanned!(span=> #missing_pat #arg => #d)
+                first = quote_spanned!(span=> let __ad_default = #d;);
+                quote_spanned!(span=> #missing_pat #arg => __ad_default)
             }
             (Some(msg), false) => {
-                let arg = result.then(|| quote!((_)));
                 quote_spanned!(span=> #missing_pat #arg => ::core::panic!("{}", #msg))
             }
             (Some(f), true) if result => {
@@ -3623,21 +3626,10 @@ impl Lowerer {
             },
             (None, _) if result => quote_spanned!(span=> #missing_pat(__ad_e) =>
                 ::core::panic!("called `Result::unwrap()` on an `Err` value: {:?}", __ad_e)),
-            (None, _) => quote_spanned!(span=> #missing_pat =>
-                ::core::panic!("called `Option::unwrap()` on a `None` value")),
-        };
-        // An eager default (`unwrap_or(d)`, `map_or(d, ..)`) is evaluated first, found or
-        // not, as Rust does: it may have effects, or panic.
-        let eager = !lazy && otherwise.is_some() && m.method != "expect";
-        let (first, missing) = match otherwise {
-            Some(d) if eager => {
-                let arg = result.then(|| quote!((_)));
-                (
-                    quote_spanned!(span=> let __ad_default = #d;),
-                    quote_spanned!(span=> #missing_pat #arg => __ad_default),
-                )
+            (None, _) => {
+                let msg = unwrap_message(m);
+                quote_spanned!(span=> #missing_pat => ::core::panic!("{}", #msg))
             }
-            _ => (quote!(), missing),
         };
         syn::parse2(quote_spanned!(span=> {
             #first
@@ -5166,6 +5158,13 @@ impl Lowerer {
     /// such a result taken apart by `Option`/`Result` methods whose closures read only
     /// constants (`.map(|k| k * 2)`, `.ok()`).
     fn is_search_result(&self, e: &Expr) -> bool {
+        self.search_chain(e, true)
+    }
+
+    /// Whether `e` is a search's `Option` or `Result` (`position`, `binary_search`), or
+    /// one taken on by `Option`/`Result` methods (`.map(..)`), whose closures read only
+    /// constants where `constant_closures` says so.
+    fn search_chain(&self, e: &Expr, constant_closures: bool) -> bool {
         match strip(e) {
             Expr::MethodCall(m) if self.is_search(m) => !matches!(
                 m.method.to_string().as_str(),
@@ -5173,25 +5172,11 @@ impl Lowerer {
             ),
             Expr::MethodCall(m) => {
                 is_option_combinator(&m.method.to_string())
-                    && self.is_search_result(&m.receiver)
-                    && m.args
-                        .iter()
-                        .all(|a| self.names_only_constants(&a.to_token_stream()))
-            }
-            _ => false,
-        }
-    }
-
-    /// Whether `e` is a search's `Option` or `Result` (`position`, `binary_search`), or
-    /// one taken on by `Option`/`Result` methods (`.map(..)`), whatever their closures read.
-    fn rooted_in_search(&self, e: &Expr) -> bool {
-        match strip(e) {
-            Expr::MethodCall(m) if self.is_search(m) => !matches!(
-                m.method.to_string().as_str(),
-                "any" | "all" | "count" | "contains" | "partition_point"
-            ),
-            Expr::MethodCall(m) => {
-                is_option_combinator(&m.method.to_string()) && self.rooted_in_search(&m.receiver)
+                    && self.search_chain(&m.receiver, constant_closures)
+                    && (!constant_closures
+                        || m.args
+                            .iter()
+                            .all(|a| self.names_only_constants(&a.to_token_stream())))
             }
             _ => false,
         }
@@ -7410,7 +7395,7 @@ impl Lowerer {
             | "chunks_exact" | "rev" | "step_by" | "copied" | "cloned" | "windows" | "filter"
                 if !self.is_struct_local(&m.receiver) =>
             {
-                if name == "map" && !self.companion && self.rooted_in_search(&m.receiver) {
+                if name == "map" && !self.companion && self.search_chain(&m.receiver, false) {
                     return unsupported(
                         m,
                         "`.map(..)` of a search's `Option` or `Result` with a closure that reads values with derivatives, unless `unwrap_or`, `unwrap_or_else`, `unwrap` or `expect` follows (write a `match`)",

@@ -2486,51 +2486,38 @@ fn collect_maybe_tuples(b: &Block, out: &mut HashSet<String>) {
 /// adjoint has no `+=` (the macro cannot see the struct's declaration), so their adjoints
 /// are added as a call's result's are.
 fn member_loads_in_struct_values(b: &Block, out: &mut HashSet<String>) {
-    fn fields(b: &Block, out: &mut HashSet<String>) {
+    fn each(b: &Block, f: &mut dyn FnMut(&Stmt)) {
         for s in b {
+            f(s);
             match s {
-                Stmt::Let {
-                    op: Op::StructLit(_, members),
-                    ..
-                } => out.extend(
-                    members
-                        .iter()
-                        .filter_map(|(_, o)| o.var())
-                        .map(|v| v.to_string()),
-                ),
                 Stmt::If { then, els, .. } => {
-                    fields(then, out);
-                    fields(els, out);
+                    each(then, f);
+                    each(els, f);
                 }
-                Stmt::For { body, .. } | Stmt::Loop { body, .. } => fields(body, out),
+                Stmt::For { body, .. } | Stmt::Loop { body, .. } => each(body, f),
                 _ => {}
             }
         }
     }
-    fn loads(b: &Block, taken: &HashSet<String>, out: &mut HashSet<String>) {
-        for s in b {
-            match s {
-                Stmt::Let {
-                    var,
-                    op: Op::Load(p),
-                    ..
-                } if matches!(p.proj.last(), Some(Proj::Field(_)))
-                    && taken.contains(&var.to_string()) =>
-                {
-                    out.insert(var.to_string());
-                }
-                Stmt::If { then, els, .. } => {
-                    loads(then, taken, out);
-                    loads(els, taken, out);
-                }
-                Stmt::For { body, .. } | Stmt::Loop { body, .. } => loads(body, taken, out),
-                _ => {}
-            }
-        }
-    }
-    let mut taken = HashSet::default();
-    fields(b, &mut taken);
-    loads(b, &taken, out);
+    let (mut taken, mut loads) = (HashSet::default(), Vec::new());
+    each(b, &mut |s| match s {
+        Stmt::Let {
+            op: Op::StructLit(_, members),
+            ..
+        } => taken.extend(
+            members
+                .iter()
+                .filter_map(|(_, o)| o.var())
+                .map(|v| v.to_string()),
+        ),
+        Stmt::Let {
+            var,
+            op: Op::Load(p),
+            ..
+        } if matches!(p.proj.last(), Some(Proj::Field(_))) => loads.push(var.to_string()),
+        _ => {}
+    });
+    out.extend(loads.into_iter().filter(|v| taken.contains(v)));
 }
 
 /// `propagate` run only where the adjoint `g` is not zero: for an operation whose partials
