@@ -810,3 +810,68 @@ proptest! {
         check_hvp_of::<reassigned_rev>(&x, &v, reassigned_oracle);
     }
 }
+
+/// A pose with array members, returned as a literal written in place (a function's and a
+/// method's last expression), passed by reference as a literal, and built from an array
+/// parameter (`&[f64; 2]`).
+#[differentiable]
+#[derive(Clone, Copy, Debug)]
+pub struct Pose {
+    pub q: [f64; 2],
+    pub t: [f64; 2],
+}
+
+impl Pose {
+    #[differentiable]
+    pub fn compose(&self, o: &Pose) -> Pose {
+        Pose {
+            q: [self.q[0] * o.q[0], self.q[1] + o.q[1]],
+            t: [self.t[0] + o.t[0] * self.q[0], self.t[1]],
+        }
+    }
+}
+
+#[differentiable]
+fn pose_of(v: &[f64; 2]) -> Pose {
+    Pose {
+        q: [v[0] * v[1], v[1].sin()],
+        t: [v[0], 1.0],
+    }
+}
+
+#[differentiable]
+fn pose_norm(p: &Pose) -> f64 {
+    p.q[0] * p.q[0] + p.q[1] * p.t[0] + p.t[1]
+}
+
+#[autodiff_forward(posed_fwd, Dual, Dual)]
+#[autodiff_reverse(posed_rev, Duplicated, Active)]
+fn posed(x: &[f64]) -> f64 {
+    let a = pose_of(&[x[0], x[1]]);
+    let b = a.compose(&a);
+    pose_norm(&b)
+        + pose_norm(&Pose {
+            q: [x[1], x[0]],
+            t: [x[0].cos(), 2.0],
+        })
+}
+
+fn posed_oracle<D: Num>(x: &[D]) -> D {
+    // pose_of: q = (x0 x1, sin x1), t = (x0, 1); composed with itself.
+    let (q0, q1, t0, t1) = (x[0] * x[1], x[1].sin(), x[0], c::<D>(1.0));
+    let (bq0, bq1, bt0, bt1) = (q0 * q0, q1 + q1, t0 + t0 * q0, t1);
+    let first = bq0 * bq0 + bq1 * bt0 + bt1;
+    first + x[1] * x[1] + x[0] * x[0].cos() + c::<D>(2.0)
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn structs_with_array_members_returned_as_literals(
+        (x, v, s0) in slice_case(-1.5, 1.5, 2..3, 0), s in seed(),
+    ) {
+        check_slice("posed", (&x, &v, &s0, s), posed, posed_fwd, posed_rev, posed_oracle::<Dual64>);
+        check_hvp_of::<posed_rev>(&x, &v, posed_oracle);
+    }
+}

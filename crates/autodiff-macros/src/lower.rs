@@ -259,6 +259,10 @@ pub struct Lowerer {
     /// The locals bound to a fixed-size array literal (`let p = [a, b];`, `[c; 2]`): a
     /// value of its own that a push onto a vector of arrays copies, as it copies a literal.
     array_locals: HashSet<String>,
+    /// The locals declared `let mut` (by their lowered names). A name for a slice or an
+    /// element whose index reads one of them keeps the index it had where it was bound
+    /// (see [`Lowerer::with_fixed_indices`]).
+    mutable_locals: HashSet<String>,
 }
 
 /// A parsed iterator source.
@@ -412,6 +416,7 @@ impl Lowerer {
             tuple_slots: HashSet::default(),
             matrix_vars: HashSet::default(),
             array_locals: HashSet::default(),
+            mutable_locals: HashSet::default(),
         }
     }
 
@@ -481,6 +486,7 @@ impl Lowerer {
             tuple_slots: self.tuple_slots.clone(),
             matrix_vars: self.matrix_vars.clone(),
             array_locals: self.array_locals.clone(),
+            mutable_locals: self.mutable_locals.clone(),
         };
         sub.scopes.push(HashMap::default());
         let mut params = Vec::new();
@@ -585,6 +591,12 @@ impl Lowerer {
         if !pure {
             self.loads.clear();
         }
+        if let Stmt::Let {
+            var, mutable: true, ..
+        } = &s
+        {
+            self.mutable_locals.insert(var.to_string());
+        }
         self.out.last_mut().expect("an open block").push(s);
     }
 
@@ -593,6 +605,10 @@ impl Lowerer {
     }
 
     fn bind(&mut self, name: &Ident, b: Binding) {
+        let b = match b {
+            Binding::Alias(p, m) => Binding::Alias(self.with_fixed_indices(p), m),
+            b => b,
+        };
         if let Binding::Var(v) = &b
             && self.kinds.get(&v.to_string()) == Some(&VarKind::Buffer)
         {
@@ -602,6 +618,61 @@ impl Lowerer {
             .last_mut()
             .expect("a scope")
             .insert(name.to_string(), b);
+    }
+
+    /// `p` with each `let mut` local its indices read replaced by a copy of its value now:
+    /// `let a = &rest[..2];` (`rest` a slice cursor) or `let a = &w[k..k + 2];` names
+    /// that slice even after `rest` or `k` is assigned again, as the reference does.
+    fn with_fixed_indices(&mut self, mut p: Place) -> Place {
+        let mut copies: HashMap<String, Ident> = HashMap::default();
+        for proj in &mut p.proj {
+            let Proj::Index(ts) = proj else { continue };
+            let mut read = Vec::new();
+            walk_idents(ts, &mut |id| {
+                if self.mutable_locals.contains(&id.to_string()) {
+                    read.push(id.clone());
+                }
+            });
+            if read.is_empty() {
+                continue;
+            }
+            for id in read {
+                copies.entry(id.to_string()).or_insert_with(|| {
+                    let copy = self.temp(id.span());
+                    self.emit(Stmt::Let {
+                        var: copy.clone(),
+                        mutable: false,
+                        op: Op::Use(Operand::Var(id.clone())),
+                    });
+                    copy
+                });
+            }
+            *ts = replace_idents(ts, &copies);
+        }
+        p
+    }
+
+    /// `c` with the places it iterates over passed through
+    /// [`Lowerer::with_fixed_indices`].
+    fn chain_with_fixed_indices(&mut self, c: Chain) -> Chain {
+        let source = match c.source {
+            Source::Slice(p, m) => Source::Slice(self.with_fixed_indices(p), m),
+            Source::Chunks(p, m, k, end) => Source::Chunks(self.with_fixed_indices(p), m, k, end),
+            Source::Windows(p, k) => Source::Windows(self.with_fixed_indices(p), k),
+            Source::Reindexed(inner, r) => {
+                Source::Reindexed(Box::new(self.chain_with_fixed_indices(*inner)), r)
+            }
+            source => source,
+        };
+        let adapters = c
+            .adapters
+            .into_iter()
+            .map(|a| match a {
+                Adapter::Zip(o) => Adapter::Zip(Box::new(self.chain_with_fixed_indices(*o))),
+                a => a,
+            })
+            .collect();
+        Chain { source, adapters }
     }
 
     fn temp(&mut self, span: Span) -> Ident {
@@ -1237,8 +1308,8 @@ impl Lowerer {
         } else {
             v
         };
-        if let Val::Place(p, _) = &v
-            && self.is_struct_value(p)
+        if self.holds_struct_with_buffers(&v)
+            || matches!(&v, Val::Place(p, _) if self.is_struct_value(p))
         {
             return unsupported_at(
                 span,
@@ -1342,7 +1413,10 @@ impl Lowerer {
         let e = strip(&init.expr);
         if let Pat::Ident(pi) = pat {
             let name = &pi.ident;
-            let mutable = pi.mutability.is_some();
+            // (`let mut r = &mut out[1..];` names the slice as `let r = ..` does; pointing
+            // `r` elsewhere later is refused by `assign_slice_cursor`.)
+            let mutable = pi.mutability.is_some()
+                && !matches!(e, Expr::Reference(r) if r.mutability.is_some());
             // `let h = if c { relu(x) } else { x.to_vec() };`: a vector chosen by an `if`,
             // an empty vector assigned in each branch.
             let chosen = match e {
@@ -1360,6 +1434,23 @@ impl Lowerer {
                 self.lower_stmts(&[declared], Tail::Unit)?;
                 let target: Expr = syn::parse_quote!(#name);
                 return self.lower_expr_stmt(&assigned_in_branches(&target, e));
+            }
+            // `let s = if c { &w[..3] } else { &w[1..] };`: a slice cursor (see
+            // `slice_cursors`), empty to start with, then pointed by the branches.
+            if !self.companion
+                && pi.by_ref.is_none()
+                && pi.subpat.is_none()
+                && let Some(base) = sliced_in_branches(e)
+            {
+                let declared: syn::Stmt = syn::parse_quote_spanned!(l.span()=>
+                    let mut #name = &#base[..0];
+                );
+                let pointed: syn::Stmt = syn::parse_quote_spanned!(l.span()=>
+                    #name = #e;
+                );
+                return self
+                    .lower_stmts(&[declared, pointed], Tail::Unit)
+                    .map(|_| ());
             }
             // `let mut y = *y0;` of an array parameter `y0: &[f64; 2]`: written out as
             // `[y0[0], y0[1]]`, a local array (a copy as a vector would not be what a
@@ -2778,6 +2869,11 @@ impl Lowerer {
             {
                 self.lower_expr_stmt(&c.args[0])
             }
+            // `(a, b) = (b, a);` of slice cursors: each value named first, then each
+            // cursor pointed at its value.
+            Expr::Assign(a) if let Some(block) = self.cursors_assigned_together(a) => {
+                self.lower_scoped(&block).map(|_| ())
+            }
             Expr::Assign(a) if matches!(strip(&a.left), Expr::Tuple(_) | Expr::Array(_)) => {
                 // `[a, b] = [b, a];`: the array written on the right, element by element.
                 let v = match strip(&a.right) {
@@ -4176,6 +4272,18 @@ impl Lowerer {
                 && self.row_params.contains(&p.base.to_string()))
     }
 
+    /// Whether `v` is a whole struct with a buffer member, built in the body (see
+    /// [`Self::lower_struct_with_buffers`]).
+    fn holds_struct_with_buffers(&self, v: &Val) -> bool {
+        match v {
+            Val::Place(p, _) => {
+                p.is_whole() && self.structs_with_buffers.contains(&p.base.to_string())
+            }
+            Val::Op(Operand::Var(x)) => self.structs_with_buffers.contains(&x.to_string()),
+            _ => false,
+        }
+    }
+
     fn is_struct_value(&self, p: &Place) -> bool {
         p.is_whole() && self.struct_values.contains(&p.base.to_string())
     }
@@ -4584,6 +4692,12 @@ impl Lowerer {
             }
             _ => return Err(syn::Error::new(span, missing)),
         };
+        if self.holds_struct_with_buffers(&tv) || self.holds_struct_with_buffers(&ev) {
+            return unsupported_at(
+                span,
+                "a struct with a buffer member chosen by `if` or `match` (build one struct after it: `let q = if c { [a, b] } else { [b, a] }; P { q, s }`)",
+            );
+        }
         // Two structs of one shape (`if c { V2 { .. } } else { V2 { .. } }`), or one
         // and a struct a call returned (`if c { a.add(&b) } else { V2 { .. } }`): the
         // `if` produces their members, from which the struct is built after it.
@@ -5497,6 +5611,9 @@ impl Lowerer {
         let Some(chain) = self.parse_chain(&f.expr)? else {
             return unsupported(&f.expr, "iterating over this expression");
         };
+        // (The body may assign what the source's indices read: `for v in w[k..].iter()`
+        // iterates over the slice `k` chose before the loop.)
+        let chain = self.chain_with_fixed_indices(chain);
         let pat = (*f.pat).clone();
         let body = f.body.clone();
         let may_exit = block_may_exit_loop(&body) || contains_return(&body);
@@ -7047,6 +7164,16 @@ impl Lowerer {
                 e,
                 "a closure in this position (bind it with `let`, or pass it to `map`/`fold`)",
             ),
+            // `P { q: [a, b], s }` as a result or an argument: bound first, as `let`
+            // binds a struct with a buffer member.
+            Expr::Struct(s) if self.builds_struct_with_buffers(&value_name(s.span()), s) => {
+                let name = value_name(s.span());
+                let bound: Expr = syn::parse_quote_spanned!(s.span()=> {
+                    let #name = #s;
+                    #name
+                });
+                self.lower_expr(&bound)
+            }
             Expr::Struct(s) => {
                 let op = self.lower_struct(s, false)?;
                 self.struct_value(op, e)
@@ -9918,6 +10045,31 @@ fn walk_value_idents(ts: &TokenStream, f: &mut impl FnMut(&Ident)) {
     }
 }
 
+/// The name a struct value written in place is bound to (see `Lowerer::lower_expr`).
+fn value_name(span: Span) -> Ident {
+    Ident::new("__ad_struct_value", span)
+}
+
+/// `ts` with each identifier that `to` maps replaced by its image.
+fn replace_idents(ts: &TokenStream, to: &HashMap<String, Ident>) -> TokenStream {
+    ts.clone()
+        .into_iter()
+        .map(|tt| match tt {
+            TokenTree::Ident(id) => match to.get(&id.to_string()) {
+                Some(copy) => TokenTree::Ident(copy.clone()),
+                None => TokenTree::Ident(id),
+            },
+            TokenTree::Group(g) => {
+                let mut inner =
+                    proc_macro2::Group::new(g.delimiter(), replace_idents(&g.stream(), to));
+                inner.set_span(g.span());
+                TokenTree::Group(inner)
+            }
+            tt => tt,
+        })
+        .collect()
+}
+
 pub fn walk_idents(ts: &TokenStream, f: &mut impl FnMut(&Ident)) {
     for tt in ts.clone() {
         match tt {
@@ -10457,6 +10609,48 @@ fn typed_array_tail(stmts: &[syn::Stmt], t: &syn::Type) -> Option<Vec<syn::Stmt>
 /// `if c { ..; a } else { ..; b }` as `if c { ..; target = a; } else { ..; target = b; }`,
 /// and a `match` likewise, arm by arm (`else if` included; a branch that ends without a
 /// value, or in `target` itself, is left without an assignment).
+/// The buffer `b` of `if c { &b[r] } else { .. }` (or of a `match`) whose every branch
+/// ends with a shared reference or a name: a slice chosen by the branches.
+fn sliced_in_branches(e: &Expr) -> Option<Expr> {
+    fn tails<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) -> bool {
+        let block_tail = |b: &'e syn::Block| match b.stmts.last() {
+            Some(syn::Stmt::Expr(t, None)) => Some(t),
+            _ => None,
+        };
+        match strip(e) {
+            Expr::If(i) => {
+                let Some((_, els)) = &i.else_branch else {
+                    return false;
+                };
+                block_tail(&i.then_branch).is_some_and(|t| tails(t, out)) && tails(els, out)
+            }
+            Expr::Block(b) => block_tail(&b.block).is_some_and(|t| tails(t, out)),
+            Expr::Match(m) => m.arms.iter().all(|a| tails(&a.body, out)),
+            t @ (Expr::Reference(_) | Expr::Path(_)) => {
+                out.push(t);
+                true
+            }
+            _ => false,
+        }
+    }
+    if !matches!(strip(e), Expr::If(_) | Expr::Match(_)) {
+        return None;
+    }
+    let mut found = Vec::new();
+    if !tails(e, &mut found) {
+        return None;
+    }
+    found.into_iter().find_map(|t| match t {
+        Expr::Reference(r) if r.mutability.is_none() => match strip(&r.expr) {
+            Expr::Index(ix) if matches!(strip(&ix.index), Expr::Range(_)) => {
+                Some((*ix.expr).clone())
+            }
+            _ => None,
+        },
+        _ => None,
+    })
+}
+
 fn assigned_in_branches(target: &Expr, e: &Expr) -> Expr {
     let is_target = |t: &Expr| quote!(#t).to_string() == quote!(#target).to_string();
     let assign_tail = |b: &mut syn::Block| {

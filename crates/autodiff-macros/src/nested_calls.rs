@@ -91,7 +91,7 @@ pub fn variants(g: &Gen) -> TokenStream {
         _ => forward_over_augmented(g),
     });
     out.extend(match fwd_pull {
-        Ok(()) => forward_over_pullback(&gs),
+        Ok(()) => forward_over_pullback(&gs, &g.sig.params),
         Err(m) => stub(
             g,
             &variant_name(g, "fwd", "pull"),
@@ -599,8 +599,9 @@ pub fn swapped_seed(ret: Option<TokenStream>) -> (TokenStream, TokenStream, [Tok
 }
 
 /// `__ad_fwd___ad_pull`: the forward transform of the pullback, from a reverse companion
-/// with every parameter active, differentiated in forward mode.
-fn forward_over_pullback(g: &Gen) -> TokenStream {
+/// with every parameter active, differentiated in forward mode. `g` takes float buffers
+/// as slices; `declared` are the parameters as the function declares them.
+fn forward_over_pullback(g: &Gen, declared: &[Param]) -> TokenStream {
     let has_ret = !matches!(g.sig.ret, Ret::Unit);
     let (inner, inner_fn) = derived_forward(g, Mode::Reverse, "npull");
 
@@ -662,15 +663,13 @@ fn forward_over_pullback(g: &Gen) -> TokenStream {
                     .push(quote!(__ad_dret: impl ::autodiff_core::__private::StructCotangent<#r>));
                 params
                     .push(quote!(__ad_tdret: impl ::autodiff_core::__private::StructCotangent<#r>));
-                let primal_args: Vec<TokenStream> = g
-                    .sig
-                    .params
+                // (The primal runs for the shape of its result alone: what it writes to
+                // a `&mut Vec` goes to a copy, not written back.)
+                let (mut copies, mut written_back) = (TokenStream::new(), TokenStream::new());
+                let primal_args: Vec<TokenStream> = declared
                     .iter()
                     .filter(|p| !p.is_self())
-                    .map(|p| {
-                        let n = &p.name;
-                        quote!(#n)
-                    })
+                    .map(|p| from_slice_arg(p, &mut copies, &mut written_back))
                     .collect();
                 let f = &g.func.sig.ident;
                 let primal = match (g.receiver(), g.assoc) {
@@ -681,7 +680,10 @@ fn forward_over_pullback(g: &Gen) -> TokenStream {
                 convert.extend(quote! {
                     let __ad_dret: #r = match __ad::StructCotangent::into_option(__ad_dret) {
                         ::core::option::Option::Some(v) => v,
-                        ::core::option::Option::None => __ad::zero_like(&#primal),
+                        ::core::option::Option::None => {
+                            #copies
+                            __ad::zero_like(&#primal)
+                        }
                     };
                     let __ad_tdret: #r = match __ad::StructCotangent::into_option(__ad_tdret) {
                         ::core::option::Option::Some(v) => v,

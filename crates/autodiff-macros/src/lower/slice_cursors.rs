@@ -80,12 +80,23 @@ impl Lowerer {
         let Expr::Path(p) = strip(&a.left) else {
             return Ok(false);
         };
-        let Some(Binding::Cursor(cursor)) = p
+        let binding = p
             .path
             .get_ident()
             .and_then(|id| self.lookup(&id.to_string()))
-            .cloned()
-        else {
+            .cloned();
+        if let Some(Binding::Alias(_, true)) = binding
+            && matches!(strip(&a.right), Expr::Reference(_))
+        {
+            let name = p.path.to_token_stream();
+            return unsupported(
+                &a.right,
+                &format!(
+                    "pointing the `&mut` slice `{name}` somewhere else (keep one `&mut` slice and index it with an offset: `{name}[k + i]`)"
+                ),
+            );
+        }
+        let Some(Binding::Cursor(cursor)) = binding else {
             return Ok(false);
         };
         // `input = if c { &x[..k] } else { &x[k..] };`: the assignment in each branch.
@@ -123,6 +134,32 @@ impl Lowerer {
         Ok(true)
     }
 
+    /// `(a, b) = (b, a);` where every name on the left is a slice cursor: as `{ let t0 =
+    /// b; let t1 = a; a = t0; b = t1; }`, a block of assignments that
+    /// [`Lowerer::assign_slice_cursor`] lowers. `None` for any other assignment.
+    pub(super) fn cursors_assigned_together(&self, a: &syn::ExprAssign) -> Option<syn::Block> {
+        let (Expr::Tuple(left), Expr::Tuple(right)) = (strip(&a.left), strip(&a.right)) else {
+            return None;
+        };
+        let is_cursor = |e: &Expr| {
+            matches!(strip(e), Expr::Path(p) if p.path.get_ident().is_some_and(|id| {
+                matches!(self.lookup(&id.to_string()), Some(Binding::Cursor(_)))
+            }))
+        };
+        if left.elems.len() != right.elems.len() || !left.elems.iter().all(is_cursor) {
+            return None;
+        }
+        let temps: Vec<Ident> = (0..left.elems.len())
+            .map(|i| format_ident!("__ad_pointed_{}", i, span = a.span()))
+            .collect();
+        let (names, values) = (left.elems.iter(), right.elems.iter());
+        syn::parse2(quote_spanned! {a.span()=> {
+            #(let #temps = #values;)*
+            #(#names = #temps;)*
+        }})
+        .ok()
+    }
+
     /// The buffer a shared slice lies in, and the slice's bounds: `x[a..b]` (of any
     /// range), or a whole slice parameter or (by reference) a whole local buffer.
     fn slice_bounds(
@@ -145,24 +182,37 @@ impl Lowerer {
             let base = p.primal();
             return whole.then(|| (p.clone(), quote!(0usize), quote!(#base.len())));
         }
-        let Some(Proj::Index(range)) = p.proj.last() else {
-            return None;
-        };
-        let range = syn::parse2::<syn::ExprRange>(range.clone()).ok()?;
+        // The trailing ranges, composed: `x[a..][..b]` is `x[a..a + b]`.
         let mut base = p.clone();
-        base.proj.pop();
-        let start = match &range.start {
-            Some(s) => quote!((#s)),
-            None => quote!(0usize),
-        };
-        let end = match (&range.end, &range.limits) {
-            (Some(e), syn::RangeLimits::HalfOpen(_)) => quote!((#e)),
-            (Some(e), syn::RangeLimits::Closed(_)) => quote!((#e) + 1),
-            (None, _) => {
-                let b = base.primal();
-                quote!(#b.len())
+        let mut ranges = Vec::new();
+        while let Some(Proj::Index(t)) = base.proj.last() {
+            let Ok(range) = syn::parse2::<syn::ExprRange>(t.clone()) else {
+                break;
+            };
+            ranges.push(range);
+            base.proj.pop();
+        }
+        if ranges.is_empty() {
+            return None;
+        }
+        let b = base.primal();
+        // `offset` is `None` while the start is zero.
+        let (mut offset, mut end): (Option<TokenStream>, TokenStream) = (None, quote!(#b.len()));
+        for range in ranges.iter().rev() {
+            let past = |e: TokenStream| match &offset {
+                Some(o) => quote!(#o + #e),
+                None => e,
+            };
+            end = match (&range.end, &range.limits) {
+                (Some(e), syn::RangeLimits::HalfOpen(_)) => past(quote!((#e))),
+                (Some(e), syn::RangeLimits::Closed(_)) => past(quote!((#e) + 1)),
+                (None, _) => end,
+            };
+            if let Some(s) = &range.start {
+                offset = Some(past(quote!((#s))));
             }
-        };
+        }
+        let start = offset.unwrap_or_else(|| quote!(0usize));
         Some((base, start, end))
     }
 }
