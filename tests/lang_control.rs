@@ -1452,6 +1452,23 @@ fn recurrence_o<D: Num>(x: &[D]) -> D {
     s + c + rb * 0.5 * w0 + a + ra
 }
 
+/// `std::mem::take` of a local vector (which is left empty and filled again) and of a
+/// float (left zero).
+#[autodiff_forward(taken_fwd, Dual, Dual)]
+#[autodiff_reverse(taken_rev, Duplicated, Active)]
+fn taken(x: &[f64]) -> f64 {
+    let mut v = vec![x[0] * x[1], x[1].sin()];
+    let t = std::mem::take(&mut v);
+    v.push(t[0] * 2.0);
+    let mut s = 3.0 * x[0];
+    let old = std::mem::take(&mut s);
+    t[1] * v[0] + old * x[1] + s + v.len() as f64
+}
+
+fn taken_o<D: Num>(x: &[D]) -> D {
+    x[1].sin() * x[0] * x[1] * 2.0 + x[0] * x[1] * 3.0 + c::<D>(1.0)
+}
+
 // ---------------------------------------------------------------- properties
 
 proptest! {
@@ -1499,6 +1516,9 @@ proptest! {
     fn destructuring_assignments((x, v, s0) in slice_case(-1.0, 1.0, 0..7, 0), s in seed()) {
         check_slice("recurrence", (&x, &v, &s0, s), recurrence, recurrence_fwd, recurrence_rev, recurrence_o::<Dual64>);
         check_hvp_of::<recurrence_rev>(&x, &v, recurrence_o);
+        if x.len() >= 2 {
+            check_slice("taken", (&x, &v, &s0, s), taken, taken_fwd, taken_rev, taken_o::<Dual64>);
+        }
     }
 
     #[test]
@@ -1782,5 +1802,56 @@ proptest! {
         let (x, v, s0, s) = case;
         check_slice("chained", (&x, &v, &s0, s), chained, chained_fwd, chained_rev, chained_o::<Dual64>);
         check_hvp_of::<chained_rev>(&x, &v, chained_o);
+    }
+}
+
+/// A gate whose method is differentiable: called on unit variants written in place
+/// (`Gate::Tanh.apply(x)`) and bound with `let`, and a unit variant passed by value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[differentiable]
+pub enum Gate {
+    Open,
+    Tanh,
+    Scaled(f64),
+}
+
+impl Gate {
+    #[differentiable]
+    fn apply(&self, z: f64) -> f64 {
+        if matches!(self, Gate::Tanh) {
+            z.tanh()
+        } else {
+            z * z
+        }
+    }
+}
+
+#[differentiable]
+fn gate(g: Gate, z: f64) -> f64 {
+    match g {
+        Gate::Tanh => z.sin(),
+        Gate::Scaled(s) => s * z,
+        Gate::Open => z,
+    }
+}
+
+#[autodiff_forward(gated_fwd, Dual, Dual)]
+#[autodiff_reverse(gated_rev, Active, Active)]
+fn gated(x: f64) -> f64 {
+    let open = Gate::Open;
+    let passed = Gate::Open;
+    open.apply(x) + Gate::Tanh.apply(x) + gate(passed, x) + gate(Gate::Tanh, x)
+}
+
+fn gated_o<D: Num>(x: D) -> D {
+    x * x + x.tanh() + x + x.sin()
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn methods_of_unit_variants(x in float(-1.5, 1.5), v in dir(), s in seed()) {
+        check1("gated", (x, v, s), gated, gated_fwd, gated_rev, gated_o::<Dual64>);
     }
 }

@@ -395,8 +395,50 @@ fn joined(x: &[f64], rest: &[f64]) -> Vec<f64> {
     x.iter().chain(rest).copied().collect()
 }
 
+/// A struct with a vector member built anew in each step of a loop and lent `&mut` to a
+/// callee that writes it.
+#[differentiable]
+#[derive(Clone, Debug)]
+pub struct Acc {
+    pub w: Vec<f64>,
+    pub b: f64,
+}
+
+#[differentiable]
+fn fill_acc(x: &[f64], k: usize, g: &mut Acc) {
+    g.b += x[k] * x[k];
+    g.w[0] = x[0] * x[1];
+}
+
+#[autodiff_forward(lent_in_loop_fwd, Dual, Dual)]
+#[autodiff_reverse(lent_in_loop_rev, Duplicated, Active)]
+fn lent_in_loop(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for k in 0..2 {
+        let mut g = Acc {
+            w: vec![0.0; 2],
+            b: 0.0,
+        };
+        fill_acc(x, k, &mut g);
+        s += g.b + g.w[0] * x[k];
+    }
+    s
+}
+
+fn lent_in_loop_o<D: Num>(x: &[D]) -> D {
+    (0..2).fold(c::<D>(0.0), |s, k| s + x[k] * x[k] + x[0] * x[1] * x[k])
+}
+
 proptest! {
     #![proptest_config(config())]
+
+    #[test]
+    fn a_struct_with_a_vector_built_in_each_step_and_lent(
+        (x, v, s0) in slice_case(-1.5, 1.5, 2..4, 0), s in seed(),
+    ) {
+        check_slice("lent_in_loop", (&x, &v, &s0, s), lent_in_loop, lent_in_loop_fwd, lent_in_loop_rev, lent_in_loop_o::<Dual64>);
+        check_hvp_of::<lent_in_loop_rev>(&x, &v, lent_in_loop_o);
+    }
 
     #[test]
     fn a_member_replaced_by_a_copy_and_by_a_built_vector(

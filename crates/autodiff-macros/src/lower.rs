@@ -7711,7 +7711,8 @@ impl Lowerer {
             // A method of a constant a call returned (`V2::new(1.0, 2.0).add(&v)`), with
             // arguments that may carry derivatives: the receiver is bound to a local.
             Val::Op(Operand::Lit(t))
-                if matches!(strip(&m.receiver), Expr::Call(_) | Expr::MethodCall(_))
+                if (matches!(strip(&m.receiver), Expr::Call(_) | Expr::MethodCall(_))
+                    || is_unit_variant(&m.receiver))
                     && !args
                         .iter()
                         .all(|a| matches!(a, Arg::Val(o) if constant(self, o))) =>
@@ -8100,6 +8101,32 @@ impl Lowerer {
             let r = self.lower_scoped(&block);
             return Ok(r?.unwrap_or(Val::Tuple(vec![])));
         }
+        // `std::mem::take(&mut v)` of a local vector or a float: `replace` with an empty
+        // vector or a zero.
+        if names.len() >= 2 && names[names.len() - 2..] == ["mem", "take"] && c.args.len() == 1 {
+            let taken = match strip(&c.args[0]) {
+                Expr::Reference(r) if r.mutability.is_some() => Some(&r.expr),
+                _ => None,
+            };
+            let empty: Option<Expr> = match taken {
+                Some(a) if self.is_local_buffer_expr(a)? => {
+                    Some(syn::parse_quote_spanned!(span=> ::std::vec::Vec::new()))
+                }
+                Some(a) if self.lower_place(a).is_ok_and(|p| is_scalar_place(&p, self)) => {
+                    Some(syn::parse_quote_spanned!(span=> 0.0))
+                }
+                _ => None,
+            };
+            let (Some(a), Some(empty)) = (taken, empty) else {
+                return unsupported(
+                    c,
+                    "`std::mem::take` of anything but a local vector or a float (write `std::mem::replace(&mut v, empty)`)",
+                );
+            };
+            let replaced: Expr =
+                syn::parse_quote_spanned!(span=> ::std::mem::replace(&mut #a, #empty));
+            return self.lower_expr(&replaced);
+        }
         if names.len() >= 2 && names[names.len() - 2..] == ["mem", "swap"] && c.args.len() == 2 {
             // Two whole local buffers (double buffering, `swap(&mut u, &mut u_new)`): they
             // trade places, with nothing recorded.
@@ -8381,7 +8408,13 @@ impl Lowerer {
                 let dst = strip_borrow(&c.args[0]);
                 let src = strip_clone(strip_borrow(&c.args[1]));
                 let place = self.lower_place(dst)?;
-                let mode = if self.is_whole_struct(&place) || is_struct_helper {
+                // (A whole local the macro took for a float may hold a struct with a
+                // buffer member, which a move would leave empty for the second restore
+                // of the same saved value: copied as a struct is, which copies a float
+                // too.)
+                let taken_for_float = place.is_whole()
+                    && self.kinds.get(&place.base.to_string()) == Some(&VarKind::Scalar);
+                let mode = if self.is_whole_struct(&place) || is_struct_helper || taken_for_float {
                     CopyMode::Struct
                 } else if self.is_struct_ref(&place) && !self.is_rows_param(&place) {
                     return unsupported(c, "restoring this value behind a reference");
@@ -9461,15 +9494,36 @@ fn is_struct_like_value(e: &Expr, name: &str) -> bool {
 }
 
 /// Whether `b` binds `t` to what a call returned.
+/// Whether `e` is a path that names a unit variant of an enum (`Act::Relu`): two words
+/// in upper camel case (an associated constant's name has no lower-case letter).
+fn is_unit_variant(e: &Expr) -> bool {
+    let Expr::Path(p) = strip(e) else {
+        return false;
+    };
+    let camel = |s: &syn::PathSegment| {
+        let name = s.ident.to_string();
+        s.arguments.is_none()
+            && name.starts_with(|c: char| c.is_ascii_uppercase())
+            && name.contains(|c: char| c.is_ascii_lowercase())
+            && name != "Self"
+    };
+    p.qself.is_none()
+        && p.path.leading_colon.is_none()
+        && p.path.segments.len() == 2
+        && p.path.segments.iter().all(camel)
+}
+
 fn binds_call_result(b: &Block, t: &Ident) -> bool {
     b.iter().any(|s| match s {
         Stmt::Let { var, op, .. } if var == t => match op {
             Op::Call(_) => true,
             // A call with constant arguments, kept as written.
-            Op::Inactive(toks) => matches!(
-                syn::parse2::<Expr>(toks.clone()),
-                Ok(Expr::Call(_) | Expr::MethodCall(_))
-            ),
+            Op::Inactive(toks) => match syn::parse2::<Expr>(toks.clone()) {
+                Ok(Expr::Call(_) | Expr::MethodCall(_)) => true,
+                // (A unit variant, `Act::Relu`, is such a value too.)
+                Ok(e) => is_unit_variant(&e),
+                Err(_) => false,
+            },
             _ => false,
         },
         _ => false,
@@ -10827,7 +10881,7 @@ fn no_float_derivative(name: &Ident) -> syn::Error {
     syn::Error::new(
         name.span(),
         format!(
-            "`{name}` has no derivative: it is not a builtin float method. Add `#[differentiable]` or `#[custom_rule]` to it, or wrap the call in `no_grad(..)`"
+            "`{name}` has no derivative: it is not one of the float methods with a builtin derivative (README, \"Float methods\"). Write it with operations that have one (`a % b` for `rem_euclid` of positive values), wrap the call in `no_grad(..)`, or, where `{name}` is your own, add `#[differentiable]` or `#[custom_rule]` to it"
         ),
     )
 }
