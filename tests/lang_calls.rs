@@ -752,8 +752,62 @@ fn lent_with_lengths_o<D: Num>(x: &[D]) -> D {
     u.iter().fold(c(0.0), |a, e| a + (*e * s) * (*e * s))
 }
 
+/// A plain helper (no attribute) whose result is a truth value, in a condition: it needs
+/// no derivative, in any mode or nesting.
+fn is_big(x: f64) -> bool {
+    x > 0.5
+}
+
+#[autodiff_forward(tested_fwd, Dual, Dual)]
+#[autodiff_reverse(tested_rev, Active, Active)]
+fn tested(x: f64) -> f64 {
+    if is_big(x) { x * x } else { x.sin() }
+}
+
+fn tested_o<D: Num>(x: D) -> D {
+    if x.re() > 0.5 { x * x } else { x.sin() }
+}
+
+/// Its H·v (forward over reverse), which differentiates the reverse companion again.
+#[autodiff_forward(tested_hvp, Dual, Dual)]
+fn tested_grad(x: f64) -> f64 {
+    tested_rev(x, 1.0).1
+}
+
+/// An array of constants passed by value to a helper that takes `[f64; 3]` (whose
+/// parameter carries no derivative).
+#[differentiable]
+fn quadratic(w: [f64; 3], x: f64) -> f64 {
+    w[0] + w[1] * x + w[2] * x * x
+}
+
+#[autodiff_forward(by_value_table_fwd, Dual, Dual)]
+#[autodiff_reverse(by_value_table_rev, Active, Active)]
+fn by_value_table(x: f64) -> f64 {
+    quadratic([1.0, 2.0, 3.0], x) + x * quadratic([0.5; 3], x.sin())
+}
+
+fn by_value_table_o<D: Num>(x: D) -> D {
+    let s = x.sin();
+    x * x * 3.0 + x * 2.0 + c::<D>(1.0) + x * (s * s * 0.5 + s * 0.5 + c::<D>(0.5))
+}
+
 proptest! {
     #![proptest_config(config())]
+
+    #[test]
+    fn helpers_returning_truth_values_in_conditions(x in float(-1.5, 1.5), v in dir(), s in seed()) {
+        check1("tested", (x, v, s), tested, tested_fwd, tested_rev, tested_o::<Dual64>);
+        let (g, h) = tested_hvp(x, v);
+        let (dg, dh) = if x > 0.5 { (2.0 * x, 2.0) } else { (x.cos(), -x.sin()) };
+        check("tested grad", g, dg);
+        check("tested H v", h, dh * v);
+    }
+
+    #[test]
+    fn constant_arrays_passed_by_value(x in float(-1.5, 1.5), v in dir(), s in seed()) {
+        check1("by_value_table", (x, v, s), by_value_table, by_value_table_fwd, by_value_table_rev, by_value_table_o::<Dual64>);
+    }
 
     #[test]
     fn halves_of_split_at_mut_in_one_call((x, v, s0) in slice_case(-1.2, 1.2, 4..7, 0), s in seed()) {

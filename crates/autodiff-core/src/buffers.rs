@@ -610,9 +610,9 @@ pub fn elem_lit<T: Real>(v: f64, _like: &[T]) -> T {
 /// Values whose contents can be saved: what a call through a `&mut` argument may
 /// overwrite. [`Restore`] puts them back.
 #[diagnostic::on_unimplemented(
-    message = "differentiated code saves a `{Self}` before a call that may change it, and `{Self}` is not `Clone`",
+    message = "differentiated code saves a copy of a `{Self}` behind `&mut`, and `{Self}` is not `Clone`",
     label = "a copy of a `{Self}` is saved here",
-    note = "a struct behind `&mut` whose methods are called in reverse mode is saved before each call and put back in the reverse sweep: add `#[derive(Clone)]` to its declaration"
+    note = "a struct behind `&mut` is saved where it may change (a `&mut` parameter on entry, a struct before each call of its methods) and put back for the reverse sweep: add `#[derive(Clone)]` to its declaration"
 )]
 pub trait Snapshot {
     /// The saved contents.

@@ -7985,6 +7985,11 @@ impl Lowerer {
             }
             _ => {}
         }
+        // An array of constants passed by value (`sumsq([1.0, 2.0, 3.0])` to `v: [f64;
+        // 3]`): a constant, as written.
+        if matches!(strip(e), Expr::Array(_) | Expr::Repeat(_)) && !self.mentions_locals(e) {
+            return Ok(Arg::Val(Operand::Lit(self.render(e))));
+        }
         if let Expr::Reference(r) = strip(e) {
             match self.lower_expr(&r.expr)? {
                 Val::Place(p, _) => return Ok(Arg::Ref(p, r.mutability.is_some())),

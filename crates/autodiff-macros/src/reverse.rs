@@ -1226,7 +1226,9 @@ impl<'a> Reverse<'a> {
                 let (tf, tr) = self.block(then, nested, then_seeds);
                 let (ef, er) = self.block(els, nested, else_seeds);
                 let c = self.fresh("cond");
-                let (def, load) = self.keep(&c, cond.clone(), level);
+                // (Marked as carrying no derivative for the code that differentiates this
+                // companion again, which would take a call in it for a float's.)
+                let (def, load) = self.keep(&c, quote!(::autodiff_core::no_grad(#cond)), level);
                 let mut fwd = quote!(#def);
                 if outs.is_empty() {
                     fwd.extend(quote!(if #c { #tf } else { #ef }));
