@@ -9498,7 +9498,6 @@ fn is_struct_like_value(e: &Expr, name: &str) -> bool {
     }
 }
 
-/// Whether `b` binds `t` to what a call returned.
 /// Whether `e` is a path that names a unit variant of an enum (`Act::Relu`): two words
 /// in upper camel case (an associated constant's name has no lower-case letter).
 fn is_unit_variant(e: &Expr) -> bool {
@@ -9518,6 +9517,7 @@ fn is_unit_variant(e: &Expr) -> bool {
         && p.path.segments.iter().all(camel)
 }
 
+/// Whether `b` binds `t` to what a call returned.
 fn binds_call_result(b: &Block, t: &Ident) -> bool {
     b.iter().any(|s| match s {
         Stmt::Let { var, op, .. } if var == t => match op {
@@ -10665,9 +10665,6 @@ fn typed_array_tail(stmts: &[syn::Stmt], t: &syn::Type) -> Option<Vec<syn::Stmt>
     Some(typed)
 }
 
-/// `if c { ..; a } else { ..; b }` as `if c { ..; target = a; } else { ..; target = b; }`,
-/// and a `match` likewise, arm by arm (`else if` included; a branch that ends without a
-/// value, or in `target` itself, is left without an assignment).
 /// The buffer `b` of `if c { &b[r] } else { .. }` (or of a `match`) whose every branch
 /// ends with a shared reference or a name: a slice chosen by the branches.
 fn sliced_in_branches(e: &Expr) -> Option<Expr> {
@@ -10710,6 +10707,9 @@ fn sliced_in_branches(e: &Expr) -> Option<Expr> {
     })
 }
 
+/// `if c { ..; a } else { ..; b }` as `if c { ..; target = a; } else { ..; target = b; }`,
+/// and a `match` likewise, arm by arm (`else if` included; a branch that ends without a
+/// value, or in `target` itself, is left without an assignment).
 fn assigned_in_branches(target: &Expr, e: &Expr) -> Expr {
     let is_target = |t: &Expr| quote!(#t).to_string() == quote!(#target).to_string();
     let assign_tail = |b: &mut syn::Block| {
