@@ -2787,6 +2787,15 @@ impl Lowerer {
                 }
                 Ok(None)
             }
+            // `a.row(i).to_owned()`: an `ndarray` array of the function's own.
+            Expr::MethodCall(m)
+                if m.method == "to_owned" && self.array_line(&m.receiver).is_some() =>
+            {
+                unsupported(
+                    e,
+                    "an `ndarray` array created in the function (`.to_owned()` of a row or a column; arrays are supported as parameters, and `.to_vec()` gives a `Vec` that a callee taking `&[f64]` reads)",
+                )
+            }
             Expr::MethodCall(m)
                 if matches!(
                     m.method.to_string().as_str(),
