@@ -352,3 +352,50 @@ fn hessian_vector_product_through_a_rule_that_borrows_what_it_lent() {
     }
     step_counts();
 }
+
+// ---------------------------------------------------------------- a call's vector, lent
+
+/// `Σ z²`, whose pullback borrows `z`.
+#[custom_rule(reverse = sum_sq_rev)]
+fn sum_sq(z: &[f64]) -> f64 {
+    z.iter().map(|v| v * v).sum()
+}
+
+fn sum_sq_rev(z: &[f64]) -> (f64, impl FnOnce(&mut [f64], f64) + '_) {
+    let s = z.iter().map(|v| v * v).sum();
+    (s, move |dz: &mut [f64], g: f64| {
+        for i in 0..z.len() {
+            dz[i] += 2.0 * g * z[i];
+        }
+    })
+}
+
+#[differentiable]
+fn scaled_sines(x: &[f64], a: f64) -> Vec<f64> {
+    x.iter().map(|v| a * v.sin()).collect()
+}
+
+/// Each step of the loop lends the rule a vector that a call returned there, which the
+/// next step replaces.
+#[autodiff_reverse(d_lent_call_vectors, Duplicated, Active)]
+fn lent_call_vectors(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for k in 0..3 {
+        let o = scaled_sines(x, k as f64 + 1.0);
+        s += sum_sq(&o);
+    }
+    s
+}
+
+#[test]
+fn a_vector_a_call_returned_in_a_loop_lent_to_a_rule_that_borrows_it() {
+    let x = [0.3, -1.2, 2.0];
+    let mut g = vec![0.0; 3];
+    let value = d_lent_call_vectors(&x, &mut g, 1.0);
+    close("value", value, lent_call_vectors(&x), 1e-12).unwrap();
+    // Σ_k (k+1)² Σ_i sin² x_i: ∂/∂x_i = Σ_k (k+1)² 2 sin x_i cos x_i.
+    for i in 0..3 {
+        let want = 14.0 * 2.0 * x[i].sin() * x[i].cos();
+        close(&format!("gradient {i}"), g[i], want, 1e-12).unwrap();
+    }
+}

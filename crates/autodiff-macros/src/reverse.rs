@@ -238,8 +238,14 @@ impl<'a> Reverse<'a> {
     fn augmented_arg(&self, c: &Call, a: &Arg) -> TokenStream {
         let arg = primal_arg(a, &self.refs);
         match a {
+            // (A local the lowering took for a float may hold a vector a call returned.)
             Arg::Ref(p, false)
-                if self.is_lendable_buffer(&p.base)
+                if (self.is_lendable_buffer(&p.base)
+                    || (p.is_whole()
+                        && matches!(
+                            self.kinds.get(&p.base.to_string()),
+                            Some(VarKind::Scalar)
+                        )))
                     && !self.an.structs.contains_key(&p.base.to_string())
                     && self.overwritten_while_borrowed(&p.base) =>
             {
