@@ -399,3 +399,51 @@ fn a_vector_a_call_returned_in_a_loop_lent_to_a_rule_that_borrows_it() {
         close(&format!("gradient {i}"), g[i], want, 1e-12).unwrap();
     }
 }
+
+// ---------------------------------------------------------------- a method's rule
+
+/// A gain with a vector member, whose method has a rule that says its slope is `7 x`
+/// (the code's is `2 k0 x`), so that the test sees which one ran.
+#[derive(Clone)]
+#[differentiable]
+pub struct Gain {
+    pub k: Vec<f64>,
+}
+
+#[differentiable]
+impl Gain {
+    #[custom_rule(forward = Self::apply_fwd, reverse = Self::apply_rev)]
+    pub fn apply(&self, x: f64) -> f64 {
+        self.k[0] * x * x
+    }
+
+    pub fn apply_fwd(&self, x: f64, dx: f64) -> (f64, f64) {
+        (self.k[0] * x * x, 7.0 * x * dx)
+    }
+
+    pub fn apply_rev(&self, x: f64) -> (f64, impl FnOnce(f64) -> f64 + '_) {
+        (self.k[0] * x * x, move |g: f64| 7.0 * x * g)
+    }
+}
+
+/// The struct built by a literal where it is bound, without `mut`: the pullback of its
+/// method's rule borrows it.
+#[autodiff_forward(gained_fwd, Dual, Dual)]
+#[autodiff_reverse(gained_rev, Active, Active)]
+fn gained(x: f64) -> f64 {
+    let c = Gain { k: vec![2.0, 1.0] };
+    c.apply(x) + x
+}
+
+#[test]
+fn a_method_rule_on_a_struct_with_a_vector_built_in_the_function() {
+    for x in [0.5, -1.25] {
+        let want = (2.0 * x * x + x, 7.0 * x + 1.0);
+        let (v, d) = gained_rev(x, 1.0);
+        close("value", v, want.0, 1e-12).unwrap();
+        close("reverse", d, want.1, 1e-12).unwrap();
+        let (v, d) = gained_fwd(x, 1.0);
+        close("value", v, want.0, 1e-12).unwrap();
+        close("forward", d, want.1, 1e-12).unwrap();
+    }
+}

@@ -93,6 +93,9 @@ pub fn analyse(body: &Body, active_params: &[String], frozen: &[String], mode: M
     let_locals(&body.block, &is_struct_copy, &mut struct_copies);
     let mut mutable_lets = HashSet::default();
     let_locals(&body.block, &|mutable, _: &Op| mutable, &mut mutable_lets);
+    for s in &body.fixed_structs {
+        mutable_lets.remove(s);
+    }
     Analysis {
         active,
         needed,

@@ -447,4 +447,8 @@ pub struct Body {
     /// .. }` with `kind: &Kind`), with the pattern's span: the bound values carry no
     /// derivative, so a companion where such a parameter is active is refused.
     pub pattern_params: Vec<(String, proc_macro2::Span)>,
+    /// Locals holding a struct with a buffer member that the function binds without
+    /// `mut` (`let c = Gain { k: [a, b] };`): lowered as `let mut`, so that its members
+    /// are written where it is built, but no call changes it after that.
+    pub fixed_structs: Vec<String>,
 }

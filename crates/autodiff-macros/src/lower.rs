@@ -263,6 +263,8 @@ pub struct Lowerer {
     /// element whose index reads one of them keeps the index it had where it was bound
     /// (see [`Lowerer::with_fixed_indices`]).
     mutable_locals: HashSet<String>,
+    /// See `Body::fixed_structs`.
+    fixed_structs: HashSet<String>,
 }
 
 /// A parsed iterator source.
@@ -417,6 +419,7 @@ impl Lowerer {
             matrix_vars: HashSet::default(),
             array_locals: HashSet::default(),
             mutable_locals: HashSet::default(),
+            fixed_structs: HashSet::default(),
         }
     }
 
@@ -487,6 +490,7 @@ impl Lowerer {
             matrix_vars: self.matrix_vars.clone(),
             array_locals: self.array_locals.clone(),
             mutable_locals: self.mutable_locals.clone(),
+            fixed_structs: HashSet::default(),
         };
         sub.scopes.push(HashMap::default());
         let mut params = Vec::new();
@@ -521,6 +525,7 @@ impl Lowerer {
             ret,
             ret_shape: RetShape::scalars(n),
             pattern_params: vec![],
+            fixed_structs: vec![],
         };
         let mut reads = HashSet::default();
         let mut writes = HashSet::default();
@@ -865,6 +870,7 @@ impl Lowerer {
                 ret,
                 ret_shape: self.ret_shape,
                 pattern_params: self.pattern_params,
+                fixed_structs: self.fixed_structs.into_iter().collect(),
             },
             self.kinds,
         ))
@@ -1493,7 +1499,7 @@ impl Lowerer {
             if let Expr::Struct(lit) = e
                 && self.builds_struct_with_buffers(name, lit)
             {
-                return self.lower_struct_with_buffers(name, lit);
+                return self.lower_struct_with_buffers(name, mutable, lit);
             }
             if !mutable
                 && !self.companion
@@ -1813,7 +1819,12 @@ impl Lowerer {
     /// (`st.t = dt`). The struct's shadow and tangent are its zero (`#[differentiable]`
     /// on its declaration), its methods may change it (see `Analysis::mutable_lets`),
     /// and the reverse sweep saves it whole around them (`Clone`).
-    fn lower_struct_with_buffers(&mut self, name: &Ident, lit: &syn::ExprStruct) -> Result<()> {
+    fn lower_struct_with_buffers(
+        &mut self,
+        name: &Ident,
+        mutable: bool,
+        lit: &syn::ExprStruct,
+    ) -> Result<()> {
         let mut written = lit.clone();
         for f in &mut written.fields {
             // (`St { pos, t }`: the renamed local needs the member's name beside it.)
@@ -1826,6 +1837,9 @@ impl Lowerer {
         }
         let var = self.new_var_unbound(name, VarKind::Scalar);
         self.structs_with_buffers.insert(var.to_string());
+        if !mutable {
+            self.fixed_structs.insert(var.to_string());
+        }
         self.emit(Stmt::Let {
             var: var.clone(),
             mutable: true,

@@ -132,6 +132,7 @@ fn empty_body() -> Body {
         ret: vec![Operand::Lit(quote!(()))],
         ret_shape: RetShape::Single,
         pattern_params: vec![],
+        fixed_structs: vec![],
     }
 }
 
