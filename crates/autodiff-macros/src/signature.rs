@@ -616,6 +616,14 @@ pub fn analyse(sig: &Signature) -> syn::Result<SigInfo> {
         ReturnType::Default => Ret::Unit,
         ReturnType::Type(_, t) => match &**t {
             Type::Tuple(tt) if tt.elems.is_empty() => Ret::Unit,
+            Type::Reference(r)
+                if float_elem(&r.elem, &floats).is_some() || is_float_type(&r.elem, &floats) =>
+            {
+                return Err(syn::Error::new_spanned(
+                    t,
+                    "a result that borrows floats (`-> &[f64]`, `-> &f64`) is not supported in differentiated code: return an owned value (`Vec<f64>`, `f64`), or write into a `&mut` parameter",
+                ));
+            }
             t => Ret::Ty(Box::new(t.clone())),
         },
     };
