@@ -7818,10 +7818,7 @@ impl Lowerer {
         }
         p.path.get_ident().is_some_and(|id| {
             let name = id.to_string();
-            name.starts_with(|c: char| c.is_ascii_uppercase())
-                && name.contains(|c: char| c.is_ascii_lowercase())
-                && !matches!(name.as_str(), "None" | "Self")
-                && self.lookup(&name).is_none()
+            is_type_like_name(&name) && name != "None" && self.lookup(&name).is_none()
         })
     }
 
@@ -8136,13 +8133,16 @@ impl Lowerer {
                 Expr::Reference(r) if r.mutability.is_some() => Some(&r.expr),
                 _ => None,
             };
-            let empty: Option<Expr> = match taken {
-                Some(a) if self.is_local_buffer_expr(a)? => {
+            let place = match taken.map(|a| self.lower_expr(a)).transpose()? {
+                Some(Val::Place(p, _)) => Some(p),
+                Some(Val::Op(Operand::Var(v))) => Some(Place::local(v)),
+                _ => None,
+            };
+            let empty: Option<Expr> = match place {
+                Some(p) if !self.companion && self.is_written_buffer(&p) => {
                     Some(syn::parse_quote_spanned!(span=> ::std::vec::Vec::new()))
                 }
-                Some(a) if self.lower_place(a).is_ok_and(|p| is_scalar_place(&p, self)) => {
-                    Some(syn::parse_quote_spanned!(span=> 0.0))
-                }
+                Some(p) if is_scalar_place(&p, self) => Some(syn::parse_quote_spanned!(span=> 0.0)),
                 _ => None,
             };
             let (Some(a), Some(empty)) = (taken, empty) else {
@@ -9527,17 +9527,21 @@ fn is_unit_variant(e: &Expr) -> bool {
     let Expr::Path(p) = strip(e) else {
         return false;
     };
-    let camel = |s: &syn::PathSegment| {
-        let name = s.ident.to_string();
-        s.arguments.is_none()
-            && name.starts_with(|c: char| c.is_ascii_uppercase())
-            && name.contains(|c: char| c.is_ascii_lowercase())
-            && name != "Self"
-    };
     p.qself.is_none()
         && p.path.leading_colon.is_none()
         && p.path.segments.len() == 2
-        && p.path.segments.iter().all(camel)
+        && p.path
+            .segments
+            .iter()
+            .all(|s| s.arguments.is_none() && is_type_like_name(&s.ident.to_string()))
+}
+
+/// Whether `name` is written in upper camel case, as a type's or a variant's name is (a
+/// constant's name has no lower-case letter), and is not `Self`.
+fn is_type_like_name(name: &str) -> bool {
+    name.starts_with(|c: char| c.is_ascii_uppercase())
+        && name.contains(|c: char| c.is_ascii_lowercase())
+        && name != "Self"
 }
 
 /// Whether `b` binds `t` to what a call returned.
