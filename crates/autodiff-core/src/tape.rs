@@ -12,6 +12,10 @@ use std::marker::PhantomData;
 use std::mem::{MaybeUninit, align_of, needs_drop, size_of};
 use std::ptr::NonNull;
 
+/// Bytes of the largest earlier block whose values `Tape::step_back` moves into the
+/// current block instead of stepping back into it.
+const MOVED_BLOCK_BYTES: usize = 64 << 10;
+
 /// A store for a value recorded at most once: a stack of capacity one, on the stack.
 #[derive(Debug)]
 pub struct Slot<T>(Option<T>);
@@ -568,12 +572,14 @@ impl<T> Tape<T> {
         if self.cap - self.len < v.len() {
             self.grow(v.len());
         }
-        for x in v {
-            // SAFETY: `len < cap`: the room for all of `v` was made above.
-            unsafe { self.ptr.as_ptr().add(self.len).write(x.clone()) };
-            // One by one, so that a panicking `clone` leaves only written values counted.
-            self.len += 1;
+        let start = self.len;
+        for (i, x) in v.iter().enumerate() {
+            // SAFETY: `start + i < cap`: the room for all of `v` was made above.
+            unsafe { self.ptr.as_ptr().add(start + i).write(x.clone()) };
         }
+        // Counted once all are written (a `memcpy` for floats): a panicking `clone`
+        // leaves the values written before it uncounted, leaked but never read.
+        self.len = start + v.len();
     }
 
     /// Makes the last `n` values, recorded by one [`Tape::push_run`], readable by
@@ -618,13 +624,36 @@ impl<T> Tape<T> {
         }
     }
 
-    /// Makes the block before the current (empty) one current; false if there is none.
+    /// Makes the values of the block before the current (empty) one current; false if
+    /// there is none.
+    ///
+    /// A small earlier block is moved into the current one, which is larger, and given
+    /// back: the tape keeps its largest block, so that a tape filled and emptied again and
+    /// again (one per data point of a loop) stops growing after the first round instead of
+    /// growing through every size class and giving the blocks back each time. Each value
+    /// moves at most once per block it passes, and larger blocks are stepped back into as
+    /// before, their values never moved.
     #[cold]
     #[inline(never)]
     fn step_back(&mut self) -> bool {
         let Some(prev) = self.earlier.pop() else {
             return false;
         };
+        if class_bytes(prev.class) <= MOVED_BLOCK_BYTES && prev.len <= self.cap {
+            // SAFETY: the current block is empty and holds `cap >= prev.len` values; the
+            // earlier block holds `prev.len` initialised values, moved out here and never
+            // read there again before it is given back.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    prev.ptr.cast::<T>().as_ptr(),
+                    self.ptr.as_ptr(),
+                    prev.len,
+                )
+            };
+            release(prev.ptr, prev.class);
+            self.len = prev.len;
+            return true;
+        }
         release(self.ptr.cast(), self.class);
         self.ptr = prev.ptr.cast();
         self.len = prev.len;
@@ -817,6 +846,28 @@ mod tests {
         }
         assert_eq!(z.pop(), Some(()));
         assert_eq!(format!("{z:?}"), format!("{name} {{ len: 4 }}"));
+    }
+
+    /// A tape filled and emptied again and again, as one recording per data point of a
+    /// loop, keeps its largest block once emptied: later rounds fill it without growing,
+    /// and read back what they recorded.
+    #[test]
+    fn an_emptied_tape_keeps_its_largest_block() {
+        let mut t = Tape::new();
+        for round in 0..4u64 {
+            for k in 0..250 {
+                t.push(k * 10 + round);
+            }
+            if round > 0 {
+                assert!(t.earlier.is_empty(), "round {round} grew the tape again");
+            }
+            for k in (0..250).rev() {
+                assert_eq!(t.pop(), Some(k * 10 + round));
+            }
+            assert_eq!(t.pop(), None);
+            assert!(t.earlier.is_empty());
+            assert!(t.cap >= 250, "the emptied tape kept a block of {} values", t.cap);
+        }
     }
 
     /// A dropped tape's blocks go to the thread's cache, and the next tape takes them
