@@ -329,3 +329,69 @@ fn eager_defaults_are_evaluated_found_or_not() {
         check("tangent", t, d_want[k]);
     }
 }
+
+/// Plain helpers (no attribute) taking floats and returning an integer or a truth
+/// value: which interval of `GRID` holds `t`, and whether `t` is past the middle.
+fn interval_of(t: f64) -> usize {
+    GRID.iter()
+        .take(GRID.len() - 1)
+        .skip(1)
+        .filter(|g| **g <= t)
+        .count()
+}
+
+fn past_middle(t: f64, middle: f64) -> bool {
+    t > middle
+}
+
+fn side_of(t: f64) -> i32 {
+    if t < 0.0 { -1 } else { 1 }
+}
+
+/// Their results named by their written types (`let i: usize = interval_of(x[k]);`):
+/// integers and truth values, which need no derivative, so the helpers need none.
+#[differentiable]
+fn by_typed_helpers(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for k in 0..x.len() {
+        let mut i: usize = interval_of(x[k]);
+        let late: bool = past_middle(x[k], 0.5);
+        let side: i32 = side_of(x[k]);
+        if late {
+            i = GRID.len() - 2 - i;
+        }
+        s += VALS[i] * x[k] * x[k] + side as f64 * x[k];
+    }
+    s
+}
+
+#[autodiff_forward(typed_helpers_fwd, Dual, Dual)]
+#[autodiff_reverse(typed_helpers_rev, Duplicated, Active)]
+fn typed_helpers(x: &[f64]) -> f64 {
+    by_typed_helpers(x) * x[0]
+}
+
+fn typed_helpers_o<D: Num>(x: &[D]) -> D {
+    let mut s = D::zero();
+    for xk in x {
+        let t = xk.re();
+        let mut i = GRID[1..GRID.len() - 1].iter().filter(|g| **g <= t).count();
+        if t > 0.5 {
+            i = GRID.len() - 2 - i;
+        }
+        let side = if t < 0.0 { -1.0 } else { 1.0 };
+        s += *xk * *xk * VALS[i] + *xk * side;
+    }
+    s * x[0]
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn integer_results_of_plain_helpers_named_by_type(x in vecf(-2.5, 3.0, 4), v in dirs(4), s0 in dirs(4), s in seed()) {
+        prop_assume!(x.iter().all(|t| off_knots(*t) && (t - 0.5).abs() > 1e-3 && t.abs() > 1e-3));
+        check_slice("typed_helpers", (&x, &v, &s0, s), typed_helpers, typed_helpers_fwd, typed_helpers_rev, typed_helpers_o::<Dual64>);
+        check_hvp_of::<typed_helpers_rev>(&x, &v, typed_helpers_o);
+    }
+}

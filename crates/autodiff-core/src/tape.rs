@@ -866,7 +866,11 @@ mod tests {
             }
             assert_eq!(t.pop(), None);
             assert!(t.earlier.is_empty());
-            assert!(t.cap >= 250, "the emptied tape kept a block of {} values", t.cap);
+            assert!(
+                t.cap >= 250,
+                "the emptied tape kept a block of {} values",
+                t.cap
+            );
         }
     }
 

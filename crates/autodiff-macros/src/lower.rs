@@ -1578,6 +1578,22 @@ impl Lowerer {
                 self.bind(name, Binding::Var(v));
                 return Ok(());
             }
+            // `let k: usize = bucket(x[0]);`: the written type says that the value is an
+            // integer or a truth value, which carries no derivative, so a plain helper's
+            // call there needs none (as in an index or a condition). It is kept as
+            // `no_grad(..)` keeps it, so that code differentiating the companion again
+            // does not take it for a float call either.
+            if !self.companion
+                && hint.as_ref().is_some_and(is_integer_or_bool_type)
+                && calls_a_function(e)
+                && !self.may_change_values(e)
+            {
+                let mut local = l.clone();
+                if let Some(init) = &mut local.init {
+                    *init.expr = syn::parse_quote_spanned!(e.span()=> ::autodiff_core::no_grad(#e));
+                }
+                return self.lower_local(&local);
+            }
             let val = self.lower_expr_hint(e, hint.as_ref())?;
             let val = match &hint {
                 Some(ty) => self.typed_value(val, ty, e),
@@ -10854,6 +10870,33 @@ fn calls_something(e: &Expr) -> bool {
     let mut v = Calls(false);
     syn::visit::Visit::visit_expr(&mut v, e);
     v.0
+}
+
+/// Whether `ty` is written as an integer type or `bool` (`usize`, `i32`, `bool`).
+fn is_integer_or_bool_type(ty: &syn::Type) -> bool {
+    matches!(ty, syn::Type::Path(p) if p.qself.is_none()
+        && p.path.get_ident().is_some_and(|i| crate::signature::is_integer_or_bool_name(&i.to_string())))
+}
+
+/// Whether `e` calls a function by its path (`bucket(x[0])`, `a::b(x) + 1`), outside
+/// closures and `no_grad(..)`.
+fn calls_a_function(e: &Expr) -> bool {
+    struct Finder(bool);
+    impl<'v> syn::visit::Visit<'v> for Finder {
+        fn visit_expr(&mut self, e: &'v Expr) {
+            match e {
+                Expr::Closure(_) => {}
+                Expr::Call(c)
+                    if matches!(strip(&c.func), Expr::Path(p)
+                    if p.path.segments.last().is_some_and(|s| s.ident == "no_grad")) => {}
+                Expr::Call(c) if matches!(strip(&c.func), Expr::Path(_)) => self.0 = true,
+                e => syn::visit::visit_expr(self, e),
+            }
+        }
+    }
+    let mut f = Finder(false);
+    syn::visit::Visit::visit_expr(&mut f, e);
+    f.0
 }
 
 /// Whether `e` is evidently an integer: an integer literal (not a float's, `2.0`, `1e3`
