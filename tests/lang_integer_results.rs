@@ -395,3 +395,48 @@ proptest! {
         check_hvp_of::<typed_helpers_rev>(&x, &v, typed_helpers_o);
     }
 }
+
+/// A call's integer clamped by `min`, `max` and `clamp` (methods, `std::cmp::min`, and
+/// `Ord::max`), with operands that are evidently integers: the knot index of an
+/// interpolation kept inside the table.
+#[autodiff_forward(clamped_fwd, Dual, Dual)]
+#[autodiff_reverse(clamped_rev, Duplicated, Active)]
+fn clamped(x: &[f64]) -> f64 {
+    let n = GRID.len();
+    let mut s = 0.0;
+    for k in 0..x.len() {
+        let i = locate(x[k], &GRID).min(n - 3);
+        let j = (i + 1).min(n - 1);
+        let lo = std::cmp::min(locate(x[k], &GRID), 2);
+        let hi = Ord::max(locate(x[k], &GRID), 1).clamp(1, 3);
+        s += VALS[i] * x[k] + VALS[j] * x[k] * x[k] + VALS[lo] * VALS[hi] * x[k].sin();
+    }
+    s
+}
+
+fn clamped_o<D: Num>(x: &[D]) -> D {
+    let n = GRID.len();
+    let mut s = D::zero();
+    for xk in x {
+        let t = xk.re();
+        let mut at = 0;
+        while at + 2 < n && GRID[at + 1] <= t {
+            at += 1;
+        }
+        let (i, lo, hi) = (at.min(n - 3), at.min(2), at.max(1).clamp(1, 3));
+        let j = (i + 1).min(n - 1);
+        s += *xk * VALS[i] + *xk * *xk * VALS[j] + xk.sin() * (VALS[lo] * VALS[hi]);
+    }
+    s
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn integer_results_clamped_by_min_and_max(x in vecf(-2.5, 3.0, 4), v in dirs(4), s0 in dirs(4), s in seed()) {
+        prop_assume!(x.iter().all(|t| off_knots(*t)));
+        check_slice("clamped", (&x, &v, &s0, s), clamped, clamped_fwd, clamped_rev, clamped_o::<Dual64>);
+        check_hvp_of::<clamped_rev>(&x, &v, clamped_o);
+    }
+}

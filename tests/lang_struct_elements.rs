@@ -1,6 +1,7 @@
 //! Elements of slices of structs and of rows taken by value: `let p = ps[i];`,
 //! `let mut p = ps[i];`, `for &p in ps`, `for p in ps.iter().copied()`, `for &r in rows`,
-//! `for &[a, b, c] in rows`, and the element `max_by`/`min_by` finds, in both modes
+//! `for &[a, b, c] in rows`, the element `max_by`/`min_by` finds, and the elements of a
+//! local vector or array of structs (`vec![P2 { .. }; n]`), in both modes
 //! against num-dual and under forward over reverse against `HyperDual64`.
 
 // Index loops are part of the language under test.
@@ -465,6 +466,61 @@ fn copies_grad(ps: &[P2], g: &mut [P2]) {
     copies_rev(ps, g, 1.0);
 }
 
+impl P2 {
+    /// A method the local vectors' elements receive.
+    #[differentiable]
+    pub fn spin(&self, k: f64) -> f64 {
+        self.x * self.y * k + self.y.sin()
+    }
+}
+
+/// A local vector of structs (`vec![P2 { .. }; n]`) and a local array of them: elements
+/// written member by member and whole, copied out, iterated by copy and by reference, and
+/// receiving method calls.
+#[autodiff_forward(local_points_fwd, Dual, Dual)]
+#[autodiff_reverse(local_points_rev, Duplicated, Active)]
+fn local_points(ps: &[P2]) -> f64 {
+    let n = ps.len();
+    let mut qs = vec![P2 { x: 0.0, y: 1.0 }; n];
+    for i in 0..n {
+        qs[i].x = ps[i].x * ps[i].y;
+        qs[i].y = ps[i].y;
+    }
+    qs[0] = ps[n - 1];
+    let first = qs[0];
+    let mut s = first.x * first.y;
+    for &q in qs.iter() {
+        s += q.x * q.x;
+    }
+    for q in &qs {
+        s += q.spin(0.5);
+    }
+    let mut pair = [P2 { x: 1.0, y: 0.0 }; 2];
+    pair[1] = qs[n - 1];
+    s + pair[1].spin(2.0) + qs[0].spin(1.5) * pair[0].x
+}
+
+fn local_points_o<D: Num>(x: &[D]) -> D {
+    let n = x.len() / 2;
+    let spin = |q: (D, D), k: f64| q.0 * q.1 * k + q.1.sin();
+    let mut qs: Vec<(D, D)> = (0..n)
+        .map(|i| (x[2 * i] * x[2 * i + 1], x[2 * i + 1]))
+        .collect();
+    qs[0] = (x[2 * n - 2], x[2 * n - 1]);
+    let mut s = qs[0].0 * qs[0].1;
+    for q in &qs {
+        s += q.0 * q.0 + spin(*q, 0.5);
+    }
+    s + spin(qs[n - 1], 2.0) + spin(qs[0], 1.5)
+}
+
+/// H·v of `local_points`.
+#[autodiff_forward(local_points_hvp, Dual, Dual)]
+fn local_points_grad(ps: &[P2], g: &mut [P2]) {
+    g.fill(P2::default());
+    local_points_rev(ps, g, 1.0);
+}
+
 /// [`check_slice`] of a function of points, its points given flat.
 #[track_caller]
 fn check_points(
@@ -591,6 +647,12 @@ proptest! {
     fn elements_copied_with_let((x, v, s0) in points_case(-2.0, 2.0, 1..6), s in seed()) {
         check_points("pair_energy", (&x, &v, &s0, s), pair_energy, pair_energy_fwd, pair_energy_rev, pair_energy_o::<Dual64>);
         check_points_hvp(&x, &v, pair_energy_hvp, pair_energy_o);
+    }
+
+    #[test]
+    fn local_vectors_of_structs((x, v, s0) in points_case(-1.5, 1.5, 1..6), s in seed()) {
+        check_points("local_points", (&x, &v, &s0, s), local_points, local_points_fwd, local_points_rev, local_points_o::<Dual64>);
+        check_points_hvp(&x, &v, local_points_hvp, local_points_o);
     }
 
     #[test]

@@ -1565,6 +1565,12 @@ impl Lowerer {
                 if array {
                     self.array_locals.insert(v.to_string());
                 }
+                // `let mut ss = vec![State { x: 0.0, v: 0.0 }; n];`: a buffer of structs,
+                // whose elements are copied out, assigned whole and receive method calls as
+                // a slice parameter's of structs do.
+                if is_struct_buffer_literal(e) {
+                    self.struct_elem_params.insert(v.to_string());
+                }
                 // `let mut ps: Vec<[f64; 2]> = Vec::new();` and `let mut t = [[0.0; 2];
                 // 2];`: its elements are rows, even where it is never indexed twice (a
                 // callee fills it, `s = t;` copies it).
@@ -1580,12 +1586,12 @@ impl Lowerer {
             }
             // `let k: usize = bucket(x[0]);`: the written type says that the value is an
             // integer or a truth value, which carries no derivative, so a plain helper's
-            // call there needs none (as in an index or a condition). It is kept as
-            // `no_grad(..)` keeps it, so that code differentiating the companion again
-            // does not take it for a float call either.
+            // call with values there needs none (as a call with constant values needs
+            // none). It is kept as `no_grad(..)` keeps it, so that code differentiating
+            // the companion again does not take it for a float call either.
             if !self.companion
                 && hint.as_ref().is_some_and(is_integer_or_bool_type)
-                && calls_a_function(e)
+                && calls_a_function_with_values(e)
                 && !self.may_change_values(e)
             {
                 let mut local = l.clone();
@@ -2003,6 +2009,19 @@ impl Lowerer {
         let v = self.lower_expr(e)?;
         let o = self.operand(v, e.span())?;
         Ok(o.primal())
+    }
+
+    /// `recv.name(args..)` of integers (`min`, `max`, `clamp`), from operands already
+    /// lowered, the receiver first: a value with no derivative.
+    fn integer_method(&mut self, name: &str, args: Vec<Val>, span: Span) -> Result<Val> {
+        let mut primals = Vec::new();
+        for a in args {
+            primals.push(self.operand(a, span)?.primal());
+        }
+        let method = Ident::new(name, span);
+        // (As `Ord`'s function, which code lowered again reads as this again.)
+        let toks = quote!(::core::cmp::Ord::#method(#(#primals),*));
+        Ok(Val::Op(self.let_op(Op::Inactive(toks), span)))
     }
 
     /// A comparison or a logical or bit operation whose operands change values
@@ -4035,9 +4054,15 @@ impl Lowerer {
             return false;
         };
         let name = id.to_string();
-        (self.struct_elem_params.contains(&name)
-            || (!self.companion && self.row_params.contains(&name)))
-            && matches!(self.lookup(&name), Some(Binding::Var(v)) if *v == name)
+        match self.lookup(&name) {
+            Some(Binding::Var(v)) if *v == name => {
+                self.struct_elem_params.contains(&name)
+                    || (!self.companion && self.row_params.contains(&name))
+            }
+            // A local buffer of structs.
+            Some(Binding::Var(v)) => self.struct_elem_params.contains(&v.to_string()),
+            _ => false,
+        }
     }
 
     /// `ps.iter()` of a parameter that holds structs or rows, then any adapters that keep
@@ -4296,8 +4321,8 @@ impl Lowerer {
             Expr::Index(ix) => matches!(strip(&ix.expr), Expr::Path(p)
             if p.path.get_ident().is_some_and(|id| {
                 let name = id.to_string();
-                self.struct_elem_params.contains(&name)
-                    && matches!(self.lookup(&name), Some(Binding::Var(v)) if *v == name)
+                matches!(self.lookup(&name), Some(Binding::Var(v))
+                    if self.struct_elem_params.contains(&v.to_string()))
             })),
             _ => false,
         }
@@ -7498,6 +7523,16 @@ impl Lowerer {
                     _ => false,
                 };
                 if is_scalar {
+                    // `locate(x, t).min(n - 2)`, `i.max(1)`: an operand that is evidently an
+                    // integer makes it an integer's `min` (floats take no integer), which
+                    // carries no derivative; the receiver, a call's integer, is still
+                    // lowered as a call.
+                    if matches!(name.as_str(), "min" | "max" | "clamp")
+                        && (is_integer_evident(&m.receiver)
+                            || m.args.iter().any(is_integer_evident))
+                    {
+                        return self.integer_method(&name, args, span);
+                    }
                     return self.lower_math(&name, args, span);
                 }
             }
@@ -7734,6 +7769,7 @@ impl Lowerer {
                     && !p.is_whole()
                     && self.is_float_buffer(&p.base)
                     && !self.struct_values.contains(&p.base.to_string())
+                    && !self.struct_elem_params.contains(&p.base.to_string())
                     && is_scalar_place(&p, self) =>
             {
                 no_derivative()
@@ -8240,6 +8276,18 @@ impl Lowerer {
         {
             let arg = &c.args[0];
             return self.lower_expr(&syn::parse_quote_spanned!(span=> (#arg).to_vec()));
+        }
+        // `std::cmp::min(locate(x, t), n - 2)`, `Ord::max(i, 1)`: `Ord` is the integers'
+        // (floats have no `Ord`), so the value carries no derivative; its arguments are
+        // lowered as values (a call among them still goes through its derivatives).
+        if is_ord_min_max(path) && !c.args.is_empty() {
+            let args = c
+                .args
+                .iter()
+                .map(|a| self.lower_expr(a))
+                .collect::<Result<Vec<_>>>()?;
+            let name = path.segments.last().map(|s| s.ident.to_string());
+            return self.integer_method(name.as_deref().unwrap_or("min"), args, span);
         }
         // `f64::from(v)`: the conversion `v as f64` (lossless where `from` exists).
         if let [ty, from] = path_names(path).as_slice()
@@ -10872,16 +10920,73 @@ fn calls_something(e: &Expr) -> bool {
     v.0
 }
 
+/// Whether `path` names `Ord`'s `min`, `max` or `clamp` (`std::cmp::min`, `cmp::max`,
+/// `Ord::clamp`, `::core::cmp::Ord::min`).
+fn is_ord_min_max(path: &syn::Path) -> bool {
+    let names = path_names(path);
+    match names
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
+        [.., "cmp", "min" | "max"] => true,
+        [.., "Ord", "min" | "max" | "clamp"] => true,
+        _ => false,
+    }
+}
+
+/// Whether `e` builds a buffer of struct literals: `vec![S { .. }; n]`, `vec![S { .. },
+/// ..]`, `[S { .. }; n]` or `[S { .. }, ..]`.
+fn is_struct_buffer_literal(e: &Expr) -> bool {
+    // (Also `__ad::zero_like(&S { .. })`, the tangent a companion writes beside it.)
+    fn is_lit(e: &Expr) -> bool {
+        match strip(e) {
+            Expr::Struct(_) => true,
+            Expr::Call(c) => {
+                matches!(strip(&c.func), Expr::Path(p) if path_names(&p.path) == ["__ad", "zero_like"])
+                    && c.args.len() == 1
+                    && is_lit(strip_borrow(&c.args[0]))
+            }
+            _ => false,
+        }
+    }
+    match strip(e) {
+        // (`::std::vec![..]` as companions write it.)
+        Expr::Macro(m)
+            if m.mac.path.is_ident("vec") || path_names(&m.mac.path) == ["std", "vec"] =>
+        {
+            if let Ok(r) = m.mac.parse_body_with(parse_repeat) {
+                return is_lit(&r.0);
+            }
+            m.mac
+                .parse_body_with(
+                    syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated,
+                )
+                .is_ok_and(|items| !items.is_empty() && items.iter().all(|e| is_lit(e)))
+        }
+        Expr::Repeat(r) => is_lit(&r.expr),
+        Expr::Array(a) => !a.elems.is_empty() && a.elems.iter().all(|e| is_lit(e)),
+        _ => false,
+    }
+}
+
 /// Whether `ty` is written as an integer type or `bool` (`usize`, `i32`, `bool`).
 fn is_integer_or_bool_type(ty: &syn::Type) -> bool {
     matches!(ty, syn::Type::Path(p) if p.qself.is_none()
         && p.path.get_ident().is_some_and(|i| crate::signature::is_integer_or_bool_name(&i.to_string())))
 }
 
-/// Whether `e` calls a function by its path (`bucket(x[0])`, `a::b(x) + 1`), outside
-/// closures and `no_grad(..)`.
-fn calls_a_function(e: &Expr) -> bool {
-    struct Finder(bool);
+/// Whether `e` calls a function by its path with values (`bucket(x[0])`, `a::b(x) + 1`),
+/// outside closures and `no_grad(..)`, and makes no call that goes through the derivative
+/// protocol whatever its value: one that passes a reference or nothing (so that a custom
+/// rule of such a callee fires, see README "Errors").
+fn calls_a_function_with_values(e: &Expr) -> bool {
+    #[derive(Default)]
+    struct Finder {
+        with_values: bool,
+        protocol: bool,
+    }
     impl<'v> syn::visit::Visit<'v> for Finder {
         fn visit_expr(&mut self, e: &'v Expr) {
             match e {
@@ -10889,14 +10994,24 @@ fn calls_a_function(e: &Expr) -> bool {
                 Expr::Call(c)
                     if matches!(strip(&c.func), Expr::Path(p)
                     if p.path.segments.last().is_some_and(|s| s.ident == "no_grad")) => {}
-                Expr::Call(c) if matches!(strip(&c.func), Expr::Path(_)) => self.0 = true,
+                Expr::Call(c) if matches!(strip(&c.func), Expr::Path(_)) => {
+                    if c.args.is_empty()
+                        || c.args
+                            .iter()
+                            .any(|a| matches!(strip(a), Expr::Reference(_)))
+                    {
+                        self.protocol = true;
+                    }
+                    self.with_values = true;
+                    syn::visit::visit_expr_call(self, c);
+                }
                 e => syn::visit::visit_expr(self, e),
             }
         }
     }
-    let mut f = Finder(false);
+    let mut f = Finder::default();
     syn::visit::Visit::visit_expr(&mut f, e);
-    f.0
+    f.with_values && !f.protocol
 }
 
 /// Whether `e` is evidently an integer: an integer literal (not a float's, `2.0`, `1e3`
