@@ -10924,16 +10924,14 @@ fn calls_something(e: &Expr) -> bool {
 /// `Ord::clamp`, `::core::cmp::Ord::min`).
 fn is_ord_min_max(path: &syn::Path) -> bool {
     let names = path_names(path);
-    match names
-        .iter()
-        .map(String::as_str)
-        .collect::<Vec<_>>()
-        .as_slice()
-    {
-        [.., "cmp", "min" | "max"] => true,
-        [.., "Ord", "min" | "max" | "clamp"] => true,
-        _ => false,
-    }
+    matches!(
+        names
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .as_slice(),
+        [.., "cmp", "min" | "max"] | [.., "Ord", "min" | "max" | "clamp"]
+    )
 }
 
 /// Whether `e` builds a buffer of struct literals: `vec![S { .. }; n]`, `vec![S { .. },
@@ -10963,10 +10961,10 @@ fn is_struct_buffer_literal(e: &Expr) -> bool {
                 .parse_body_with(
                     syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated,
                 )
-                .is_ok_and(|items| !items.is_empty() && items.iter().all(|e| is_lit(e)))
+                .is_ok_and(|items| !items.is_empty() && items.iter().all(is_lit))
         }
         Expr::Repeat(r) => is_lit(&r.expr),
-        Expr::Array(a) => !a.elems.is_empty() && a.elems.iter().all(|e| is_lit(e)),
+        Expr::Array(a) => !a.elems.is_empty() && a.elems.iter().all(is_lit),
         _ => false,
     }
 }
