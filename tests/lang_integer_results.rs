@@ -348,11 +348,14 @@ fn side_of(t: f64) -> i32 {
     if t < 0.0 { -1 } else { 1 }
 }
 
-/// Their results named by their written types (`let i: usize = interval_of(x[k]);`):
-/// integers and truth values, which need no derivative, so the helpers need none.
+/// Their results named by their written types (`let i: usize = interval_of(x[k]);`),
+/// cast to an integer type, assigned to a local declared with one, matched on, and given
+/// to `powi`: integers and truth values, which need no derivative, so the helpers need
+/// none.
 #[differentiable]
 fn by_typed_helpers(x: &[f64]) -> f64 {
     let mut s = 0.0;
+    let mut total: usize = 0;
     for k in 0..x.len() {
         let mut i: usize = interval_of(x[k]);
         let late: bool = past_middle(x[k], 0.5);
@@ -361,8 +364,17 @@ fn by_typed_helpers(x: &[f64]) -> f64 {
             i = GRID.len() - 2 - i;
         }
         s += VALS[i] * x[k] * x[k] + side as f64 * x[k];
+        let (a, b): (usize, i32) = (interval_of(x[k]), side_of(x[k]));
+        let twice = interval_of(x[k]) as i64 * 2;
+        s += match interval_of(x[k]) {
+            0 | 1 => x[k].sin(),
+            _ => x[k].cos() * (twice as f64),
+        };
+        s += x[k].powi(side_of(x[k]) + 2) * VALS[a] * b as f64;
+        total = interval_of(x[k]);
+        total += interval_of(x[0]);
     }
-    s
+    s + total as f64 * x[0]
 }
 
 #[autodiff_forward(typed_helpers_fwd, Dual, Dual)]
@@ -372,17 +384,26 @@ fn typed_helpers(x: &[f64]) -> f64 {
 }
 
 fn typed_helpers_o<D: Num>(x: &[D]) -> D {
+    let interval = |t: f64| GRID[1..GRID.len() - 1].iter().filter(|g| **g <= t).count();
     let mut s = D::zero();
+    let mut total = 0;
     for xk in x {
         let t = xk.re();
-        let mut i = GRID[1..GRID.len() - 1].iter().filter(|g| **g <= t).count();
+        let a = interval(t);
+        let mut i = a;
         if t > 0.5 {
             i = GRID.len() - 2 - i;
         }
-        let side = if t < 0.0 { -1.0 } else { 1.0 };
-        s += *xk * *xk * VALS[i] + *xk * side;
+        let side = if t < 0.0 { -1 } else { 1 };
+        s += *xk * *xk * VALS[i] + *xk * side as f64;
+        s += match a {
+            0 | 1 => xk.sin(),
+            _ => xk.cos() * (2.0 * a as f64),
+        };
+        s += xk.powi(side + 2) * (VALS[a] * side as f64);
+        total = a + interval(x[0].re());
     }
-    s * x[0]
+    (s + x[0] * total as f64) * x[0]
 }
 
 proptest! {

@@ -222,6 +222,9 @@ pub struct Lowerer {
     /// constants: elements of those buffers, and immutable locals bound to a constant
     /// expression (`let n = x.len() as i64;`).
     inert_params: HashSet<String>,
+    /// Locals declared with an integer type or `bool` (`let mut k: usize = 0;`): a call
+    /// in a value assigned to one carries no derivative.
+    integer_locals: HashSet<String>,
     /// The parameters holding data without derivatives: integers, `bool`, text, and
     /// slices, arrays and vectors of them (`ks: &[usize]`), whose methods are constants.
     data_params: HashSet<String>,
@@ -389,6 +392,7 @@ impl Lowerer {
             value_scrutinees: HashSet::default(),
             struct_scrutinees: HashMap::default(),
             generic_params: generic_params(sig),
+            integer_locals: HashSet::default(),
             inert_params: sig
                 .params
                 .iter()
@@ -478,6 +482,7 @@ impl Lowerer {
             value_scrutinees: self.value_scrutinees.clone(),
             struct_scrutinees: self.struct_scrutinees.clone(),
             inert_params: self.inert_params.clone(),
+            integer_locals: self.integer_locals.clone(),
             data_params: self.data_params.clone(),
             generic_params: self.generic_params.clone(),
             const_copies: self.const_copies.clone(),
@@ -1589,14 +1594,12 @@ impl Lowerer {
             // call with values there needs none (as a call with constant values needs
             // none). It is kept as `no_grad(..)` keeps it, so that code differentiating
             // the companion again does not take it for a float call either.
-            if !self.companion
-                && hint.as_ref().is_some_and(is_integer_or_bool_type)
-                && calls_a_function_with_values(e)
-                && !self.may_change_values(e)
+            if hint.as_ref().is_some_and(is_integer_or_bool_type)
+                && let Some(kept) = self.integer_valued(e)
             {
                 let mut local = l.clone();
                 if let Some(init) = &mut local.init {
-                    *init.expr = syn::parse_quote_spanned!(e.span()=> ::autodiff_core::no_grad(#e));
+                    *init.expr = kept;
                 }
                 return self.lower_local(&local);
             }
@@ -1631,6 +1634,11 @@ impl Lowerer {
                 return r;
             }
             self.bind_let(name, mutable, val, e.span())?;
+            if hint.as_ref().is_some_and(is_integer_or_bool_type)
+                && let Some(Binding::Var(v)) = self.lookup(&name.to_string())
+            {
+                self.integer_locals.insert(v.to_string());
+            }
             // `let e: C = z.exp();`: the written type says that the call returned a
             // struct, whose methods (`e.abs()`) are then the user's.
             if let Some(ty) = &hint
@@ -1662,6 +1670,24 @@ impl Lowerer {
                 self.bind_pat(p, v)?;
             }
             return Ok(());
+        }
+        // (`let (k, j): (usize, usize) = (bucket(a), bucket(b));` alike.)
+        if let (Some(syn::Type::Tuple(tt)), Expr::Tuple(t)) = (&hint, e)
+            && tt.elems.len() == t.elems.len()
+            && tt.elems.iter().all(is_integer_or_bool_type)
+            && t.elems.iter().any(|x| self.integer_valued(x).is_some())
+        {
+            let mut written = t.clone();
+            for x in written.elems.iter_mut() {
+                if let Some(kept) = self.integer_valued(x) {
+                    *x = kept;
+                }
+            }
+            let mut local = l.clone();
+            if let Some(init) = &mut local.init {
+                *init.expr = Expr::Tuple(written);
+            }
+            return self.lower_local(&local);
         }
         let val = self.lower_expr_hint(e, hint.as_ref())?;
         if is_split_unwrap(e) {
@@ -2009,6 +2035,24 @@ impl Lowerer {
         let v = self.lower_expr(e)?;
         let o = self.operand(v, e.span())?;
         Ok(o.primal())
+    }
+
+    /// Whether `e` names a local declared with an integer type or `bool`.
+    fn names_integer_local(&self, e: &Expr) -> bool {
+        matches!(strip(e), Expr::Path(p) if p.path.get_ident().is_some_and(|id| {
+            matches!(self.lookup(&id.to_string()), Some(Binding::Var(v))
+                if self.integer_locals.contains(&v.to_string()))
+        }))
+    }
+
+    /// `no_grad(e)` for a value `e` known to be an integer or a truth value (by a written
+    /// type, a cast, its position) that calls a plain helper with values
+    /// (`bucket(x[0])`): such a call needs no derivative. Kept as `no_grad(..)` keeps a
+    /// value, so that code differentiating the companion again does not take it for a
+    /// float call either. `None` where nothing needs it.
+    fn integer_valued(&self, e: &Expr) -> Option<Expr> {
+        (!self.companion && calls_a_function_with_values(e) && !self.may_change_values(e))
+            .then(|| syn::parse_quote_spanned!(e.span()=> ::autodiff_core::no_grad(#e)))
     }
 
     /// `recv.name(args..)` of integers (`min`, `max`, `clamp`), from operands already
@@ -2949,6 +2993,24 @@ impl Lowerer {
             Expr::Assign(a) if self.mutable_tuple_slots(&a.left).is_some() => {
                 let v = self.lower_expr(&a.right)?;
                 self.assign_destructured(&a.left, v, a.right.span())
+            }
+            // `k = bucket(x[0]);`, `k += bucket(x[1]);` of a `let mut k: usize`: an integer.
+            Expr::Assign(a)
+                if self.names_integer_local(&a.left)
+                    && let Some(kept) = self.integer_valued(&a.right) =>
+            {
+                let mut written = a.clone();
+                *written.right = kept;
+                self.lower_expr_stmt(&Expr::Assign(written))
+            }
+            Expr::Binary(b)
+                if is_compound(&b.op)
+                    && self.names_integer_local(&b.left)
+                    && let Some(kept) = self.integer_valued(&b.right) =>
+            {
+                let mut written = b.clone();
+                *written.right = kept;
+                self.lower_expr_stmt(&Expr::Binary(written))
             }
             Expr::Assign(a) if self.assign_struct(a)? => Ok(()),
             Expr::Assign(a) if self.assign_slice_cursor(a)? => Ok(()),
@@ -4942,9 +5004,12 @@ impl Lowerer {
         if let Some(s) = self.value_scrutinee(m)? {
             return self.lower_arms(&s, &m.arms, want, m.span());
         }
+        // (A scrutinee that calls a plain helper, `match bucket(x[0]) { 0 => .. }`, carries
+        // no derivative: it is kept as `no_grad(..)` keeps it.)
+        let kept = self.integer_valued(&m.expr);
         let scrut = match !self.companion && self.may_change_values(&m.expr) {
             true => self.lower_condition(&m.expr)?,
-            false => self.scrutinee_tokens(&m.expr),
+            false => self.scrutinee_tokens(kept.as_ref().unwrap_or(&m.expr)),
         };
         let s = self.inactive_local("scrutinee", scrut, m.expr.span());
         self.note_struct_scrutinee(&s, &m.expr);
@@ -7056,8 +7121,12 @@ impl Lowerer {
                 let l = self.operand(l, b.left.span())?;
                 let r = self.lower_value_operand(&b.right)?;
                 let r = self.operand(r, b.right.span())?;
-                if let (Operand::Lit(_), Operand::Lit(_)) = (&l, &r) {
-                    return Ok(Val::Op(Operand::Lit(self.render(e))));
+                if let (Operand::Lit(lt), Operand::Lit(rt)) = (&l, &r) {
+                    // (From the operands' tokens: an operand lowered to other code than it
+                    // is written, `bucket(t) as i64` kept as `no_grad(bucket(t)) as i64`,
+                    // stays so.)
+                    let o = &b.op;
+                    return Ok(Val::Op(Operand::Lit(quote!((#lt) #o (#rt)))));
                 }
                 // Arithmetic on integers that the macro cannot type by themselves (a
                 // struct's count, `c.w.len() / c.dim`): an operand that is evidently an
@@ -7132,6 +7201,14 @@ impl Lowerer {
             },
             Expr::Cast(c) => {
                 let to_float = is_float_type(&c.ty, &self.floats);
+                // `bucket(x[0]) as usize`: a cast to an integer type says the value is one.
+                if is_integer_or_bool_type(&c.ty)
+                    && let Some(kept) = self.integer_valued(&c.expr)
+                {
+                    let mut written = c.clone();
+                    *written.expr = kept;
+                    return self.lower_expr_hint(&Expr::Cast(written), hint);
+                }
                 let v = self.lower_expr(&c.expr)?;
                 // (A struct member is loaded first: the conversion's tangent and adjoint
                 // follow its type, none for an integer member, whatever the shadow's
@@ -7505,7 +7582,9 @@ impl Lowerer {
         {
             let mut args = vec![self.lower_expr(&m.receiver)?];
             for a in &m.args {
-                args.push(self.lower_expr(a)?);
+                // (`powi`'s exponent is an `i32`: `x.powi(sign_of(x) + 2)`.)
+                let kept = (name == "powi").then(|| self.integer_valued(a)).flatten();
+                args.push(self.lower_expr(kept.as_ref().unwrap_or(a))?);
             }
             // A scalar behind a reference parameter (`a: &f64`, `a.sin()`): auto-deref.
             for a in &mut args {
