@@ -430,7 +430,10 @@ fn clamped(x: &[f64]) -> f64 {
         let j = (i + 1).min(n - 1);
         let lo = std::cmp::min(locate(x[k], &GRID), 2);
         let hi = Ord::max(locate(x[k], &GRID), 1).clamp(1, 3);
+        // (A plain helper's integer, clamped.)
+        let m = interval_of(x[k]).min(2) + std::cmp::max(interval_of(x[k]), 1);
         s += VALS[i] * x[k] + VALS[j] * x[k] * x[k] + VALS[lo] * VALS[hi] * x[k].sin();
+        s += VALS[m % 5] * x[k];
     }
     s
 }
@@ -446,7 +449,10 @@ fn clamped_o<D: Num>(x: &[D]) -> D {
         }
         let (i, lo, hi) = (at.min(n - 3), at.min(2), at.max(1).clamp(1, 3));
         let j = (i + 1).min(n - 1);
+        let iv = GRID[1..n - 1].iter().filter(|g| **g <= t).count();
+        let m = iv.min(2) + iv.max(1);
         s += *xk * VALS[i] + *xk * *xk * VALS[j] + xk.sin() * (VALS[lo] * VALS[hi]);
+        s += *xk * VALS[m % 5];
     }
     s
 }

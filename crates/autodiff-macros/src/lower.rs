@@ -7580,6 +7580,21 @@ impl Lowerer {
             && m.args.len() == arity
             && !self.is_struct_local(&m.receiver)
         {
+            // `locate(x, t).min(n - 2)`, `i.max(1)`: an operand that is evidently an
+            // integer makes it an integer's `min` (floats take no integer), which carries
+            // no derivative; a plain helper's integer among its operands needs none
+            // either (`bucket(t).min(2)`), a call through the derivative protocol is
+            // still lowered as one.
+            if matches!(name.as_str(), "min" | "max" | "clamp")
+                && (is_integer_evident(&m.receiver) || m.args.iter().any(is_integer_evident))
+            {
+                let mut args = Vec::new();
+                for a in std::iter::once(&*m.receiver).chain(&m.args) {
+                    let kept = self.integer_valued(a);
+                    args.push(self.lower_expr(kept.as_ref().unwrap_or(a))?);
+                }
+                return self.integer_method(&name, args, span);
+            }
             let mut args = vec![self.lower_expr(&m.receiver)?];
             for a in &m.args {
                 // (`powi`'s exponent is an `i32`: `x.powi(sign_of(x) + 2)`.)
@@ -7602,16 +7617,6 @@ impl Lowerer {
                     _ => false,
                 };
                 if is_scalar {
-                    // `locate(x, t).min(n - 2)`, `i.max(1)`: an operand that is evidently an
-                    // integer makes it an integer's `min` (floats take no integer), which
-                    // carries no derivative; the receiver, a call's integer, is still
-                    // lowered as a call.
-                    if matches!(name.as_str(), "min" | "max" | "clamp")
-                        && (is_integer_evident(&m.receiver)
-                            || m.args.iter().any(is_integer_evident))
-                    {
-                        return self.integer_method(&name, args, span);
-                    }
                     return self.lower_math(&name, args, span);
                 }
             }
@@ -8360,11 +8365,11 @@ impl Lowerer {
         // (floats have no `Ord`), so the value carries no derivative; its arguments are
         // lowered as values (a call among them still goes through its derivatives).
         if is_ord_min_max(path) && !c.args.is_empty() {
-            let args = c
-                .args
-                .iter()
-                .map(|a| self.lower_expr(a))
-                .collect::<Result<Vec<_>>>()?;
+            let mut args = Vec::new();
+            for a in &c.args {
+                let kept = self.integer_valued(a);
+                args.push(self.lower_expr(kept.as_ref().unwrap_or(a))?);
+            }
             let name = path.segments.last().map(|s| s.ident.to_string());
             return self.integer_method(name.as_deref().unwrap_or("min"), args, span);
         }
