@@ -963,8 +963,35 @@ fn by_value_o<D: Num>(x: &[D]) -> D {
     s + w[0] * w[1] + x[0]
 }
 
+/// A named closure over an active value, passed by reference (`map(&g)`), and by value,
+/// and called afterwards.
+#[autodiff_forward(closure_by_ref_fwd, Dual, Dual)]
+#[autodiff_reverse(closure_by_ref_rev, Duplicated, Active)]
+fn closure_by_ref(x: &[f64]) -> f64 {
+    let a = x[0];
+    let g = |v: f64| (v * a).sin();
+    x.iter().copied().map(&g).sum::<f64>()
+        + x.iter().map(|v| v * v).map(g).sum::<f64>()
+        + g(x[x.len() - 1])
+}
+
+fn closure_by_ref_o<D: Num>(x: &[D]) -> D {
+    let g = |v: D| (v * x[0]).sin();
+    let mut s = g(x[x.len() - 1]);
+    for v in x {
+        s += g(*v) + g(*v * *v);
+    }
+    s
+}
+
 proptest! {
     #![proptest_config(config())]
+
+    #[test]
+    fn closures_passed_by_reference((x, v, s0) in slice_case(-1.0, 1.0, 1..6, 0), s in seed()) {
+        check_slice("closure_by_ref", (&x, &v, &s0, s), closure_by_ref, closure_by_ref_fwd, closure_by_ref_rev, closure_by_ref_o::<Dual64>);
+        check_hvp_of::<closure_by_ref_rev>(&x, &v, closure_by_ref_o);
+    }
 
     #[test]
     fn iterators_bound_before_they_are_consumed((x, v, s0) in slice_case(-1.0, 1.0, 1..6, 0), s in seed()) {

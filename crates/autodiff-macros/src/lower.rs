@@ -2790,6 +2790,7 @@ impl Lowerer {
                 let items = m.mac.parse_body_with(
                     syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated,
                 )?;
+                refuse_tuple_items(items.iter())?;
                 let mut ops = Vec::new();
                 for it in &items {
                     let v = self.lower_expr(it)?;
@@ -2808,6 +2809,7 @@ impl Lowerer {
                 Ok(Some(Op::ArrRepeat(v, n)))
             }
             Expr::Array(a) => {
+                refuse_tuple_items(a.elems.iter())?;
                 let mut ops = Vec::new();
                 for it in &a.elems {
                     let v = self.lower_expr(it)?;
@@ -3688,12 +3690,35 @@ impl Lowerer {
         r.map(|_| ())
     }
 
+    /// `x.iter().map(..).last()`: a consumer that iterator chains are not read with, named
+    /// (rather than the chain it ends).
+    fn refuse_unread_consumer(&self, m: &syn::ExprMethodCall) -> Result<()> {
+        let name = m.method.to_string();
+        if !self.companion
+            && matches!(
+                name.as_str(),
+                "last" | "nth" | "next" | "nth_back" | "next_back"
+            )
+            && !matches!(strip(&m.receiver), Expr::Range(_))
+            && self.is_iterator(&m.receiver)
+        {
+            return unsupported(
+                &m.method,
+                &format!(
+                    "`.{name}()` of an iterator (iterators are read by `for`, `sum`, `product`, `fold`, `collect`, `for_each` and the searches; index the buffer instead, `x[x.len() - 1]`, or use the buffer's own `x.last()`)"
+                ),
+            );
+        }
+        Ok(())
+    }
+
     /// For `x.first()`, `x.last()` or `x.get(i)` of a float buffer: the position it reads,
     /// and the condition that it holds an element.
     fn element_position(&mut self, found: &syn::ExprMethodCall) -> Result<Option<(Expr, Expr)>> {
         let span = found.span();
         let recv = &found.receiver;
         let method = found.method.to_string();
+        self.refuse_unread_consumer(found)?;
         let positional = match method.as_str() {
             "first" | "last" => found.args.is_empty(),
             "get" => found.args.len() == 1 && !is_range_expr(&found.args[0]),
@@ -5105,6 +5130,15 @@ impl Lowerer {
     /// row by row would need shadows built row by row). Array literals are pushed as
     /// they are (see the `push` arm of the method calls).
     fn pushed(&mut self, v: Val, span: Span) -> Result<Operand> {
+        self.pushed_as(
+            v,
+            span,
+            "pushing a vector onto a vector (build a matrix with `vec![vec![0.0; m]; n]` and write its rows, or push arrays onto a `Vec<[f64; 2]>`: `ps.push([a, b])`)",
+        )
+    }
+
+    /// [`Self::pushed`], refused with `refusal` where the value is a buffer.
+    fn pushed_as(&mut self, v: Val, span: Span, refusal: &str) -> Result<Operand> {
         let buffer = match &v {
             // A struct: `operand` says that a struct value cannot go into a `Vec`.
             Val::Place(p, _) if self.is_struct_value(p) => false,
@@ -5115,10 +5149,7 @@ impl Lowerer {
             _ => false,
         };
         if buffer && !self.companion {
-            return unsupported_at(
-                span,
-                "pushing a vector onto a vector (build a matrix with `vec![vec![0.0; m]; n]` and write its rows, or push arrays onto a `Vec<[f64; 2]>`: `ps.push([a, b])`)",
-            );
+            return unsupported_at(span, refusal);
         }
         self.operand(v, span)
     }
@@ -6635,7 +6666,11 @@ impl Lowerer {
         });
         let v2 = v.clone();
         self.lower_chain_loop(chain, span, |l, elem| {
-            let val = l.pushed(elem, span)?;
+            let val = l.pushed_as(
+                elem,
+                span,
+                "collecting arrays or vectors into a vector (push each array in a loop: `let mut ps: Vec<[f64; 2]> = Vec::new();`, then `ps.push([a, b]);`)",
+            )?;
             l.emit(Stmt::Push {
                 place: Place::local(v2),
                 val,
@@ -6857,6 +6892,12 @@ impl Lowerer {
                 }
                 let effect_only = discarded && !is_std_path(&p.path);
                 self.lower_call(Callee::Path(p.path.clone()), ops, effect_only, span)
+            }
+            // `map(&f)` of a local closure or a function: called as `f` is.
+            Expr::Reference(r)
+                if r.mutability.is_none() && matches!(strip(&r.expr), Expr::Path(_)) =>
+            {
+                self.apply_fn_as(&r.expr, args, span, discarded)
             }
             other => unsupported(other, "calling this expression"),
         }
@@ -7444,6 +7485,7 @@ impl Lowerer {
     ) -> Result<Val> {
         let name = m.method.to_string();
         let span = m.span();
+        self.refuse_unread_consumer(m)?;
         // `(d).clone_from(&s);` of a whole struct, as a forward companion writes a struct
         // assigned whole (see `CopyMode::Struct`), lowered again.
         if self.companion && name == "clone_from" && m.args.len() == 1 {
@@ -11002,6 +11044,18 @@ fn calls_something(e: &Expr) -> bool {
     let mut v = Calls(false);
     syn::visit::Visit::visit_expr(&mut v, e);
     v.0
+}
+
+/// Refuses tuples as the items of an array or vector that carries derivatives
+/// (`[(x[0], 0.5), (x[1], 1.5)]`; one of constants only is a table, read as constants).
+fn refuse_tuple_items<'e>(mut items: impl Iterator<Item = &'e Expr>) -> Result<()> {
+    match items.find(|e| matches!(strip(e), Expr::Tuple(_))) {
+        Some(t) => unsupported(
+            t,
+            "an array or vector of tuples that carry derivatives (keep one array per element of the tuple, `let a = [x[0], x[1]]; let w = [0.5, 1.5];`, or use arrays as items, `[[x[0], 0.5], [x[1], 1.5]]`)",
+        ),
+        None => Ok(()),
+    }
 }
 
 /// Whether `path` names `Ord`'s `min`, `max` or `clamp` (`std::cmp::min`, `cmp::max`,
