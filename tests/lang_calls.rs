@@ -792,8 +792,55 @@ fn by_value_table_o<D: Num>(x: D) -> D {
     x * x * 3.0 + x * 2.0 + c::<D>(1.0) + x * (s * s * 0.5 + s * 0.5 + c::<D>(0.5))
 }
 
+/// A helper returning five values, and a pricer-like function of five `Active` scalars
+/// whose reverse companion returns a 6-tuple: its gradient's first entry differentiated
+/// again (forward over reverse), as the gamma of an option price is.
+#[differentiable]
+fn five(x: f64) -> (f64, f64, f64, f64, f64) {
+    (x, x * x, x.sin(), x.exp(), 2.0 * x)
+}
+
+#[autodiff_forward(five_sum_fwd, Dual, Dual)]
+#[autodiff_reverse(five_sum_rev, Active, Active)]
+fn five_sum(x: f64) -> f64 {
+    let (a, b, c, d, e) = five(x);
+    a * b + c * d - e
+}
+
+fn five_sum_o<D: Num>(x: D) -> D {
+    x * x * x + x.sin() * x.exp() - x * 2.0
+}
+
+#[autodiff_reverse(price_grad, Active, Active, Active, Active, Active, Active)]
+fn price(s: f64, k: f64, r: f64, v: f64, t: f64) -> f64 {
+    let d = ((s / k).ln() + (r + 0.5 * v * v) * t) / (v * t.sqrt());
+    s * d.tanh() - k * (-r * t).exp() * (d - v * t.sqrt()).tanh()
+}
+
+fn price_o<D: Num>(s: D, k: f64, r: f64, v: f64, t: f64) -> D {
+    let d = ((s / k).ln() + (r + 0.5 * v * v) * t) / (v * t.sqrt());
+    s * d.tanh() - (d - v * t.sqrt()).tanh() * (k * (-r * t).exp())
+}
+
+/// `∂price/∂s`, whose forward companion gives `∂²price/∂s²`.
+#[autodiff_forward(price_gamma, Dual, Const, Const, Const, Const, Dual)]
+fn price_delta(s: f64, k: f64, r: f64, v: f64, t: f64) -> f64 {
+    let (_, ds, _, _, _, _) = price_grad(s, k, r, v, t, 1.0);
+    ds
+}
+
 proptest! {
     #![proptest_config(config())]
+
+    #[test]
+    fn results_of_five_values_and_gradients_of_five_scalars(x in float(-1.5, 1.5), v in dir(), s in seed(), sp in float(0.5, 2.0)) {
+        check1("five_sum", (x, v, s), five_sum, five_sum_fwd, five_sum_rev, five_sum_o::<Dual64>);
+        let (k, r, vol, t) = (1.1, 0.03, 0.4, 0.7);
+        let (_, d1, d2) = num_dual::second_derivative(|s| price_o(s, k, r, vol, t), sp);
+        let (delta, gamma) = price_gamma(sp, 1.0, k, r, vol, t);
+        check("delta", delta, d1);
+        check("gamma", gamma, d2);
+    }
 
     #[test]
     fn helpers_returning_truth_values_in_conditions(x in float(-1.5, 1.5), v in dir(), s in seed()) {

@@ -80,7 +80,8 @@ macro_rules! tuple_zero_like {
         }
     )*};
 }
-tuple_zero_like!((0 A, 1 B), (0 A, 1 B, 2 C), (0 A, 1 B, 2 C, 3 D));
+// Tuples of up to twelve values, as the standard library's traits go.
+tuple_zero_like!((0 A, 1 B), (0 A, 1 B, 2 C), (0 A, 1 B, 2 C, 3 D), (0 A, 1 B, 2 C, 3 D, 4 E), (0 A, 1 B, 2 C, 3 D, 4 E, 5 F), (0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G), (0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H), (0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I), (0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J), (0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J, 10 K), (0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J, 10 K, 11 L));
 
 /// A member of a struct marked `#[differentiable]`, while the struct's zero is built:
 /// `(&Member(&s.m)).zero_member()` is a copy of the member when its type carries no
@@ -266,7 +267,15 @@ macro_rules! tuple_add_into {
 tuple_add_into!(
     (0 A0 B0, 1 A1 B1),
     (0 A0 B0, 1 A1 B1, 2 A2 B2),
-    (0 A0 B0, 1 A1 B1, 2 A2 B2, 3 A3 B3)
+    (0 A0 B0, 1 A1 B1, 2 A2 B2, 3 A3 B3),
+    (0 A0 B0, 1 A1 B1, 2 A2 B2, 3 A3 B3, 4 A4 B4),
+    (0 A0 B0, 1 A1 B1, 2 A2 B2, 3 A3 B3, 4 A4 B4, 5 A5 B5),
+    (0 A0 B0, 1 A1 B1, 2 A2 B2, 3 A3 B3, 4 A4 B4, 5 A5 B5, 6 A6 B6),
+    (0 A0 B0, 1 A1 B1, 2 A2 B2, 3 A3 B3, 4 A4 B4, 5 A5 B5, 6 A6 B6, 7 A7 B7),
+    (0 A0 B0, 1 A1 B1, 2 A2 B2, 3 A3 B3, 4 A4 B4, 5 A5 B5, 6 A6 B6, 7 A7 B7, 8 A8 B8),
+    (0 A0 B0, 1 A1 B1, 2 A2 B2, 3 A3 B3, 4 A4 B4, 5 A5 B5, 6 A6 B6, 7 A7 B7, 8 A8 B8, 9 A9 B9),
+    (0 A0 B0, 1 A1 B1, 2 A2 B2, 3 A3 B3, 4 A4 B4, 5 A5 B5, 6 A6 B6, 7 A7 B7, 8 A8 B8, 9 A9 B9, 10 A10 B10),
+    (0 A0 B0, 1 A1 B1, 2 A2 B2, 3 A3 B3, 4 A4 B4, 5 A5 B5, 6 A6 B6, 7 A7 B7, 8 A8 B8, 9 A9 B9, 10 A10 B10, 11 A11 B11)
 );
 
 /// An adjoint that [`add_to()`] adds into: one that sums ([`AddInto`]), the adjoint of an

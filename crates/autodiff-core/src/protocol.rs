@@ -565,7 +565,19 @@ macro_rules! tuple_tangent {
         }
     )*};
 }
-tuple_tangent!((A, B), (A, B, C), (A, B, C, D));
+tuple_tangent!(
+    (A, B),
+    (A, B, C),
+    (A, B, C, D),
+    (A, B, C, D, E),
+    (A, B, C, D, E, F),
+    (A, B, C, D, E, F, G),
+    (A, B, C, D, E, F, G, H),
+    (A, B, C, D, E, F, G, H, I),
+    (A, B, C, D, E, F, G, H, I, J),
+    (A, B, C, D, E, F, G, H, I, J, K),
+    (A, B, C, D, E, F, G, H, I, J, K, L)
+);
 
 /// What the forward rule of a function that returns `()` returns: `()`, as the forward
 /// companion of such a function does (`#[autodiff_forward]` gives it no result), or the
