@@ -1409,6 +1409,29 @@ fn pushed_pairs_o<N: Num>(x: &[N]) -> N {
     s + ps[0][1] * ps[ps.len() - 1][0]
 }
 
+/// A trajectory whose first state is pushed as a literal of constants (`xs.push([1.0,
+/// 0.0])`), the vector's written type the only one its elements have, then each state
+/// taken apart (`let [p, v] = xs[t];`).
+#[autodiff_forward(trajectory_fwd, Dual, Dual)]
+#[autodiff_reverse(trajectory_rev, Duplicated, Active)]
+fn trajectory(u: &[f64]) -> f64 {
+    let mut xs: Vec<[f64; 2]> = Vec::new();
+    xs.push([1.0, 0.0]);
+    for t in 0..u.len() {
+        let [p, v] = xs[t];
+        xs.push([p + 0.1 * v, v + 0.1 * (u[t] - p.sin())]);
+    }
+    xs[u.len()][0] * xs[u.len()][1]
+}
+
+fn trajectory_o<N: Num>(u: &[N]) -> N {
+    let (mut p, mut v) = (c::<N>(1.0), c::<N>(0.0));
+    for ut in u {
+        (p, v) = (p + v * 0.1, v + (*ut - p.sin()) * 0.1);
+    }
+    p * v
+}
+
 /// Arrays bound to locals, then pushed (`let p = [a, b]; ps.push(p)`); one local is
 /// written again between its pushes, so each push must copy the value it had then.
 #[autodiff_forward(pushed_locals_fwd, Dual, Dual)]
@@ -1594,6 +1617,8 @@ proptest! {
         check_hvp_of::<pushed_pairs_rev>(&x, &v, pushed_pairs_o);
         check_slice("pushed_locals", (&x, &v, &s0, s), pushed_locals, pushed_locals_fwd, pushed_locals_rev, pushed_locals_o::<Dual64>);
         check_hvp_of::<pushed_locals_rev>(&x, &v, pushed_locals_o);
+        check_slice("trajectory", (&x, &v, &s0, s), trajectory, trajectory_fwd, trajectory_rev, trajectory_o::<Dual64>);
+        check_hvp_of::<trajectory_rev>(&x, &v, trajectory_o);
     }
 
     #[test]

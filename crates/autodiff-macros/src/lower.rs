@@ -2791,6 +2791,7 @@ impl Lowerer {
                     syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated,
                 )?;
                 refuse_tuple_items(items.iter())?;
+                self.refuse_struct_items(items.iter())?;
                 let mut ops = Vec::new();
                 for it in &items {
                     let v = self.lower_expr(it)?;
@@ -2810,6 +2811,7 @@ impl Lowerer {
             }
             Expr::Array(a) => {
                 refuse_tuple_items(a.elems.iter())?;
+                self.refuse_struct_items(a.elems.iter())?;
                 let mut ops = Vec::new();
                 for it in &a.elems {
                     let v = self.lower_expr(it)?;
@@ -9378,17 +9380,15 @@ fn typed_elements(op: Op, ty: &syn::Type) -> Op {
     }
 }
 
-/// `Vec::new()` or `Vec::with_capacity(n)` as `Vec::<f64>::new()`, and a matrix of a
-/// constant with its fill cast, for a binding whose type `ty` has `f32` or `f64` inside.
+/// `Vec::new()` or `Vec::with_capacity(n)` as `Vec::<f64>::new()` (`Vec::<[f64; 2]>::new()`),
+/// and a matrix of a constant with its fill cast, for a binding whose type `ty` has `f32`
+/// or `f64` inside.
 fn typed_new_vec(t: TokenStream, ty: &syn::Type) -> TokenStream {
     let Ok(mut e) = syn::parse2::<Expr>(t.clone()) else {
         return t;
     };
     let typed = match &mut e {
-        Expr::Call(c) => match (
-            &mut *c.func,
-            crate::signature::float_elem(ty, &HashSet::default()),
-        ) {
+        Expr::Call(c) => match (&mut *c.func, vec_of_floats_elem(ty)) {
             (Expr::Path(p), Some(elem))
                 if p.path.segments.len() == 2 && p.path.segments[0].ident == "Vec" =>
             {
@@ -9401,6 +9401,18 @@ fn typed_new_vec(t: TokenStream, ty: &syn::Type) -> TokenStream {
         e => innermost_float(ty).is_some_and(|elem| type_constant_fill(e, &elem)),
     };
     if typed { quote!(#e) } else { t }
+}
+
+/// The element type of `Vec<T>` where `T` holds `f32` or `f64` (`f64`, `[f64; 2]`,
+/// `Vec<f32>`).
+fn vec_of_floats_elem(ty: &syn::Type) -> Option<syn::Type> {
+    match ty {
+        syn::Type::Path(tp) => crate::signature::vec_elem(&tp.path)
+            .filter(|e| innermost_float(e).is_some())
+            .cloned(),
+        syn::Type::Paren(p) => vec_of_floats_elem(&p.elem),
+        _ => None,
+    }
 }
 
 /// `f32` or `f64` under any number of `Vec<..>` and `[..; N]`.
@@ -11055,6 +11067,22 @@ fn refuse_tuple_items<'e>(mut items: impl Iterator<Item = &'e Expr>) -> Result<(
             "an array or vector of tuples that carry derivatives (keep one array per element of the tuple, `let a = [x[0], x[1]]; let w = [0.5, 1.5];`, or use arrays as items, `[[x[0], 0.5], [x[1], 1.5]]`)",
         ),
         None => Ok(()),
+    }
+}
+
+impl Lowerer {
+    /// Refuses struct literals that read locals or parameters as the items of an array or
+    /// vector (`vec![Q { b: [c[0], c[1]], z: 0.0 }, ..]`), as a struct value built in the
+    /// function is refused in an array; one of constants only
+    /// (`vec![P { x: 0.0, y: 0.0 }; n]`) is a buffer of structs, written afterwards.
+    fn refuse_struct_items<'e>(&self, mut items: impl Iterator<Item = &'e Expr>) -> Result<()> {
+        match items.find(|e| matches!(strip(e), Expr::Struct(_)) && self.mentions_locals(e)) {
+            Some(t) => unsupported(
+                t,
+                "a struct value built in the function used as a value (in arithmetic, an array, a `Vec` or a call by value; read its members, or pass it by reference)",
+            ),
+            None => Ok(()),
+        }
     }
 }
 
