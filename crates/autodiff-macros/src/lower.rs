@@ -2037,6 +2037,20 @@ impl Lowerer {
         Ok(o.primal())
     }
 
+    /// Refuses struct literals that read locals or parameters as the items of an array or
+    /// vector (`vec![Q { b: [c[0], c[1]], z: 0.0 }, ..]`), as a struct value built in the
+    /// function is refused in an array; one of constants only
+    /// (`vec![P { x: 0.0, y: 0.0 }; n]`) is a buffer of structs, written afterwards.
+    fn refuse_struct_items<'e>(&self, mut items: impl Iterator<Item = &'e Expr>) -> Result<()> {
+        match items.find(|e| matches!(strip(e), Expr::Struct(_)) && self.mentions_locals(e)) {
+            Some(t) => unsupported(
+                t,
+                "a struct value built in the function used as a value (in arithmetic, an array, a `Vec` or a call by value; read its members, or pass it by reference)",
+            ),
+            None => Ok(()),
+        }
+    }
+
     /// Whether `e` names a local declared with an integer type or `bool`.
     fn names_integer_local(&self, e: &Expr) -> bool {
         matches!(strip(e), Expr::Path(p) if p.path.get_ident().is_some_and(|id| {
@@ -11067,22 +11081,6 @@ fn refuse_tuple_items<'e>(mut items: impl Iterator<Item = &'e Expr>) -> Result<(
             "an array or vector of tuples that carry derivatives (keep one array per element of the tuple, `let a = [x[0], x[1]]; let w = [0.5, 1.5];`, or use arrays as items, `[[x[0], 0.5], [x[1], 1.5]]`)",
         ),
         None => Ok(()),
-    }
-}
-
-impl Lowerer {
-    /// Refuses struct literals that read locals or parameters as the items of an array or
-    /// vector (`vec![Q { b: [c[0], c[1]], z: 0.0 }, ..]`), as a struct value built in the
-    /// function is refused in an array; one of constants only
-    /// (`vec![P { x: 0.0, y: 0.0 }; n]`) is a buffer of structs, written afterwards.
-    fn refuse_struct_items<'e>(&self, mut items: impl Iterator<Item = &'e Expr>) -> Result<()> {
-        match items.find(|e| matches!(strip(e), Expr::Struct(_)) && self.mentions_locals(e)) {
-            Some(t) => unsupported(
-                t,
-                "a struct value built in the function used as a value (in arithmetic, an array, a `Vec` or a call by value; read its members, or pass it by reference)",
-            ),
-            None => Ok(()),
-        }
     }
 }
 
