@@ -684,3 +684,53 @@ fn unused_values_with_infinite_partials() {
         );
     }
 }
+
+/// A forward companion of a function taking a struct behind `&mut` asked the struct for
+/// `Clone`: the variants that differentiate the function again for nested callers copy
+/// it. Those copies now ask only where they run.
+pub struct Oscillator {
+    pub p: f64,
+    pub v: f64,
+}
+
+impl Oscillator {
+    #[autodiff_forward(step_jvp, Dual, Dual)]
+    pub fn step(&mut self, k: f64) {
+        self.v -= k * self.p.sin();
+        self.p += 0.1 * self.v;
+    }
+}
+
+#[autodiff_forward(push_jvp, Dual, Dual, Dual)]
+fn push(o: &mut Oscillator, k: f64) -> f64 {
+    o.v = o.v * k + o.p.cos();
+    o.p * o.v
+}
+
+#[test]
+fn forward_companions_of_structs_behind_mut_without_clone() {
+    let (p, v, k) = (0.3, -0.2, 0.7);
+    let mut o = Oscillator { p, v };
+    let mut d = Oscillator { p: 0.0, v: 0.0 };
+    o.step_jvp(&mut d, k, 1.0);
+    // v1 = v - k sin p, p1 = p + 0.1 v1: d/dk.
+    let (v1, p1) = (v - k * p.sin(), p + 0.1 * (v - k * p.sin()));
+    assert!((o.v - v1).abs() < 1e-15 && (o.p - p1).abs() < 1e-15);
+    assert!((d.v + p.sin()).abs() < 1e-15, "{}", d.v);
+    assert!((d.p + 0.1 * p.sin()).abs() < 1e-15, "{}", d.p);
+
+    // The tangent of the initial state carried through: d/dp.
+    let mut o = Oscillator { p, v };
+    let mut d = Oscillator { p: 1.0, v: 0.0 };
+    o.step_jvp(&mut d, k, 0.0);
+    assert!((d.v + k * p.cos()).abs() < 1e-15, "{}", d.v);
+    assert!((d.p - (1.0 - 0.1 * k * p.cos())).abs() < 1e-15, "{}", d.p);
+
+    // r = p (v k + cos p): d/dk = p v, with the state's new velocity's tangent v.
+    let mut o = Oscillator { p, v };
+    let mut d = Oscillator { p: 0.0, v: 0.0 };
+    let (r, dr) = push_jvp(&mut o, &mut d, k, 1.0);
+    assert!((r - p * (v * k + p.cos())).abs() < 1e-15);
+    assert!((dr - p * v).abs() < 1e-15, "{dr}");
+    assert!((d.v - v).abs() < 1e-15 && d.p == 0.0);
+}

@@ -54,6 +54,7 @@ pub mod partials;
 mod protocol;
 mod real;
 mod saved_runs;
+mod saved_structs;
 mod tape;
 mod tape_memory;
 pub mod testing;
@@ -138,5 +139,6 @@ pub mod __private {
     };
     pub use crate::real::Real;
     pub use crate::saved_runs::{SavedRun, SavedSlices};
+    pub use crate::saved_structs::{NestedCopy, WithoutClone, nested_copy_of};
     pub use crate::tape::{DeadStore, Slot, Spill, Stack, Tape, ThinTape, rev_prefix, take};
 }

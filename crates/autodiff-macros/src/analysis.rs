@@ -89,7 +89,7 @@ pub fn analyse(body: &Body, active_params: &[String], frozen: &[String], mode: M
     struct_locals(&body.block, &mut structs);
     // Copies of a call's struct (`Op::CloneOf` of a struct), and `let mut` locals.
     let mut struct_copies = HashSet::default();
-    let is_struct_copy = |_, op: &Op| matches!(op, Op::CloneOf(_, CopyKind::Struct));
+    let is_struct_copy = |_, op: &Op| matches!(op, Op::CloneOf(_, CopyKind::Struct { .. }));
     let_locals(&body.block, &is_struct_copy, &mut struct_copies);
     let mut mutable_lets = HashSet::default();
     let_locals(&body.block, &|mutable, _: &Op| mutable, &mut mutable_lets);

@@ -72,8 +72,17 @@ fn copy_of(p: TokenStream, kind: CopyKind) -> TokenStream {
         CopyKind::ToVec => quote!(<[_]>::to_vec(&#p[..])),
         CopyKind::SameType => quote!(__ad::copy_of(&#p)),
         // Method syntax: `self` (a `&mut S`) and a local `S` both give an `S`.
-        CopyKind::Struct => quote!((#p).clone()),
+        CopyKind::Struct { param: false } => quote!((#p).clone()),
+        CopyKind::Struct { param: true } => nested_copy(quote!(&*(#p)), quote!(nested_copy())),
     }
+}
+
+/// A copy of the struct `r` refers to (`call` is `nested_copy()`), or a write of it
+/// (`nested_copy_into(&mut *dst)`), chosen by the struct's type: a clone where it is
+/// `Clone`, a panic naming the fix where it is not (see [`CopyKind::Struct`]). Lowered
+/// again, these are `__ad::snapshot(r)` and `__ad::restore_from(&mut *dst, r)`.
+pub fn nested_copy(r: TokenStream, call: TokenStream) -> TokenStream {
+    quote!(__ad::nested_copy_of(#r).#call)
 }
 
 /// `Path { member: value, .. }`, each member's value rendered from its operand by
@@ -396,11 +405,19 @@ impl Forward<'_> {
             Stmt::CopyFrom {
                 dst,
                 src,
-                mode: CopyMode::Struct,
+                mode: CopyMode::Struct { param },
             } => {
                 // Method syntax, as for the clone that saved it.
+                let copy = |d: TokenStream, s: TokenStream| {
+                    if *param {
+                        let c = nested_copy(quote!(&#s), quote!(nested_copy_into(&mut *(#d))));
+                        quote!(#c;)
+                    } else {
+                        quote!((#d).clone_from(&#s);)
+                    }
+                };
                 let (d, s) = (dst.primal(), src.primal());
-                let mut out = quote!((#d).clone_from(&#s););
+                let mut out = copy(d, s.clone());
                 if self.an.place_active(dst) {
                     let td = dst.tangent();
                     let ts = if self.an.place_active(src) {
@@ -408,7 +425,7 @@ impl Forward<'_> {
                     } else {
                         quote!(__ad::zero_like(&#s))
                     };
-                    out.extend(quote!((#td).clone_from(&#ts);));
+                    out.extend(copy(td, ts));
                 }
                 out
             }

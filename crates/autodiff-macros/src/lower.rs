@@ -954,7 +954,7 @@ impl Lowerer {
     fn is_struct_copy(&self, t: &Ident) -> bool {
         self.out.iter().flatten().any(|s| match s {
             Stmt::Let { var, op, .. } if var == t => match op {
-                Op::CloneOf(_, CopyKind::Struct) => true,
+                Op::CloneOf(_, CopyKind::Struct { .. }) => true,
                 Op::Load(p) => p.is_whole() && p.base != *t && self.is_struct_copy(&p.base),
                 Op::Use(Operand::Var(w)) => w != t && self.is_struct_copy(w),
                 _ => false,
@@ -982,7 +982,7 @@ impl Lowerer {
                     // A companion's copy of one (`let mut acc = (t).clone();`).
                     Stmt::Let {
                         var,
-                        op: Op::CloneOf(p, CopyKind::Struct),
+                        op: Op::CloneOf(p, CopyKind::Struct { .. }),
                         ..
                     } if var == t && p.base != *t => self.holds_call_value(&p.base),
                     // The result of an augmented call split at once (`let (r, pullback)
@@ -1794,7 +1794,7 @@ impl Lowerer {
     fn call_result_copy(&self, name: &Ident) -> Option<CopyKind> {
         let name = name.to_string();
         if self.field_owners.contains(&name) {
-            Some(CopyKind::Struct)
+            Some(CopyKind::Struct { param: false })
         } else if !self.companion && self.indexed_owners.contains(&name) {
             Some(CopyKind::SameType)
         } else {
@@ -2051,6 +2051,32 @@ impl Lowerer {
         }
     }
 
+    /// The runtime call that a copy of a struct parameter behind `&mut`, as a companion
+    /// differentiated again writes it, stands for (see `forward::nested_copy`):
+    /// `__ad::nested_copy_of(r).nested_copy()` is `__ad::snapshot(r)`, and
+    /// `__ad::nested_copy_of(r).nested_copy_into(d)` is `__ad::restore_from(d, r)`.
+    fn nested_copy_call(&self, m: &syn::ExprMethodCall) -> Option<Expr> {
+        let Expr::Call(c) = strip(&m.receiver) else {
+            return None;
+        };
+        let Expr::Path(f) = &*c.func else {
+            return None;
+        };
+        if !self.companion || path_names(&f.path) != ["__ad", "nested_copy_of"] || c.args.len() != 1
+        {
+            return None;
+        }
+        let r = &c.args[0];
+        match (m.method.to_string().as_str(), m.args.len()) {
+            ("nested_copy", 0) => Some(syn::parse_quote!(__ad::snapshot(#r))),
+            ("nested_copy_into", 1) => {
+                let d = &m.args[0];
+                Some(syn::parse_quote!(__ad::restore_from(#d, #r)))
+            }
+            _ => None,
+        }
+    }
+
     /// Whether `e` names a local declared with an integer type or `bool`.
     fn names_integer_local(&self, e: &Expr) -> bool {
         matches!(strip(e), Expr::Path(p) if p.path.get_ident().is_some_and(|id| {
@@ -2141,7 +2167,7 @@ impl Lowerer {
                 self.emit(Stmt::Let {
                     var: v.clone(),
                     mutable,
-                    op: Op::CloneOf(p, CopyKind::Struct),
+                    op: Op::CloneOf(p, CopyKind::Struct { param: false }),
                 });
                 self.bind(name, Binding::Var(v));
                 Ok(())
@@ -2212,7 +2238,9 @@ impl Lowerer {
             Val::Op(Operand::Var(t))
                 if mutable && self.binds_last_call(&t) && self.call_result_copy(name).is_some() =>
             {
-                let kind = self.call_result_copy(name).unwrap_or(CopyKind::Struct);
+                let kind = self
+                    .call_result_copy(name)
+                    .unwrap_or(CopyKind::Struct { param: false });
                 let v = self.new_var_unbound(name, VarKind::Buffer);
                 self.emit_owned(&v, true, Op::CloneOf(Place::local(t), kind));
                 self.bind(name, Binding::Var(v));
@@ -2224,14 +2252,18 @@ impl Lowerer {
             Val::Op(Operand::Lit(t))
                 if mutable
                     && !self.companion
-                    && self.call_result_copy(name) == Some(CopyKind::Struct)
+                    && matches!(self.call_result_copy(name), Some(CopyKind::Struct { .. }))
                     && syn::parse2::<Expr>(t.clone()).is_ok_and(|e| {
                         matches!(strip(&e), Expr::Call(_) | Expr::MethodCall(_))
                     }) =>
             {
                 let value = self.inactive_local("value", t, span);
                 let v = self.new_var_unbound(name, VarKind::Buffer);
-                self.emit_owned(&v, true, Op::CloneOf(Place::local(value), CopyKind::Struct));
+                self.emit_owned(
+                    &v,
+                    true,
+                    Op::CloneOf(Place::local(value), CopyKind::Struct { param: false }),
+                );
                 self.bind(name, Binding::Var(v));
                 Ok(())
             }
@@ -3173,7 +3205,10 @@ impl Lowerer {
                         // (An element assigned to an element is copied first: both places
                         // borrow the one slice.)
                         Val::Place(p, _) if element_written && !p.is_whole() => {
-                            match self.let_op(Op::CloneOf(p, CopyKind::Struct), a.right.span()) {
+                            match self.let_op(
+                                Op::CloneOf(p, CopyKind::Struct { param: false }),
+                                a.right.span(),
+                            ) {
                                 Operand::Var(o) => {
                                     self.kinds.insert(o.to_string(), VarKind::Value);
                                     Place::local(o)
@@ -3190,7 +3225,7 @@ impl Lowerer {
                     self.emit(Stmt::CopyFrom {
                         dst: place,
                         src,
-                        mode: CopyMode::Struct,
+                        mode: CopyMode::Struct { param: false },
                     });
                     return Ok(());
                 }
@@ -4390,7 +4425,7 @@ impl Lowerer {
         self.out.iter().flatten().any(|s| match s {
             Stmt::Let {
                 var,
-                op: Op::CloneOf(p, CopyKind::Struct),
+                op: Op::CloneOf(p, CopyKind::Struct { .. }),
                 ..
             } if var == t => {
                 self.is_struct_element(p)
@@ -7502,6 +7537,9 @@ impl Lowerer {
         let name = m.method.to_string();
         let span = m.span();
         self.refuse_unread_consumer(m)?;
+        if let Some(call) = self.nested_copy_call(m) {
+            return self.lower_expr(&call);
+        }
         // `(d).clone_from(&s);` of a whole struct, as a forward companion writes a struct
         // assigned whole (see `CopyMode::Struct`), lowered again.
         if self.companion && name == "clone_from" && m.args.len() == 1 {
@@ -7520,7 +7558,7 @@ impl Lowerer {
                 self.emit(Stmt::CopyFrom {
                     dst: place,
                     src,
-                    mode: CopyMode::Struct,
+                    mode: CopyMode::Struct { param: false },
                 });
                 return Ok(Val::Op(Operand::Lit(quote!(()))));
             }
@@ -7686,7 +7724,7 @@ impl Lowerer {
                     // A copy of a struct a constant call returned (`let mut st =
                     // State::zeros(n);`, then `st.clone()`): a struct with buffers.
                     Val::Place(p, _) if p.is_whole() && self.is_struct_copy(&p.base) => {
-                        self.bound_copy(p, CopyKind::Struct, true, span)
+                        self.bound_copy(p, CopyKind::Struct { param: false }, true, span)
                     }
                     // A copy of a buffer, or of a row of a matrix (`h[r].clone()`).
                     Val::Place(p, _) if !is_scalar_place(&p, self) || self.is_row(&p) => {
@@ -7701,7 +7739,12 @@ impl Lowerer {
                         if self.companion || self.structs_with_buffers.contains(&t.to_string()) =>
                     {
                         let with_buffers = self.structs_with_buffers.contains(&t.to_string());
-                        self.bound_copy(Place::local(t), CopyKind::Struct, with_buffers, span)
+                        self.bound_copy(
+                            Place::local(t),
+                            CopyKind::Struct { param: false },
+                            with_buffers,
+                            span,
+                        )
                     }
                     v => v,
                 });
@@ -8608,7 +8651,9 @@ impl Lowerer {
                 let inner = strip_borrow(&c.args[0]);
                 let place = self.lower_place(inner)?;
                 if self.is_whole_struct(&place) {
-                    let v = self.let_op(Op::CloneOf(place, CopyKind::Struct), c.span());
+                    let behind_ref = is_deref(inner);
+                    let kind = CopyKind::Struct { param: behind_ref };
+                    let v = self.let_op(Op::CloneOf(place, kind), c.span());
                     if let Operand::Var(var) = &v {
                         self.kinds.insert(var.to_string(), VarKind::Value);
                     }
@@ -8629,7 +8674,7 @@ impl Lowerer {
             // back from a store in a loop.)
             ["__ad", "snapshot_struct"] if c.args.len() == 1 => {
                 let place = self.lower_place(strip_borrow(&c.args[0]))?;
-                let v = self.let_op(Op::CloneOf(place, CopyKind::Struct), c.span());
+                let v = self.let_op(Op::CloneOf(place, CopyKind::Struct { param: false }), c.span());
                 if let Operand::Var(var) = &v {
                     self.kinds.insert(var.to_string(), VarKind::Value);
                 }
@@ -8649,7 +8694,9 @@ impl Lowerer {
                 let taken_for_float = place.is_whole()
                     && self.kinds.get(&place.base.to_string()) == Some(&VarKind::Scalar);
                 let mode = if self.is_whole_struct(&place) || is_struct_helper || taken_for_float {
-                    CopyMode::Struct
+                    CopyMode::Struct {
+                        param: !is_struct_helper && is_deref(dst),
+                    }
                 } else if self.is_struct_ref(&place) && !self.is_rows_param(&place) {
                     return unsupported(c, "restoring this value behind a reference");
                 } else if is_scalar_place(&place, self) && !self.is_row(&place) {
@@ -11082,6 +11129,12 @@ fn refuse_tuple_items<'e>(mut items: impl Iterator<Item = &'e Expr>) -> Result<(
         ),
         None => Ok(()),
     }
+}
+
+/// Whether `e` is a dereference, `*s` (of a reference: `&*self` saved, `&mut *self` put
+/// back, where the reverse companion differentiated again keeps a `&mut` struct).
+fn is_deref(e: &Expr) -> bool {
+    matches!(strip(e), Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)))
 }
 
 /// Whether `path` names `Ord`'s `min`, `max` or `clamp` (`std::cmp::min`, `cmp::max`,

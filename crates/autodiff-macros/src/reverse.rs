@@ -1114,7 +1114,7 @@ impl<'a> Reverse<'a> {
             Stmt::CopyFrom {
                 dst,
                 src,
-                mode: CopyMode::Struct,
+                mode: CopyMode::Struct { .. },
             } => {
                 let (d, s) = (dst.primal(), src.primal());
                 let (record, load) = self.record(quote!(__ad::snapshot_struct(&#d)), level);
@@ -1590,7 +1590,7 @@ impl<'a> Reverse<'a> {
                 }
                 out
             }
-            Op::CloneOf(p, CopyKind::Struct) if self.an.place_active(p) => {
+            Op::CloneOf(p, CopyKind::Struct { .. }) if self.an.place_active(p) => {
                 let a = p.adjoint();
                 quote!(__ad::add_into(&mut #a, &#g);)
             }
