@@ -815,6 +815,31 @@ impl Gen<'_> {
         }
     }
 
+    /// Keeps the final value of the `&mut` parameter `p` after the forward sweep
+    /// (`finals`) and writes it back after the reverse sweep (`restores`), which puts
+    /// back what the forward sweep overwrote. Of a struct whose body changes only members
+    /// (`member_writes`), those members, so that the struct need not be `Clone`.
+    fn keep_final_value(&self, p: &Param, finals: &mut TokenStream, restores: &mut TokenStream) {
+        let n = &p.name;
+        let members = match p.shape {
+            Shape::Struct { .. } => {
+                crate::member_writes::members_written(&self.func.block, &n.to_string())
+            }
+            _ => None,
+        };
+        let Some(members) = members else {
+            let f = format_ident!("__ad_final_{}", n);
+            finals.extend(quote!(let #f = __ad::snapshot(&*#n);));
+            restores.extend(quote!(__ad::restore(&mut *#n, #f);));
+            return;
+        };
+        for (k, m) in members.iter().enumerate() {
+            let f = format_ident!("__ad_final_{}_{}", n, k);
+            finals.extend(quote!(let #f = __ad::snapshot(&#n.#m);));
+            restores.extend(quote!(__ad::restore(&mut #n.#m, #f);));
+        }
+    }
+
     pub fn reverse_companion(&self, spec: &Spec) -> TokenStream {
         self.reverse_companion_as(spec, None)
     }
@@ -869,9 +894,7 @@ impl Gen<'_> {
                         Shape::Slice { mutable: true } | Shape::Struct { mutable: true }
                     ) && an.needs(n)
                     {
-                        let f = format_ident!("__ad_final_{}", n);
-                        finals.extend(quote!(let #f = __ad::snapshot(&*#n);));
-                        restores.extend(quote!(__ad::restore(&mut *#n, #f);));
+                        self.keep_final_value(p, &mut finals, &mut restores);
                     }
                 }
                 Activity::Active => {
@@ -890,9 +913,7 @@ impl Gen<'_> {
                         Shape::Slice { mutable: true } | Shape::Struct { mutable: true }
                     ) && an.needs(n) =>
                 {
-                    let f = format_ident!("__ad_final_{}", n);
-                    finals.extend(quote!(let #f = __ad::snapshot(&*#n);));
-                    restores.extend(quote!(__ad::restore(&mut *#n, #f);));
+                    self.keep_final_value(p, &mut finals, &mut restores);
                 }
                 _ => {}
             }

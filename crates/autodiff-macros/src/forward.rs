@@ -81,7 +81,7 @@ fn copy_of(p: TokenStream, kind: CopyKind) -> TokenStream {
 /// (`nested_copy_into(&mut *dst)`), chosen by the struct's type: a clone where it is
 /// `Clone`, a panic naming the fix where it is not (see [`CopyKind::Struct`]). Lowered
 /// again, these are `__ad::snapshot(r)` and `__ad::restore_from(&mut *dst, r)`.
-pub fn nested_copy(r: TokenStream, call: TokenStream) -> TokenStream {
+fn nested_copy(r: TokenStream, call: TokenStream) -> TokenStream {
     quote!(__ad::nested_copy_of(#r).#call)
 }
 

@@ -20,6 +20,7 @@ mod impl_blocks;
 mod ir;
 mod kept_state;
 mod lower;
+mod member_writes;
 mod nested;
 mod nested_calls;
 mod replay;

@@ -8662,6 +8662,16 @@ impl Lowerer {
                 if self.is_struct_ref(&place) && !self.is_rows_param(&place) {
                     return unsupported(c, "saving this value behind a reference");
                 }
+                // A member of a struct parameter, of a type the macro does not see (a
+                // float, a vector, an array: a reverse companion keeps the final value of
+                // each member its function changes): a copy of its own type, moved back.
+                if matches!(place.proj.last(), Some(Proj::Field(_))) {
+                    let v = self.let_op(Op::CloneOf(place, CopyKind::SameType), c.span());
+                    if let Operand::Var(var) = &v {
+                        self.kinds.insert(var.to_string(), VarKind::Scalar);
+                    }
+                    return Ok(Some(Val::Op(v)));
+                }
                 let copy: Expr = if is_scalar_place(&place, self) && !self.is_row(&place) {
                     inner.clone()
                 } else {
