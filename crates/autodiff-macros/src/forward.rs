@@ -72,8 +72,8 @@ fn copy_of(p: TokenStream, kind: CopyKind) -> TokenStream {
         CopyKind::ToVec => quote!(<[_]>::to_vec(&#p[..])),
         CopyKind::SameType => quote!(__ad::copy_of(&#p)),
         // Method syntax: `self` (a `&mut S`) and a local `S` both give an `S`.
-        CopyKind::Struct { param: false } => quote!((#p).clone()),
-        CopyKind::Struct { param: true } => nested_copy(quote!(&*(#p)), quote!(nested_copy())),
+        CopyKind::Struct { behind_ref: false } => quote!((#p).clone()),
+        CopyKind::Struct { behind_ref: true } => nested_copy(quote!(&*(#p)), quote!(nested_copy())),
     }
 }
 
@@ -405,11 +405,11 @@ impl Forward<'_> {
             Stmt::CopyFrom {
                 dst,
                 src,
-                mode: CopyMode::Struct { param },
+                mode: CopyMode::Struct { behind_ref },
             } => {
                 // Method syntax, as for the clone that saved it.
                 let copy = |d: TokenStream, s: TokenStream| {
-                    if *param {
+                    if *behind_ref {
                         let c = nested_copy(quote!(&#s), quote!(nested_copy_into(&mut *(#d))));
                         quote!(#c;)
                     } else {

@@ -195,11 +195,12 @@ pub enum CopyKind {
     SameType,
     /// A clone of a whole struct, behind a reference or not: `let mut c = v.scale(2.0);`
     /// of a call's struct, and `__ad::snapshot(&*self)` in a companion differentiated
-    /// again. `param` marks the latter, a struct parameter behind `&mut`: a clone where
-    /// the struct is `Clone`, and a panic naming the fix otherwise (`autodiff_core`'s
-    /// `saved_structs`), so that the variants every function carries for callers that
-    /// nest do not ask each struct behind `&mut` for `Clone` whether or not they run.
-    Struct { param: bool },
+    /// again. `behind_ref` marks the latter, a struct behind `&mut` (`*self`): a clone
+    /// where the struct is `Clone`, and a panic naming the fix otherwise
+    /// (`autodiff_core`'s `saved_structs`), so that the variants every function carries
+    /// for callers that nest do not ask each struct behind `&mut` for `Clone` whether or
+    /// not they run.
+    Struct { behind_ref: bool },
 }
 
 /// How a [`Stmt::CopyFrom`] copies.
@@ -210,8 +211,8 @@ pub enum CopyMode {
     /// `dst = src;` between whole local buffers: `dst` takes `src`'s length first.
     Resized,
     /// A whole struct put back from its saved clone (`__ad::restore(&mut *self, saved)`
-    /// in a companion differentiated again; `param` as in [`CopyKind::Struct`]).
-    Struct { param: bool },
+    /// in a companion differentiated again; `behind_ref` as in [`CopyKind::Struct`]).
+    Struct { behind_ref: bool },
     /// `std::mem::swap(&mut dst, &mut src)` of two whole local buffers: their contents
     /// (and lengths) trade places, and the reverse trades them back, with their adjoints.
     Swap,

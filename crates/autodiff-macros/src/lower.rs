@@ -1597,11 +1597,7 @@ impl Lowerer {
             if hint.as_ref().is_some_and(is_integer_or_bool_type)
                 && let Some(kept) = self.integer_valued(e)
             {
-                let mut local = l.clone();
-                if let Some(init) = &mut local.init {
-                    *init.expr = kept;
-                }
-                return self.lower_local(&local);
+                return self.lower_local_initialised(l, kept);
             }
             let val = self.lower_expr_hint(e, hint.as_ref())?;
             let val = match &hint {
@@ -1683,11 +1679,7 @@ impl Lowerer {
                     *x = kept;
                 }
             }
-            let mut local = l.clone();
-            if let Some(init) = &mut local.init {
-                *init.expr = Expr::Tuple(written);
-            }
-            return self.lower_local(&local);
+            return self.lower_local_initialised(l, Expr::Tuple(written));
         }
         let val = self.lower_expr_hint(e, hint.as_ref())?;
         if is_split_unwrap(e) {
@@ -1794,7 +1786,7 @@ impl Lowerer {
     fn call_result_copy(&self, name: &Ident) -> Option<CopyKind> {
         let name = name.to_string();
         if self.field_owners.contains(&name) {
-            Some(CopyKind::Struct { param: false })
+            Some(CopyKind::Struct { behind_ref: false })
         } else if !self.companion && self.indexed_owners.contains(&name) {
             Some(CopyKind::SameType)
         } else {
@@ -2095,6 +2087,23 @@ impl Lowerer {
             .then(|| syn::parse_quote_spanned!(e.span()=> ::autodiff_core::no_grad(#e)))
     }
 
+    /// The `let` `l` with its value written as `init` instead, lowered.
+    fn lower_local_initialised(&mut self, l: &syn::Local, init: Expr) -> Result<()> {
+        let mut local = l.clone();
+        if let Some(i) = &mut local.init {
+            *i.expr = init;
+        }
+        self.lower_local(&local)
+    }
+
+    /// `e`, an integer operand, lowered as [`Self::integer_valued`] keeps it.
+    fn lower_integer_operand(&mut self, e: &Expr) -> Result<Val> {
+        match self.integer_valued(e) {
+            Some(kept) => self.lower_expr(&kept),
+            None => self.lower_expr(e),
+        }
+    }
+
     /// `recv.name(args..)` of integers (`min`, `max`, `clamp`), from operands already
     /// lowered, the receiver first: a value with no derivative.
     fn integer_method(&mut self, name: &str, args: Vec<Val>, span: Span) -> Result<Val> {
@@ -2167,7 +2176,7 @@ impl Lowerer {
                 self.emit(Stmt::Let {
                     var: v.clone(),
                     mutable,
-                    op: Op::CloneOf(p, CopyKind::Struct { param: false }),
+                    op: Op::CloneOf(p, CopyKind::Struct { behind_ref: false }),
                 });
                 self.bind(name, Binding::Var(v));
                 Ok(())
@@ -2240,7 +2249,7 @@ impl Lowerer {
             {
                 let kind = self
                     .call_result_copy(name)
-                    .unwrap_or(CopyKind::Struct { param: false });
+                    .unwrap_or(CopyKind::Struct { behind_ref: false });
                 let v = self.new_var_unbound(name, VarKind::Buffer);
                 self.emit_owned(&v, true, Op::CloneOf(Place::local(t), kind));
                 self.bind(name, Binding::Var(v));
@@ -2262,7 +2271,7 @@ impl Lowerer {
                 self.emit_owned(
                     &v,
                     true,
-                    Op::CloneOf(Place::local(value), CopyKind::Struct { param: false }),
+                    Op::CloneOf(Place::local(value), CopyKind::Struct { behind_ref: false }),
                 );
                 self.bind(name, Binding::Var(v));
                 Ok(())
@@ -3206,7 +3215,7 @@ impl Lowerer {
                         // borrow the one slice.)
                         Val::Place(p, _) if element_written && !p.is_whole() => {
                             match self.let_op(
-                                Op::CloneOf(p, CopyKind::Struct { param: false }),
+                                Op::CloneOf(p, CopyKind::Struct { behind_ref: false }),
                                 a.right.span(),
                             ) {
                                 Operand::Var(o) => {
@@ -3225,7 +3234,7 @@ impl Lowerer {
                     self.emit(Stmt::CopyFrom {
                         dst: place,
                         src,
-                        mode: CopyMode::Struct { param: false },
+                        mode: CopyMode::Struct { behind_ref: false },
                     });
                     return Ok(());
                 }
@@ -7558,7 +7567,7 @@ impl Lowerer {
                 self.emit(Stmt::CopyFrom {
                     dst: place,
                     src,
-                    mode: CopyMode::Struct { param: false },
+                    mode: CopyMode::Struct { behind_ref: false },
                 });
                 return Ok(Val::Op(Operand::Lit(quote!(()))));
             }
@@ -7684,18 +7693,19 @@ impl Lowerer {
             if matches!(name.as_str(), "min" | "max" | "clamp")
                 && (is_integer_evident(&m.receiver) || m.args.iter().any(is_integer_evident))
             {
-                let mut args = Vec::new();
-                for a in std::iter::once(&*m.receiver).chain(&m.args) {
-                    let kept = self.integer_valued(a);
-                    args.push(self.lower_expr(kept.as_ref().unwrap_or(a))?);
-                }
+                let operands = std::iter::once(&*m.receiver).chain(&m.args);
+                let args = operands
+                    .map(|a| self.lower_integer_operand(a))
+                    .collect::<Result<_>>()?;
                 return self.integer_method(&name, args, span);
             }
             let mut args = vec![self.lower_expr(&m.receiver)?];
             for a in &m.args {
                 // (`powi`'s exponent is an `i32`: `x.powi(sign_of(x) + 2)`.)
-                let kept = (name == "powi").then(|| self.integer_valued(a)).flatten();
-                args.push(self.lower_expr(kept.as_ref().unwrap_or(a))?);
+                args.push(match name.as_str() {
+                    "powi" => self.lower_integer_operand(a)?,
+                    _ => self.lower_expr(a)?,
+                });
             }
             // A scalar behind a reference parameter (`a: &f64`, `a.sin()`): auto-deref.
             for a in &mut args {
@@ -7724,7 +7734,7 @@ impl Lowerer {
                     // A copy of a struct a constant call returned (`let mut st =
                     // State::zeros(n);`, then `st.clone()`): a struct with buffers.
                     Val::Place(p, _) if p.is_whole() && self.is_struct_copy(&p.base) => {
-                        self.bound_copy(p, CopyKind::Struct { param: false }, true, span)
+                        self.bound_copy(p, CopyKind::Struct { behind_ref: false }, true, span)
                     }
                     // A copy of a buffer, or of a row of a matrix (`h[r].clone()`).
                     Val::Place(p, _) if !is_scalar_place(&p, self) || self.is_row(&p) => {
@@ -7741,7 +7751,7 @@ impl Lowerer {
                         let with_buffers = self.structs_with_buffers.contains(&t.to_string());
                         self.bound_copy(
                             Place::local(t),
-                            CopyKind::Struct { param: false },
+                            CopyKind::Struct { behind_ref: false },
                             with_buffers,
                             span,
                         )
@@ -8466,11 +8476,11 @@ impl Lowerer {
         // (floats have no `Ord`), so the value carries no derivative; its arguments are
         // lowered as values (a call among them still goes through its derivatives).
         if is_ord_min_max(path) && !c.args.is_empty() {
-            let mut args = Vec::new();
-            for a in &c.args {
-                let kept = self.integer_valued(a);
-                args.push(self.lower_expr(kept.as_ref().unwrap_or(a))?);
-            }
+            let args = c
+                .args
+                .iter()
+                .map(|a| self.lower_integer_operand(a))
+                .collect::<Result<_>>()?;
             let name = path.segments.last().map(|s| s.ident.to_string());
             return self.integer_method(name.as_deref().unwrap_or("min"), args, span);
         }
@@ -8652,7 +8662,7 @@ impl Lowerer {
                 let place = self.lower_place(inner)?;
                 if self.is_whole_struct(&place) {
                     let behind_ref = is_deref(inner);
-                    let kind = CopyKind::Struct { param: behind_ref };
+                    let kind = CopyKind::Struct { behind_ref };
                     let v = self.let_op(Op::CloneOf(place, kind), c.span());
                     if let Operand::Var(var) = &v {
                         self.kinds.insert(var.to_string(), VarKind::Value);
@@ -8684,7 +8694,7 @@ impl Lowerer {
             // back from a store in a loop.)
             ["__ad", "snapshot_struct"] if c.args.len() == 1 => {
                 let place = self.lower_place(strip_borrow(&c.args[0]))?;
-                let v = self.let_op(Op::CloneOf(place, CopyKind::Struct { param: false }), c.span());
+                let v = self.let_op(Op::CloneOf(place, CopyKind::Struct { behind_ref: false }), c.span());
                 if let Operand::Var(var) = &v {
                     self.kinds.insert(var.to_string(), VarKind::Value);
                 }
@@ -8705,7 +8715,7 @@ impl Lowerer {
                     && self.kinds.get(&place.base.to_string()) == Some(&VarKind::Scalar);
                 let mode = if self.is_whole_struct(&place) || is_struct_helper || taken_for_float {
                     CopyMode::Struct {
-                        param: !is_struct_helper && is_deref(dst),
+                        behind_ref: !is_struct_helper && is_deref(dst),
                     }
                 } else if self.is_struct_ref(&place) && !self.is_rows_param(&place) {
                     return unsupported(c, "restoring this value behind a reference");
@@ -11581,7 +11591,7 @@ fn is_range_expr(e: &Expr) -> bool {
     }
 }
 
-fn strip(e: &Expr) -> &Expr {
+pub(crate) fn strip(e: &Expr) -> &Expr {
     match e {
         Expr::Paren(p) => strip(&p.expr),
         Expr::Group(g) => strip(&g.expr),
@@ -11760,7 +11770,7 @@ fn other_compound_op(op: &syn::BinOp) -> Option<syn::BinOp> {
 }
 
 /// Whether `op` is a compound assignment (`+=`, `%=`, `<<=`, ..).
-fn is_compound(op: &syn::BinOp) -> bool {
+pub(crate) fn is_compound(op: &syn::BinOp) -> bool {
     compound_kind(op).is_some() || other_compound_op(op).is_some()
 }
 

@@ -8,7 +8,7 @@
 //! change it (a method of the struct itself, `self` lent or moved whole, `*self = ..`,
 //! a macro naming it) answers `None`, and the whole struct is kept.
 
-use std::collections::BTreeMap;
+use crate::lower::{is_compound, strip};
 use syn::visit::Visit;
 use syn::{Block, Expr, Member};
 
@@ -17,25 +17,17 @@ use syn::{Block, Expr, Member};
 pub fn members_written(body: &Block, param: &str) -> Option<Vec<Member>> {
     let mut finder = Finder {
         param,
-        written: BTreeMap::new(),
+        written: Vec::new(),
         whole: false,
     };
     finder.visit_block(body);
-    if finder.whole {
-        return None;
-    }
-    let mut members: Vec<(usize, Member)> = finder
-        .written
-        .into_values()
-        .collect::<Vec<(usize, Member)>>();
-    members.sort_by_key(|(k, _)| *k);
-    Some(members.into_iter().map(|(_, m)| m).collect())
+    (!finder.whole).then_some(finder.written)
 }
 
 struct Finder<'p> {
     param: &'p str,
-    /// Each member written, keyed by its name, with the order it was first seen in.
-    written: BTreeMap<String, (usize, Member)>,
+    /// Each member written, once, in the order first seen.
+    written: Vec<Member>,
     /// Whether the body may change the struct other than through a member.
     whole: bool,
 }
@@ -57,10 +49,8 @@ impl Finder<'_> {
     /// struct. Other places are not `param`'s.
     fn changes(&mut self, e: &Expr) {
         match self.place_in_param(e) {
-            Some(Some(m)) => {
-                let k = self.written.len();
-                self.written.entry(member_key(&m)).or_insert((k, m));
-            }
+            Some(Some(m)) if !self.written.contains(&m) => self.written.push(m),
+            Some(Some(_)) => {}
             Some(None) => self.whole = true,
             None => {}
         }
@@ -93,7 +83,7 @@ impl<'ast> Visit<'ast> for Finder<'_> {
     fn visit_expr(&mut self, e: &'ast Expr) {
         match e {
             Expr::Assign(a) => self.changes(&a.left),
-            Expr::Binary(b) if is_compound_assignment(&b.op) => self.changes(&b.left),
+            Expr::Binary(b) if is_compound(&b.op) => self.changes(&b.left),
             Expr::Reference(r) if r.mutability.is_some() => self.changes(&r.expr),
             // A buffer method of a member that writes it changes the member; one that
             // only reads it, nothing; any other method, of a member or of the struct
@@ -146,38 +136,6 @@ const BUFFER_READS: &[&str] = &[
     "sin", "cos", "exp", "ln", "powi", "powf", "tanh", "max", "min",
 ];
 
-fn is_compound_assignment(op: &syn::BinOp) -> bool {
-    use syn::BinOp::*;
-    matches!(
-        op,
-        AddAssign(_)
-            | SubAssign(_)
-            | MulAssign(_)
-            | DivAssign(_)
-            | RemAssign(_)
-            | BitXorAssign(_)
-            | BitAndAssign(_)
-            | BitOrAssign(_)
-            | ShlAssign(_)
-            | ShrAssign(_)
-    )
-}
-
-fn member_key(m: &Member) -> String {
-    match m {
-        Member::Named(i) => i.to_string(),
-        Member::Unnamed(i) => i.index.to_string(),
-    }
-}
-
-fn strip(e: &Expr) -> &Expr {
-    match e {
-        Expr::Paren(p) => strip(&p.expr),
-        Expr::Group(g) => strip(&g.expr),
-        e => e,
-    }
-}
-
 /// Whether the tokens name `ident` anywhere, nested groups included.
 fn mentions(tokens: proc_macro2::TokenStream, ident: &str) -> bool {
     tokens.into_iter().any(|t| match t {
@@ -193,7 +151,8 @@ mod tests {
 
     fn written(body: &str) -> Option<Vec<String>> {
         let block: Block = syn::parse_str(body).unwrap();
-        members_written(&block, "self").map(|ms| ms.iter().map(member_key).collect())
+        members_written(&block, "self")
+            .map(|ms| ms.iter().map(|m| quote::quote!(#m).to_string()).collect())
     }
 
     #[test]
