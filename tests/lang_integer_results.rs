@@ -467,3 +467,72 @@ proptest! {
         check_hvp_of::<clamped_rev>(&x, &v, clamped_o);
     }
 }
+
+/// The same plain helpers' results bound without a written type, where the statements
+/// after the `let` use them only as integers can be used: as an index (`VALS[i + 1]`),
+/// a range's bound (`0..n`), a count (`take(n)`, `powi(side)`, `vec![v; m + 1]`) or in a comparison with an
+/// integer literal (`side == -1`). A count given by such a call directly
+/// (`take(interval_of(t) + 1)`, `step_by(..)`) is one too.
+#[autodiff_forward(untyped_helpers_fwd, Dual, Dual)]
+#[autodiff_reverse(untyped_helpers_rev, Duplicated, Active)]
+fn untyped_helpers(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for k in 0..x.len() {
+        let i = interval_of(x[k]);
+        let side = side_of(x[k]);
+        let n = interval_of(x[k]) + 1;
+        s += VALS[i + 1] * x[k] + x[k].powi(side + 2);
+        if side == -1 {
+            s += x[k].sin();
+        }
+        for j in 0..n {
+            s += VALS[j] * x[k] * x[k];
+        }
+        let head: f64 = x.iter().take(n).map(|v| v * x[k]).sum();
+        let direct: f64 = x.iter().take(interval_of(x[k]) + 1).map(|v| v.cos()).sum();
+        s += head + direct;
+        let m = interval_of(x[k]);
+        let copies = vec![x[k]; m + 1];
+        s += copies.iter().sum::<f64>();
+    }
+    for j in (0..x.len()).step_by(interval_of(x[0]) + 1) {
+        s += x[j] * x[j] * x[0];
+    }
+    s
+}
+
+fn untyped_helpers_o<D: Num>(x: &[D]) -> D {
+    let interval = |t: f64| GRID[1..GRID.len() - 1].iter().filter(|g| **g <= t).count();
+    let mut s = D::zero();
+    for xk in x {
+        let t = xk.re();
+        let (i, side) = (interval(t), if t < 0.0 { -1 } else { 1 });
+        let n = i + 1;
+        s += *xk * VALS[i + 1] + xk.powi(side + 2);
+        if side == -1 {
+            s += xk.sin();
+        }
+        for j in 0..n {
+            s += *xk * *xk * VALS[j];
+        }
+        for v in x.iter().take(n) {
+            s += *v * *xk + v.cos();
+        }
+        s += *xk * (i + 1) as f64;
+    }
+    for j in (0..x.len()).step_by(interval(x[0].re()) + 1) {
+        s += x[j] * x[j] * x[0];
+    }
+    s
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn integer_results_of_plain_helpers_known_by_their_uses(x in vecf(-2.5, 3.0, 4), v in dirs(4), s0 in dirs(4), s in seed()) {
+        prop_assume!(x.iter().all(|t| off_knots(*t) && t.abs() > 1e-3));
+        check_slice("untyped_helpers", (&x, &v, &s0, s), untyped_helpers, untyped_helpers_fwd, untyped_helpers_rev, untyped_helpers_o::<Dual64>);
+        check_hvp_of::<untyped_helpers_rev>(&x, &v, untyped_helpers_o);
+    }
+}

@@ -17,6 +17,7 @@ mod forward;
 mod fused;
 mod hygiene;
 mod impl_blocks;
+mod integer_uses;
 mod ir;
 mod kept_state;
 mod lower;

@@ -1224,7 +1224,7 @@ impl Lowerer {
                 },
                 _ => None,
             };
-            if let_else.is_none() {
+            if let_else.is_none() && !self.lower_integer_local(s, &stmts[i + 1..])? {
                 self.lower_stmt(s)?;
             }
             let bind = |l: &mut Self| match &let_else {
@@ -2085,6 +2085,33 @@ impl Lowerer {
     fn integer_valued(&self, e: &Expr) -> Option<Expr> {
         (!self.companion && calls_a_function_with_values(e) && !self.may_change_values(e))
             .then(|| syn::parse_quote_spanned!(e.span()=> ::autodiff_core::no_grad(#e)))
+    }
+
+    /// `let i = locate(xs, t);` without a written type, where the statements after it,
+    /// `rest`, use `i` as only an integer can be used (see `integer_uses`): lowered as
+    /// `let i: usize = ..` is, the plain helper's call needing no derivative. Whether it
+    /// was lowered so.
+    fn lower_integer_local(&mut self, s: &syn::Stmt, rest: &[syn::Stmt]) -> Result<bool> {
+        let syn::Stmt::Local(l) = s else {
+            return Ok(false);
+        };
+        let (Pat::Ident(pi), Some(init)) = (&l.pat, &l.init) else {
+            return Ok(false);
+        };
+        if pi.by_ref.is_some() || pi.subpat.is_some() || init.diverge.is_some() {
+            return Ok(false);
+        }
+        let Some(kept) = self.integer_valued(&init.expr) else {
+            return Ok(false);
+        };
+        if !crate::integer_uses::used_as_integer(&pi.ident.to_string(), rest) {
+            return Ok(false);
+        }
+        self.lower_local_initialised(l, kept)?;
+        if let Some(Binding::Var(v)) = self.lookup(&pi.ident.to_string()) {
+            self.integer_locals.insert(v.to_string());
+        }
+        Ok(true)
     }
 
     /// The `let` `l` with its value written as `init` instead, lowered.
@@ -6458,7 +6485,12 @@ impl Lowerer {
         {
             return quote!(#n);
         }
-        let toks = self.render(e);
+        // `take(count(t))`: a count is an integer, so a plain helper computing it from
+        // values needs no derivative (kept as `no_grad(..)` keeps it).
+        let toks = match self.integer_valued(e) {
+            Some(kept) => self.render(&kept),
+            None => self.render(e),
+        };
         self.bind_tokens(toks, base, e.span())
     }
 
@@ -10786,7 +10818,7 @@ fn int_literal(e: &Expr) -> Option<usize> {
 }
 
 /// `vec![v; n]`: the repeated value and the count.
-fn vec_repeat(e: &Expr) -> Option<(Expr, Expr)> {
+pub(crate) fn vec_repeat(e: &Expr) -> Option<(Expr, Expr)> {
     match e {
         Expr::Macro(m) if is_vec_macro(&m.mac) => m.mac.parse_body_with(parse_repeat).ok(),
         _ => None,
