@@ -470,7 +470,7 @@ proptest! {
 
 /// The same plain helpers' results bound without a written type, where the statements
 /// after the `let` use them only as integers can be used: as an index (`VALS[i + 1]`),
-/// a range's bound (`0..n`), a count (`take(n)`, `powi(side)`, `vec![v; m + 1]`) or in a comparison with an
+/// a range's bound (`0..n`), a count (`take(n)`, `vec![v; m + 1]`) or in a comparison with an
 /// integer literal (`side == -1`). A count given by such a call directly
 /// (`take(interval_of(t) + 1)`, `step_by(..)`) is one too.
 #[autodiff_forward(untyped_helpers_fwd, Dual, Dual)]

@@ -1,6 +1,6 @@
 //! Minimal reproductions of bugs found in the engine, kept as regression tests.
-// Index loops and `&Vec` parameters are constructs under test.
-#![allow(clippy::needless_range_loop, clippy::ptr_arg)]
+// Index loops, `&Vec` parameters and local vectors are constructs under test.
+#![allow(clippy::needless_range_loop, clippy::ptr_arg, clippy::useless_vec)]
 
 use autodiff_core::prelude::*;
 use autodiff_core::testing::{check_directional, check_gradient};
@@ -806,4 +806,79 @@ fn reverse_companions_of_mut_self_methods_without_clone() {
     let mut dc = Accumulator::zero();
     let (_, t) = c.step_fwd(&mut dc, x, 1.0);
     assert!((t - dx).abs() < 1e-12);
+}
+
+/// A particle stepped in place by its own method, kept in a local vector of struct
+/// values (`Clone`, not `Copy`).
+#[differentiable]
+#[derive(Clone)]
+pub struct Swinger {
+    pub x: f64,
+    pub v: f64,
+    pub trail: [f64; 2],
+}
+
+impl Swinger {
+    #[differentiable]
+    fn step(&mut self, dt: f64, k: f64) {
+        self.v -= dt * k * self.x.sin();
+        self.x += dt * self.v;
+        self.trail[1] = self.trail[0];
+        self.trail[0] = self.x;
+    }
+}
+
+/// `vec![Swinger { .. }, ..]` stepped by `iter_mut`: the nested variants that every
+/// annotated function carries copied an element out of the vector and moved a saved
+/// element back twice (rustc's "cannot move out of index", "use of moved value"), and the
+/// forward companion's tangent vector read struct values the primal vector had moved.
+#[autodiff_reverse(d_oscillators, Active, Active)]
+#[autodiff_forward(f_oscillators, Dual, Dual)]
+fn oscillators(k: f64) -> f64 {
+    let first = Swinger {
+        x: 1.0,
+        v: 0.0,
+        trail: [0.0; 2],
+    };
+    let second = Swinger {
+        x: 0.5,
+        v: 0.3,
+        trail: [0.0; 2],
+    };
+    let mut os = vec![first, second];
+    let mut more = vec![Swinger {
+        x: -0.2,
+        v: 0.1,
+        trail: [0.0; 2],
+    }];
+    for _ in 0..40 {
+        for o in os.iter_mut() {
+            o.step(0.05, k);
+        }
+        more[0].step(0.05, k);
+    }
+    os.iter().map(|o| o.x * o.v + o.trail[1]).sum::<f64>() + more[0].trail[1] * k
+}
+
+#[autodiff_forward(oscillators_hvp, Dual, Dual)]
+fn oscillators_grad(k: &[f64], g: &mut [f64]) {
+    g[0] = d_oscillators(k[0], 1.0).1;
+}
+
+#[test]
+fn vectors_of_clone_structs_stepped_by_their_methods() {
+    let f = |p: &[f64]| oscillators(p[0]);
+    let grad = |p: &[f64]| vec![d_oscillators(p[0], 1.0).1];
+    let jvp = |p: &[f64], v: &[f64]| f_oscillators(p[0], v[0]).1;
+    let grad_value = |p: &[f64]| d_oscillators(p[0], 1.0).1;
+    for k in [0.3, 0.8, 1.7] {
+        assert_eq!(d_oscillators(k, 1.0).0, oscillators(k));
+        check_gradient(f, grad, &[k], 1e-6).unwrap();
+        check_directional(f, jvp, &[k], &[&[1.0], &[-0.5]], 1e-6).unwrap();
+        // H·v (forward over reverse) against differences of the gradient.
+        let (mut g, mut hv) = ([0.0], [0.0]);
+        oscillators_hvp(&[k], &[1.0], &mut g, &mut hv);
+        assert_eq!(g[0], grad_value(&[k]));
+        check_directional(grad_value, |_, v| hv[0] * v[0], &[k], &[&[1.0]], 1e-5).unwrap();
+    }
 }

@@ -45,6 +45,7 @@ mod conversions;
 mod difffn;
 mod flat_index;
 pub mod helpers;
+mod inferred_integers;
 mod lent_copies;
 mod member_shadows;
 #[cfg(feature = "ndarray")]
@@ -122,6 +123,10 @@ pub mod __private {
     };
     pub use crate::flat_index::{FlatIndex, flat_index};
     pub use crate::helpers::HvpCompanion;
+    /// `no_grad` of an integer that the macros inferred from its uses.
+    pub mod integer_use {
+        pub use crate::inferred_integers::{InferredInteger, no_grad};
+    }
     pub use crate::lent_copies::{LentCopies, lent_copy};
     pub use crate::member_shadows::{
         MemberSeed, member_add_seed, member_fit, member_grow, member_take_seed,

@@ -305,8 +305,15 @@ impl Forward<'_> {
                 let t = self.tan_or_zero(o);
                 Some(quote!([#t; #n]))
             }
+            // An element without a tangent gets a zero read from the literal built, whose
+            // elements it has moved (a struct value is not `Copy`).
             Op::ArrLit(ops, is_vec) => {
-                let ts: Vec<TokenStream> = ops.iter().map(|o| self.tan_or_zero(o)).collect();
+                let ts: Vec<TokenStream> = (ops.iter().enumerate())
+                    .map(|(k, o)| {
+                        self.tan(o)
+                            .unwrap_or_else(|| quote!(__ad::zero_like(&#var[#k])))
+                    })
+                    .collect();
                 Some(if *is_vec {
                     quote!(::std::vec![#(#ts),*])
                 } else {

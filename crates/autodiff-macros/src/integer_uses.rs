@@ -4,7 +4,7 @@
 //! `let i = locate(xs, t);` calls a plain helper with a value that may carry a
 //! derivative. The macro cannot see `locate`'s return type, and a float there would need
 //! a derivative; but where the statements after the `let` index with `i` (`ys[i + 1]`),
-//! count with it (`0..i`, `take(i)`, `powi(i)`) or compare it with an integer literal
+//! count with it (`0..i`, `x.iter().take(i)`, `vec![0.0; i]`) or compare it with an integer literal
 //! (`i == 0`), rustc accepts the code only if `i` is an integer, so the call needs no
 //! derivative, as `let i: usize = locate(xs, t);` needs none. Uses that other types
 //! allow too prove nothing: a cast (`i as usize`), an argument of a call, a method of
@@ -34,23 +34,52 @@ pub fn used_as_integer(name: &str, stmts: &[Stmt]) -> bool {
     false
 }
 
-/// Methods whose arguments are counts or positions, whatever the receiver.
-const COUNT_ARGUMENTS: &[&str] = &[
-    "take",
-    "skip",
-    "step_by",
-    "nth",
+/// Iterator adapters whose argument is a count or a position, on a receiver that is
+/// evidently an iterator (see [`is_iterator`]): a user type's method of the same name
+/// may take a float.
+const COUNT_ARGUMENTS: &[&str] = &["take", "skip", "step_by", "nth"];
+
+/// Methods that make an iterator of a buffer, and adapters that keep one.
+const ITERATOR_METHODS: &[&str] = &[
+    "iter",
+    "iter_mut",
+    "into_iter",
     "chunks",
     "chunks_exact",
     "windows",
-    "split_at",
-    "split_at_mut",
-    "swap",
-    "powi",
-    "with_capacity",
-    "truncate",
-    "rotate_left",
-    "rotate_right",
+    "map",
+    "zip",
+    "enumerate",
+    "rev",
+    "skip",
+    "take",
+    "step_by",
+    "copied",
+    "cloned",
+    "filter",
+];
+
+/// Methods of an iterator of a range whose use says that the range is one of integers
+/// (a range of floats is no iterator).
+const RANGE_ITERATION: &[&str] = &[
+    "map",
+    "rev",
+    "step_by",
+    "skip",
+    "take",
+    "filter",
+    "zip",
+    "enumerate",
+    "sum",
+    "product",
+    "fold",
+    "for_each",
+    "collect",
+    "count",
+    "any",
+    "all",
+    "find",
+    "position",
 ];
 
 /// Methods of the integers that a float receiver does not have or that give a float,
@@ -111,7 +140,12 @@ impl<'v> Visit<'v> for Uses<'_> {
         match e {
             Expr::Index(ix) if self.in_integer_position(&ix.index) => self.found = true,
             // `for j in 0..i`: a range iterated is one of integers.
-            Expr::ForLoop(f) if self.in_integer_position(&f.expr) => self.found = true,
+            Expr::ForLoop(f)
+                if matches!(strip(&f.expr), Expr::Range(_))
+                    && self.in_integer_position(&f.expr) =>
+            {
+                self.found = true
+            }
             // `vec![0.0; n]`.
             Expr::Macro(_) if let Some((value, count)) = vec_repeat(e) => {
                 self.found = self.in_integer_position(&count);
@@ -120,9 +154,10 @@ impl<'v> Visit<'v> for Uses<'_> {
             Expr::MethodCall(m) => {
                 let name = m.method.to_string();
                 let counts = COUNT_ARGUMENTS.contains(&name.as_str())
+                    && is_iterator(&m.receiver)
                     && m.args.iter().any(|a| self.in_integer_position(a));
-                // `(0..i).map(..)`: a range with methods other than `contains` is iterated.
-                let range = name != "contains"
+                // `(0..i).map(..)`: a range iterated.
+                let range = RANGE_ITERATION.contains(&name.as_str())
                     && matches!(strip(&m.receiver), Expr::Range(_))
                     && self.in_integer_position(&m.receiver);
                 if counts || range {
@@ -145,6 +180,22 @@ impl<'v> Visit<'v> for Uses<'_> {
     }
 }
 
+/// Whether `e` is evidently an iterator: a range, or a buffer's `iter()` (`chunks`,
+/// `windows`, ..) with adapters.
+fn is_iterator(e: &Expr) -> bool {
+    match strip(e) {
+        Expr::Range(_) => true,
+        Expr::MethodCall(m) => {
+            let name = m.method.to_string();
+            match name.as_str() {
+                "iter" | "iter_mut" | "into_iter" | "chunks" | "chunks_exact" | "windows" => true,
+                _ => ITERATOR_METHODS.contains(&name.as_str()) && is_iterator(&m.receiver),
+            }
+        }
+        _ => false,
+    }
+}
+
 fn is_comparison(op: &BinOp) -> bool {
     matches!(
         op,
@@ -159,10 +210,13 @@ fn is_arithmetic(op: &BinOp) -> bool {
     )
 }
 
-/// An integer literal without a float suffix (`0`, `2usize`; not `2.0`, `2f64`).
+/// An integer literal without a float suffix (`0`, `-1`, `2usize`; not `2.0`, `2f64`).
 fn is_integer_literal(e: &Expr) -> bool {
-    matches!(strip(e), Expr::Lit(l) if matches!(&l.lit, Lit::Int(i)
-        if !matches!(i.suffix(), "f32" | "f64")))
+    match strip(e) {
+        Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => is_integer_literal(&u.expr),
+        Expr::Lit(l) => matches!(&l.lit, Lit::Int(i) if !matches!(i.suffix(), "f32" | "f64")),
+        _ => false,
+    }
 }
 
 /// Whether a statement binds the name again anywhere (`let`, a `for` or closure
@@ -219,10 +273,10 @@ mod tests {
         assert!(uses("for j in 0..i { s += x[j]; }"));
         assert!(uses("let s: f64 = x.iter().take(i).sum();"));
         assert!(uses("let s: f64 = (0..i).map(|j| x[j]).sum();"));
-        assert!(uses("let p = x.powi(i);"));
         assert!(uses("let mut w = vec![0.0; i + 1];"));
         assert!(uses("if i == 0 { return 0.0; }"));
         assert!(uses("while 2 > i { s += 1.0; }"));
+        assert!(uses("if i != -1 { s += 1.0; }"));
         assert!(uses("let m = x[i.min(n - 1)];"));
         assert!(uses("let q = y * 2.0; let v = x[2 * i];"));
     }
@@ -231,6 +285,12 @@ mod tests {
     fn uses_that_prove_nothing() {
         assert!(!uses("let y = i * 2.0;"));
         assert!(!uses("let w = i * 2;"));
+        assert!(!uses("if i > 2.0 { s += 1.0; }"));
+        assert!(!uses("for a in i { s += a; }"));
+        assert!(!uses("let s: f64 = i.iter().sum();"));
+        assert!(!uses("let q = p.rotate_left(i);"));
+        assert!(!uses("let q = account.take(i);"));
+        assert!(!uses("let e = (0.0..i).is_empty();"));
         assert!(!uses("let k = x[i as usize];"));
         assert!(!uses("let y = g(i); let v = x[y];"));
         assert!(!uses("let r = (0.0..i).contains(&t);"));

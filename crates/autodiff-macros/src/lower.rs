@@ -1566,14 +1566,19 @@ impl Lowerer {
                     _ => VarKind::Buffer,
                 };
                 let array = matches!(op, Op::ArrLit(_, false) | Op::ArrRepeat(..));
+                let of_struct_values = matches!(&op, Op::ArrLit(items, true)
+                    if !items.is_empty() && items.iter().all(|o| matches!(o,
+                        Operand::Var(x) if self.struct_values.contains(&x.to_string())
+                            || self.structs_with_buffers.contains(&x.to_string()))));
                 let v = self.new_var_unbound(name, kind);
                 if array {
                     self.array_locals.insert(v.to_string());
                 }
-                // `let mut ss = vec![State { x: 0.0, v: 0.0 }; n];`: a buffer of structs,
-                // whose elements are copied out, assigned whole and receive method calls as
-                // a slice parameter's of structs do.
-                if is_struct_buffer_literal(e) {
+                // `let mut ss = vec![State { x: 0.0, v: 0.0 }; n];` (or `vec![a, b]` of
+                // struct values bound to locals): a buffer of structs, whose elements are
+                // copied out, assigned whole and receive method calls as a slice
+                // parameter's of structs do.
+                if is_struct_buffer_literal(e) || of_struct_values {
                     self.struct_elem_params.insert(v.to_string());
                 }
                 // `let mut ps: Vec<[f64; 2]> = Vec::new();` and `let mut t = [[0.0; 2];
@@ -2101,12 +2106,15 @@ impl Lowerer {
         if pi.by_ref.is_some() || pi.subpat.is_some() || init.diverge.is_some() {
             return Ok(false);
         }
-        let Some(kept) = self.integer_valued(&init.expr) else {
-            return Ok(false);
-        };
-        if !crate::integer_uses::used_as_integer(&pi.ident.to_string(), rest) {
+        if self.integer_valued(&init.expr).is_none()
+            || !crate::integer_uses::used_as_integer(&pi.ident.to_string(), rest)
+        {
             return Ok(false);
         }
+        // (A `no_grad` that rustc checks is given an integer: the uses were read right.)
+        let e = &init.expr;
+        let kept = syn::parse_quote_spanned!(e.span()=>
+            ::autodiff_core::__private::integer_use::no_grad(#e));
         self.lower_local_initialised(l, kept)?;
         if let Some(Binding::Var(v)) = self.lookup(&pi.ident.to_string()) {
             self.integer_locals.insert(v.to_string());
@@ -4449,6 +4457,17 @@ impl Lowerer {
 
     /// Whether `p` is an element of a parameter that holds structs (`ps[i]` of
     /// `ps: &[Particle]`), which `let p = ps[i];` copies as a struct.
+    /// Whether `p`, read back from a companion, is an element of a vector of struct
+    /// values (`vec![S { .. }, ..]`, or `vec![a, b]` of struct literals bound to locals):
+    /// a copy of it is a clone, and a copy into it a `clone_from`, where a float
+    /// element's would move.
+    fn is_struct_elem_read_back(&self, p: &Place) -> bool {
+        self.companion
+            && matches!(p.proj.last(), Some(Proj::Index(_)))
+            && p.proj.len() == 1
+            && self.struct_elem_params.contains(&p.base.to_string())
+    }
+
     fn is_struct_element(&self, p: &Place) -> bool {
         !self.companion
             && is_element_of_part(p)
@@ -8707,7 +8726,9 @@ impl Lowerer {
                 // A member of a struct parameter, of a type the macro does not see (a
                 // float, a vector, an array: a reverse companion keeps the final value of
                 // each member its function changes): a copy of its own type, moved back.
-                if matches!(place.proj.last(), Some(Proj::Field(_))) {
+                // So is an element of a vector of struct values (`ps[k]` whose method a
+                // call changes), which a move out of the vector cannot copy.
+                if matches!(place.proj.last(), Some(Proj::Field(_))) || self.is_struct_elem_read_back(&place) {
                     let v = self.let_op(Op::CloneOf(place, CopyKind::SameType), c.span());
                     if let Operand::Var(var) = &v {
                         self.kinds.insert(var.to_string(), VarKind::Scalar);
@@ -8745,7 +8766,11 @@ impl Lowerer {
                 // too.)
                 let taken_for_float = place.is_whole()
                     && self.kinds.get(&place.base.to_string()) == Some(&VarKind::Scalar);
-                let mode = if self.is_whole_struct(&place) || is_struct_helper || taken_for_float {
+                let mode = if self.is_whole_struct(&place)
+                    || is_struct_helper
+                    || taken_for_float
+                    || self.is_struct_elem_read_back(&place)
+                {
                     CopyMode::Struct {
                         behind_ref: !is_struct_helper && is_deref(dst),
                     }
