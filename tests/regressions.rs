@@ -882,3 +882,90 @@ fn vectors_of_clone_structs_stepped_by_their_methods() {
         check_directional(grad_value, |_, v| hv[0] * v[0], &[k], &[&[1.0]], 1e-5).unwrap();
     }
 }
+
+#[differentiable]
+fn product_of_first_two(x: &[f64]) -> f64 {
+    x[0] * x[1]
+}
+
+/// `let mut s = acc;` of a call's value inside a block, changed in a loop while `acc`
+/// changes after it: the companion copies the float (`__ad::copy_of(&acc)`), and the
+/// nested variants lowered that copy as a buffer, whose `s.powi(2)` and `s.sin()` became
+/// calls of user methods (rustc's "no method named `__ad_fwd_powi` found for type
+/// `f64`"; differential test, seed 7001, function 171).
+#[autodiff_reverse(d_copied_call_value, Duplicated, Active)]
+fn copied_call_value(x: &[f64]) -> f64 {
+    let mut acc = product_of_first_two(x);
+    if acc + x[0] < 5.0 {
+        let mut s = acc;
+        let mut k = 0;
+        loop {
+            if k >= 2 {
+                break;
+            }
+            k += 1;
+            s += (s.powi(2) + 1.0).powi(-2) * x[k - 1];
+        }
+        acc += s.sin();
+    }
+    acc * x[1]
+}
+
+#[autodiff_forward(copied_call_value_hvp, Dual, Dual)]
+fn copied_call_value_grad(x: &[f64], g: &mut [f64]) {
+    g.fill(0.0);
+    d_copied_call_value(x, g, 1.0);
+}
+
+#[test]
+fn copies_of_a_call_value_differentiated_again() {
+    let x = [0.3, 0.7];
+    check_gradient(copied_call_value, grad_of(d_copied_call_value), &x, 1e-6).unwrap();
+    let gradient = |x: &[f64]| {
+        let mut g = vec![0.0; 2];
+        copied_call_value_grad(x, &mut g);
+        g
+    };
+    for v in [[1.0, 0.0], [0.4, -0.9]] {
+        let (mut g, mut hv) = ([0.0; 2], [0.0; 2]);
+        copied_call_value_hvp(&x, &v, &mut g, &mut hv);
+        for k in 0..2 {
+            let component = |y: &[f64]| gradient(y)[k];
+            let want = autodiff_core::testing::central_directional(component, &x, &v, 1e-5);
+            assert!((hv[k] - want).abs() < 1e-6, "{k}: {} vs {want}", hv[k]);
+        }
+    }
+}
+
+/// A sum read before the loop that adds into it (`let scaled = a * acc;`), in a loop with
+/// a scratch buffer: the loop's iterations were reversed in place (`fused.rs`), and the
+/// reverse of `scaled` then read the sum's final value instead of its value before the
+/// loop, a wrong gradient (differential test, seed 7001, function 4).
+#[autodiff_reverse(d_sum_read_before_its_loop, Active, Const, Active)]
+#[autodiff_forward(f_sum_read_before_its_loop, Dual, Const, Dual)]
+fn sum_read_before_its_loop(a: f64, y: &[f64]) -> f64 {
+    let n = y.len();
+    let mut acc = 0.3 + y[0];
+    let scaled = a * acc;
+    let squared = a * a;
+    let mut scratch = vec![0.0; n];
+    for i in 0..n {
+        for j in 0..n {
+            scratch[j] = (y[j] - y[i] * 0.5).sin();
+        }
+        acc += scaled * squared * 0.25 + scratch[(i + 1) % n] * a;
+    }
+    acc * 0.3 + a
+}
+
+#[test]
+fn sums_read_before_their_loop() {
+    let y = [0.1, 0.5, -0.3];
+    let f = |p: &[f64]| sum_read_before_its_loop(p[0], &y);
+    let grad = |p: &[f64]| vec![d_sum_read_before_its_loop(p[0], &y, 1.0).1];
+    let jvp = |p: &[f64], v: &[f64]| f_sum_read_before_its_loop(p[0], v[0], &y).1;
+    for a in [-0.45, 0.8] {
+        check_gradient(f, grad, &[a], 1e-7).unwrap();
+        check_directional(f, jvp, &[a], &[&[1.0]], 1e-7).unwrap();
+    }
+}

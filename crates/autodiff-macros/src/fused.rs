@@ -24,7 +24,9 @@
 //!     never reads otherwise, and that the rest of the function uses only through sums
 //!     and differences that end in the result (so its adjoint is ± the seed), or through
 //!     one chain of them that also multiplies or divides by values fixed before the loop
-//!     (a mean, `s / n as f64`, or `0.5 * s`: its adjoint is the seed so scaled), or
+//!     (a mean, `s / n as f64`, or `0.5 * s`: its adjoint is the seed so scaled), and
+//!     that no statement before the loop reads (`let t = a * s;` is reversed after the
+//!     loop, when `s` holds its final value), or
 //!   - a **scratch** local: declared before the loop in the outermost block, read by no
 //!     other statement of that block nor by the result, and in every iteration
 //!     overwritten whole before it is read (see [`killed`]);
@@ -123,6 +125,15 @@ pub fn fusion(
             && only_added_into(body, w);
         if is_acc {
             if after_writes.contains(w) {
+                return None;
+            }
+            // A statement before the loop that reads the sum (`let t = a * s;`) is
+            // reversed after the loop has run, when the sum holds its final value.
+            if block[..k]
+                .iter()
+                .enumerate()
+                .any(|(i, s)| i != *decl && stmt_reads(s).contains(w))
+            {
                 return None;
             }
             accumulators.push(var.clone());

@@ -1561,8 +1561,17 @@ impl Lowerer {
                     self.bind(name, Binding::Var(collected));
                     return Ok(());
                 }
-                let kind = match op {
+                let kind = match &op {
                     Op::StructLit(..) if !mutable => VarKind::Value,
+                    // `let mut s6 = __ad::copy_of(&acc);`, a companion's copy of a float
+                    // (`let mut s6 = acc;` of a call's value): a float, whose methods are
+                    // the float methods.
+                    Op::CloneOf(p, CopyKind::SameType)
+                        if p.is_whole()
+                            && self.kinds.get(&p.base.to_string()) == Some(&VarKind::Scalar) =>
+                    {
+                        VarKind::Scalar
+                    }
                     _ => VarKind::Buffer,
                 };
                 let array = matches!(op, Op::ArrLit(_, false) | Op::ArrRepeat(..));
