@@ -969,3 +969,56 @@ fn sums_read_before_their_loop() {
         check_directional(f, jvp, &[a], &[&[1.0]], 1e-7).unwrap();
     }
 }
+
+/// `match b.last() { Some(v) => .., None => .. }` of a local vector filled in a loop: the
+/// element bound by reference, `&b[b.len().wrapping_sub(1)]`, kept its index by copying
+/// the `let mut` locals it reads, the vector among them, which moved it (rustc's "borrow
+/// of moved value"; differential test, seed 7001, function 287, and seed 7003, function
+/// 378).
+#[autodiff_reverse(d_last_of_local_vector, Duplicated, Const, Active)]
+#[autodiff_forward(f_last_of_local_vector, Dual, Const, Dual)]
+fn last_of_local_vector(x: &[f64], y: &[f64]) -> f64 {
+    let n = x.len();
+    let mut acc = 0.0;
+    let mut b = vec![0.0; n];
+    for i in 0..n {
+        for j in 0..n {
+            b[j] = x[j] * x[i];
+        }
+        let v = match b.last() {
+            Some(v) => *v * y[i],
+            None => b[0] * 0.5,
+        };
+        acc += v;
+    }
+    acc
+}
+
+#[autodiff_forward(last_of_local_vector_hvp, Dual, Dual)]
+fn last_of_local_vector_grad(x: &[f64], g: &mut [f64]) {
+    g.fill(0.0);
+    d_last_of_local_vector(x, g, &[1.0, 2.0, 3.0], 1.0);
+}
+
+#[test]
+fn last_element_of_a_local_vector_matched() {
+    let y = [1.0, 2.0, 3.0];
+    let x = [0.3, 0.7, -0.2];
+    let f = |p: &[f64]| last_of_local_vector(p, &y);
+    let grad = |p: &[f64]| {
+        let mut g = vec![0.0; 3];
+        d_last_of_local_vector(p, &mut g, &y, 1.0);
+        g
+    };
+    let jvp = |p: &[f64], v: &[f64]| f_last_of_local_vector(p, v, &y).1;
+    check_gradient(f, grad, &x, 1e-7).unwrap();
+    check_directional(f, jvp, &x, &[&[1.0, -0.5, 0.25]], 1e-7).unwrap();
+    let v = [0.4, -0.9, 0.2];
+    let (mut g, mut hv) = ([0.0; 3], [0.0; 3]);
+    last_of_local_vector_hvp(&x, &v, &mut g, &mut hv);
+    for k in 0..3 {
+        let component = |p: &[f64]| grad(p)[k];
+        let want = autodiff_core::testing::central_directional(component, &x, &v, 1e-5);
+        assert!((hv[k] - want).abs() < 1e-6, "{k}: {} vs {want}", hv[k]);
+    }
+}

@@ -637,9 +637,13 @@ impl Lowerer {
         let mut copies: HashMap<String, Ident> = HashMap::default();
         for proj in &mut p.proj {
             let Proj::Index(ts) = proj else { continue };
+            // (A buffer read there, `&b[b.len() - 1]`, is the same buffer later: moving it
+            // into a copy would leave nothing to index.)
             let mut read = Vec::new();
             walk_idents(ts, &mut |id| {
-                if self.mutable_locals.contains(&id.to_string()) {
+                if self.mutable_locals.contains(&id.to_string())
+                    && self.kinds.get(&id.to_string()) != Some(&VarKind::Buffer)
+                {
                     read.push(id.clone());
                 }
             });
