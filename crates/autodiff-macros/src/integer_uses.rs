@@ -4,13 +4,18 @@
 //! `let i = locate(xs, t);` calls a plain helper with a value that may carry a
 //! derivative. The macro cannot see `locate`'s return type, and a float there would need
 //! a derivative; but where the statements after the `let` index with `i` (`ys[i + 1]`),
-//! count with it (`0..i`, `x.iter().take(i)`, `vec![0.0; i]`) or compare it with an integer literal
-//! (`i == 0`), rustc accepts the code only if `i` is an integer, so the call needs no
-//! derivative, as `let i: usize = locate(xs, t);` needs none. Uses that other types
-//! allow too prove nothing: a cast (`i as usize`), an argument of a call, a method of
-//! unknown type, arithmetic outside an index (`v * 2` may be a user type's operator).
+//! count with it (`0..i`, `x.iter().take(i)`, `vec![0.0; i]`) or compare it with an
+//! integer literal (`i == 0`), the code compiles only if `i` is an integer, so the call
+//! needs no derivative, as `let i: usize = locate(xs, t);` needs none. Uses that other
+//! types allow too prove nothing: a cast (`i as usize`), an argument of a call, a method
+//! of unknown type, arithmetic outside an index (`v * 2` may be a user type's operator).
 //! The search stops at the first statement that binds the name again, where another
 //! value may take it.
+//!
+//! The reading is confirmed by rustc: the value is kept through
+//! `autodiff_core::__private::integer_use::no_grad`, which takes integers only, so a
+//! reading that is wrong is a compile error naming the value's type, never a derivative
+//! dropped.
 
 use crate::lower::{strip, vec_repeat};
 use syn::visit::Visit;

@@ -4468,8 +4468,6 @@ impl Lowerer {
         })
     }
 
-    /// Whether `p` is an element of a parameter that holds structs (`ps[i]` of
-    /// `ps: &[Particle]`), which `let p = ps[i];` copies as a struct.
     /// Whether `p`, read back from a companion, is an element of a vector of struct
     /// values (`vec![S { .. }, ..]`, or `vec![a, b]` of struct literals bound to locals):
     /// a copy of it is a clone, and a copy into it a `clone_from`, where a float
@@ -4481,6 +4479,8 @@ impl Lowerer {
             && self.struct_elem_params.contains(&p.base.to_string())
     }
 
+    /// Whether `p` is an element of a parameter that holds structs (`ps[i]` of
+    /// `ps: &[Particle]`), which `let p = ps[i];` copies as a struct.
     fn is_struct_element(&self, p: &Place) -> bool {
         !self.companion
             && is_element_of_part(p)
@@ -8741,7 +8741,9 @@ impl Lowerer {
                 // each member its function changes): a copy of its own type, moved back.
                 // So is an element of a vector of struct values (`ps[k]` whose method a
                 // call changes), which a move out of the vector cannot copy.
-                if matches!(place.proj.last(), Some(Proj::Field(_))) || self.is_struct_elem_read_back(&place) {
+                if matches!(place.proj.last(), Some(Proj::Field(_)))
+                    || self.is_struct_elem_read_back(&place)
+                {
                     let v = self.let_op(Op::CloneOf(place, CopyKind::SameType), c.span());
                     if let Operand::Var(var) = &v {
                         self.kinds.insert(var.to_string(), VarKind::Scalar);
