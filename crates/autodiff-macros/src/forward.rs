@@ -308,7 +308,9 @@ impl Forward<'_> {
             // An element without a tangent gets a zero read from the literal built, whose
             // elements it has moved (a struct value is not `Copy`).
             Op::ArrLit(ops, is_vec) => {
-                let ts: Vec<TokenStream> = (ops.iter().enumerate())
+                let ts: Vec<TokenStream> = ops
+                    .iter()
+                    .enumerate()
                     .map(|(k, o)| {
                         self.tan(o)
                             .unwrap_or_else(|| quote!(__ad::zero_like(&#var[#k])))

@@ -44,14 +44,18 @@ pub fn used_as_integer(name: &str, stmts: &[Stmt]) -> bool {
 /// may take a float.
 const COUNT_ARGUMENTS: &[&str] = &["take", "skip", "step_by", "nth"];
 
-/// Methods that make an iterator of a buffer, and adapters that keep one.
-const ITERATOR_METHODS: &[&str] = &[
+/// Methods that make an iterator of a buffer.
+const ITERATOR_SOURCES: &[&str] = &[
     "iter",
     "iter_mut",
     "into_iter",
     "chunks",
     "chunks_exact",
     "windows",
+];
+
+/// Adapters that keep an iterator one.
+const ITERATOR_ADAPTERS: &[&str] = &[
     "map",
     "zip",
     "enumerate",
@@ -155,6 +159,7 @@ impl<'v> Visit<'v> for Uses<'_> {
             Expr::Macro(_) if let Some((value, count)) = vec_repeat(e) => {
                 self.found = self.in_integer_position(&count);
                 self.visit_expr(&value);
+                self.visit_expr(&count);
             }
             Expr::MethodCall(m) => {
                 let name = m.method.to_string();
@@ -175,8 +180,8 @@ impl<'v> Visit<'v> for Uses<'_> {
             // operator might be a user type's, `v * 2`, so only comparisons count).
             Expr::Binary(b)
                 if is_comparison(&b.op)
-                    && (self.is_name(&b.left) && is_integer_literal(&b.right))
-                    || (self.is_name(&b.right) && is_integer_literal(&b.left)) =>
+                    && ((self.is_name(&b.left) && is_integer_literal(&b.right))
+                        || (self.is_name(&b.right) && is_integer_literal(&b.left))) =>
             {
                 self.found = true
             }
@@ -192,10 +197,8 @@ fn is_iterator(e: &Expr) -> bool {
         Expr::Range(_) => true,
         Expr::MethodCall(m) => {
             let name = m.method.to_string();
-            match name.as_str() {
-                "iter" | "iter_mut" | "into_iter" | "chunks" | "chunks_exact" | "windows" => true,
-                _ => ITERATOR_METHODS.contains(&name.as_str()) && is_iterator(&m.receiver),
-            }
+            ITERATOR_SOURCES.contains(&name.as_str())
+                || (ITERATOR_ADAPTERS.contains(&name.as_str()) && is_iterator(&m.receiver))
         }
         _ => false,
     }
@@ -290,6 +293,7 @@ mod tests {
     fn uses_that_prove_nothing() {
         assert!(!uses("let y = i * 2.0;"));
         assert!(!uses("let w = i * 2;"));
+        assert!(!uses("let w = 2 * i;"));
         assert!(!uses("if i > 2.0 { s += 1.0; }"));
         assert!(!uses("for a in i { s += a; }"));
         assert!(!uses("let s: f64 = i.iter().sum();"));

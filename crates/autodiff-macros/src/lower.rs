@@ -4474,8 +4474,7 @@ impl Lowerer {
     /// element's would move.
     fn is_struct_elem_read_back(&self, p: &Place) -> bool {
         self.companion
-            && matches!(p.proj.last(), Some(Proj::Index(_)))
-            && p.proj.len() == 1
+            && matches!(p.proj.as_slice(), [Proj::Index(_)])
             && self.struct_elem_params.contains(&p.base.to_string())
     }
 
@@ -6519,10 +6518,8 @@ impl Lowerer {
         }
         // `take(count(t))`: a count is an integer, so a plain helper computing it from
         // values needs no derivative (kept as `no_grad(..)` keeps it).
-        let toks = match self.integer_valued(e) {
-            Some(kept) => self.render(&kept),
-            None => self.render(e),
-        };
+        let kept = self.integer_valued(e);
+        let toks = self.render(kept.as_ref().unwrap_or(e));
         self.bind_tokens(toks, base, e.span())
     }
 
