@@ -875,3 +875,114 @@ proptest! {
         check_hvp_of::<posed_rev>(&x, &v, posed_oracle);
     }
 }
+
+/// Vector arithmetic in an `impl` block marked `#[differentiable]` with no method marked:
+/// the methods that build the struct from floats and values of it (`new`, `sub`, `scale`,
+/// `cross`, `unit`) are made differentiable beside those returning floats (`dot`, `norm`),
+/// since the struct's declaration gives it a zero shadow. A constructor that takes
+/// something else (`zeros(n)`, left as written) compiles without it.
+pub mod block_arithmetic {
+    use autodiff_core::prelude::*;
+
+    #[differentiable]
+    #[derive(Clone, Copy, Debug)]
+    pub struct P3 {
+        pub x: f64,
+        pub y: f64,
+        pub z: f64,
+    }
+
+    #[differentiable]
+    impl P3 {
+        pub fn new(x: f64, y: f64, z: f64) -> P3 {
+            P3 { x, y, z }
+        }
+        pub fn zeros(_n: usize) -> Self {
+            P3 {
+                x: 0.0,
+                y: 0.0,
+                z: 0.0,
+            }
+        }
+        pub fn dot(&self, o: &P3) -> f64 {
+            self.x * o.x + self.y * o.y + self.z * o.z
+        }
+        pub fn norm(&self) -> f64 {
+            self.dot(self).sqrt()
+        }
+        pub fn sub(&self, o: &P3) -> P3 {
+            P3::new(self.x - o.x, self.y - o.y, self.z - o.z)
+        }
+        pub fn add(&self, o: &Self) -> Self {
+            P3 {
+                x: self.x + o.x,
+                y: self.y + o.y,
+                z: self.z + o.z,
+            }
+        }
+        pub fn scale(&self, s: f64) -> Self {
+            P3 {
+                x: self.x * s,
+                y: self.y * s,
+                z: self.z * s,
+            }
+        }
+        pub fn cross(&self, o: &P3) -> P3 {
+            P3 {
+                x: self.y * o.z - self.z * o.y,
+                y: self.z * o.x - self.x * o.z,
+                z: self.x * o.y - self.y * o.x,
+            }
+        }
+        pub fn unit(&self) -> P3 {
+            self.scale(1.0 / self.norm())
+        }
+    }
+
+    /// Two points pulled apart by a spring and moved along their cross product, the
+    /// position assigned again in the loop.
+    #[autodiff_forward(springs_fwd, Dual, Dual)]
+    #[autodiff_reverse(springs_rev, Duplicated, Active)]
+    pub fn springs(x: &[f64]) -> f64 {
+        let a = P3::new(x[0], x[1], x[2]);
+        let b = P3::new(x[3], x[4], 0.5);
+        let d = a.sub(&b);
+        let mut p = a.cross(&b).unit();
+        for _ in 0..3 {
+            p = p.add(&d.scale(0.25));
+        }
+        (d.norm() - 1.0).powi(2) + p.dot(&b) + P3::zeros(2).x
+    }
+}
+
+fn springs_oracle<D: Num>(x: &[D]) -> D {
+    let (a, b) = ([x[0], x[1], x[2]], [x[3], x[4], c::<D>(0.5)]);
+    let d = [a[0] - b[0], a[1] - b[1], a[2] - b[2]];
+    let cr = [
+        a[1] * b[2] - a[2] * b[1],
+        a[2] * b[0] - a[0] * b[2],
+        a[0] * b[1] - a[1] * b[0],
+    ];
+    let n = (cr[0] * cr[0] + cr[1] * cr[1] + cr[2] * cr[2]).sqrt();
+    let mut p = [cr[0] / n, cr[1] / n, cr[2] / n];
+    for _ in 0..3 {
+        for k in 0..3 {
+            p[k] += d[k] * c::<D>(0.25);
+        }
+    }
+    let dn = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+    (dn - c::<D>(1.0)).powi(2) + p[0] * b[0] + p[1] * b[1] + p[2] * b[2]
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn struct_methods_of_an_unmarked_block_differentiated(
+        (x, v, s0) in slice_case(0.3, 1.5, 5..6, 0), s in seed(),
+    ) {
+        use block_arithmetic::*;
+        check_slice("springs", (&x, &v, &s0, s), springs, springs_fwd, springs_rev, springs_oracle::<Dual64>);
+        check_hvp_of::<springs_rev>(&x, &v, springs_oracle);
+    }
+}

@@ -8,8 +8,9 @@
 //! Which methods: those that carry one of the attributes (`#[differentiable]`,
 //! `#[autodiff_forward]`, `#[autodiff_reverse]`, `#[custom_rule]`), expanded here because
 //! their expansion could not stay in a trait implementation; when none does, every method
-//! of the block, as if each carried `#[differentiable]` (`#[differentiable(associated)]`
-//! for a function without `self`).
+//! whose result may carry a derivative, as if each carried `#[differentiable]`
+//! (`#[differentiable(associated)]` for a function without `self`), and the vector
+//! arithmetic of the block's own struct (see [`builds_own_struct`]).
 
 use crate::activity::Mode;
 use crate::expand::{Trigger, expand};
@@ -77,6 +78,12 @@ pub fn expand_impl(imp: ItemImpl) -> TokenStream {
                     *a = syn::parse_quote!(#[differentiable(associated)]);
                 }
             }
+        }
+        if !marked && builds_own_struct(&f, &imp.self_ty) {
+            let (method, extra) = expand_own_struct_method(f, associated, &imp.self_ty);
+            block.items.push(ImplItem::Fn(method));
+            generated.extend(extra);
+            continue;
         }
         let (method, extra) = expand_method(f);
         block.items.push(ImplItem::Fn(method));
@@ -161,9 +168,10 @@ fn split_unconstrained(g: &syn::Generics, self_ty: &syn::Type) -> (syn::Generics
 /// Whether a method's result may carry a derivative: nothing (a method that writes
 /// through `&mut`), or a value whose type names `f32`, `f64` or a type parameter (of the
 /// method or of the block), not behind a reference; `Self` counts as the block's type
-/// (`-> Self` of `impl<T: Float> V2<T>`). Other methods of a block that marks none
-/// (`fn name(&self) -> &str`, `fn len(&self) -> usize`, `fn scaled(&self) -> Self` of a
-/// struct without type parameters) are left as written.
+/// (`-> Self` of `impl<T: Float> V2<T>`). Of the other methods of a block that marks
+/// none, those that build the block's struct from floats are included by
+/// [`builds_own_struct`]; the rest (`fn name(&self) -> &str`, `fn len(&self) -> usize`,
+/// `fn zeros(n: usize) -> Self`) are left as written.
 fn returns_floats(f: &ImplItemFn, block: &syn::Generics, self_ty: &syn::Type) -> bool {
     let ty = match &f.sig.output {
         syn::ReturnType::Default => return true,
@@ -190,6 +198,92 @@ fn returns_floats(f: &ImplItemFn, block: &syn::Generics, self_ty: &syn::Type) ->
         });
     }
     floats || matches!(&**ty, syn::Type::Tuple(t) if t.elems.is_empty())
+}
+
+/// Whether `f` computes a value of the block's own struct from floats and values of that
+/// struct (`fn new(x: f64, y: f64) -> V2`, `fn sub(&self, o: &V2) -> V2`, `fn
+/// scale(&self, s: f64) -> Self`): vector arithmetic that a differentiated function calls,
+/// and whose result carries derivatives when the struct holds floats, which the block
+/// cannot see. Every parameter but `self` is a float (`f32`, `f64`, a type parameter) or
+/// the struct itself, by value or by reference, and there is at least one input; any
+/// other parameter (`n: usize`, a seed, a slice) makes a constructor whose code need not
+/// be differentiable, and is left as written.
+fn builds_own_struct(f: &ImplItemFn, self_ty: &syn::Type) -> bool {
+    let syn::ReturnType::Type(_, ret) = &f.sig.output else {
+        return false;
+    };
+    let own = |t: &syn::Type| {
+        let t = match t {
+            syn::Type::Reference(r) if r.mutability.is_none() => &*r.elem,
+            t => t,
+        };
+        matches!(t, syn::Type::Path(p) if p.qself.is_none() && p.path.is_ident("Self"))
+            || quote!(#t).to_string() == quote!(#self_ty).to_string()
+    };
+    let params: Vec<String> = f
+        .sig
+        .generics
+        .type_params()
+        .map(|p| p.ident.to_string())
+        .collect();
+    let float = |t: &syn::Type| {
+        matches!(t, syn::Type::Path(p) if p.qself.is_none()
+            && p.path.get_ident().is_some_and(|i| i == "f32" || i == "f64" || params.contains(&i.to_string())))
+    };
+    let by_ref = |t: &syn::Type| matches!(t, syn::Type::Reference(_));
+    !by_ref(ret)
+        && own(ret)
+        && !f.sig.inputs.is_empty()
+        && f.sig.inputs.iter().all(|a| match a {
+            syn::FnArg::Receiver(r) => r.reference.is_some() && r.mutability.is_none(),
+            syn::FnArg::Typed(t) => own(&t.ty) || float(&t.ty),
+        })
+}
+
+/// `f` (see [`builds_own_struct`]) made differentiable, where the struct may or may not
+/// hold floats: its derivative code is generated as for `#[differentiable]`, with the
+/// struct's zero shadow (`#[differentiable]` on the struct's declaration) asked for by
+/// each generated function's `where` clause, under a binder (`for<'__ad>`) so that rustc
+/// checks it where a differentiated caller calls the method, with the zero shadow's own
+/// message, and not where the block is declared. Where the method's code is outside the
+/// differentiable language, it is left as written, as any other method of such a block
+/// is: a differentiated caller's call of it is then rustc's error.
+fn expand_own_struct_method(
+    f: ImplItemFn,
+    associated: bool,
+    self_ty: &syn::Type,
+) -> (ImplItemFn, Vec<ImplItem>) {
+    let mut marked = f.clone();
+    marked.attrs.insert(
+        0,
+        if associated {
+            syn::parse_quote!(#[differentiable(associated)])
+        } else {
+            syn::parse_quote!(#[differentiable])
+        },
+    );
+    let (method, mut extra) = expand_method(marked);
+    let mut failed = false;
+    crate::lower::walk_idents(&quote!(#(#extra)*), &mut |id| {
+        failed |= id == "compile_error";
+    });
+    if failed {
+        return (f, Vec::new());
+    }
+    let ty = self_ty;
+    for item in &mut extra {
+        if let ImplItem::Fn(g) = item {
+            g.sig
+                .generics
+                .make_where_clause()
+                .predicates
+                .push(syn::parse_quote!(
+                    for<'__ad> #ty: ::autodiff_core::__private::ZeroLike<Out = #ty>
+                        + ::autodiff_core::__private::AddInto
+                ));
+        }
+    }
+    (method, extra)
 }
 
 /// The method `f` with its attributes expanded one after the other (as rustc would, the
