@@ -1,5 +1,5 @@
 use autodiff_core::prelude::*;
-use std::ops::{AddAssign, BitXor, Mul, Neg};
+use std::ops::{BitXor, Mul};
 
 #[differentiable]
 #[derive(Clone, Copy, Debug)]
@@ -8,13 +8,21 @@ pub struct C {
     pub im: f64,
 }
 
-impl Mul for C {
+#[differentiable]
+impl Mul<f64> for C {
     type Output = C;
-    fn mul(self, o: C) -> C {
+    fn mul(self, s: f64) -> C {
         C {
-            re: self.re * o.re - self.im * o.im,
-            im: self.re * o.im + self.im * o.re,
+            re: self.re * s,
+            im: self.im * s,
         }
+    }
+}
+
+impl Mul<C> for f64 {
+    type Output = C;
+    fn mul(self, z: C) -> C {
+        z * self
     }
 }
 
@@ -25,44 +33,19 @@ impl BitXor for C {
     }
 }
 
-impl Neg for C {
-    type Output = C;
-    fn neg(self) -> C {
-        C { re: self.re, im: -self.im }
-    }
-}
-
-impl AddAssign for C {
-    fn add_assign(&mut self, o: C) {
-        self.re += o.re;
-        self.im += o.im;
-    }
-}
-
-// A user operator's body is not visible to the macro: a float's rule would be wrong.
-#[autodiff_reverse(d_product, Duplicated, Active)]
-fn product(zs: &[C]) -> f64 {
-    let p = zs[0] * zs[1];
-    p.re
-}
-
+// An operator that a block cannot make differentiable: its body is not visible to the
+// macro, and a float's rule would be wrong.
 #[autodiff_forward(d_cross, Dual, Dual)]
 fn cross(zs: &[C]) -> f64 {
     let a = zs[0];
     a ^ zs[1]
 }
 
-#[autodiff_reverse(d_total, Duplicated, Active)]
-fn total(zs: &[C]) -> f64 {
-    let mut acc = zs[0];
-    acc += zs[1];
-    acc.im
-}
-
-#[autodiff_forward(d_flipped, Dual, Dual)]
-fn flipped(zs: &[C]) -> f64 {
-    let a = zs[1];
-    let b = -a;
+// A float on the left: the struct's `Mul<f64>` is the method of the struct on the left.
+#[autodiff_reverse(d_scaled, Duplicated, Active)]
+fn scaled(zs: &[C]) -> f64 {
+    let a = zs[0];
+    let b = 2.0 * a;
     b.re
 }
 

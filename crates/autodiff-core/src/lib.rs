@@ -56,6 +56,7 @@ mod protocol;
 mod real;
 mod saved_runs;
 mod saved_structs;
+mod struct_operators;
 mod tape;
 mod tape_memory;
 pub mod testing;
@@ -128,6 +129,10 @@ pub mod __private {
         pub use crate::inferred_integers::{InferredInteger, no_grad};
     }
     pub use crate::lent_copies::{LentCopies, lent_copy};
+    /// The checks that operators on struct values have derivatives.
+    pub mod operators {
+        pub use crate::struct_operators::*;
+    }
     pub use crate::member_shadows::{
         MemberSeed, member_add_seed, member_fit, member_grow, member_take_seed,
     };

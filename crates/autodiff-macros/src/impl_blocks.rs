@@ -46,7 +46,9 @@ pub fn expand_impl(imp: ItemImpl) -> TokenStream {
     // method naming `T` only inside another type (`fn add(&self, o: &V2<T>) -> Self`)
     // knows it for a float too. (A bound the block has already holds: nothing changes.)
     let floats = crate::signature::float_bounds(&imp.generics);
-    for item in imp.items {
+    let operator = crate::struct_operators::operator_method(&imp);
+    let mut markers = TokenStream::new();
+    for item in imp.items.clone() {
         let ImplItem::Fn(mut f) = item else {
             block.items.push(item);
             continue;
@@ -57,6 +59,23 @@ pub fn expand_impl(imp: ItemImpl) -> TokenStream {
                 .make_where_clause()
                 .predicates
                 .extend(floats.iter().cloned());
+        }
+        if operator.is_some_and(|m| f.sig.ident == m) {
+            // The operator's method stays as it is; the method added for it goes beside.
+            match crate::struct_operators::added_method(&f, &imp) {
+                Ok((added, marker_impl)) => {
+                    markers.extend(marker_impl);
+                    let (method, extra) = expand_with_zero_bound(added, false, &imp.self_ty, true);
+                    generated.push(ImplItem::Fn(method));
+                    generated.extend(extra);
+                }
+                Err(e) => {
+                    let err = e.to_compile_error();
+                    generated.push(ImplItem::Verbatim(err));
+                }
+            }
+            block.items.push(ImplItem::Fn(f));
+            continue;
         }
         // A function without `self` in the block is an associated function, which a
         // function's own attribute cannot tell (see `expand::is_associated`): marked so.
@@ -80,7 +99,7 @@ pub fn expand_impl(imp: ItemImpl) -> TokenStream {
             }
         }
         if !marked && builds_own_struct(&f, &imp.self_ty) {
-            let (method, extra) = expand_own_struct_method(f, associated, &imp.self_ty);
+            let (method, extra) = expand_with_zero_bound(f, associated, &imp.self_ty, false);
             block.items.push(ImplItem::Fn(method));
             generated.extend(extra);
             continue;
@@ -115,6 +134,7 @@ pub fn expand_impl(imp: ItemImpl) -> TokenStream {
         impl #impl_generics #self_ty #where_clause {
             #(#generated)*
         }
+        #markers
     }
 }
 
@@ -240,18 +260,22 @@ fn builds_own_struct(f: &ImplItemFn, self_ty: &syn::Type) -> bool {
         })
 }
 
-/// `f` (see [`builds_own_struct`]) made differentiable, where the struct may or may not
+/// `f`, a method that returns the block's struct (see [`builds_own_struct`], and the
+/// methods added for operators), made differentiable where the struct may or may not
 /// hold floats: its derivative code is generated as for `#[differentiable]`, with the
 /// struct's zero shadow (`#[differentiable]` on the struct's declaration) asked for by
 /// each generated function's `where` clause, under a binder (`for<'__ad>`) so that rustc
 /// checks it where a differentiated caller calls the method, with the zero shadow's own
 /// message, and not where the block is declared. Where the method's code is outside the
-/// differentiable language, it is left as written, as any other method of such a block
-/// is: a differentiated caller's call of it is then rustc's error.
-fn expand_own_struct_method(
+/// differentiable language, the macro's error is kept when `report` (an operator, which
+/// the block's attribute asks for by name); otherwise the method is left as written, as
+/// any other method of such a block is, and a differentiated caller's call of it is
+/// rustc's error.
+fn expand_with_zero_bound(
     f: ImplItemFn,
     associated: bool,
     self_ty: &syn::Type,
+    report: bool,
 ) -> (ImplItemFn, Vec<ImplItem>) {
     let mut marked = f.clone();
     marked.attrs.insert(
@@ -267,7 +291,7 @@ fn expand_own_struct_method(
     crate::lower::walk_idents(&quote!(#(#extra)*), &mut |id| {
         failed |= id == "compile_error";
     });
-    if failed {
+    if failed && !report {
         return (f, Vec::new());
     }
     let ty = self_ty;

@@ -29,6 +29,7 @@ mod reverse;
 mod rule_nesting;
 mod rules;
 mod signature;
+mod struct_operators;
 mod zero_struct;
 
 #[cfg(test)]

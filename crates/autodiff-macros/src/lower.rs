@@ -24,6 +24,7 @@ mod array_conversions;
 mod array_reductions;
 mod array_views;
 mod slice_cursors;
+mod struct_operators;
 use slice_cursors::SliceCursor;
 
 type Result<T> = syn::Result<T>;
@@ -1399,6 +1400,21 @@ impl Lowerer {
         let Some(init) = &l.init else {
             return self.declare_scalar(l);
         };
+        if let Some(calls) = self.struct_operators_as_calls(&init.expr) {
+            let mut l = l.clone();
+            if let Some(init) = &mut l.init {
+                *init.expr = calls.clone();
+            }
+            self.lower_local(&l)?;
+            // `let q = p + v;`: a struct, whose operators and methods are the user's.
+            if self.is_struct_operator_call(&calls)
+                && let Pat::Ident(p) = &l.pat
+                && let Some(Binding::Var(v)) = self.lookup(&p.ident.to_string())
+            {
+                self.struct_results.insert(v.to_string());
+            }
+            return Ok(());
+        }
         if init.diverge.is_some() {
             // Lowered with the statements after it (see `lower_stmts`).
             return unsupported(l, "`let .. else` here");
@@ -3051,6 +3067,9 @@ impl Lowerer {
 
     fn lower_expr_stmt(&mut self, e: &Expr) -> Result<()> {
         let e = strip(e);
+        if let Some(calls) = self.struct_operators_as_calls(e) {
+            return self.lower_expr_stmt(&calls);
+        }
         // A write through a constant reference parameter (`*count += 1` of a `&mut usize`,
         // `*clipped = true`): no derivative, kept as written.
         let written = match e {
@@ -3339,10 +3358,11 @@ impl Lowerer {
             Expr::Binary(b) if compound_kind(&b.op).is_some() => {
                 let kind = compound_kind(&b.op).unwrap();
                 // (`acc += v` of structs: the user's `AddAssign`, see `Expr::Binary`.)
-                if !self.companion
-                    && (self.is_struct_operand(&b.left) || self.is_struct_operand(&b.right))
-                {
+                if !self.companion && self.struct_valued(&b.left) {
                     return unsupported(e, STRUCT_OPERATOR);
+                }
+                if !self.companion && self.struct_valued(&b.right) {
+                    return unsupported(e, STRUCT_ON_THE_RIGHT);
                 }
                 let place = self.lower_place(&b.left)?;
                 let v = self.lower_value_operand(&b.right)?;
@@ -7201,6 +7221,9 @@ impl Lowerer {
             Expr::Unary(u) => match u.op {
                 syn::UnOp::Neg(_) => {
                     // (`-z` of a struct: the user's `Neg`, see `Expr::Binary`.)
+                    if let Some(calls) = self.struct_operators_as_calls(e) {
+                        return self.lower_expr(&calls);
+                    }
                     if !self.companion && self.is_struct_operand(&u.expr) {
                         return unsupported(e, STRUCT_OPERATOR);
                     }
@@ -7251,10 +7274,16 @@ impl Lowerer {
                         | syn::BinOp::Or(_)
                 );
                 if value_op
-                    && !self.companion
-                    && (self.is_struct_operand(&b.left) || self.is_struct_operand(&b.right))
+                    && self.struct_valued(&b.left)
+                    && let Some(calls) = self.struct_operators_as_calls(e)
                 {
+                    return self.lower_expr(&calls);
+                }
+                if value_op && !self.companion && self.struct_valued(&b.left) {
                     return unsupported(e, STRUCT_OPERATOR);
+                }
+                if value_op && !self.companion && self.struct_valued(&b.right) {
+                    return unsupported(e, STRUCT_ON_THE_RIGHT);
                 }
                 let op = match b.op {
                     syn::BinOp::Add(_) => BinOp::Add,
@@ -10760,7 +10789,10 @@ fn strip_copied(e: &Expr) -> (&Expr, bool) {
 /// Why an operator on struct values is refused: the user implemented it for the struct
 /// (`z * w` of complex numbers, `a ^ b` for a cross product, `-z` for a conjugate), and
 /// its body is not visible to the macro, so a float's rule would be wrong.
-const STRUCT_OPERATOR: &str = "an operator on struct values (its implementation is not visible to the macro: call a `#[differentiable]` function or method, or compute on the members)";
+const STRUCT_OPERATOR: &str = "an operator on struct values other than `+`, `-`, `*`, `/`, unary `-` and their assignments (`+=`, ..) (its implementation is not visible to the macro: call a `#[differentiable]` function or method, or compute on the members)";
+
+/// Why an operator with a struct value on its right only is refused.
+const STRUCT_ON_THE_RIGHT: &str = "an operator with a struct value on its right and a float or an expression of unknown type on its left (`2.0 * v`: write the struct on the left, `v * 2.0`, with `#[differentiable]` on the operator's `impl` block, or bind the left operand with `let` first)";
 
 /// Whether `p` is an element of a buffer or of a part of one: `b[i]`, `b[1..][i]`.
 fn is_element_of_part(p: &Place) -> bool {

@@ -1,0 +1,225 @@
+//! Operators on struct values (`a + b`, `v * 0.5`, `-z`, `acc += v` of a user's struct):
+//! written as calls of the methods that `#[differentiable]` on the operator's `impl`
+//! block adds (`a.autodiff_op_add(&b)`, see `crate::struct_operators`), before they are
+//! lowered, so that they are differentiated as method calls are. An operator's body is
+//! not visible here, so this is the only way its derivative can be known; a struct whose
+//! operator's block is not marked has no such method, and the call is rustc's error
+//! naming it.
+
+use super::*;
+use crate::struct_operators::{METHOD_PREFIX, added_name, marker};
+
+impl Lowerer {
+    /// `e` with every operator whose left operand is a struct value written as a call
+    /// of the method added for it, or `None` where `e` has no such operator. The right
+    /// operand is passed by reference where it is a struct value too, and as it is
+    /// otherwise (`v * 0.5`, `impl Mul<f64> for V2`, whose method is named `_scalar`).
+    ///
+    /// Before the calls, it emits a check of each operator whose left operand is a place
+    /// (`a`, `zs[i]`, `self.v`): a statement that compiles only where the operator's
+    /// block is marked (see `autodiff_core`'s `operators`), so that a missing derivative
+    /// is reported at the operator with a message that says what to mark.
+    pub(super) fn struct_operators_as_calls(&mut self, e: &Expr) -> Option<Expr> {
+        if self.companion || !self.has_struct_operators(e) {
+            return None;
+        }
+        let mut rewritten = e.clone();
+        let mut rewriter = Rewriter {
+            lowerer: self,
+            changed: false,
+            checks: Vec::new(),
+        };
+        rewriter.visit_expr_mut(&mut rewritten);
+        let (changed, checks) = (rewriter.changed, rewriter.checks);
+        for check in checks {
+            self.emit(Stmt::Inactive(check));
+        }
+        changed.then_some(rewritten)
+    }
+
+    /// Whether `e` is an operator on struct values written as its call.
+    pub(super) fn is_struct_operator_call(&self, e: &Expr) -> bool {
+        matches!(strip(e), Expr::MethodCall(m) if m.method.to_string().starts_with(METHOD_PREFIX))
+    }
+
+    /// Whether `e` has an operator whose left operand is a struct value (outside
+    /// closures, blocks and `match` arms, as [`Rewriter`] rewrites), without copying it.
+    fn has_struct_operators(&self, e: &Expr) -> bool {
+        struct Finder<'a> {
+            lowerer: &'a Lowerer,
+            found: bool,
+        }
+        impl<'ast> syn::visit::Visit<'ast> for Finder<'_> {
+            fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+            fn visit_block(&mut self, _: &'ast syn::Block) {}
+            fn visit_arm(&mut self, _: &'ast syn::Arm) {}
+            fn visit_expr(&mut self, e: &'ast Expr) {
+                self.found |= match e {
+                    Expr::Binary(b) => {
+                        operator_method(&b.op).is_some() && self.lowerer.struct_valued(&b.left)
+                    }
+                    Expr::Unary(u) => {
+                        matches!(u.op, syn::UnOp::Neg(_)) && self.lowerer.struct_valued(&u.expr)
+                    }
+                    _ => false,
+                };
+                if !self.found {
+                    syn::visit::visit_expr(self, e);
+                }
+            }
+        }
+        let mut finder = Finder {
+            lowerer: self,
+            found: false,
+        };
+        syn::visit::Visit::visit_expr(&mut finder, e);
+        finder.found
+    }
+
+    /// Whether `e` is a struct value: one that [`Self::is_struct_operand`] knows, a
+    /// struct built in the body and bound with `let mut`, a local bound to a struct a
+    /// call returned (`let q = p + v;`, `let e: C = z.exp();`), or an operator on structs
+    /// (already written as its call, or to be: its left operand is a struct value).
+    pub(super) fn struct_valued(&self, e: &Expr) -> bool {
+        match strip(e) {
+            Expr::MethodCall(_) => self.is_struct_operator_call(e),
+            Expr::Binary(b) => operator_method(&b.op).is_some() && self.struct_valued(&b.left),
+            Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => self.struct_valued(&u.expr),
+            Expr::Path(p) if !self.is_struct_operand(e) => p.path.get_ident().is_some_and(|id| {
+                matches!(self.lookup(&id.to_string()), Some(Binding::Var(v))
+                    if self.struct_values.contains(&v.to_string())
+                        || self.struct_results.contains(&v.to_string())
+                        || self.structs_with_buffers.contains(&v.to_string()))
+            }),
+            _ => self.is_struct_operand(e),
+        }
+    }
+}
+
+/// Rewrites the operators of an expression from the innermost out, so that an operand
+/// that is itself an operator on structs (`p + v * dt`) is known for a struct value.
+struct Rewriter<'a> {
+    lowerer: &'a Lowerer,
+    changed: bool,
+    /// The checks of the operators rewritten (see [`Lowerer::struct_operators_as_calls`]).
+    checks: Vec<TokenStream>,
+}
+
+impl Rewriter<'_> {
+    /// Records the check of the operator `method` with `left` on its left, where `left`
+    /// is a place, which the check reads again without effects.
+    fn check(&mut self, method: &str, struct_rhs: bool, left: &Expr, op: proc_macro2::Span) {
+        let place = match strip(left) {
+            Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => strip(&u.expr),
+            e => e,
+        };
+        let simple = |e: &Expr| matches!(strip(e), Expr::Path(p) if p.path.get_ident().is_some());
+        let checkable = match place {
+            Expr::Path(_) => simple(place),
+            Expr::Field(f) => simple(&f.base),
+            // (An index that a loop binds is not the user's name in every sweep.)
+            Expr::Index(ix) => simple(&ix.expr) && matches!(strip(&ix.index), Expr::Lit(_)),
+            _ => false,
+        };
+        if !checkable {
+            return;
+        }
+        let (_, check) = marker(method, struct_rhs);
+        // (At the operator, where rustc reports a missing derivative.)
+        let left = respan(self.lowerer.render(left), op);
+        self.checks.push(quote_spanned! {op=>
+            ::autodiff_core::no_grad(::autodiff_core::__private::operators::#check(&#left));
+        });
+    }
+}
+
+impl VisitMut for Rewriter<'_> {
+    // A closure's parameters are other values, which the lowering of the closure reads;
+    // the statements of a block (a loop's body, a branch) and a `match` arm are rewritten
+    // where they are lowered, once the names bound before them are known.
+    fn visit_expr_closure_mut(&mut self, _: &mut syn::ExprClosure) {}
+    fn visit_block_mut(&mut self, _: &mut syn::Block) {}
+    fn visit_arm_mut(&mut self, _: &mut syn::Arm) {}
+
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        syn::visit_mut::visit_expr_mut(self, e);
+        let call: Expr = match e {
+            Expr::Binary(b) => {
+                let Some(method) = operator_method(&b.op) else {
+                    return;
+                };
+                if !self.lowerer.struct_valued(&b.left) {
+                    return;
+                }
+                let struct_rhs = self.lowerer.struct_valued(&b.right);
+                self.check(method, struct_rhs, &b.left, b.op.span());
+                let name = added_name(method, struct_rhs, b.op.span());
+                let receiver = as_receiver(&b.left);
+                let right = &b.right;
+                let arg: Expr = if struct_rhs {
+                    syn::parse_quote_spanned!(right.span()=> &#right)
+                } else {
+                    (**right).clone()
+                };
+                syn::parse_quote_spanned!(b.op.span()=> #receiver.#name(#arg))
+            }
+            Expr::Unary(u)
+                if matches!(u.op, syn::UnOp::Neg(_)) && self.lowerer.struct_valued(&u.expr) =>
+            {
+                self.check("neg", true, &u.expr, u.op.span());
+                let name = added_name("neg", true, u.op.span());
+                let receiver = as_receiver(&u.expr);
+                syn::parse_quote_spanned!(u.op.span()=> #receiver.#name())
+            }
+            _ => return,
+        };
+        *e = call;
+        self.changed = true;
+    }
+}
+
+/// The method of the operator `op` (`add` of `+`, `add_assign` of `+=`), where it is
+/// one that a struct's block can make differentiable.
+fn operator_method(op: &syn::BinOp) -> Option<&'static str> {
+    Some(match op {
+        syn::BinOp::Add(_) => "add",
+        syn::BinOp::Sub(_) => "sub",
+        syn::BinOp::Mul(_) => "mul",
+        syn::BinOp::Div(_) => "div",
+        syn::BinOp::AddAssign(_) => "add_assign",
+        syn::BinOp::SubAssign(_) => "sub_assign",
+        syn::BinOp::MulAssign(_) => "mul_assign",
+        syn::BinOp::DivAssign(_) => "div_assign",
+        _ => return None,
+    })
+}
+
+/// `tokens` with every token at `span`.
+fn respan(tokens: TokenStream, span: proc_macro2::Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut t| {
+            if let proc_macro2::TokenTree::Group(g) = &t {
+                let mut inner = proc_macro2::Group::new(g.delimiter(), respan(g.stream(), span));
+                inner.set_span(span);
+                t = proc_macro2::TokenTree::Group(inner);
+            } else {
+                t.set_span(span);
+            }
+            t
+        })
+        .collect()
+}
+
+/// `e` as the receiver of a method call: in parentheses unless it is a place or a call.
+fn as_receiver(e: &Expr) -> Expr {
+    match e {
+        Expr::Path(_)
+        | Expr::MethodCall(_)
+        | Expr::Call(_)
+        | Expr::Field(_)
+        | Expr::Index(_)
+        | Expr::Paren(_) => e.clone(),
+        e => syn::parse_quote!((#e)),
+    }
+}

@@ -1,0 +1,278 @@
+//! Operators implemented for a user's struct (`impl Add for V2`, `impl Mul<f64> for V2`,
+//! `impl Neg for V2`, `impl AddAssign for V2`, ..), with `#[differentiable]` on each
+//! `impl` block, used in differentiated code: `p = p + v * dt`, `-q`, `acc += v`,
+//! operators nested in operands and in method calls' arguments, on locals built with
+//! `let` and `let mut`, on elements of a slice of structs, on struct parameters (`*p`),
+//! inside a `#[differentiable]` helper, and on a struct generic over its float type.
+//! Checked against num-dual in both modes, and under forward over reverse (H·v) against
+//! `HyperDual64`.
+
+// `p = p + v * dt` is a form under test, beside `v += a * dt`.
+#![allow(clippy::assign_op_pattern)]
+
+mod lang_common;
+
+use autodiff_core::prelude::*;
+use lang_common::*;
+use proptest::prelude::*;
+use std::ops::{Add, AddAssign, Div, Mul, MulAssign, Neg, Sub, SubAssign};
+
+#[differentiable]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct V2 {
+    pub x: f64,
+    pub y: f64,
+}
+
+#[differentiable]
+impl Add for V2 {
+    type Output = V2;
+    fn add(self, o: V2) -> V2 {
+        V2 {
+            x: self.x + o.x,
+            y: self.y + o.y,
+        }
+    }
+}
+
+#[differentiable]
+impl Sub for V2 {
+    type Output = Self;
+    fn sub(self, o: Self) -> Self::Output {
+        V2 {
+            x: self.x - o.x,
+            y: self.y - o.y,
+        }
+    }
+}
+
+/// Two implementations of one operator: by a float and by a struct (elementwise).
+#[differentiable]
+impl Mul<f64> for V2 {
+    type Output = V2;
+    fn mul(self, s: f64) -> V2 {
+        V2 {
+            x: self.x * s,
+            y: self.y * s,
+        }
+    }
+}
+
+#[differentiable]
+impl Mul for V2 {
+    type Output = V2;
+    fn mul(self, o: V2) -> V2 {
+        V2 {
+            x: self.x * o.x,
+            y: self.y * o.y,
+        }
+    }
+}
+
+#[differentiable]
+impl Div<f64> for V2 {
+    type Output = V2;
+    fn div(self, s: f64) -> V2 {
+        V2 {
+            x: self.x / s,
+            y: self.y / s,
+        }
+    }
+}
+
+#[differentiable]
+impl Neg for V2 {
+    type Output = V2;
+    fn neg(self) -> V2 {
+        V2 {
+            x: -self.x,
+            y: -self.y,
+        }
+    }
+}
+
+#[differentiable]
+impl AddAssign for V2 {
+    fn add_assign(&mut self, o: V2) {
+        self.x += o.x;
+        self.y += o.y;
+    }
+}
+
+#[differentiable]
+impl SubAssign for V2 {
+    fn sub_assign(&mut self, o: V2) {
+        self.x -= o.x;
+        self.y -= o.y;
+    }
+}
+
+#[differentiable]
+impl MulAssign<f64> for V2 {
+    fn mul_assign(&mut self, s: f64) {
+        self.x *= s;
+        self.y *= s;
+    }
+}
+
+#[differentiable]
+impl V2 {
+    pub fn dot(&self, o: &V2) -> f64 {
+        self.x * o.x + self.y * o.y
+    }
+    pub fn norm(&self) -> f64 {
+        self.dot(self).sqrt()
+    }
+}
+
+/// A damped spring integrated by semi-implicit Euler, written with the operators.
+#[autodiff_forward(orbit_fwd, Dual, Dual)]
+#[autodiff_reverse(orbit_rev, Duplicated, Active)]
+fn orbit(x: &[f64]) -> f64 {
+    let k = x[4];
+    let mut p = V2 { x: x[0], y: x[1] };
+    let mut v = V2 { x: x[2], y: x[3] };
+    let dt = 0.1;
+    for _ in 0..8 {
+        let a = -p * k - v * 0.2;
+        v += a * dt;
+        p = p + v * dt;
+    }
+    let mut acc = V2 { x: 0.0, y: 0.0 };
+    acc -= p / 2.0;
+    acc *= k;
+    acc.dot(&(v * p)) + (p - v).norm()
+}
+
+fn orbit_oracle<D: Num>(x: &[D]) -> D {
+    let k = x[4];
+    let (mut p, mut v) = ([x[0], x[1]], [x[2], x[3]]);
+    let dt = c::<D>(0.1);
+    for _ in 0..8 {
+        let a = [
+            -p[0] * k - v[0] * c::<D>(0.2),
+            -p[1] * k - v[1] * c::<D>(0.2),
+        ];
+        v = [v[0] + a[0] * dt, v[1] + a[1] * dt];
+        p = [p[0] + v[0] * dt, p[1] + v[1] * dt];
+    }
+    let acc = [-p[0] / c::<D>(2.0) * k, -p[1] / c::<D>(2.0) * k];
+    let (d0, d1) = (p[0] - v[0], p[1] - v[1]);
+    acc[0] * v[0] * p[0] + acc[1] * v[1] * p[1] + (d0 * d0 + d1 * d1).sqrt()
+}
+
+/// Operators on elements of a slice of structs and on struct parameters, through a
+/// `#[differentiable]` helper.
+#[differentiable]
+fn midpoint(a: &V2, b: &V2) -> V2 {
+    (*a + *b) * 0.5
+}
+
+#[autodiff_reverse(spread_rev, Duplicated, Duplicated, Active)]
+fn spread(ps: &[V2], w: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 1..ps.len() {
+        let m: V2 = midpoint(&ps[i - 1], &ps[i]);
+        let d = ps[i] - m * w[0];
+        s += d.dot(&d) * w[1];
+    }
+    s
+}
+
+fn spread_oracle<D: Num>(z: &[D]) -> D {
+    // z: the points' coordinates, then w.
+    let n = (z.len() - 2) / 2;
+    let w = &z[2 * n..];
+    let mut s = c::<D>(0.0);
+    for i in 1..n {
+        let m = [
+            (z[2 * i - 2] + z[2 * i]) * c::<D>(0.5),
+            (z[2 * i - 1] + z[2 * i + 1]) * c::<D>(0.5),
+        ];
+        let d = [z[2 * i] - m[0] * w[0], z[2 * i + 1] - m[1] * w[0]];
+        s += (d[0] * d[0] + d[1] * d[1]) * w[1];
+    }
+    s
+}
+
+/// The same operators on a struct generic over its float type.
+#[differentiable]
+#[derive(Clone, Copy, Debug)]
+pub struct G<T: num_traits::Float> {
+    pub a: T,
+    pub b: T,
+}
+
+#[differentiable]
+impl<T: num_traits::Float> Add for G<T> {
+    type Output = G<T>;
+    fn add(self, o: G<T>) -> G<T> {
+        G {
+            a: self.a + o.a,
+            b: self.b + o.b,
+        }
+    }
+}
+
+#[differentiable]
+impl<T: num_traits::Float> Mul<T> for G<T> {
+    type Output = G<T>;
+    fn mul(self, s: T) -> G<T> {
+        G {
+            a: self.a * s,
+            b: self.b * s.sin(),
+        }
+    }
+}
+
+#[autodiff_forward(generic_fwd, Dual, Dual)]
+#[autodiff_reverse(generic_rev, Duplicated, Active)]
+fn generic(x: &[f64]) -> f64 {
+    let g = G { a: x[0], b: x[1] };
+    let h = (g + g * x[1]) * 0.5 + g;
+    h.a * h.b
+}
+
+fn generic_oracle<D: Num>(x: &[D]) -> D {
+    let (a, b) = (x[0], x[1]);
+    let (sa, sb) = (a * x[1], b * x[1].sin());
+    let (ha, hb) = ((a + sa) * c::<D>(0.5) + a, (b + sb) * c::<D>(0.5).sin() + b);
+    ha * hb
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn operators_of_a_struct_in_a_loop(
+        (x, v, s0) in slice_case(-1.0, 1.0, 5..6, 0), s in seed(),
+    ) {
+        check_slice("orbit", (&x, &v, &s0, s), orbit, orbit_fwd, orbit_rev, orbit_oracle::<Dual64>);
+        check_hvp_of::<orbit_rev>(&x, &v, orbit_oracle);
+    }
+
+    #[test]
+    fn operators_on_elements_and_parameters(
+        z in vecf(-1.0, 1.0, 10), w in vecf(-1.0, 1.0, 2),
+    ) {
+        let ps: Vec<V2> = z.chunks(2).map(|c| V2 { x: c[0], y: c[1] }).collect();
+        let mut dps = vec![V2 { x: 0.0, y: 0.0 }; ps.len()];
+        let mut dw = vec![0.0; 2];
+        let value = spread_rev(&ps, &mut dps, &w, &mut dw, 1.0);
+        let mut all = z.clone();
+        all.extend_from_slice(&w);
+        let (want, grad) = oracle_grad(spread_oracle, &all);
+        check("spread", value, want);
+        let mut got: Vec<f64> = dps.iter().flat_map(|p| [p.x, p.y]).collect();
+        got.extend_from_slice(&dw);
+        check_all("spread gradient", &got, &grad);
+    }
+
+    #[test]
+    fn operators_of_a_generic_struct(
+        (x, v, s0) in slice_case(-1.0, 1.0, 2..3, 0), s in seed(),
+    ) {
+        check_slice("generic", (&x, &v, &s0, s), generic, generic_fwd, generic_rev, generic_oracle::<Dual64>);
+        check_hvp_of::<generic_rev>(&x, &v, generic_oracle);
+    }
+}
