@@ -125,6 +125,55 @@ impl V2 {
     }
 }
 
+#[differentiable]
+impl V2 {
+    /// Operators on `*self` inside a method.
+    pub fn lerp(&self, o: &V2, t: f64) -> V2 {
+        *self + (*o - *self) * t
+    }
+}
+
+/// A sum assigned again in a helper (`acc = acc + *c`), and a struct a method returned
+/// (its type unknown to the macro) on the left of `+`, known by the struct on the right.
+#[differentiable]
+fn mid3(a: &V2, b: &V2, c: &V2) -> V2 {
+    let mut acc = *a + *b;
+    acc = acc + *c;
+    acc * (1.0 / 3.0)
+}
+
+#[autodiff_forward(blend_fwd, Dual, Dual)]
+#[autodiff_reverse(blend_rev, Duplicated, Active)]
+fn blend(x: &[f64]) -> f64 {
+    let p0 = V2 { x: x[0], y: x[1] };
+    let p1 = V2 { x: x[2], y: x[3] };
+    let p2 = V2 {
+        x: x[1],
+        y: x[0] * x[2],
+    };
+    let c: V2 = mid3(&p0, &p1, &p2);
+    let m = p0.lerp(&c, 0.3);
+    let r = m + c * x[2];
+    let d = r - p1 * x[3].sin();
+    d.dot(&d) + r.dot(&m)
+}
+
+fn blend_oracle<D: Num>(x: &[D]) -> D {
+    let (p0, p1, p2) = ([x[0], x[1]], [x[2], x[3]], [x[1], x[0] * x[2]]);
+    let third = c::<D>(1.0 / 3.0);
+    let cc = [
+        (p0[0] + p1[0] + p2[0]) * third,
+        (p0[1] + p1[1] + p2[1]) * third,
+    ];
+    let m = [
+        p0[0] + (cc[0] - p0[0]) * c::<D>(0.3),
+        p0[1] + (cc[1] - p0[1]) * c::<D>(0.3),
+    ];
+    let r = [m[0] + cc[0] * x[2], m[1] + cc[1] * x[2]];
+    let d = [r[0] - p1[0] * x[3].sin(), r[1] - p1[1] * x[3].sin()];
+    d[0] * d[0] + d[1] * d[1] + r[0] * m[0] + r[1] * m[1]
+}
+
 /// A damped spring integrated by semi-implicit Euler, written with the operators.
 #[autodiff_forward(orbit_fwd, Dual, Dual)]
 #[autodiff_reverse(orbit_rev, Duplicated, Active)]
@@ -249,6 +298,14 @@ proptest! {
     ) {
         check_slice("orbit", (&x, &v, &s0, s), orbit, orbit_fwd, orbit_rev, orbit_oracle::<Dual64>);
         check_hvp_of::<orbit_rev>(&x, &v, orbit_oracle);
+    }
+
+    #[test]
+    fn operators_in_methods_and_helpers(
+        (x, v, s0) in slice_case(-1.0, 1.0, 4..5, 0), s in seed(),
+    ) {
+        check_slice("blend", (&x, &v, &s0, s), blend, blend_fwd, blend_rev, blend_oracle::<Dual64>);
+        check_hvp_of::<blend_rev>(&x, &v, blend_oracle);
     }
 
     #[test]

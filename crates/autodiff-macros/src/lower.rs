@@ -1401,6 +1401,15 @@ impl Lowerer {
             return self.declare_scalar(l);
         };
         if let Some(calls) = self.struct_operators_as_calls(&init.expr) {
+            // (`let mut acc = a + b;` then `acc = acc + c;`: a struct, kept as a copy of
+            // the call's value, which is assigned whole, as a struct whose members the
+            // body reads is; see `call_result_copy`.)
+            if let Pat::Ident(p) = &l.pat
+                && p.mutability.is_some()
+                && self.is_struct_operator_call(&calls)
+            {
+                self.field_owners.insert(p.ident.to_string());
+            }
             let mut l = l.clone();
             if let Some(init) = &mut l.init {
                 *init.expr = calls.clone();
@@ -7274,7 +7283,7 @@ impl Lowerer {
                         | syn::BinOp::Or(_)
                 );
                 if value_op
-                    && self.struct_valued(&b.left)
+                    && self.struct_operator(b).is_some()
                     && let Some(calls) = self.struct_operators_as_calls(e)
                 {
                     return self.lower_expr(&calls);
@@ -10792,7 +10801,7 @@ fn strip_copied(e: &Expr) -> (&Expr, bool) {
 const STRUCT_OPERATOR: &str = "an operator on struct values other than `+`, `-`, `*`, `/`, unary `-` and their assignments (`+=`, ..) (its implementation is not visible to the macro: call a `#[differentiable]` function or method, or compute on the members)";
 
 /// Why an operator with a struct value on its right only is refused.
-const STRUCT_ON_THE_RIGHT: &str = "an operator with a struct value on its right and a float or an expression of unknown type on its left (`2.0 * v`: write the struct on the left, `v * 2.0`, with `#[differentiable]` on the operator's `impl` block, or bind the left operand with `let` first)";
+const STRUCT_ON_THE_RIGHT: &str = "an operator with a struct value on its right and a float or a value of unknown type on its left (`2.0 * v`: write the struct on the left, `v * 2.0`, with `#[differentiable]` on the operator's `impl` block; a struct that a call returned takes its type in its `let`, `let m: V2 = p.lerp(&q, t);`)";
 
 /// Whether `p` is an element of a buffer or of a part of one: `b[i]`, `b[1..][i]`.
 fn is_element_of_part(p: &Place) -> bool {

@@ -55,9 +55,7 @@ impl Lowerer {
             fn visit_arm(&mut self, _: &'ast syn::Arm) {}
             fn visit_expr(&mut self, e: &'ast Expr) {
                 self.found |= match e {
-                    Expr::Binary(b) => {
-                        operator_method(&b.op).is_some() && self.lowerer.struct_valued(&b.left)
-                    }
+                    Expr::Binary(b) => self.lowerer.struct_operator(b).is_some(),
                     Expr::Unary(u) => {
                         matches!(u.op, syn::UnOp::Neg(_)) && self.lowerer.struct_valued(&u.expr)
                     }
@@ -76,6 +74,18 @@ impl Lowerer {
         finder.found
     }
 
+    /// The method of `b` where it is an operator on struct values, with whether its right
+    /// operand is a struct value too: its left operand is one, or, for `+` and `-` (and
+    /// `+=`, `-=`), its right operand is (`m + c` with `m` a call's result, which the
+    /// macro cannot type: a float plus a struct is no operator a struct's block can make
+    /// differentiable anyway).
+    pub(super) fn struct_operator(&self, b: &syn::ExprBinary) -> Option<(&'static str, bool)> {
+        let method = operator_method(&b.op)?;
+        let right = self.struct_valued(&b.right);
+        let additive = matches!(method, "add" | "sub" | "add_assign" | "sub_assign");
+        (self.struct_valued(&b.left) || (additive && right)).then_some((method, right))
+    }
+
     /// Whether `e` is a struct value: one that [`Self::is_struct_operand`] knows, a
     /// struct built in the body and bound with `let mut`, a local bound to a struct a
     /// call returned (`let q = p + v;`, `let e: C = z.exp();`), or an operator on structs
@@ -83,7 +93,7 @@ impl Lowerer {
     pub(super) fn struct_valued(&self, e: &Expr) -> bool {
         match strip(e) {
             Expr::MethodCall(_) => self.is_struct_operator_call(e),
-            Expr::Binary(b) => operator_method(&b.op).is_some() && self.struct_valued(&b.left),
+            Expr::Binary(b) => self.struct_operator(b).is_some(),
             Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => self.struct_valued(&u.expr),
             Expr::Path(p) if !self.is_struct_operand(e) => p.path.get_ident().is_some_and(|id| {
                 matches!(self.lookup(&id.to_string()), Some(Binding::Var(v))
@@ -145,13 +155,9 @@ impl VisitMut for Rewriter<'_> {
         syn::visit_mut::visit_expr_mut(self, e);
         let call: Expr = match e {
             Expr::Binary(b) => {
-                let Some(method) = operator_method(&b.op) else {
+                let Some((method, struct_rhs)) = self.lowerer.struct_operator(b) else {
                     return;
                 };
-                if !self.lowerer.struct_valued(&b.left) {
-                    return;
-                }
-                let struct_rhs = self.lowerer.struct_valued(&b.right);
                 self.check(method, struct_rhs, &b.left, b.op.span());
                 let name = added_name(method, struct_rhs, b.op.span());
                 let receiver = as_receiver(&b.left);
