@@ -3,15 +3,15 @@
 //! block adds (`a.autodiff_op_add(&b)`, see `crate::struct_operators`), before they are
 //! lowered, so that they are differentiated as method calls are. An operator's body is
 //! not visible here, so this is the only way its derivative can be known; a struct whose
-//! operator's block is not marked has no such method, and the call is rustc's error
-//! naming it.
+//! operator's block is not marked has no such method, and a check written before the call
+//! makes that rustc's error at the operator, saying what to mark.
 
 use super::*;
 use crate::struct_operators::{METHOD_PREFIX, added_name, marker};
 
 impl Lowerer {
-    /// `e` with every operator whose left operand is a struct value written as a call
-    /// of the method added for it, or `None` where `e` has no such operator. The right
+    /// `e` with every operator on struct values (see [`Self::struct_operator`]) written
+    /// as a call of the method added for it, or `None` where `e` has none. The right
     /// operand is passed by reference where it is a struct value too, and as it is
     /// otherwise (`v * 0.5`, `impl Mul<f64> for V2`, whose method is named `_scalar`).
     ///
@@ -42,8 +42,8 @@ impl Lowerer {
         matches!(strip(e), Expr::MethodCall(m) if m.method.to_string().starts_with(METHOD_PREFIX))
     }
 
-    /// Whether `e` has an operator whose left operand is a struct value (outside
-    /// closures, blocks and `match` arms, as [`Rewriter`] rewrites), without copying it.
+    /// Whether `e` has an operator on struct values (outside closures, blocks and `match`
+    /// arms, as [`Rewriter`] rewrites), without copying it.
     fn has_struct_operators(&self, e: &Expr) -> bool {
         struct Finder<'a> {
             lowerer: &'a Lowerer,
@@ -135,8 +135,9 @@ impl Rewriter<'_> {
             return;
         }
         let (_, check) = marker(method, struct_rhs);
-        // (At the operator, where rustc reports a missing derivative.)
-        let left = respan(self.lowerer.render(left), op);
+        // (At the operator, where rustc reports a missing derivative; the operand keeps
+        // its own spans, which its names resolve by.)
+        let left = self.lowerer.render(left);
         self.checks.push(quote_spanned! {op=>
             ::autodiff_core::no_grad(::autodiff_core::__private::operators::#check(&#left));
         });
@@ -198,23 +199,6 @@ fn operator_method(op: &syn::BinOp) -> Option<&'static str> {
         syn::BinOp::DivAssign(_) => "div_assign",
         _ => return None,
     })
-}
-
-/// `tokens` with every token at `span`.
-fn respan(tokens: TokenStream, span: proc_macro2::Span) -> TokenStream {
-    tokens
-        .into_iter()
-        .map(|mut t| {
-            if let proc_macro2::TokenTree::Group(g) = &t {
-                let mut inner = proc_macro2::Group::new(g.delimiter(), respan(g.stream(), span));
-                inner.set_span(span);
-                t = proc_macro2::TokenTree::Group(inner);
-            } else {
-                t.set_span(span);
-            }
-            t
-        })
-        .collect()
 }
 
 /// `e` as the receiver of a method call: in parentheses unless it is a place or a call.
