@@ -232,24 +232,11 @@ fn builds_own_struct(f: &ImplItemFn, self_ty: &syn::Type) -> bool {
     let syn::ReturnType::Type(_, ret) = &f.sig.output else {
         return false;
     };
-    let own = |t: &syn::Type| {
-        let t = match t {
-            syn::Type::Reference(r) if r.mutability.is_none() => &*r.elem,
-            t => t,
-        };
-        matches!(t, syn::Type::Path(p) if p.qself.is_none() && p.path.is_ident("Self"))
-            || quote!(#t).to_string() == quote!(#self_ty).to_string()
+    let own = |t: &syn::Type| match t {
+        syn::Type::Reference(r) if r.mutability.is_none() => is_block_type(&r.elem, self_ty),
+        t => is_block_type(t, self_ty),
     };
-    let params: Vec<String> = f
-        .sig
-        .generics
-        .type_params()
-        .map(|p| p.ident.to_string())
-        .collect();
-    let float = |t: &syn::Type| {
-        matches!(t, syn::Type::Path(p) if p.qself.is_none()
-            && p.path.get_ident().is_some_and(|i| i == "f32" || i == "f64" || params.contains(&i.to_string())))
-    };
+    let float = |t: &syn::Type| is_float_type_of(t, [&f.sig.generics]);
     let by_ref = |t: &syn::Type| matches!(t, syn::Type::Reference(_));
     !by_ref(ret)
         && own(ret)
@@ -258,6 +245,25 @@ fn builds_own_struct(f: &ImplItemFn, self_ty: &syn::Type) -> bool {
             syn::FnArg::Receiver(r) => r.reference.is_some() && r.mutability.is_none(),
             syn::FnArg::Typed(t) => own(&t.ty) || float(&t.ty),
         })
+}
+
+/// Whether `t` is the block's own type: `Self`, or written as the block writes it.
+pub fn is_block_type(t: &syn::Type, self_ty: &syn::Type) -> bool {
+    matches!(t, syn::Type::Path(p) if p.qself.is_none() && p.path.is_ident("Self"))
+        || quote!(#t).to_string() == quote!(#self_ty).to_string()
+}
+
+/// Whether `t` is `f32`, `f64` or one of the type parameters of `generics`.
+pub fn is_float_type_of<'a>(
+    t: &syn::Type,
+    generics: impl IntoIterator<Item = &'a syn::Generics>,
+) -> bool {
+    let params: Vec<String> = generics
+        .into_iter()
+        .flat_map(|g| g.type_params().map(|p| p.ident.to_string()))
+        .collect();
+    matches!(t, syn::Type::Path(p) if p.qself.is_none()
+        && p.path.get_ident().is_some_and(|i| i == "f32" || i == "f64" || params.contains(&i.to_string())))
 }
 
 /// `f`, a method that returns the block's struct (see [`builds_own_struct`], and the

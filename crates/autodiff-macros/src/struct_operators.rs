@@ -93,20 +93,9 @@ pub fn added_method(f: &ImplItemFn, imp: &ItemImpl) -> syn::Result<(ImplItemFn, 
     if !matches!(&**self_ty, syn::Type::Path(p) if p.qself.is_none()) {
         return Err(shape_error(self_ty.span()));
     }
-    let own = |t: &syn::Type| {
-        matches!(t, syn::Type::Path(p) if p.qself.is_none() && p.path.is_ident("Self"))
-            || quote!(#t).to_string() == quote!(#self_ty).to_string()
-    };
-    let float = |t: &syn::Type| {
-        let params: Vec<String> = imp
-            .generics
-            .type_params()
-            .chain(f.sig.generics.type_params())
-            .map(|p| p.ident.to_string())
-            .collect();
-        matches!(t, syn::Type::Path(p) if p.qself.is_none()
-            && p.path.get_ident().is_some_and(|i| i == "f32" || i == "f64" || params.contains(&i.to_string())))
-    };
+    let own = |t: &syn::Type| crate::impl_blocks::is_block_type(t, self_ty);
+    let float =
+        |t: &syn::Type| crate::impl_blocks::is_float_type_of(t, [&imp.generics, &f.sig.generics]);
     let mut added = f.clone();
     added.attrs.retain(|a| a.path().is_ident("inline"));
     added.attrs.push(syn::parse_quote!(#[doc(hidden)]));
@@ -131,6 +120,7 @@ pub fn added_method(f: &ImplItemFn, imp: &ItemImpl) -> syn::Result<(ImplItemFn, 
                     pt.ty = syn::parse_quote_spanned!(ty.span()=> &#ty);
                 } else if matches!(&*pt.ty, syn::Type::Reference(r) if r.mutability.is_none() && own(&r.elem))
                 {
+                    // Already by reference (`impl Add<&V2> for V2`).
                 } else if float(&pt.ty) {
                     struct_rhs = false;
                 } else {
