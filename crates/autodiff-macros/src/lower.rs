@@ -10795,10 +10795,11 @@ fn strip_copied(e: &Expr) -> (&Expr, bool) {
     (e, copied)
 }
 
-/// Why an operator on struct values is refused: the user implemented it for the struct
-/// (`z * w` of complex numbers, `a ^ b` for a cross product, `-z` for a conjugate), and
-/// its body is not visible to the macro, so a float's rule would be wrong.
-const STRUCT_OPERATOR: &str = "an operator on struct values other than `+`, `-`, `*`, `/`, unary `-` and their assignments (`+=`, ..) (its implementation is not visible to the macro: call a `#[differentiable]` function or method, or compute on the members)";
+/// Why an operator on struct values that no `#[differentiable]` block can make
+/// differentiable is refused (`a ^ b` for a cross product, `a % b`): its body is not
+/// visible to the macro, so a float's rule would be wrong (see `lower/struct_operators.rs`
+/// for those a block can).
+const STRUCT_OPERATOR: &str = "an operator on struct values other than `+`, `-`, `*`, `/`, unary `-`, `+=`, `-=`, `*=` and `/=` (its implementation is not visible to the macro: call a `#[differentiable]` function or method, or compute on the members)";
 
 /// Why an operator with a struct value on its right only is refused.
 const STRUCT_ON_THE_RIGHT: &str = "an operator with a struct value on its right and a float or a value of unknown type on its left (`2.0 * v`: write the struct on the left, `v * 2.0`, with `#[differentiable]` on the operator's `impl` block; a struct that a call returned takes its type in its `let`, `let m: V2 = p.lerp(&q, t);`)";
