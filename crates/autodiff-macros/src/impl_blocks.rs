@@ -98,7 +98,7 @@ pub fn expand_impl(imp: ItemImpl) -> TokenStream {
                 }
             }
         }
-        if !marked && builds_own_struct(&f, &imp.self_ty) {
+        if !marked && builds_own_struct(&f, &imp.self_ty) && is_arithmetic(&f, &imp) {
             let (method, extra) = expand_with_zero_bound(f, associated, &imp.self_ty, false);
             block.items.push(ImplItem::Fn(method));
             generated.extend(extra);
@@ -227,7 +227,8 @@ fn returns_floats(f: &ImplItemFn, block: &syn::Generics, self_ty: &syn::Type) ->
 /// cannot see. Every parameter but `self` is a float (`f32`, `f64`, a type parameter) or
 /// the struct itself, by value or by reference, and there is at least one input; any
 /// other parameter (`n: usize`, a seed, a slice) makes a constructor whose code need not
-/// be differentiable, and is left as written.
+/// be differentiable, and is left as written, as is code other than float arithmetic
+/// (see [`is_arithmetic`]).
 fn builds_own_struct(f: &ImplItemFn, self_ty: &syn::Type) -> bool {
     let syn::ReturnType::Type(_, ret) = &f.sig.output else {
         return false;
@@ -245,6 +246,104 @@ fn builds_own_struct(f: &ImplItemFn, self_ty: &syn::Type) -> bool {
             syn::FnArg::Receiver(r) => r.reference.is_some() && r.mutability.is_none(),
             syn::FnArg::Typed(t) => own(&t.ty) || float(&t.ty),
         })
+}
+
+/// Whether the code of `f`, a method of `imp`, is float arithmetic on the struct's
+/// members: operators, float methods, literals, `if`, `for` over ranges, struct
+/// literals, and calls of the block's own functions. Anything else (a `clone` of a
+/// `String` member, a call of a free function, a macro, a closure) may be code that the
+/// derivative code would not compile where the struct holds no floats, so such a method
+/// is left as written (see [`builds_own_struct`]).
+fn is_arithmetic(f: &ImplItemFn, imp: &ItemImpl) -> bool {
+    struct Check<'a> {
+        own: Vec<String>,
+        /// The name of the block's type (`V2` of `V2<T>`).
+        self_name: Option<&'a syn::Ident>,
+        ok: bool,
+    }
+    impl<'ast> syn::visit::Visit<'ast> for Check<'_> {
+        fn visit_expr(&mut self, e: &'ast syn::Expr) {
+            self.ok &= match e {
+                syn::Expr::MethodCall(m) => {
+                    let name = m.method.to_string();
+                    crate::builtins::math_arity(&name).is_some() || self.own.contains(&name)
+                }
+                syn::Expr::Call(c) => match &*c.func {
+                    syn::Expr::Path(p) if p.qself.is_none() && p.path.segments.len() == 2 => {
+                        let ty = &p.path.segments[0].ident;
+                        let name = p.path.segments[1].ident.to_string();
+                        (ty == "f64" || ty == "f32")
+                            || ((ty == "Self" || Some(ty) == self.self_name)
+                                && self.own.contains(&name))
+                    }
+                    _ => false,
+                },
+                syn::Expr::Struct(st) => st.rest.is_none(),
+                // A local, a parameter, or a float constant (`std::f64::consts::PI`); not
+                // another type's value (`Kind::Fast`), whose zero the struct's may need.
+                syn::Expr::Path(p) => {
+                    p.qself.is_none()
+                        && (p.path.get_ident().is_some()
+                            || p.path.segments.iter().any(|s| s.ident == "consts"))
+                }
+                syn::Expr::Lit(l) => matches!(
+                    l.lit,
+                    syn::Lit::Float(_) | syn::Lit::Int(_) | syn::Lit::Bool(_)
+                ),
+                syn::Expr::Binary(_)
+                | syn::Expr::Unary(_)
+                | syn::Expr::Paren(_)
+                | syn::Expr::Field(_)
+                | syn::Expr::Index(_)
+                | syn::Expr::Array(_)
+                | syn::Expr::Reference(_)
+                | syn::Expr::Cast(_)
+                | syn::Expr::If(_)
+                | syn::Expr::Block(_)
+                | syn::Expr::ForLoop(_)
+                | syn::Expr::Range(_)
+                | syn::Expr::Assign(_)
+                | syn::Expr::Tuple(_)
+                | syn::Expr::Return(_) => true,
+                _ => false,
+            };
+            match e {
+                // (Its path was read above.)
+                syn::Expr::Call(c) if self.ok => {
+                    for a in &c.args {
+                        self.visit_expr(a);
+                    }
+                }
+                _ if self.ok => syn::visit::visit_expr(self, e),
+                _ => {}
+            }
+        }
+        fn visit_item(&mut self, _: &'ast syn::Item) {
+            self.ok = false;
+        }
+        fn visit_macro(&mut self, _: &'ast syn::Macro) {
+            self.ok = false;
+        }
+    }
+    let own = imp
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            ImplItem::Fn(g) => Some(g.sig.ident.to_string()),
+            _ => None,
+        })
+        .collect();
+    let self_name = match &*imp.self_ty {
+        syn::Type::Path(p) => p.path.segments.last().map(|s| &s.ident),
+        _ => None,
+    };
+    let mut check = Check {
+        own,
+        self_name,
+        ok: true,
+    };
+    syn::visit::Visit::visit_block(&mut check, &f.block);
+    check.ok
 }
 
 /// Whether `t` is the block's own type: `Self`, or written as the block writes it.
