@@ -24,17 +24,17 @@ use syn::{FnArg, ImplItem, ImplItemFn, ItemImpl};
 /// The prefix of the methods that operators' blocks add.
 pub const METHOD_PREFIX: &str = "autodiff_op_";
 
-/// The operator traits, with their method and whether they take a right-hand side.
-const OPERATORS: [(&str, &str, bool); 9] = [
-    ("Add", "add", true),
-    ("Sub", "sub", true),
-    ("Mul", "mul", true),
-    ("Div", "div", true),
-    ("Neg", "neg", false),
-    ("AddAssign", "add_assign", true),
-    ("SubAssign", "sub_assign", true),
-    ("MulAssign", "mul_assign", true),
-    ("DivAssign", "div_assign", true),
+/// The operator traits, with their methods.
+const OPERATORS: [(&str, &str); 9] = [
+    ("Add", "add"),
+    ("Sub", "sub"),
+    ("Mul", "mul"),
+    ("Div", "div"),
+    ("Neg", "neg"),
+    ("AddAssign", "add_assign"),
+    ("SubAssign", "sub_assign"),
+    ("MulAssign", "mul_assign"),
+    ("DivAssign", "div_assign"),
 ];
 
 /// The method that the trait `imp` implements, when it is one of the operators:
@@ -44,8 +44,8 @@ pub fn operator_method(imp: &ItemImpl) -> Option<&'static str> {
     let name = path.segments.last()?.ident.to_string();
     OPERATORS
         .iter()
-        .find(|(t, ..)| *t == name)
-        .map(|(_, method, _)| *method)
+        .find(|(t, _)| *t == name)
+        .map(|(_, method)| *method)
 }
 
 /// The name of the method added for the operator `method` (`add`, `add_assign`, `neg`)
