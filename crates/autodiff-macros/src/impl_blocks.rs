@@ -238,8 +238,7 @@ fn builds_own_struct(f: &ImplItemFn, self_ty: &syn::Type) -> bool {
         t => is_block_type(t, self_ty),
     };
     let float = |t: &syn::Type| is_float_type_of(t, [&f.sig.generics]);
-    let by_ref = |t: &syn::Type| matches!(t, syn::Type::Reference(_));
-    !by_ref(ret)
+    !matches!(&**ret, syn::Type::Reference(_))
         && own(ret)
         && !f.sig.inputs.is_empty()
         && f.sig.inputs.iter().all(|a| match a {
@@ -278,7 +277,13 @@ fn is_arithmetic(f: &ImplItemFn, imp: &ItemImpl) -> bool {
                     }
                     _ => false,
                 },
-                syn::Expr::Struct(st) => st.rest.is_none(),
+                // The block's own struct only: another's may need a zero of its own.
+                syn::Expr::Struct(st) => {
+                    let ty = st.path.segments.last().map(|s| &s.ident);
+                    st.rest.is_none()
+                        && st.qself.is_none()
+                        && (st.path.is_ident("Self") || (ty.is_some() && ty == self.self_name))
+                }
                 // A local, a parameter, or a float constant (`std::f64::consts::PI`); not
                 // another type's value (`Kind::Fast`), whose zero the struct's may need.
                 syn::Expr::Path(p) => {
@@ -399,7 +404,6 @@ fn expand_with_zero_bound(
     if failed && !report {
         return (f, Vec::new());
     }
-    let ty = self_ty;
     for item in &mut extra {
         if let ImplItem::Fn(g) = item {
             g.sig
@@ -407,7 +411,7 @@ fn expand_with_zero_bound(
                 .make_where_clause()
                 .predicates
                 .push(syn::parse_quote!(
-                    for<'__ad> #ty: ::autodiff_core::__private::ZeroLike<Out = #ty>
+                    for<'__ad> #self_ty: ::autodiff_core::__private::ZeroLike<Out = #self_ty>
                         + ::autodiff_core::__private::AddInto
                 ));
         }

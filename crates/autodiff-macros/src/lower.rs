@@ -1401,23 +1401,23 @@ impl Lowerer {
             return self.declare_scalar(l);
         };
         if let Some(calls) = self.struct_operators_as_calls(&init.expr) {
+            let whole = match &l.pat {
+                Pat::Ident(p) if self.is_struct_operator_call(&calls) => Some(p),
+                _ => None,
+            };
             // (`let mut acc = a + b;` then `acc = acc + c;`: a struct, kept as a copy of
             // the call's value, which is assigned whole, as a struct whose members the
             // body reads is; see `call_result_copy`.)
-            if let Pat::Ident(p) = &l.pat
-                && p.mutability.is_some()
-                && self.is_struct_operator_call(&calls)
-            {
+            if let Some(p) = whole.filter(|p| p.mutability.is_some()) {
                 self.field_owners.insert(p.ident.to_string());
             }
             let mut l = l.clone();
             if let Some(init) = &mut l.init {
-                *init.expr = calls.clone();
+                *init.expr = calls;
             }
             self.lower_local(&l)?;
             // `let q = p + v;`: a struct, whose operators and methods are the user's.
-            if self.is_struct_operator_call(&calls)
-                && let Pat::Ident(p) = &l.pat
+            if let Some(p) = whole
                 && let Some(Binding::Var(v)) = self.lookup(&p.ident.to_string())
             {
                 self.struct_results.insert(v.to_string());
@@ -3366,13 +3366,8 @@ impl Lowerer {
             }
             Expr::Binary(b) if compound_kind(&b.op).is_some() => {
                 let kind = compound_kind(&b.op).unwrap();
-                // (`acc += v` of structs: the user's `AddAssign`, see `Expr::Binary`.)
-                if !self.companion && self.struct_valued(&b.left) {
-                    return unsupported(e, STRUCT_OPERATOR);
-                }
-                if !self.companion && self.struct_valued(&b.right) {
-                    return unsupported(e, STRUCT_ON_THE_RIGHT);
-                }
+                // (`acc %= v` of structs: the user's `RemAssign`, see `Expr::Binary`.)
+                self.refuse_struct_operands(e, b)?;
                 let place = self.lower_place(&b.left)?;
                 let v = self.lower_value_operand(&b.right)?;
                 let mut val = self.operand(v, b.right.span())?;
@@ -7233,9 +7228,6 @@ impl Lowerer {
                     if let Some(calls) = self.struct_operators_as_calls(e) {
                         return self.lower_expr(&calls);
                     }
-                    if !self.companion && self.is_struct_operand(&u.expr) {
-                        return unsupported(e, STRUCT_OPERATOR);
-                    }
                     let v = self.lower_value_operand(&u.expr)?;
                     let o = self.operand(v, span)?;
                     Ok(match o {
@@ -7288,11 +7280,8 @@ impl Lowerer {
                 {
                     return self.lower_expr(&calls);
                 }
-                if value_op && !self.companion && self.struct_valued(&b.left) {
-                    return unsupported(e, STRUCT_OPERATOR);
-                }
-                if value_op && !self.companion && self.struct_valued(&b.right) {
-                    return unsupported(e, STRUCT_ON_THE_RIGHT);
+                if value_op {
+                    self.refuse_struct_operands(e, b)?;
                 }
                 let op = match b.op {
                     syn::BinOp::Add(_) => BinOp::Add,
@@ -10794,15 +10783,6 @@ fn strip_copied(e: &Expr) -> (&Expr, bool) {
     }
     (e, copied)
 }
-
-/// Why an operator on struct values that no `#[differentiable]` block can make
-/// differentiable is refused (`a ^ b` for a cross product, `a % b`): its body is not
-/// visible to the macro, so a float's rule would be wrong (see `lower/struct_operators.rs`
-/// for those a block can).
-const STRUCT_OPERATOR: &str = "an operator on struct values other than `+`, `-`, `*`, `/`, unary `-`, `+=`, `-=`, `*=` and `/=` (its implementation is not visible to the macro: call a `#[differentiable]` function or method, or compute on the members)";
-
-/// Why an operator with a struct value on its right only is refused.
-const STRUCT_ON_THE_RIGHT: &str = "an operator with a struct value on its right and a float or a value of unknown type on its left (`2.0 * v`: write the struct on the left, `v * 2.0`, with `#[differentiable]` on the operator's `impl` block; a struct that a call returned takes its type in its `let`, `let m: V2 = p.lerp(&q, t);`)";
 
 /// Whether `p` is an element of a buffer or of a part of one: `b[i]`, `b[1..][i]`.
 fn is_element_of_part(p: &Place) -> bool {

@@ -59,22 +59,17 @@ pub fn added_name(method: &str, struct_rhs: bool, span: Span) -> syn::Ident {
 /// method added under [`added_name`]`(method, struct_rhs)`, and the function there that
 /// checks for it (`DifferentiableMulScalar`, `mul_scalar`).
 pub fn marker(method: &str, struct_rhs: bool) -> (syn::Ident, syn::Ident) {
-    let camel: String = method
-        .split('_')
-        .map(|w| {
-            let mut c = w.chars();
-            c.next()
-                .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
-                .unwrap_or_default()
-        })
-        .collect();
+    let operator = OPERATORS
+        .iter()
+        .find(|(_, m)| *m == method)
+        .map_or("", |(t, _)| *t);
     let (trait_suffix, fn_suffix) = if struct_rhs {
         ("", "")
     } else {
         ("Scalar", "_scalar")
     };
     (
-        format_ident!("Differentiable{camel}{trait_suffix}"),
+        format_ident!("Differentiable{operator}{trait_suffix}"),
         format_ident!("{method}{fn_suffix}"),
     )
 }

@@ -37,6 +37,20 @@ impl Lowerer {
         changed.then_some(rewritten)
     }
 
+    /// Refuses `b` (in `e`), an operator that is left with a struct value among its
+    /// operands where no call could be written for it: `a ^ b`, `a % b`, `2.0 * v`.
+    pub(super) fn refuse_struct_operands(&self, e: &Expr, b: &syn::ExprBinary) -> Result<()> {
+        if self.companion {
+            Ok(())
+        } else if self.struct_valued(&b.left) {
+            unsupported(e, STRUCT_OPERATOR)
+        } else if self.struct_valued(&b.right) {
+            unsupported(e, STRUCT_ON_THE_RIGHT)
+        } else {
+            Ok(())
+        }
+    }
+
     /// Whether `e` is an operator on struct values written as its call.
     pub(super) fn is_struct_operator_call(&self, e: &Expr) -> bool {
         matches!(strip(e), Expr::MethodCall(m) if m.method.to_string().starts_with(METHOD_PREFIX))
@@ -95,12 +109,15 @@ impl Lowerer {
             Expr::MethodCall(_) => self.is_struct_operator_call(e),
             Expr::Binary(b) => self.struct_operator(b).is_some(),
             Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => self.struct_valued(&u.expr),
-            Expr::Path(p) if !self.is_struct_operand(e) => p.path.get_ident().is_some_and(|id| {
-                matches!(self.lookup(&id.to_string()), Some(Binding::Var(v))
-                    if self.struct_values.contains(&v.to_string())
-                        || self.struct_results.contains(&v.to_string())
-                        || self.structs_with_buffers.contains(&v.to_string()))
-            }),
+            Expr::Path(p) => {
+                self.is_struct_operand(e)
+                    || p.path.get_ident().is_some_and(|id| {
+                        matches!(self.lookup(&id.to_string()), Some(Binding::Var(v))
+                            if self.struct_values.contains(&v.to_string())
+                                || self.struct_results.contains(&v.to_string())
+                                || self.structs_with_buffers.contains(&v.to_string()))
+                    })
+            }
             _ => self.is_struct_operand(e),
         }
     }
@@ -213,3 +230,12 @@ fn as_receiver(e: &Expr) -> Expr {
         e => syn::parse_quote!((#e)),
     }
 }
+
+/// Why an operator on struct values that no `#[differentiable]` block can make
+/// differentiable is refused (`a ^ b` for a cross product, `a % b`): its body is not
+/// visible to the macro, so a float's rule would be wrong (those a block can are written
+/// as calls, see [`Lowerer::struct_operators_as_calls`]).
+const STRUCT_OPERATOR: &str = "an operator on struct values other than `+`, `-`, `*`, `/`, unary `-`, `+=`, `-=`, `*=` and `/=` (its implementation is not visible to the macro: call a `#[differentiable]` function or method, or compute on the members)";
+
+/// Why an operator with a struct value on its right only is refused.
+const STRUCT_ON_THE_RIGHT: &str = "an operator with a struct value on its right and a float or a value of unknown type on its left (`2.0 * v`: write the struct on the left, `v * 2.0`, with `#[differentiable]` on the operator's `impl` block; a struct that a call returned takes its type in its `let`, `let m: V2 = p.lerp(&q, t);`)";
