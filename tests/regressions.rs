@@ -1022,3 +1022,57 @@ fn last_element_of_a_local_vector_matched() {
         assert!((hv[k] - want).abs() < 1e-6, "{k}: {} vs {want}", hv[k]);
     }
 }
+
+/// A local copied from a sum (`let t = s;` in the lowered code of `(i as f64) + s`, where
+/// `s` changes in an inner loop after it) lent the sum's adjoint its shape in the reverse
+/// of a nested block, where the copy is computed again only further down: the code
+/// differentiated again read it outside its scope (rustc's "cannot find value"; differential
+/// test, seed 7008, function 146, whose forward companion returns only the tangent, as here:
+/// with `Dual` the copy is laid out otherwise).
+#[autodiff_reverse(d_sum_changed_in_inner_loop, Duplicated, Active)]
+#[autodiff_forward(f_sum_changed_in_inner_loop, Dual, DualOnly)]
+fn sum_changed_in_inner_loop(x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut acc = x[1].atan().powi(2);
+    let (sn, _) = (acc * x[0]).sin_cos();
+    for i in 0..n {
+        let mut s = sn + x[1];
+        let q = x[n - 1 - i] / (((i as f64) + s).sin().powi(2) + 1.0);
+        for j in 0..3 {
+            let t = x.iter().fold(1.5, |a, v| a * 0.25 + (*v + j as f64));
+            s += t * 0.5;
+        }
+        acc += (s + q) * 0.9;
+    }
+    acc * 0.5
+}
+
+#[autodiff_forward(sum_changed_in_inner_loop_hvp, Dual, Dual)]
+fn sum_changed_in_inner_loop_grad(x: &[f64], g: &mut [f64]) {
+    g.fill(0.0);
+    d_sum_changed_in_inner_loop(x, g, 1.0);
+}
+
+#[test]
+fn sums_changed_in_an_inner_loop_differentiated_again() {
+    let x = [0.3, 0.7, -0.2];
+    let grad = grad_of(d_sum_changed_in_inner_loop);
+    let jvp = |p: &[f64], v: &[f64]| f_sum_changed_in_inner_loop(p, v);
+    check_gradient(sum_changed_in_inner_loop, &grad, &x, 1e-7).unwrap();
+    check_directional(
+        sum_changed_in_inner_loop,
+        jvp,
+        &x,
+        &[&[1.0, -0.5, 0.25]],
+        1e-7,
+    )
+    .unwrap();
+    let v = [0.4, -0.9, 0.2];
+    let (mut g, mut hv) = ([0.0; 3], [0.0; 3]);
+    sum_changed_in_inner_loop_hvp(&x, &v, &mut g, &mut hv);
+    for k in 0..3 {
+        let component = |p: &[f64]| grad(p)[k];
+        let want = autodiff_core::testing::central_directional(component, &x, &v, 1e-5);
+        assert!((hv[k] - want).abs() < 1e-6, "{k}: {} vs {want}", hv[k]);
+    }
+}

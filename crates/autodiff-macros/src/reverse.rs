@@ -335,7 +335,7 @@ impl<'a> Reverse<'a> {
         let (forward, reverse) = self.block(body, level, quote!());
         let forward = quote!(#entry #forward #seeded);
         let early = self.declared_early.borrow().clone();
-        let adjoints = self.adjoint_decls_except(body, &early);
+        let adjoints = self.adjoint_decls_except(body, &early, None);
         let tapes: TokenStream = self.tapes.borrow().iter().cloned().collect();
         Sweeps {
             tapes,
@@ -710,8 +710,9 @@ impl<'a> Reverse<'a> {
                 prologue.extend(crate::replay::replay(b, k));
             }
         }
-        prologue.extend(self.prologue(b));
-        let adjoints = self.adjoint_decls(b);
+        let (locals, defined) = self.prologue(b);
+        prologue.extend(locals);
+        let adjoints = self.adjoint_decls_except(b, &HashSet::default(), Some(&defined));
         self.frames.borrow_mut().pop();
         (fwd, quote!({ #prologue #adjoints #seeds #rev }))
     }
@@ -723,9 +724,10 @@ impl<'a> Reverse<'a> {
     }
 
     /// Re-creates, at the start of a nested block's reverse, the block's locals that the
-    /// reverse sweep reads.
-    fn prologue(&self, b: &Block) -> TokenStream {
+    /// reverse sweep reads. Returns the code and the names of the `let` locals it binds.
+    fn prologue(&self, b: &Block) -> (TokenStream, HashSet<String>) {
         let mut out = TokenStream::new();
+        let mut defined = HashSet::default();
         for (k, s) in b.iter().enumerate() {
             match s {
                 Stmt::Let { var, mutable, op } => {
@@ -744,10 +746,14 @@ impl<'a> Reverse<'a> {
                         out.extend(quote!(let #var = #v;));
                     } else if self.late_vars.borrow().contains(&var.to_string()) {
                         // Computed again further down the reverse (`recompute_late`).
+                        continue;
                     } else if self.recomputable(op, b, k) {
                         let v = primal_op(op);
                         out.extend(quote!(let #var = #v;));
+                    } else {
+                        continue;
                     }
+                    defined.insert(var.to_string());
                 }
                 Stmt::LetTuple { vars, .. } => {
                     for v in vars {
@@ -768,16 +774,23 @@ impl<'a> Reverse<'a> {
                 _ => {}
             }
         }
-        out
+        (out, defined)
     }
 
     /// `let mut __b_v = zero;` for the active locals a block declares.
     fn adjoint_decls(&self, b: &Block) -> TokenStream {
-        self.adjoint_decls_except(b, &HashSet::default())
+        self.adjoint_decls_except(b, &HashSet::default(), None)
     }
 
-    /// [`Self::adjoint_decls`] but for the locals in `except`.
-    fn adjoint_decls_except(&self, b: &Block, except: &HashSet<String>) -> TokenStream {
+    /// [`Self::adjoint_decls`] but for the locals in `except`. `in_scope` names the block's
+    /// `let` locals bound where the declarations go (all of them where it is `None`): only
+    /// those can lend an adjoint their shape.
+    fn adjoint_decls_except(
+        &self,
+        b: &Block,
+        except: &HashSet<String>,
+        in_scope: Option<&HashSet<String>>,
+    ) -> TokenStream {
         let mut out = TokenStream::new();
         let late = self.late_vars.borrow();
         // `let p = t;` moved `t` where it is not `Copy` (a call's vector): `p` has its
@@ -799,7 +812,9 @@ impl<'a> Reverse<'a> {
             let name = v.to_string();
             if self.an.is_active(v) && !late.contains(&name) && !except.contains(&name) {
                 let mut like = v;
-                while let Some(next) = moved.get(&like.to_string()) {
+                while let Some(next) = moved.get(&like.to_string())
+                    && in_scope.is_none_or(|s| s.contains(&next.to_string()))
+                {
                     like = next;
                 }
                 out.extend(self.adjoint_decl_like(v, like));
