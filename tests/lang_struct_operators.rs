@@ -3,7 +3,8 @@
 //! `impl` block, used in differentiated code: `p = p + v * dt`, `-q`, `acc += v`,
 //! operators nested in operands and in method calls' arguments, on locals built with
 //! `let` and `let mut`, on elements of a slice of structs, on struct parameters (`*p`),
-//! inside a `#[differentiable]` helper, and on a struct generic over its float type.
+//! inside a `#[differentiable]` helper, on a struct generic over its float type, and with
+//! a float on the left (`impl Mul<V2> for f64`, `2.0 * v`).
 //! Checked against num-dual in both modes, and under forward over reverse (H·v) against
 //! `HyperDual64`.
 
@@ -115,6 +116,50 @@ impl MulAssign<f64> for V2 {
     }
 }
 
+/// A float on the left (`2.0 * v`, `1.0 - v`, `k / v`, `0.5 + v`): blocks of `f64`, one
+/// of them the operator the other way round.
+#[differentiable]
+impl Mul<V2> for f64 {
+    type Output = V2;
+    fn mul(self, v: V2) -> V2 {
+        v * self
+    }
+}
+
+#[differentiable]
+impl Sub<V2> for f64 {
+    type Output = V2;
+    fn sub(self, v: V2) -> Self::Output {
+        V2 {
+            x: self - v.x,
+            y: self - v.y,
+        }
+    }
+}
+
+#[differentiable]
+impl Div<V2> for f64 {
+    type Output = V2;
+    fn div(self, v: V2) -> V2 {
+        V2 {
+            x: self / (v.x * v.x + 1.0),
+            y: self / v.y.exp(),
+        }
+    }
+}
+
+#[differentiable]
+impl Add<V2> for f64 {
+    type Output = V2;
+    fn add(self, v: V2) -> V2 {
+        let s: Self = self.sin();
+        V2 {
+            x: s + v.x,
+            y: self + v.y,
+        }
+    }
+}
+
 #[differentiable]
 impl V2 {
     pub fn dot(&self, o: &V2) -> f64 {
@@ -130,6 +175,13 @@ impl V2 {
     /// Operators on `*self` inside a method.
     pub fn lerp(&self, o: &V2, t: f64) -> V2 {
         *self + (*o - *self) * t
+    }
+
+    /// `*self` bound to a local, and a result of the struct's type that only its name
+    /// says is one.
+    pub fn halved(&self) -> V2 {
+        let v = *self;
+        v * 0.5
     }
 }
 
@@ -208,6 +260,41 @@ fn orbit_oracle<D: Num>(x: &[D]) -> D {
     let acc = [-p[0] / c::<D>(2.0) * k, -p[1] / c::<D>(2.0) * k];
     let (d0, d1) = (p[0] - v[0], p[1] - v[1]);
     acc[0] * v[0] * p[0] + acc[1] * v[1] * p[1] + (d0 * d0 + d1 * d1).sqrt()
+}
+
+/// A float on the left of `*`, `/`, `+` and `-`: literals, parameters' elements, a local,
+/// arithmetic of floats, in a loop and nested in other operators.
+#[autodiff_forward(scaled_fwd, Dual, Dual)]
+#[autodiff_reverse(scaled_rev, Duplicated, Active)]
+fn scaled(x: &[f64]) -> f64 {
+    let p = V2 { x: x[0], y: x[1] };
+    let dt = x[2];
+    let mut q = 2.0 * p + dt * (p * 0.5);
+    for _ in 0..3 {
+        q = q - (0.5 * dt) * q;
+    }
+    let h: V2 = q.halved();
+    let r = 1.0 - h;
+    let s = x[3] / r;
+    let u = (2.0 * x[0]) + s;
+    s.dot(&q) + u.norm() + (dt * u).x
+}
+
+fn scaled_oracle<D: Num>(x: &[D]) -> D {
+    let (p, dt) = ([x[0], x[1]], x[2]);
+    let half = c::<D>(0.5);
+    let mut q = [
+        c::<D>(2.0) * p[0] + dt * (p[0] * half),
+        c::<D>(2.0) * p[1] + dt * (p[1] * half),
+    ];
+    for _ in 0..3 {
+        q = [q[0] - half * dt * q[0], q[1] - half * dt * q[1]];
+    }
+    let r = [c::<D>(1.0) - q[0] * half, c::<D>(1.0) - q[1] * half];
+    let s = [x[3] / (r[0] * r[0] + c::<D>(1.0)), x[3] / r[1].exp()];
+    let k = c::<D>(2.0) * x[0];
+    let u = [k.sin() + s[0], k + s[1]];
+    s[0] * q[0] + s[1] * q[1] + (u[0] * u[0] + u[1] * u[1]).sqrt() + dt * u[0]
 }
 
 /// Operators on elements of a slice of structs and on struct parameters, through a
@@ -306,6 +393,14 @@ proptest! {
     ) {
         check_slice("blend", (&x, &v, &s0, s), blend, blend_fwd, blend_rev, blend_oracle::<Dual64>);
         check_hvp_of::<blend_rev>(&x, &v, blend_oracle);
+    }
+
+    #[test]
+    fn operators_with_a_float_on_the_left(
+        (x, v, s0) in slice_case(-1.0, 1.0, 4..5, 0), s in seed(),
+    ) {
+        check_slice("scaled", (&x, &v, &s0, s), scaled, scaled_fwd, scaled_rev, scaled_oracle::<Dual64>);
+        check_hvp_of::<scaled_rev>(&x, &v, scaled_oracle);
     }
 
     #[test]

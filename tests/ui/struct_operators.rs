@@ -41,7 +41,8 @@ fn cross(zs: &[C]) -> f64 {
     a ^ zs[1]
 }
 
-// A float on the left: the struct's `Mul<f64>` is the method of the struct on the left.
+// A float on the left, whose block (`impl Mul<C> for f64`) is not marked: an error at the
+// operator that says to mark it.
 #[autodiff_reverse(d_scaled, Duplicated, Active)]
 fn scaled(zs: &[C]) -> f64 {
     let a = zs[0];

@@ -2,8 +2,9 @@
 //! differentiated function) has a derivative.
 //!
 //! Such an operator is differentiated as a call of the method that `#[differentiable]`
-//! on its `impl` block adds (`impl Mul for C` adds `C::autodiff_op_mul`), and the block
-//! implements the matching trait below for the struct. Differentiated code calls the
+//! on its `impl` block adds (`impl Mul for C` adds `C::autodiff_op_mul`, `impl Mul<C> for
+//! f64` adds `C::autodiff_op_scalar_mul`), and the block implements the matching trait
+//! below for the struct. Differentiated code calls the
 //! check of each operator it meets on a struct value: where the block is not marked, the
 //! trait is missing and rustc's error says what to mark, at the operator.
 
@@ -15,9 +16,13 @@ macro_rules! operator_traits {
         #[diagnostic::on_unimplemented(
             message = "an operator on `{Self}` values in differentiated code has no derivative",
             label = "the operator's `impl` block for `{Self}` is not marked `#[differentiable]`",
-            note = "mark the block `#[differentiable]` (`#[differentiable] impl Add for V2 {{ .. }}`): it then differentiates the operator's code; the struct goes on the left of the operator, a float on the right (`v * 2.0`, `impl Mul<f64> for V2`)"
+            note = "mark the block `#[differentiable]` (`#[differentiable] impl Add for V2 {{ .. }}`, `#[differentiable] impl Mul<V2> for f64 {{ .. }}` for `2.0 * v`): it then differentiates the operator's code"
         )]
         pub trait $trait_ {}
+
+        // (A struct's operand read through a reference: `*self` bound to a local.)
+        #[diagnostic::do_not_recommend]
+        impl<T: $trait_ + ?Sized> $trait_ for &T {}
 
         #[doc = concat!("Compiles only where `", $op, "` of such values has a derivative.")]
         #[inline(always)]
@@ -43,4 +48,8 @@ operator_traits! {
     DifferentiableMulAssignScalar, mul_assign_scalar, "a *= x", "impl MulAssign<f64> for S";
     DifferentiableDivAssign, div_assign, "a /= b", "impl DivAssign for S";
     DifferentiableDivAssignScalar, div_assign_scalar, "a /= x", "impl DivAssign<f64> for S";
+    DifferentiableScalarAdd, scalar_add, "x + a", "impl Add<S> for f64";
+    DifferentiableScalarSub, scalar_sub, "x - a", "impl Sub<S> for f64";
+    DifferentiableScalarMul, scalar_mul, "x * a", "impl Mul<S> for f64";
+    DifferentiableScalarDiv, scalar_div, "x / a", "impl Div<S> for f64";
 }

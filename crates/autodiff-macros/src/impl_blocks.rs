@@ -48,11 +48,17 @@ pub fn expand_impl(imp: ItemImpl) -> TokenStream {
     let floats = crate::signature::float_bounds(&imp.generics);
     let operator = crate::struct_operators::operator_method(&imp);
     let mut markers = TokenStream::new();
+    // The type whose inherent block takes the generated functions of a trait's block: its
+    // own, or the struct on the right of a float's operator (`impl Mul<V2> for f64`).
+    let mut owner = (*imp.self_ty).clone();
     for item in imp.items.clone() {
         let ImplItem::Fn(mut f) = item else {
             block.items.push(item);
             continue;
         };
+        if imp.trait_.is_none() {
+            own_type_returned_as_self(&mut f.sig, &imp.self_ty);
+        }
         if !floats.is_empty() {
             f.sig
                 .generics
@@ -63,16 +69,15 @@ pub fn expand_impl(imp: ItemImpl) -> TokenStream {
         if operator.is_some_and(|m| f.sig.ident == m) {
             // The operator's method stays as it is; the method added for it goes beside.
             match crate::struct_operators::added_method(&f, &imp) {
-                Ok((added, marker_impl)) => {
-                    markers.extend(marker_impl);
-                    let (method, extra) = expand_with_zero_bound(added, false, &imp.self_ty, true);
+                Ok(added) => {
+                    markers.extend(added.marker_impl);
+                    owner = added.owner;
+                    let (method, extra) = expand_with_zero_bound(added.method, false, &owner, true);
                     generated.push(ImplItem::Fn(method));
                     generated.extend(extra);
                 }
-                Err(e) => {
-                    let err = e.to_compile_error();
-                    generated.push(ImplItem::Verbatim(err));
-                }
+                // (Beside the blocks: a float's block has no inherent block to hold it.)
+                Err(e) => markers.extend(e.to_compile_error()),
             }
             block.items.push(ImplItem::Fn(f));
             continue;
@@ -112,7 +117,7 @@ pub fn expand_impl(imp: ItemImpl) -> TokenStream {
         block.items.extend(generated);
         return quote!(#block);
     }
-    let (outer, moved) = split_unconstrained(&imp.generics, &imp.self_ty);
+    let (outer, moved) = split_unconstrained(&imp.generics, &owner);
     for item in &mut generated {
         if let ImplItem::Fn(f) = item {
             let g = &mut f.sig.generics;
@@ -128,12 +133,18 @@ pub fn expand_impl(imp: ItemImpl) -> TokenStream {
         }
     }
     let (impl_generics, _, where_clause) = outer.split_for_impl();
-    let self_ty = &imp.self_ty;
+    // (A float's operator block whose method is refused adds nothing, and a float can
+    // have no inherent block.)
+    let inherent = (!generated.is_empty()).then(|| {
+        quote! {
+            impl #impl_generics #owner #where_clause {
+                #(#generated)*
+            }
+        }
+    });
     quote! {
         #block
-        impl #impl_generics #self_ty #where_clause {
-            #(#generated)*
-        }
+        #inherent
         #markers
     }
 }
@@ -355,6 +366,19 @@ fn is_arithmetic(f: &ImplItemFn, imp: &ItemImpl) -> bool {
 pub fn is_block_type(t: &syn::Type, self_ty: &syn::Type) -> bool {
     matches!(t, syn::Type::Path(p) if p.qself.is_none() && p.path.is_ident("Self"))
         || quote!(#t).to_string() == quote!(#self_ty).to_string()
+}
+
+/// Writes a method's result of the block's own type (`-> V2` in `impl V2`) as `Self`, the
+/// same type: a method's macro sees the method alone, and takes a name it does not know
+/// for a float type (an alias, `type Scalar = f64`) where nothing else says it is a
+/// struct.
+pub fn own_type_returned_as_self(sig: &mut syn::Signature, self_ty: &syn::Type) {
+    if let syn::ReturnType::Type(_, ret) = &mut sig.output
+        && is_block_type(ret, self_ty)
+    {
+        let span = syn::spanned::Spanned::span(&**ret);
+        **ret = syn::parse_quote_spanned!(span=> Self);
+    }
 }
 
 /// Whether `t` is `f32`, `f64` or one of the type parameters of `generics`.

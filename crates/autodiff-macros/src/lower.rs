@@ -4543,7 +4543,12 @@ impl Lowerer {
                         self.kinds.get(&v) == Some(&VarKind::Value)
                             || (v == name && self.named_struct_refs.contains(&v))
                     }
-                    Some(Binding::Member(p) | Binding::Alias(p, _)) => self.is_struct_element(p),
+                    Some(Binding::Member(p) | Binding::Alias(p, _)) => {
+                        self.is_struct_element(p)
+                            // `let v = *self;`, `let a = *p;` of a struct parameter.
+                            || (p.is_whole()
+                                && self.named_struct_refs.contains(&p.base.to_string()))
+                    }
                     _ => false,
                 }
             }),

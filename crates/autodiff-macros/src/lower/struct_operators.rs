@@ -7,18 +7,20 @@
 //! makes that rustc's error at the operator, saying what to mark.
 
 use super::*;
-use crate::struct_operators::{METHOD_PREFIX, added_name, marker};
+use crate::struct_operators::{METHOD_PREFIX, Operands, added_name, marker};
 
 impl Lowerer {
     /// `e` with every operator on struct values (see [`Self::struct_operator`]) written
     /// as a call of the method added for it, or `None` where `e` has none. The right
     /// operand is passed by reference where it is a struct value too, and as it is
-    /// otherwise (`v * 0.5`, `impl Mul<f64> for V2`, whose method is named `_scalar`).
+    /// otherwise (`v * 0.5`, `impl Mul<f64> for V2`, whose method is named `_scalar`); a
+    /// float on the left is passed to the method of the struct on the right (`0.5 * v` is
+    /// `v.autodiff_op_scalar_mul(0.5)`).
     ///
-    /// Before the calls, it emits a check of each operator whose left operand is a place
-    /// (`a`, `zs[i]`, `self.v`): a statement that compiles only where the operator's
-    /// block is marked (see `autodiff_core`'s `operators`), so that a missing derivative
-    /// is reported at the operator with a message that says what to mark.
+    /// Before the calls, it emits a check of each operator whose struct operand is a
+    /// place (`a`, `zs[i]`, `self.v`): a statement that compiles only where the
+    /// operator's block is marked (see `autodiff_core`'s `operators`), so that a missing
+    /// derivative is reported at the operator with a message that says what to mark.
     pub(super) fn struct_operators_as_calls(&mut self, e: &Expr) -> Option<Expr> {
         if self.companion || !self.has_struct_operators(e) {
             return None;
@@ -38,7 +40,7 @@ impl Lowerer {
     }
 
     /// Refuses `b` (in `e`), an operator that is left with a struct value among its
-    /// operands where no call could be written for it: `a ^ b`, `a % b`, `2.0 * v`.
+    /// operands where no call could be written for it: `a ^ b`, `a % b`, `x *= v`.
     pub(super) fn refuse_struct_operands(&self, e: &Expr, b: &syn::ExprBinary) -> Result<()> {
         if self.companion {
             Ok(())
@@ -88,16 +90,32 @@ impl Lowerer {
         finder.found
     }
 
-    /// The method of `b` where it is an operator on struct values, with whether its right
-    /// operand is a struct value too: its left operand is one, or, for `+` and `-` (and
-    /// `+=`, `-=`), its right operand is (`m + c` with `m` a call's result, which the
-    /// macro cannot type: a float plus a struct is no operator a struct's block can make
-    /// differentiable anyway).
-    pub(super) fn struct_operator(&self, b: &syn::ExprBinary) -> Option<(&'static str, bool)> {
+    /// The method of `b` where it is an operator on struct values, with its operands:
+    /// its left operand is a struct value; or its right one is, and its left one is a
+    /// float (`*` and `/`, whose left operand is then a float or an error, and `+` and
+    /// `-` with a float evidently on the left, `1.0 - v`); or, for `+` and `-` (and `+=`,
+    /// `-=`), its right operand is a struct value and its left one may be too (`m + c`
+    /// with `m` a call's result, which the macro cannot type).
+    pub(super) fn struct_operator(&self, b: &syn::ExprBinary) -> Option<(&'static str, Operands)> {
         let method = operator_method(&b.op)?;
         let right = self.struct_valued(&b.right);
-        let additive = matches!(method, "add" | "sub" | "add_assign" | "sub_assign");
-        (self.struct_valued(&b.left) || (additive && right)).then_some((method, right))
+        if self.struct_valued(&b.left) {
+            let operands = if right {
+                Operands::Structs
+            } else {
+                Operands::FloatRight
+            };
+            return Some((method, operands));
+        }
+        if !right {
+            return None;
+        }
+        match method {
+            "mul" | "div" => Some((method, Operands::FloatLeft)),
+            "add" | "sub" if is_evidently_float(&b.left) => Some((method, Operands::FloatLeft)),
+            "add" | "sub" | "add_assign" | "sub_assign" => Some((method, Operands::Structs)),
+            _ => None,
+        }
     }
 
     /// Whether `e` is a struct value: one that [`Self::is_struct_operand`] knows, a
@@ -133,10 +151,11 @@ struct Rewriter<'a> {
 }
 
 impl Rewriter<'_> {
-    /// Records the check of the operator `method` with `left` on its left, where `left`
-    /// is a place, which the check reads again without effects.
-    fn check(&mut self, method: &str, struct_rhs: bool, left: &Expr, op: proc_macro2::Span) {
-        let place = match strip(left) {
+    /// Records the check of the operator `method` of `operands` whose struct operand (the
+    /// left one but for a float on the left) is `operand`, where `operand` is a place,
+    /// which the check reads again without effects.
+    fn check(&mut self, method: &str, operands: Operands, operand: &Expr, op: proc_macro2::Span) {
+        let place = match strip(operand) {
             Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => strip(&u.expr),
             e => e,
         };
@@ -151,12 +170,12 @@ impl Rewriter<'_> {
         if !checkable {
             return;
         }
-        let (_, check) = marker(method, struct_rhs);
+        let (_, check) = marker(method, operands);
         // (At the operator, where rustc reports a missing derivative; the operand keeps
         // its own spans, which its names resolve by.)
-        let left = self.lowerer.render(left);
+        let operand = self.lowerer.render(operand);
         self.checks.push(quote_spanned! {op=>
-            ::autodiff_core::no_grad(::autodiff_core::__private::operators::#check(&#left));
+            ::autodiff_core::no_grad(::autodiff_core::__private::operators::#check(&#operand));
         });
     }
 }
@@ -173,25 +192,32 @@ impl VisitMut for Rewriter<'_> {
         syn::visit_mut::visit_expr_mut(self, e);
         let call: Expr = match e {
             Expr::Binary(b) => {
-                let Some((method, struct_rhs)) = self.lowerer.struct_operator(b) else {
+                let Some((method, operands)) = self.lowerer.struct_operator(b) else {
                     return;
                 };
-                self.check(method, struct_rhs, &b.left, b.op.span());
-                let name = added_name(method, struct_rhs, b.op.span());
-                let receiver = as_receiver(&b.left);
-                let right = &b.right;
-                let arg: Expr = if struct_rhs {
-                    syn::parse_quote_spanned!(right.span()=> &#right)
-                } else {
-                    (**right).clone()
+                let (left, right) = (&b.left, &b.right);
+                let (receiver, arg): (Expr, Expr) = match operands {
+                    Operands::Structs => (
+                        as_receiver(left),
+                        syn::parse_quote_spanned!(right.span()=> &#right),
+                    ),
+                    Operands::FloatRight => (as_receiver(left), (**right).clone()),
+                    Operands::FloatLeft => (as_receiver(right), (**left).clone()),
                 };
+                let operand = if operands == Operands::FloatLeft {
+                    right
+                } else {
+                    left
+                };
+                self.check(method, operands, operand, b.op.span());
+                let name = added_name(method, operands, b.op.span());
                 syn::parse_quote_spanned!(b.op.span()=> #receiver.#name(#arg))
             }
             Expr::Unary(u)
                 if matches!(u.op, syn::UnOp::Neg(_)) && self.lowerer.struct_valued(&u.expr) =>
             {
-                self.check("neg", true, &u.expr, u.op.span());
-                let name = added_name("neg", true, u.op.span());
+                self.check("neg", Operands::Structs, &u.expr, u.op.span());
+                let name = added_name("neg", Operands::Structs, u.op.span());
                 let receiver = as_receiver(&u.expr);
                 syn::parse_quote_spanned!(u.op.span()=> #receiver.#name())
             }
@@ -218,6 +244,24 @@ fn operator_method(op: &syn::BinOp) -> Option<&'static str> {
     })
 }
 
+/// Whether `e` is a float whatever the types of the names it reads: a float literal, a
+/// cast to a float type, or arithmetic with one among its operands (`2.0 * t`).
+fn is_evidently_float(e: &Expr) -> bool {
+    match strip(e) {
+        Expr::Lit(l) => matches!(&l.lit, syn::Lit::Float(_)),
+        Expr::Cast(c) => matches!(&*c.ty, syn::Type::Path(p)
+            if p.path.is_ident("f64") || p.path.is_ident("f32")),
+        Expr::Unary(u) => matches!(u.op, syn::UnOp::Neg(_)) && is_evidently_float(&u.expr),
+        Expr::Binary(b) => {
+            matches!(
+                b.op,
+                syn::BinOp::Add(_) | syn::BinOp::Sub(_) | syn::BinOp::Mul(_) | syn::BinOp::Div(_)
+            ) && (is_evidently_float(&b.left) || is_evidently_float(&b.right))
+        }
+        _ => false,
+    }
+}
+
 /// `e` as the receiver of a method call: in parentheses unless it is a place or a call.
 fn as_receiver(e: &Expr) -> Expr {
     match e {
@@ -237,5 +281,6 @@ fn as_receiver(e: &Expr) -> Expr {
 /// as calls, see [`Lowerer::struct_operators_as_calls`]).
 const STRUCT_OPERATOR: &str = "an operator on struct values other than `+`, `-`, `*`, `/`, unary `-`, `+=`, `-=`, `*=` and `/=` (its implementation is not visible to the macro: call a `#[differentiable]` function or method, or compute on the members)";
 
-/// Why an operator with a struct value on its right only is refused.
-const STRUCT_ON_THE_RIGHT: &str = "an operator with a struct value on its right and a float or a value of unknown type on its left (`2.0 * v`: write the struct on the left, `v * 2.0`, with `#[differentiable]` on the operator's `impl` block; a struct that a call returned takes its type in its `let`, `let m: V2 = p.lerp(&q, t);`)";
+/// Why an operator with a struct value on its right only is refused (those a block can
+/// make differentiable are written as calls).
+const STRUCT_ON_THE_RIGHT: &str = "an operator with a struct value on its right, and a float or a value of unknown type on its left, other than `*`, `/`, `+` and `-` (`x *= v`, `x % v`: its implementation is not visible to the macro; `2.0 * v` takes `#[differentiable]` on `impl Mul<V2> for f64`)";
