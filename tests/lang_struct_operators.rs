@@ -3,8 +3,9 @@
 //! `impl` block, used in differentiated code: `p = p + v * dt`, `-q`, `acc += v`,
 //! operators nested in operands and in method calls' arguments, on locals built with
 //! `let` and `let mut`, on elements of a slice of structs, on struct parameters (`*p`),
-//! inside a `#[differentiable]` helper, on a struct generic over its float type, and with
-//! a float on the left (`impl Mul<V2> for f64`, `2.0 * v`).
+//! inside a `#[differentiable]` helper, on a struct generic over its float type, with a
+//! float on the left (`impl Mul<V2> for f64`, `2.0 * v`), on values chosen by `if` and
+//! `match`, and on a local closure's parameters.
 //! Checked against num-dual in both modes, and under forward over reverse (H·v) against
 //! `HyperDual64`.
 
@@ -297,6 +298,57 @@ fn scaled_oracle<D: Num>(x: &[D]) -> D {
     s[0] * q[0] + s[1] * q[1] + (u[0] * u[0] + u[1] * u[1]).sqrt() + dt * u[0]
 }
 
+/// Struct values chosen by `if` and `match` (operators on structs in the branches, or calls
+/// where the `let` names the type), then operands and receivers.
+#[autodiff_forward(chosen_fwd, Dual, Dual)]
+#[autodiff_reverse(chosen_rev, Duplicated, Active)]
+fn chosen(x: &[f64]) -> f64 {
+    let p = V2 { x: x[0], y: x[1] };
+    let q = V2 {
+        x: x[2],
+        y: x[0] * x[1],
+    };
+    let r = if x[0] > 0.0 { p + q } else { p - q * 2.0 };
+    let s = match x[1] > 0.25 {
+        true => r * 3.0,
+        false => r,
+    };
+    let t: V2 = if x[2] > 0.0 { s } else { s - r };
+    let w: V2 = if x[1] > 0.0 {
+        p.lerp(&q, 0.3)
+    } else {
+        q.lerp(&p, x[2])
+    };
+    r.dot(&t) + (s * x[2]).norm() + w.dot(&r)
+}
+
+fn chosen_oracle<D: Num>(x: &[D]) -> D {
+    let (p, q) = ([x[0], x[1]], [x[2], x[0] * x[1]]);
+    let r = if x[0].re() > 0.0 {
+        [p[0] + q[0], p[1] + q[1]]
+    } else {
+        [p[0] - q[0] * c::<D>(2.0), p[1] - q[1] * c::<D>(2.0)]
+    };
+    let s = if x[1].re() > 0.25 {
+        [r[0] * c::<D>(3.0), r[1] * c::<D>(3.0)]
+    } else {
+        r
+    };
+    let t = if x[2].re() > 0.0 {
+        s
+    } else {
+        [s[0] - r[0], s[1] - r[1]]
+    };
+    let (a, b) = (s[0] * x[2], s[1] * x[2]);
+    let lerp = |u: [D; 2], v: [D; 2], k: D| [u[0] + (v[0] - u[0]) * k, u[1] + (v[1] - u[1]) * k];
+    let w = if x[1].re() > 0.0 {
+        lerp(p, q, c::<D>(0.3))
+    } else {
+        lerp(q, p, x[2])
+    };
+    r[0] * t[0] + r[1] * t[1] + (a * a + b * b).sqrt() + w[0] * r[0] + w[1] * r[1]
+}
+
 /// Operators on elements of a slice of structs and on struct parameters, through a
 /// `#[differentiable]` helper.
 #[differentiable]
@@ -306,13 +358,16 @@ fn midpoint(a: &V2, b: &V2) -> V2 {
 
 #[autodiff_reverse(spread_rev, Duplicated, Duplicated, Active)]
 fn spread(ps: &[V2], w: &[f64]) -> f64 {
+    // A closure whose parameters name the struct type, given elements and an operator's
+    // value.
+    let g = |a: V2, b: V2| (a - b).dot(&(a + b));
     let mut s = 0.0;
     for i in 1..ps.len() {
         let m: V2 = midpoint(&ps[i - 1], &ps[i]);
         let d = ps[i] - m * w[0];
         s += d.dot(&d) * w[1];
     }
-    s
+    s + g(ps[0], ps[1] * w[1])
 }
 
 fn spread_oracle<D: Num>(z: &[D]) -> D {
@@ -328,7 +383,9 @@ fn spread_oracle<D: Num>(z: &[D]) -> D {
         let d = [z[2 * i] - m[0] * w[0], z[2 * i + 1] - m[1] * w[0]];
         s += (d[0] * d[0] + d[1] * d[1]) * w[1];
     }
-    s
+    // (a - b)·(a + b) = |a|² - |b|², with a = ps[0] and b = ps[1] w[1].
+    let (b0, b1) = (z[2] * w[1], z[3] * w[1]);
+    s + z[0] * z[0] + z[1] * z[1] - b0 * b0 - b1 * b1
 }
 
 /// The same operators on a struct generic over its float type.
@@ -401,6 +458,14 @@ proptest! {
     ) {
         check_slice("scaled", (&x, &v, &s0, s), scaled, scaled_fwd, scaled_rev, scaled_oracle::<Dual64>);
         check_hvp_of::<scaled_rev>(&x, &v, scaled_oracle);
+    }
+
+    #[test]
+    fn struct_values_chosen_by_branches(
+        (x, v, s0) in slice_case(-1.0, 1.0, 3..4, 0), s in seed(),
+    ) {
+        check_slice("chosen", (&x, &v, &s0, s), chosen, chosen_fwd, chosen_rev, chosen_oracle::<Dual64>);
+        check_hvp_of::<chosen_rev>(&x, &v, chosen_oracle);
     }
 
     #[test]

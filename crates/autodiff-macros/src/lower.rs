@@ -896,6 +896,29 @@ impl Lowerer {
         self.may_be_struct_type(t) && self.ret.is_none()
     }
 
+    /// Whether `e` is an `if` or `match` that chooses a struct value: the `let` that
+    /// binds it names a struct type (`let r: V2 = if c { a } else { b };`), or a branch's
+    /// value is a struct value (`if c { p + q } else { p - q }`: all branches have one
+    /// type).
+    fn chooses_struct(&self, e: &Expr, hint: Option<&syn::Type>) -> bool {
+        let tails: Vec<&Expr> = match strip(e) {
+            Expr::If(i) => branch_values(i),
+            Expr::Match(m) => m.arms.iter().map(|a| &*a.body).collect(),
+            _ => return false,
+        };
+        hint.is_some_and(|ty| self.may_be_struct_type(ty))
+            || tails.into_iter().any(|t| {
+                let t = match strip(t) {
+                    Expr::Block(b) => match b.block.stmts.last() {
+                        Some(syn::Stmt::Expr(t, None)) => t,
+                        _ => return false,
+                    },
+                    t => t,
+                };
+                self.struct_valued(t)
+            })
+    }
+
     /// Whether `t` may name a struct: a path that is not a float, a vector of floats, an
     /// integer or another type of the standard library.
     fn may_be_struct_type(&self, t: &syn::Type) -> bool {
@@ -1642,6 +1665,9 @@ impl Lowerer {
             {
                 return self.lower_local_initialised(l, kept);
             }
+            // (Read before the branches are lowered: a branch's value may name the local
+            // that this `let` shadows.)
+            let chosen_struct = self.chooses_struct(e, hint.as_ref());
             let val = self.lower_expr_hint(e, hint.as_ref())?;
             let val = match &hint {
                 Some(ty) => self.typed_value(val, ty, e),
@@ -1680,9 +1706,9 @@ impl Lowerer {
             }
             // `let e: C = z.exp();`: the written type says that the call returned a
             // struct, whose methods (`e.abs()`) are then the user's.
-            if let Some(ty) = &hint
-                && matches!(e, Expr::Call(_) | Expr::MethodCall(_))
-                && self.may_be_struct_type(ty)
+            let struct_call = hint.as_ref().is_some_and(|ty| self.may_be_struct_type(ty))
+                && matches!(e, Expr::Call(_) | Expr::MethodCall(_));
+            if (struct_call || chosen_struct)
                 && let Some(Binding::Var(v)) = self.lookup(&name.to_string())
             {
                 self.struct_results.insert(v.to_string());
@@ -2604,7 +2630,16 @@ impl Lowerer {
             }
             Pat::Type(pt) => {
                 let val = typed_constant(val, &pt.ty);
-                self.bind_pat(&pt.pat, val)
+                self.bind_pat(&pt.pat, val)?;
+                // `|a: V2, b: V2| a - b`: the written type says that the value is a
+                // struct, whose operators and methods are the user's.
+                if let Pat::Ident(pi) = &*pt.pat
+                    && self.may_be_struct_type(&pt.ty)
+                    && let Some(Binding::Var(v)) = self.lookup(&pi.ident.to_string())
+                {
+                    self.struct_results.insert(v.to_string());
+                }
+                Ok(())
             }
             Pat::Paren(pp) => self.bind_pat(&pp.pat, val),
             Pat::Wild(_) => {
@@ -8066,8 +8101,14 @@ impl Lowerer {
                 self.lower_call(Callee::Method(p, m.method.clone()), args, effect_only, span)
             }
             // A method of a struct a call returned (`make(a, b).norm()`, `let p =
-            // V2::new(a, b); p.norm()`).
-            Val::Op(Operand::Var(t)) if self.holds_call_value(&t) => {
+            // V2::new(a, b); p.norm()`) or an `if` chose (`let r = if c { p + q } else
+            // { p - q };`); in a companion, a struct's protocol method
+            // (`r.__ad_aug_norm()`), which no float has.
+            Val::Op(Operand::Var(t))
+                if self.holds_call_value(&t)
+                    || self.struct_results.contains(&t.to_string())
+                    || (self.companion && m.method.to_string().starts_with("__ad_")) =>
+            {
                 let p = Place::local(t);
                 self.lower_call(Callee::Method(p, m.method.clone()), args, false, span)
             }
@@ -8392,12 +8433,14 @@ impl Lowerer {
                 return self.lower_call(Callee::ClosureParam(v, y), args, false, span);
             }
             if let Some(Binding::Closure(def)) = self.lookup(&id.to_string()).cloned() {
-                // A call passes values: a place argument is read, not aliased.
+                // A call passes values: a place argument is read, not aliased (but for a
+                // struct element, which a parameter names as `let a = zs[0];` does).
                 let mut args = Vec::new();
                 for a in &c.args {
                     let v = match self.lower_expr(a)? {
                         Val::Place(p, m)
                             if is_scalar_place(&p, self)
+                                && !self.is_struct_element(&p)
                                 && !matches!(strip(a), Expr::Reference(_)) =>
                         {
                             let _ = m;
@@ -12370,6 +12413,20 @@ fn is_split_unwrap(e: &Expr) -> bool {
     matches!(strip(e), Expr::MethodCall(m)
         if matches!(m.method.to_string().as_str(), "unwrap" | "expect")
             && matches!(strip(&m.receiver), Expr::MethodCall(f) if split_end(f).is_some()))
+}
+/// The values of an `if`'s branches: the last expression of each block, `else if` chains
+/// followed.
+fn branch_values(i: &syn::ExprIf) -> Vec<&Expr> {
+    let mut out = Vec::new();
+    if let Some(syn::Stmt::Expr(t, None)) = i.then_branch.stmts.last() {
+        out.push(t);
+    }
+    match i.else_branch.as_ref().map(|(_, e)| strip(e)) {
+        Some(Expr::If(inner)) => out.extend(branch_values(inner)),
+        Some(e) => out.push(e),
+        None => {}
+    }
+    out
 }
 
 #[cfg(test)]

@@ -161,7 +161,18 @@ pub fn expand(item: &Declaration) -> TokenStream {
                 }
             }
         },
-        _ => TokenStream::new(),
+        // A struct's tangent is a struct of the same type, passed on as a float's is (the
+        // tangent of a struct value that code differentiated again adds into an adjoint,
+        // `add_to(&mut r̄, ḡ)` where an `if` chose the struct).
+        _ => quote! {
+            #[automatically_derived]
+            impl #impl_generics ::autodiff_core::__private::ScalarTangent<#ty> for #ty #where_clause {
+                #[inline(always)]
+                fn tangent(self) -> #ty {
+                    self
+                }
+            }
+        },
     };
     quote! {
         #tokens
