@@ -12414,6 +12414,7 @@ fn is_split_unwrap(e: &Expr) -> bool {
         if matches!(m.method.to_string().as_str(), "unwrap" | "expect")
             && matches!(strip(&m.receiver), Expr::MethodCall(f) if split_end(f).is_some()))
 }
+
 /// The values of an `if`'s branches: the last expression of each block, `else if` chains
 /// followed.
 fn branch_values(i: &syn::ExprIf) -> Vec<&Expr> {
