@@ -1,11 +1,12 @@
 //! Elements of slices of structs and of rows taken by value: `let p = ps[i];`,
 //! `let mut p = ps[i];`, `for &p in ps`, `for p in ps.iter().copied()`, `for &r in rows`,
 //! `for &[a, b, c] in rows`, the element `max_by`/`min_by` finds, and the elements of a
-//! local vector or array of structs (`vec![P2 { .. }; n]`), in both modes
+//! local vector or array of structs (`vec![P2 { .. }; n]`, `vec![P2 { .. }, P2 { .. }]`),
+//! in both modes
 //! against num-dual and under forward over reverse against `HyperDual64`.
 
-// Index loops are part of the language under test.
-#![allow(clippy::needless_range_loop)]
+// Index loops and local vectors are part of the language under test.
+#![allow(clippy::needless_range_loop, clippy::useless_vec)]
 
 mod lang_common;
 
@@ -521,6 +522,95 @@ fn local_points_grad(ps: &[P2], g: &mut [P2]) {
     local_points_rev(ps, g, 1.0);
 }
 
+/// Local vectors and arrays of structs written as lists of literals whose members carry
+/// derivatives (`vec![P2 { x: a, y: b }, P2 { .. }]`), one member a constant in every
+/// literal: stepped in place by a method, iterated, indexed.
+#[autodiff_forward(listed_points_fwd, Dual, Dual)]
+#[autodiff_reverse(listed_points_rev, Duplicated, Active)]
+fn listed_points(ps: &[P2]) -> f64 {
+    let n = ps.len();
+    let (a, b) = (ps[0], ps[n - 1]);
+    let mut qs = vec![
+        P2 {
+            x: a.x * b.y,
+            y: 0.5,
+        },
+        P2 {
+            x: b.x.sin(),
+            y: 0.5,
+        },
+        P2 { x: 1.5, y: 0.5 },
+    ];
+    let pair = [
+        P2 { x: a.y, y: b.x },
+        P2 {
+            x: 2.0,
+            y: a.x * a.x,
+        },
+    ];
+    for q in qs.iter_mut() {
+        q.x += pair[1].y * q.y;
+    }
+    let mut s = 0.0;
+    for q in &qs {
+        s += q.spin(0.5);
+    }
+    s + pair[0].spin(1.5) + qs[1].x * pair[1].x
+}
+
+fn listed_points_o<D: Num>(x: &[D]) -> D {
+    let n = x.len() / 2;
+    let (a, b) = ((x[0], x[1]), (x[2 * n - 2], x[2 * n - 1]));
+    let spin = |q: (D, D), k: f64| q.0 * q.1 * k + q.1.sin();
+    let half = c::<D>(0.5);
+    let pair = [(a.1, b.0), (c::<D>(2.0), a.0 * a.0)];
+    let qs = [
+        (a.0 * b.1 + pair[1].1 * half, half),
+        (b.0.sin() + pair[1].1 * half, half),
+        (c::<D>(1.5) + pair[1].1 * half, half),
+    ];
+    let mut s = c::<D>(0.0);
+    for q in &qs {
+        s += spin(*q, 0.5);
+    }
+    s + spin(pair[0], 1.5) + qs[1].0 * pair[1].0
+}
+
+/// A struct with an array member, in a list of literals that read the parameters.
+#[differentiable]
+#[derive(Clone)]
+pub struct Q {
+    pub b: [f64; 2],
+    pub z: f64,
+}
+
+#[autodiff_forward(listed_arrays_fwd, Dual, Dual)]
+#[autodiff_reverse(listed_arrays_rev, Duplicated, Active)]
+fn listed_arrays(c: &[f64]) -> f64 {
+    let qs = vec![
+        Q {
+            b: [c[0], c[1]],
+            z: 0.0,
+        },
+        Q {
+            b: [c[2], c[3]],
+            z: c[0],
+        },
+    ];
+    qs[0].b[0] * qs[1].b[1] + qs[1].z * qs[0].b[1].sin()
+}
+
+fn listed_arrays_o<D: Num>(c: &[D]) -> D {
+    c[0] * c[3] + c[0] * c[1].sin()
+}
+
+/// H·v of `listed_points`.
+#[autodiff_forward(listed_points_hvp, Dual, Dual)]
+fn listed_points_grad(ps: &[P2], g: &mut [P2]) {
+    g.fill(P2::default());
+    listed_points_rev(ps, g, 1.0);
+}
+
 /// [`check_slice`] of a function of points, its points given flat.
 #[track_caller]
 fn check_points(
@@ -653,6 +743,18 @@ proptest! {
     fn local_vectors_of_structs((x, v, s0) in points_case(-1.5, 1.5, 1..6), s in seed()) {
         check_points("local_points", (&x, &v, &s0, s), local_points, local_points_fwd, local_points_rev, local_points_o::<Dual64>);
         check_points_hvp(&x, &v, local_points_hvp, local_points_o);
+    }
+
+    #[test]
+    fn local_lists_of_struct_literals((x, v, s0) in points_case(-1.5, 1.5, 1..6), s in seed()) {
+        check_points("listed_points", (&x, &v, &s0, s), listed_points, listed_points_fwd, listed_points_rev, listed_points_o::<Dual64>);
+        check_points_hvp(&x, &v, listed_points_hvp, listed_points_o);
+    }
+
+    #[test]
+    fn local_lists_of_structs_with_arrays((x, v, s0) in slice_case(-1.5, 1.5, 4..5, 0), s in seed()) {
+        check_slice("listed_arrays", (&x, &v, &s0, s), listed_arrays, listed_arrays_fwd, listed_arrays_rev, listed_arrays_o::<Dual64>);
+        check_hvp_of::<listed_arrays_rev>(&x, &v, listed_arrays_o);
     }
 
     #[test]

@@ -25,6 +25,7 @@ mod array_reductions;
 mod array_views;
 mod slice_cursors;
 mod struct_operators;
+mod struct_vectors;
 use slice_cursors::SliceCursor;
 
 type Result<T> = syn::Result<T>;
@@ -1497,6 +1498,15 @@ impl Lowerer {
                 self.lower_stmts(&[declared], Tail::Unit)?;
                 let target: Expr = syn::parse_quote!(#name);
                 return self.lower_expr_stmt(&assigned_in_branches(&target, e));
+            }
+            // `let ps = vec![P { x: x[0], .. }, P { x: x[1], .. }];`: a buffer of structs
+            // written member by member (see `struct_vectors`).
+            if !self.companion
+                && pi.by_ref.is_none()
+                && pi.subpat.is_none()
+                && let Some(stmts) = self.struct_list_by_members(name, e, hint.as_ref())
+            {
+                return self.lower_stmts(&stmts, Tail::Unit).map(|_| ());
             }
             // `let s = if c { &w[..3] } else { &w[1..] };`: a slice cursor (see
             // `slice_cursors`), empty to start with, then pointed by the branches.
@@ -8470,8 +8480,14 @@ impl Lowerer {
             return Ok(Val::Op(Operand::Lit(toks)));
         }
         // `T::zero()`, `T::one()`, `f64::epsilon()`: a constant of a float type, written
-        // where it is used (never recorded for a reverse sweep).
-        if c.args.is_empty() && !statement && self.float_type_of_path(&c.func).is_some() {
+        // where it is used (never recorded for a reverse sweep); so is `Default::default()`
+        // (of any type: it reads nothing).
+        let default = matches!(strip(&c.func), Expr::Path(p)
+            if path_names(&p.path).ends_with(&["Default".to_string(), "default".to_string()]));
+        if c.args.is_empty()
+            && !statement
+            && (default || self.float_type_of_path(&c.func).is_some())
+        {
             return Ok(Val::Op(Operand::Lit(self.render(&Expr::Call(c.clone())))));
         }
         // A capitalised name called as a statement, with references, or in arithmetic is
