@@ -524,7 +524,8 @@ fn local_points_grad(ps: &[P2], g: &mut [P2]) {
 
 /// Local vectors and arrays of structs written as lists of literals whose members carry
 /// derivatives (`vec![P2 { x: a, y: b }, P2 { .. }]`), one member a constant in every
-/// literal: stepped in place by a method, iterated, indexed.
+/// literal, or of struct values bound before (`vec![p0, p1]`): stepped in place by a
+/// method, iterated, indexed.
 #[autodiff_forward(listed_points_fwd, Dual, Dual)]
 #[autodiff_reverse(listed_points_rev, Duplicated, Active)]
 fn listed_points(ps: &[P2]) -> f64 {
@@ -555,7 +556,15 @@ fn listed_points(ps: &[P2]) -> f64 {
     for q in &qs {
         s += q.spin(0.5);
     }
-    s + pair[0].spin(1.5) + qs[1].x * pair[1].x
+    // Struct values bound before, one changed after it was built.
+    let p0 = P2 {
+        x: a.y * b.y,
+        y: b.x,
+    };
+    let mut p1 = P2 { x: a.x, y: 0.25 };
+    p1.y += a.y;
+    let ws = vec![p0, p1];
+    s + pair[0].spin(1.5) + qs[1].x * pair[1].x + ws[0].spin(0.7) + ws[1].x * ws[1].y
 }
 
 fn listed_points_o<D: Num>(x: &[D]) -> D {
@@ -573,7 +582,8 @@ fn listed_points_o<D: Num>(x: &[D]) -> D {
     for q in &qs {
         s += spin(*q, 0.5);
     }
-    s + spin(pair[0], 1.5) + qs[1].0 * pair[1].0
+    let ws = [(a.1 * b.1, b.0), (a.0, c::<D>(0.25) + a.1)];
+    s + spin(pair[0], 1.5) + qs[1].0 * pair[1].0 + spin(ws[0], 0.7) + ws[1].0 * ws[1].1
 }
 
 /// A struct with an array member, in a list of literals that read the parameters.

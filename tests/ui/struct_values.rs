@@ -31,16 +31,8 @@ fn buffer_member(x: &[f64]) -> f64 {
 fn main() {
     update_syntax(1.0);
     buffer_member(&[1.0]);
-    collected(1.0);
     mutable_copy(1.0);
     captured(1.0);
-}
-
-#[autodiff_reverse(d_collected, Active, Active)]
-fn collected(a: f64) -> f64 {
-    let p = Point { x: a, y: 1.0 };
-    let ps = vec![p, p];
-    ps[0].x
 }
 
 #[autodiff_reverse(d_mutable_copy, Active, Active)]

@@ -1,5 +1,5 @@
 //! Vectors and arrays of struct values written as a list of literals (`vec![P { x: x[0],
-//! v: 0.0 }, P { x: x[1], v: 0.1 }]`).
+//! v: 0.0 }, P { x: x[1], v: 0.1 }]`) or of struct values bound before (`vec![p0, p1]`).
 //!
 //! A buffer of structs is lowered as a slice of structs is: its elements copied out,
 //! written member by member, given to methods. What it cannot take is a struct value
@@ -18,10 +18,18 @@
 
 use super::*;
 
+/// One element of the list: its struct's path, and each member with its value.
+struct Element {
+    path: syn::Path,
+    members: Vec<(syn::Member, Expr)>,
+}
+
 impl Lowerer {
     /// The statements that build `name` from `e` member by member (see the module's
-    /// documentation), where `e` is `vec![..]` or `[..]` of two or more struct literals of
-    /// one type, with named members, each literal giving the same members and no `..base`.
+    /// documentation), where `e` is `vec![..]` or `[..]` of two or more elements of one
+    /// struct with named members, each a literal without `..base` (`P { x: a, v: 0.0 }`)
+    /// or a struct value the function built (`p0` of `let p0 = P { .. };`, read member by
+    /// member where the list is built).
     pub(super) fn struct_list_by_members(
         &self,
         name: &Ident,
@@ -43,49 +51,50 @@ impl Lowerer {
             Expr::Array(a) => (a.elems.iter().cloned().collect(), false),
             _ => return None,
         };
-        let lits: Vec<&syn::ExprStruct> = items
+        let elements: Vec<Element> = items
             .iter()
-            .map(|i| match strip(i) {
-                Expr::Struct(s) if s.rest.is_none() && s.qself.is_none() => Some(s),
-                _ => None,
-            })
+            .map(|i| self.list_element(i))
             .collect::<Option<_>>()?;
-        let first = lits.first()?;
-        let path = &first.path;
-        let members: Vec<&syn::Member> = first.fields.iter().map(|f| &f.member).collect();
-        let same_shape = lits.iter().all(|l| {
-            l.path == *path
-                && l.fields.len() == members.len()
-                && l.fields.iter().zip(&members).all(|(f, m)| f.member == **m)
+        let (first, n) = (elements.first()?, elements.len());
+        let same = |a: &syn::Path, b: &syn::Path| quote!(#a).to_string() == quote!(#b).to_string();
+        let same_shape = elements.iter().all(|el| {
+            same(&el.path, &first.path)
+                && el.members.len() == first.members.len()
+                && el
+                    .members
+                    .iter()
+                    .zip(&first.members)
+                    .all(|(a, b)| a.0 == b.0)
         });
-        if lits.len() < 2
+        if n < 2
             || !same_shape
-            || members.iter().any(|m| matches!(m, syn::Member::Unnamed(_)))
+            || first
+                .members
+                .iter()
+                .any(|(m, _)| matches!(m, syn::Member::Unnamed(_)))
         {
             return None;
         }
-        // A member every literal gives as the same constant stays in the repeated element.
-        let fixed: Vec<bool> = (0..members.len())
+        // A member every element gives as the same constant stays in the repeated element.
+        let fixed: Vec<bool> = (0..first.members.len())
             .map(|k| {
-                let v = &first.fields[k].expr;
+                let v = &first.members[k].1;
                 !self.mentions_locals(v)
-                    && lits.iter().all(|l| {
-                        let w = &l.fields[k].expr;
+                    && elements.iter().all(|el| {
+                        let w = &el.members[k].1;
                         quote!(#w).to_string() == quote!(#v).to_string()
                     })
             })
             .collect();
-        let template_fields = first.fields.iter().zip(&fixed).map(|(f, &keep)| {
-            let m = &f.member;
+        let template_fields = first.members.iter().zip(&fixed).map(|((m, v), &keep)| {
             if keep {
-                let v = &f.expr;
                 quote!(#m: #v)
             } else {
-                quote_spanned!(f.expr.span()=> #m: ::core::default::Default::default())
+                quote_spanned!(v.span()=> #m: ::core::default::Default::default())
             }
         });
-        let n = lits.len();
-        let template = quote_spanned!(first.span()=> #path { #(#template_fields),* });
+        let path = &first.path;
+        let template = quote_spanned!(e.span()=> #path { #(#template_fields),* });
         let buffer = if in_vec {
             quote_spanned!(e.span()=> vec![#template; #n])
         } else {
@@ -94,15 +103,63 @@ impl Lowerer {
         let ty = hint.map(|t| quote!(: #t));
         let mut stmts: Vec<syn::Stmt> =
             vec![syn::parse_quote_spanned!(e.span()=> let mut #name #ty = #buffer;)];
-        for (i, lit) in lits.iter().enumerate() {
-            for (f, &keep) in lit.fields.iter().zip(&fixed) {
-                if keep {
-                    continue;
+        for (i, el) in elements.iter().enumerate() {
+            for ((m, v), &keep) in el.members.iter().zip(&fixed) {
+                if !keep {
+                    stmts.push(syn::parse_quote_spanned!(v.span()=> #name[#i].#m = #v;));
                 }
-                let (m, v) = (&f.member, &f.expr);
-                stmts.push(syn::parse_quote_spanned!(v.span()=> #name[#i].#m = #v;));
             }
         }
         Some(stmts)
+    }
+
+    /// `e` as an element of a list of structs: a literal, or a local bound to a struct
+    /// value the function built, whose members are read where the list is built.
+    fn list_element(&self, e: &Expr) -> Option<Element> {
+        match strip(e) {
+            Expr::Struct(s) if s.rest.is_none() && s.qself.is_none() => Some(Element {
+                path: s.path.clone(),
+                members: s
+                    .fields
+                    .iter()
+                    .map(|f| (f.member.clone(), f.expr.clone()))
+                    .collect(),
+            }),
+            Expr::Path(p) => {
+                let local = p.path.get_ident()?;
+                let Some(Binding::Var(v)) = self.lookup(&local.to_string()) else {
+                    return None;
+                };
+                let (path, members) = self.struct_value_members(v)?;
+                let members = members
+                    .into_iter()
+                    .map(|m| {
+                        let read: Expr = syn::parse_quote_spanned!(local.span()=> #local.#m);
+                        (m, read)
+                    })
+                    .collect();
+                Some(Element { path, members })
+            }
+            _ => None,
+        }
+    }
+
+    /// The struct and members of `v`, a struct value the function built
+    /// (`let p0 = P { x: a, v: 0.0 };`), as its `let` in the lowered code says.
+    fn struct_value_members(&self, v: &Ident) -> Option<(syn::Path, Vec<syn::Member>)> {
+        if !self.struct_values.contains(&v.to_string()) {
+            return None;
+        }
+        self.out.iter().flatten().find_map(|s| match s {
+            Stmt::Let {
+                var,
+                op: Op::StructLit(path, fields),
+                ..
+            } if var == v => Some((
+                path.clone(),
+                fields.iter().map(|(m, _)| m.clone()).collect(),
+            )),
+            _ => None,
+        })
     }
 }
