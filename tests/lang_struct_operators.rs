@@ -388,6 +388,49 @@ fn spread_oracle<D: Num>(z: &[D]) -> D {
     s + z[0] * z[0] + z[1] * z[1] - b0 * b0 - b1 * b1
 }
 
+/// Members of a struct that are structs themselves, bound by `let`s that name their type
+/// (`let p: V2 = bs[i].pos;`), then operands.
+#[differentiable]
+#[derive(Clone, Copy, Debug)]
+pub struct Body {
+    pub pos: V2,
+    pub vel: V2,
+    pub m: f64,
+}
+
+#[autodiff_reverse(pairwise_rev, Duplicated, Active)]
+fn pairwise(bs: &[Body]) -> f64 {
+    let mut e = 0.0;
+    for i in 0..bs.len() {
+        let p: V2 = bs[i].pos;
+        let v: V2 = bs[i].vel;
+        let q = p + v * 0.1;
+        for j in 0..i {
+            let o: V2 = bs[j].pos;
+            let d = q - o;
+            e += bs[i].m * bs[j].m / (d.dot(&d) + 0.5).sqrt();
+        }
+    }
+    e
+}
+
+fn pairwise_oracle<D: Num>(z: &[D]) -> D {
+    // z: per body pos.x, pos.y, vel.x, vel.y, m.
+    let b = |i: usize| &z[5 * i..5 * i + 5];
+    let mut e = c::<D>(0.0);
+    for i in 0..z.len() / 5 {
+        let q = [
+            b(i)[0] + b(i)[2] * c::<D>(0.1),
+            b(i)[1] + b(i)[3] * c::<D>(0.1),
+        ];
+        for j in 0..i {
+            let d = [q[0] - b(j)[0], q[1] - b(j)[1]];
+            e += b(i)[4] * b(j)[4] / (d[0] * d[0] + d[1] * d[1] + c::<D>(0.5)).sqrt();
+        }
+    }
+    e
+}
+
 /// The same operators on a struct generic over its float type.
 #[differentiable]
 #[derive(Clone, Copy, Debug)]
@@ -483,6 +526,24 @@ proptest! {
         let mut got: Vec<f64> = dps.iter().flat_map(|p| [p.x, p.y]).collect();
         got.extend_from_slice(&dw);
         check_all("spread gradient", &got, &grad);
+    }
+
+    #[test]
+    fn operators_on_members_that_are_structs(z in vecf(-1.0, 1.0, 15)) {
+        let bs: Vec<Body> = z
+            .chunks(5)
+            .map(|c| Body { pos: V2 { x: c[0], y: c[1] }, vel: V2 { x: c[2], y: c[3] }, m: c[4] })
+            .collect();
+        let zero = V2 { x: 0.0, y: 0.0 };
+        let mut dbs = vec![Body { pos: zero, vel: zero, m: 0.0 }; bs.len()];
+        let value = pairwise_rev(&bs, &mut dbs, 1.0);
+        let (want, grad) = oracle_grad(pairwise_oracle, &z);
+        check("pairwise", value, want);
+        let got: Vec<f64> = dbs
+            .iter()
+            .flat_map(|b| [b.pos.x, b.pos.y, b.vel.x, b.vel.y, b.m])
+            .collect();
+        check_all("pairwise gradient", &got, &grad);
     }
 
     #[test]

@@ -1717,7 +1717,7 @@ impl Lowerer {
             // `let e: C = z.exp();`: the written type says that the call returned a
             // struct, whose methods (`e.abs()`) are then the user's.
             let struct_call = hint.as_ref().is_some_and(|ty| self.may_be_struct_type(ty))
-                && matches!(e, Expr::Call(_) | Expr::MethodCall(_));
+                && matches!(e, Expr::Call(_) | Expr::MethodCall(_) | Expr::Field(_));
             if (struct_call || chosen_struct)
                 && let Some(Binding::Var(v)) = self.lookup(&name.to_string())
             {
