@@ -1714,8 +1714,9 @@ impl Lowerer {
             {
                 self.integer_locals.insert(v.to_string());
             }
-            // `let e: C = z.exp();`: the written type says that the call returned a
-            // struct, whose methods (`e.abs()`) are then the user's.
+            // `let e: C = z.exp();`, `let p: V2 = bs[i].pos;`: the written type says that
+            // the call returned a struct, or that the member is one, whose operators and
+            // methods (`e.abs()`) are then the user's.
             let struct_call = hint.as_ref().is_some_and(|ty| self.may_be_struct_type(ty))
                 && matches!(e, Expr::Call(_) | Expr::MethodCall(_) | Expr::Field(_));
             if (struct_call || chosen_struct)
