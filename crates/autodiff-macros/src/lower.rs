@@ -902,22 +902,14 @@ impl Lowerer {
     /// value is a struct value (`if c { p + q } else { p - q }`: all branches have one
     /// type).
     fn chooses_struct(&self, e: &Expr, hint: Option<&syn::Type>) -> bool {
-        let tails: Vec<&Expr> = match strip(e) {
-            Expr::If(i) => branch_values(i),
-            Expr::Match(m) => m.arms.iter().map(|a| &*a.body).collect(),
-            _ => return false,
-        };
+        if !matches!(strip(e), Expr::If(_) | Expr::Match(_)) {
+            return false;
+        }
         hint.is_some_and(|ty| self.may_be_struct_type(ty))
-            || tails.into_iter().any(|t| {
-                let t = match strip(t) {
-                    Expr::Block(b) => match b.block.stmts.last() {
-                        Some(syn::Stmt::Expr(t, None)) => t,
-                        _ => return false,
-                    },
-                    t => t,
-                };
-                self.struct_valued(t)
-            })
+            || branch_values(e)
+                .0
+                .into_iter()
+                .any(|t| self.struct_valued(t))
     }
 
     /// Whether `t` may name a struct: a path that is not a float, a vector of floats, an
@@ -11134,32 +11126,15 @@ fn typed_array_tail(stmts: &[syn::Stmt], t: &syn::Type) -> Option<Vec<syn::Stmt>
 /// The buffer `b` of `if c { &b[r] } else { .. }` (or of a `match`) whose every branch
 /// ends with a shared reference or a name: a slice chosen by the branches.
 fn sliced_in_branches(e: &Expr) -> Option<Expr> {
-    fn tails<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) -> bool {
-        let block_tail = |b: &'e syn::Block| match b.stmts.last() {
-            Some(syn::Stmt::Expr(t, None)) => Some(t),
-            _ => None,
-        };
-        match strip(e) {
-            Expr::If(i) => {
-                let Some((_, els)) = &i.else_branch else {
-                    return false;
-                };
-                block_tail(&i.then_branch).is_some_and(|t| tails(t, out)) && tails(els, out)
-            }
-            Expr::Block(b) => block_tail(&b.block).is_some_and(|t| tails(t, out)),
-            Expr::Match(m) => m.arms.iter().all(|a| tails(&a.body, out)),
-            t @ (Expr::Reference(_) | Expr::Path(_)) => {
-                out.push(t);
-                true
-            }
-            _ => false,
-        }
-    }
     if !matches!(strip(e), Expr::If(_) | Expr::Match(_)) {
         return None;
     }
-    let mut found = Vec::new();
-    if !tails(e, &mut found) {
+    let (found, complete) = branch_values(e);
+    if !complete
+        || !found
+            .iter()
+            .all(|t| matches!(t, Expr::Reference(_) | Expr::Path(_)))
+    {
         return None;
     }
     found.into_iter().find_map(|t| match t {
@@ -12432,19 +12407,45 @@ fn is_split_unwrap(e: &Expr) -> bool {
             && matches!(strip(&m.receiver), Expr::MethodCall(f) if split_end(f).is_some()))
 }
 
-/// The values of an `if`'s branches: the last expression of each block, `else if` chains
-/// followed.
-fn branch_values(i: &syn::ExprIf) -> Vec<&Expr> {
+/// The values that the branches of `e` (an `if`, a `match` or a block) end in, through
+/// nested `if`s, `match`es and blocks, with whether every branch ends in one (an `if`
+/// without `else`, or a branch ending in a statement, does not).
+fn branch_values(e: &Expr) -> (Vec<&Expr>, bool) {
+    fn collect<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) -> bool {
+        let block_tail = |b: &'e syn::Block| match b.stmts.last() {
+            Some(syn::Stmt::Expr(t, None)) => Some(t),
+            _ => None,
+        };
+        let in_block = |b: &'e syn::Block, out: &mut Vec<&'e Expr>| {
+            block_tail(b).is_some_and(|t| collect(t, out))
+        };
+        match strip(e) {
+            Expr::If(i) => {
+                let then = in_block(&i.then_branch, out);
+                let els = i
+                    .else_branch
+                    .as_ref()
+                    .is_some_and(|(_, els)| collect(els, out));
+                then && els
+            }
+            Expr::Block(b) => in_block(&b.block, out),
+            Expr::Match(m) => {
+                // (Every arm's values, also after one without any.)
+                let mut all = true;
+                for a in &m.arms {
+                    all &= collect(&a.body, out);
+                }
+                all
+            }
+            t => {
+                out.push(t);
+                true
+            }
+        }
+    }
     let mut out = Vec::new();
-    if let Some(syn::Stmt::Expr(t, None)) = i.then_branch.stmts.last() {
-        out.push(t);
-    }
-    match i.else_branch.as_ref().map(|(_, e)| strip(e)) {
-        Some(Expr::If(inner)) => out.extend(branch_values(inner)),
-        Some(e) => out.push(e),
-        None => {}
-    }
-    out
+    let complete = collect(e, &mut out);
+    (out, complete)
 }
 
 #[cfg(test)]

@@ -211,9 +211,10 @@ fn float_on_the_left(
     if receiver.reference.is_some() || receiver.mutability.is_some() {
         return Err(shape_error(receiver.span()));
     }
-    if !is_plain_binding(&rhs.pat) {
-        return Err(shape_error(rhs.pat.span()));
-    }
+    let name = match &*rhs.pat {
+        syn::Pat::Ident(p) if is_plain_binding(&rhs.pat) => &p.ident,
+        p => return Err(shape_error(p.span())),
+    };
     let owner = match &*rhs.ty {
         syn::Type::Reference(r) if r.mutability.is_none() => (*r.elem).clone(),
         t => t.clone(),
@@ -226,20 +227,16 @@ fn float_on_the_left(
     let lhs = syn::Ident::new(LEFT_OPERAND, receiver.span());
     added.sig.inputs = syn::parse_quote_spanned!(receiver.span()=> &self, #lhs: #float_ty);
     let body = rename_self(added.block.to_token_stream(), &lhs, float_ty);
-    let operand = &rhs.pat;
     // The struct by value where the code uses it as a value (`v * self`, the operator
     // the other way round), which asks for `Copy`; by reference where it only reads its
     // members and methods (`v.x`), as the struct's own blocks do.
-    let syn::Pat::Ident(name) = &**operand else {
-        return Err(shape_error(operand.span()));
-    };
     let value: Expr =
-        if only_before_dots(&body, &name.ident) || matches!(&*rhs.ty, syn::Type::Reference(_)) {
+        if only_before_dots(&body, name) || matches!(&*rhs.ty, syn::Type::Reference(_)) {
             syn::parse_quote!(self)
         } else {
-            syn::parse_quote_spanned!(name.ident.span()=> *self)
+            syn::parse_quote_spanned!(name.span()=> *self)
         };
-    added.block = syn::parse2(quote!({ let #operand = #value; #body }))?;
+    added.block = syn::parse2(quote!({ let #name = #value; #body }))?;
     Ok(owner)
 }
 

@@ -153,30 +153,25 @@ pub fn expand(item: &Declaration) -> TokenStream {
             impl #impl_generics ::autodiff_core::__private::NoDerivative for #ty #where_clause {}
             #[automatically_derived]
             impl #impl_generics ::autodiff_core::__private::NoDerivative for &mut #ty #where_clause {}
-            #[automatically_derived]
-            impl #impl_generics ::autodiff_core::__private::ScalarTangent<#ty> for #ty #where_clause {
-                #[inline(always)]
-                fn tangent(self) -> #ty {
-                    self
-                }
-            }
         },
-        // A struct's tangent is a struct of the same type, passed on as a float's is (the
-        // tangent of a struct value that code differentiated again adds into an adjoint,
-        // `add_to(&mut r̄, ḡ)` where an `if` chose the struct).
-        _ => quote! {
-            #[automatically_derived]
-            impl #impl_generics ::autodiff_core::__private::ScalarTangent<#ty> for #ty #where_clause {
-                #[inline(always)]
-                fn tangent(self) -> #ty {
-                    self
-                }
+        _ => TokenStream::new(),
+    };
+    // The tangent of a value of the type is a value of the type, passed on as a float's
+    // is (such an enum's copy; a struct's tangent, which code differentiated again adds
+    // into an adjoint, `add_to(&mut r̄, ḡ)` where an `if` chose the struct).
+    let tangent = quote! {
+        #[automatically_derived]
+        impl #impl_generics ::autodiff_core::__private::ScalarTangent<#ty> for #ty #where_clause {
+            #[inline(always)]
+            fn tangent(self) -> #ty {
+                self
             }
-        },
+        }
     };
     quote! {
         #tokens
         #no_derivative
+        #tangent
         #[automatically_derived]
         impl #impl_generics ::autodiff_core::__private::ZeroLike for #ty #where_clause {
             type Out = Self;

@@ -195,22 +195,21 @@ impl VisitMut for Rewriter<'_> {
                 let Some((method, operands)) = self.lowerer.struct_operator(b) else {
                     return;
                 };
-                let (left, right) = (&b.left, &b.right);
-                let (receiver, arg): (Expr, Expr) = match operands {
-                    Operands::Structs => (
-                        as_receiver(left),
-                        syn::parse_quote_spanned!(right.span()=> &#right),
-                    ),
-                    Operands::FloatRight => (as_receiver(left), (**right).clone()),
-                    Operands::FloatLeft => (as_receiver(right), (**left).clone()),
+                // The struct operand receives the call; the other is its argument, by
+                // reference where it is a struct too.
+                let (receiver, arg) = match operands {
+                    Operands::FloatLeft => (&b.right, &b.left),
+                    _ => (&b.left, &b.right),
                 };
-                let operand = if operands == Operands::FloatLeft {
-                    right
-                } else {
-                    left
+                self.check(method, operands, receiver, b.op.span());
+                let arg: Expr = match operands {
+                    Operands::Structs => syn::parse_quote_spanned!(arg.span()=> &#arg),
+                    _ => (**arg).clone(),
                 };
-                self.check(method, operands, operand, b.op.span());
-                let name = added_name(method, operands, b.op.span());
+                let (receiver, name) = (
+                    as_receiver(receiver),
+                    added_name(method, operands, b.op.span()),
+                );
                 syn::parse_quote_spanned!(b.op.span()=> #receiver.#name(#arg))
             }
             Expr::Unary(u)
