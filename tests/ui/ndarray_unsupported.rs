@@ -1,5 +1,7 @@
-// `ndarray` arrays are supported as parameters, read and written by index, with `sum`,
-// `dot`, rows and columns. An array created in the function, `fill` of a whole array,
+// `ndarray` arrays are supported as parameters and as arrays the function makes with
+// `zeros`, `ones` or `from_elem` of a constant, read and written by index, with `sum`,
+// `dot`, rows and columns. An array created otherwise (`from_elem` of a value that
+// carries a derivative), a copy of an array, a whole array assigned, `fill` of a whole array,
 // iterating an array of three dimensions, a product of two matrices, `dot` with an
 // operand that is not an array parameter, `sum` of an array whose type does not name
 // its number of dimensions, and other whole-array methods (`mapv`) are compile errors
@@ -9,9 +11,26 @@ use ndarray::{Array1, Array2, Array3, ArrayD};
 
 #[autodiff_reverse(d_local, Duplicated, Active)]
 fn local(x: &Array1<f64>) -> f64 {
-    let mut h = Array1::zeros(x.len());
+    let mut h = Array1::from_elem(x.len(), x[0]);
     h[0] = x[0];
     h[0] * 2.0
+}
+
+#[autodiff_reverse(d_copied, Duplicated, Active)]
+fn copied(x: &Array1<f64>) -> f64 {
+    let mut h = Array1::<f64>::zeros(x.len());
+    h[0] = x[0];
+    let c = h.clone();
+    c[0] * 2.0
+}
+
+#[autodiff_reverse(d_assigned, Duplicated, Active)]
+fn assigned(x: &Array1<f64>) -> f64 {
+    let mut h = Array1::<f64>::zeros(x.len());
+    let mut g = Array1::<f64>::zeros(x.len());
+    h[0] = x[0];
+    g = h;
+    g[0] * 2.0
 }
 
 #[autodiff_forward(d_filled, Dual, Dual)]

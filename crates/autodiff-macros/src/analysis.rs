@@ -48,6 +48,10 @@ pub struct Analysis {
     /// `CopyKind::Struct`): whole values of a type the macro does not see into, saved with
     /// `__ad::snapshot`, never as a slice.
     pub struct_copies: HashSet<String>,
+    /// The `ndarray` arrays the function creates (`let mut h = Array1::zeros(n);`): read
+    /// and written by index like a local buffer, but no slice of one can be taken
+    /// (`h[..n]`), so a loop that overwrites one is recorded element by element.
+    pub arrays: HashSet<String>,
     /// The locals bound with `let mut`: a method called on one may take `&mut self`, so
     /// its tangent is lent mutably (`let mut st = St::zeros(n);` holds a struct whose
     /// member a later statement makes active).
@@ -91,6 +95,8 @@ pub fn analyse(body: &Body, active_params: &[String], frozen: &[String], mode: M
     let mut struct_copies = HashSet::default();
     let is_struct_copy = |_, op: &Op| matches!(op, Op::CloneOf(_, CopyKind::Struct { .. }));
     let_locals(&body.block, &is_struct_copy, &mut struct_copies);
+    let mut arrays = HashSet::default();
+    array_locals(&body.block, &mut arrays);
     let mut mutable_lets = HashSet::default();
     let_locals(&body.block, &|mutable, _: &Op| mutable, &mut mutable_lets);
     for s in &body.fixed_structs {
@@ -105,6 +111,7 @@ pub fn analyse(body: &Body, active_params: &[String], frozen: &[String], mode: M
         structs,
         dead,
         struct_copies,
+        arrays,
         mutable_lets,
     }
 }
@@ -124,6 +131,52 @@ fn let_locals(b: &Block, keep: &impl Fn(bool, &Op) -> bool, out: &mut HashSet<St
             Stmt::For { body, .. } | Stmt::Loop { body, .. } => let_locals(body, keep, out),
             _ => {}
         }
+    }
+}
+
+/// The `ndarray` arrays a function creates (see `Analysis::arrays`), and in a companion
+/// lowered again their tangents and shadows (`__ad::zero_like(&h)` of one), in the order
+/// they are bound.
+fn array_locals(b: &Block, out: &mut HashSet<String>) {
+    for s in b {
+        match s {
+            Stmt::Let {
+                var,
+                op: Op::NewVec(t),
+                ..
+            } if crate::forward::is_array_constructor(t)
+                || zero_like_of(t).is_some_and(|a| out.contains(&a)) =>
+            {
+                out.insert(var.to_string());
+            }
+            Stmt::If { then, els, .. } => {
+                array_locals(then, out);
+                array_locals(els, out);
+            }
+            Stmt::For { body, .. } | Stmt::Loop { body, .. } => array_locals(body, out),
+            _ => {}
+        }
+    }
+}
+
+/// `b` of `__ad::zero_like(&b)`.
+fn zero_like_of(t: &TokenStream) -> Option<String> {
+    let tts: Vec<proc_macro2::TokenTree> = t.clone().into_iter().collect();
+    let [
+        ..,
+        proc_macro2::TokenTree::Ident(f),
+        proc_macro2::TokenTree::Group(g),
+    ] = &tts[..]
+    else {
+        return None;
+    };
+    let arg: Vec<proc_macro2::TokenTree> = g.stream().into_iter().collect();
+    match &arg[..] {
+        [
+            proc_macro2::TokenTree::Punct(p),
+            proc_macro2::TokenTree::Ident(a),
+        ] if f == "zero_like" && p.as_char() == '&' => Some(a.to_string()),
+        _ => None,
     }
 }
 
@@ -290,6 +343,7 @@ fn viewing<R>(active: &mut HashSet<String>, f: impl FnOnce(&Analysis) -> R) -> R
         structs: HashMap::default(),
         dead: HashSet::default(),
         struct_copies: HashSet::default(),
+        arrays: HashSet::default(),
         mutable_lets: HashSet::default(),
     };
     let r = f(&an);

@@ -145,11 +145,24 @@ fn is_literal_buffer(t: &TokenStream) -> bool {
     let tts: Vec<proc_macro2::TokenTree> = t.clone().into_iter().collect();
     match tts.first() {
         Some(proc_macro2::TokenTree::Group(g)) => g.delimiter() == proc_macro2::Delimiter::Bracket,
-        _ => tts.windows(2).any(|w| {
-            matches!(&w[0], proc_macro2::TokenTree::Ident(i) if i == "vec")
-                && matches!(&w[1], proc_macro2::TokenTree::Punct(p) if p.as_char() == '!')
-        }),
+        _ => {
+            tts.windows(2).any(|w| {
+                matches!(&w[0], proc_macro2::TokenTree::Ident(i) if i == "vec")
+                    && matches!(&w[1], proc_macro2::TokenTree::Punct(p) if p.as_char() == '!')
+            }) || is_array_constructor(t)
+        }
     }
+}
+
+/// `Array1::zeros(n)`, `ndarray::Array2::from_elem((r, c), 1.0)`: an `ndarray` array
+/// whose elements start as constants (see `Lowerer::is_constant_array_constructor`).
+pub fn is_array_constructor(t: &TokenStream) -> bool {
+    let tts: Vec<proc_macro2::TokenTree> = t.clone().into_iter().collect();
+    tts.windows(2).any(|w| {
+        matches!(&w[0], proc_macro2::TokenTree::Ident(i)
+            if crate::builtins::is_ndarray_type_name(&i.to_string()))
+            && matches!(&w[1], proc_macro2::TokenTree::Punct(p) if p.as_char() == ':')
+    })
 }
 
 /// `v as ty`, or, for a type that is not a primitive (a float type parameter `T`, where

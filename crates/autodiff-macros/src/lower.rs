@@ -1413,6 +1413,71 @@ impl Lowerer {
     // ---------------------------------------------------------------- let
 
     fn lower_local(&mut self, l: &syn::Local) -> Result<()> {
+        let array = self.local_array(l);
+        self.lower_local_value(l)?;
+        // `let mut h = Array1::zeros(n);`: an `ndarray` array of the function's own, whose
+        // shape, reductions, rows and copies are those of an array parameter.
+        if let Some((name, rank, elem)) = array
+            && let Some(Binding::Var(v)) = self.lookup(&name.to_string())
+        {
+            let v = v.to_string();
+            if let Some(rank) = rank {
+                self.ranked_arrays.insert(v.clone(), rank);
+            }
+            if let Some(elem) = elem {
+                self.array_elems.insert(v.clone(), elem);
+            }
+            self.array_params.insert(v);
+        }
+        Ok(())
+    }
+
+    /// The name a `let` binds to an `ndarray` array it creates (see
+    /// [`Self::is_constant_array_constructor`]), with the array's number of dimensions
+    /// and element type where the `let`'s type, the constructor's type (`Array2`,
+    /// `Array1::<f32>`) or its shape (`(r, c)`, `[r, c]`) names them.
+    fn local_array(&self, l: &syn::Local) -> Option<(Ident, Option<usize>, Option<syn::Type>)> {
+        let (pat, hint) = match &l.pat {
+            Pat::Type(pt) => (&*pt.pat, Some(&*pt.ty)),
+            p => (p, None),
+        };
+        let Pat::Ident(pi) = pat else {
+            return None;
+        };
+        let Expr::Call(c) = strip(&l.init.as_ref()?.expr) else {
+            return None;
+        };
+        let Expr::Path(f) = &*c.func else {
+            return None;
+        };
+        let segs = &f.path.segments;
+        let ctor = segs.last()?.ident.to_string();
+        let ty_seg = segs.iter().nth_back(1)?;
+        if !crate::builtins::is_ndarray_type_name(&ty_seg.ident.to_string())
+            || !self.is_constant_array_constructor(&ctor, c)
+        {
+            return None;
+        }
+        let ty: syn::Type = syn::Type::Path(syn::TypePath {
+            qself: None,
+            path: syn::Path::from(ty_seg.clone()),
+        });
+        let shape_rank = match strip(&c.args[0]) {
+            Expr::Tuple(t) => Some(t.elems.len()),
+            Expr::Array(a) => Some(a.elems.len()),
+            _ => None,
+        };
+        let rank = hint
+            .and_then(crate::builtins::ndarray_rank)
+            .or_else(|| crate::builtins::ndarray_rank(&ty))
+            .or(shape_rank);
+        let elem = hint
+            .and_then(crate::builtins::ndarray_elem)
+            .or_else(|| crate::builtins::ndarray_elem(&ty));
+        Some((pi.ident.clone(), rank, elem))
+    }
+
+    fn lower_local_value(&mut self, l: &syn::Local) -> Result<()> {
         let Some(init) = &l.init else {
             return self.declare_scalar(l);
         };
@@ -2727,6 +2792,17 @@ impl Lowerer {
         }
     }
 
+    /// `Array1::zeros(n)`, `Array2::ones((r, c))`, `Array1::from_elem(n, 0.5)`: an
+    /// `ndarray` array of the function's own whose elements start as constants, created
+    /// as written (its shadow is zeros of the same shape).
+    fn is_constant_array_constructor(&self, name: &str, c: &syn::ExprCall) -> bool {
+        match name {
+            "zeros" | "ones" => c.args.len() == 1,
+            "from_elem" => c.args.len() == 2 && self.has_constant_fill(&c.args[1]),
+            _ => false,
+        }
+    }
+
     /// `vec![vec![v; c]; r]` with `v` reading locals (`vec![vec![big; m]; n]`,
     /// `vec![vec![x[0]; 2]; 2]`): a matrix of zeros of `v`'s type, then `v` written into
     /// each element, so that each element gets its own derivative.
@@ -3032,9 +3108,12 @@ impl Lowerer {
                     if segs.len() >= 2
                         && crate::builtins::is_ndarray_type_name(&segs[segs.len() - 2])
                     {
+                        if self.is_constant_array_constructor(&segs[segs.len() - 1], c) {
+                            return Ok(Some(Op::NewVec(self.render(e))));
+                        }
                         return unsupported(
                             e,
-                            "an `ndarray` array created in the function (arrays are supported as parameters; use a `Vec` for a buffer of the function's own)",
+                            "an `ndarray` array created in the function other than by `zeros`, `ones` or `from_elem` with a constant (make it with `Array1::zeros(n)` and write its elements by index)",
                         );
                     }
                     if tape
@@ -3065,6 +3144,15 @@ impl Lowerer {
                     "to_vec" | "clone" | "to_owned"
                 ) =>
             {
+                if self.array_param(&m.receiver).is_some() {
+                    return unsupported(
+                        m,
+                        &format!(
+                            "a copy of an `ndarray` array (`.{}()`: copy its elements by index into a `Vec`, or into an array made with `zeros`)",
+                            m.method
+                        ),
+                    );
+                }
                 let recv = self.lower_expr(&m.receiver)?;
                 match recv {
                     // A copy of a whole struct (or matrix of rows) would need a shadow
@@ -3363,6 +3451,12 @@ impl Lowerer {
                         _ => None,
                     };
                     if let Some(src) = src.filter(|s| whole_buffer(self, s) || returned) {
+                        if [&place, &src].iter().any(|p| self.is_whole_array(p)) {
+                            return unsupported(
+                                a,
+                                "assigning a whole `ndarray` array (write its elements by index)",
+                            );
+                        }
                         self.emit(Stmt::CopyFrom {
                             dst: place,
                             src,
@@ -8295,6 +8389,11 @@ impl Lowerer {
         } else {
             CopyKind::ToVec
         }
+    }
+
+    /// Whether `p` is a whole `ndarray` array, a parameter or one the function creates.
+    fn is_whole_array(&self, p: &Place) -> bool {
+        p.is_whole() && self.array_params.contains(&p.base.to_string())
     }
 
     /// Whether `v` is a local buffer or a slice parameter (not a struct).

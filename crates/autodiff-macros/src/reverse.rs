@@ -1854,7 +1854,7 @@ impl<'a> Reverse<'a> {
         else {
             return None;
         };
-        if self.kinds.get(&buf) != Some(&VarKind::Buffer) {
+        if self.kinds.get(&buf) != Some(&VarKind::Buffer) || self.an.arrays.contains(&buf) {
             return None;
         }
         let vars = LoopInfo::new(pat, iter, body).vars;
@@ -1948,9 +1948,12 @@ impl<'a> Reverse<'a> {
             } else if self.must_record(&p.base) {
                 // A whole local vector or array is saved as a slice (see `SavedSlice`);
                 // a copy of a call's struct, whole.
-                let sliced = p.is_whole()
-                    && self.is_buffer(&p.base)
-                    && !self.an.struct_copies.contains(&p.base.to_string());
+                // (An `ndarray` array of the function's own, of which no slice can be
+                // taken, is saved whole too.)
+                let base = p.base.to_string();
+                let whole_value =
+                    self.an.struct_copies.contains(&base) || self.an.arrays.contains(&base);
+                let sliced = p.is_whole() && self.is_buffer(&p.base) && !whole_value;
                 let r = if sliced {
                     let prim = p.primal();
                     quote!(&#prim[..])
@@ -1961,7 +1964,7 @@ impl<'a> Reverse<'a> {
                 // `s.inner.bump(x)`, or a `let mut` local a constant call returned, whose
                 // method is called: a struct, saved whole.)
                 let receiver = matches!(&c.callee, Callee::Method(r, _) if std::ptr::eq(r, p));
-                let copy = (p.is_whole() && self.an.struct_copies.contains(&p.base.to_string()))
+                let copy = (p.is_whole() && whole_value)
                     || (receiver && is_member(p))
                     || (receiver && !sliced && !self.refs.is_mutable(p));
                 let (push, load) = if sliced && level.in_loop {

@@ -25,11 +25,11 @@ impl Lowerer {
         let Some(a) = self.array_param(&m.receiver) else {
             return Ok(None);
         };
-        let rank = self.ranked_arrays.get(&a.to_string()).copied();
+        let rank = self.array_rank(&a);
         let span = m.span();
         // Typed by the value's written type, else by the array's element type: a sum's
         // starting value is typed by it (`-0.0` alone would be an ambiguous float).
-        let sum = match hint.or_else(|| self.array_elems.get(&a.to_string())) {
+        let sum = match hint.or_else(|| self.array_elem(&a)) {
             Some(t) => quote_spanned!(span=> sum::<#t>),
             None => quote_spanned!(span=> sum),
         };
@@ -45,7 +45,7 @@ impl Lowerer {
             ("dot", 1, Some(1)) => {
                 let b = self
                     .array_param(&m.args[0])
-                    .filter(|b| self.ranked_arrays.get(&b.to_string()) == Some(&1));
+                    .filter(|b| self.array_rank(b) == Some(1));
                 let Some(b) = b else {
                     return unsupported(
                         &m.args[0],
@@ -67,14 +67,34 @@ impl Lowerer {
         Ok(Some(e))
     }
 
-    /// The name of the `ndarray` parameter that `e` is (`a`, `&a`, `(a)`).
+    /// The name of the `ndarray` parameter, or local array, that `e` is (`a`, `&a`,
+    /// `(a)`).
     pub(super) fn array_param(&self, e: &Expr) -> Option<Ident> {
         let Expr::Path(p) = strip(strip_ref(e)) else {
             return None;
         };
         let id = p.path.get_ident()?;
         self.array_params
-            .contains(&id.to_string())
+            .contains(&self.array_key(id))
             .then(|| id.clone())
+    }
+
+    /// The name under which the array `a` (as written) is known: a local's own name in
+    /// the lowered code, a parameter's name.
+    fn array_key(&self, a: &Ident) -> String {
+        match self.lookup(&a.to_string()) {
+            Some(Binding::Var(v)) => v.to_string(),
+            _ => a.to_string(),
+        }
+    }
+
+    /// The number of dimensions of the array `a` (as written), where its type names it.
+    pub(super) fn array_rank(&self, a: &Ident) -> Option<usize> {
+        self.ranked_arrays.get(&self.array_key(a)).copied()
+    }
+
+    /// The element type of the array `a` (as written), where its type names it.
+    pub(super) fn array_elem(&self, a: &Ident) -> Option<&syn::Type> {
+        self.array_elems.get(&self.array_key(a))
     }
 }

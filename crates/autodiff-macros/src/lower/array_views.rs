@@ -73,9 +73,7 @@ impl Lowerer {
 
     /// The element type of a line's matrix, for the turbofish of a sum or a copy.
     fn line_elem(&self, line: &Line) -> Option<syn::Type> {
-        self.array_elems
-            .get(&line.param.as_ref()?.to_string())
-            .cloned()
+        self.array_elem(line.param.as_ref()?).cloned()
     }
 
     /// A copy of a line, as a `Vec`: `(0..w.ncols()).map(|k| w[[i, k]]).collect()`.
@@ -94,7 +92,7 @@ impl Lowerer {
     /// The `ndarray` parameter that `e` is, where its type names `rank` dimensions.
     fn array_param_of_rank(&self, e: &Expr, rank: usize) -> Option<Ident> {
         self.array_param(e)
-            .filter(|a| self.ranked_arrays.get(&a.to_string()) == Some(&rank))
+            .filter(|a| self.array_rank(a) == Some(rank))
     }
 
     /// `w.dot(&x)` of a matrix parameter and a vector (a vector parameter, a line or a
@@ -126,7 +124,7 @@ impl Lowerer {
             return None;
         }
         let i = Ident::new("__ad_line_i", span);
-        let vec = vec_of(self.array_elems.get(&w.to_string()).cloned(), span);
+        let vec = vec_of(self.array_elem(&w).cloned(), span);
         let x = strip(strip_ref(x));
         Some(parse_quote_spanned!(span=>
             (0..#w.#count()).map(|#i| #w.#line(#i).dot(&#x)).collect::<#vec>()
@@ -158,7 +156,8 @@ impl Lowerer {
         let arg_line = m.args.first().and_then(|b| self.array_line(b));
         let vector_param = self.array_param_of_rank(&m.receiver, 1).is_some();
         let reduced = self.array_line(&m.receiver).is_some()
-            || self.is_local_float_buffer(&m.receiver)
+            || (self.is_local_float_buffer(&m.receiver)
+                && (self.array_param(&m.receiver).is_none() || vector_param))
             || (vector_param && arg_line.is_some());
         if !reduced {
             return None;

@@ -1,0 +1,333 @@
+//! `ndarray` arrays that a differentiated function creates (`Array1::zeros(n)`,
+//! `Array2::zeros((r, c))`, `ones`, `from_elem` of a constant): written and read by index,
+//! reduced (`sum`, `dot`), read by rows and columns, overwritten in loops (buffers reused
+//! per point and component, as in a mixture model), lent to `#[differentiable]` callees
+//! and swapped, in both modes and under H·v, at random shapes and points, against
+//! num-dual oracles written on flat row-major slices.
+
+// Index loops are constructs under test.
+#![allow(clippy::needless_range_loop)]
+
+mod lang_common;
+
+use autodiff_core::prelude::*;
+use lang_common::*;
+use ndarray::{Array1, Array2};
+use proptest::prelude::*;
+
+/// `v · tanh(W x + b) + ½ Σ h + 0.1 Σ h²` with the hidden layer `h` in a local array.
+#[autodiff_forward(hidden_fwd, Dual, Dual, Dual, Const, Dual)]
+#[autodiff_reverse(hidden_rev, Duplicated, Duplicated, Duplicated, Const, Active)]
+fn hidden(w: &Array2<f64>, b: &Array1<f64>, v: &Array1<f64>, x: &Array1<f64>) -> f64 {
+    let (m, n) = w.dim();
+    let mut h = Array1::zeros(m);
+    for i in 0..m {
+        let mut acc = b[i];
+        for j in 0..n {
+            acc += w[[i, j]] * x[j];
+        }
+        h[i] = acc.tanh();
+    }
+    let squares: f64 = h.iter().map(|t| t * t).sum();
+    v.dot(&h) + 0.5 * h.sum() + 0.1 * squares
+}
+
+fn hidden_oracle<D: Num>(w: &[D], b: &[D], v: &[D], x: &[f64], m: usize, n: usize) -> D {
+    let mut out = D::zero();
+    for i in 0..m {
+        let mut acc = b[i];
+        for j in 0..n {
+            acc += w[i * n + j] * x[j];
+        }
+        let h = acc.tanh();
+        out += v[i] * h + h * 0.5 + h * h * 0.1;
+    }
+    out
+}
+
+/// The gradient, whose forward companion is the H·v.
+#[allow(clippy::too_many_arguments)]
+#[autodiff_forward(hidden_hvp, Dual, Dual, Dual, Dual, Dual, Dual, Const)]
+fn hidden_grad(
+    w: &Array2<f64>,
+    b: &Array1<f64>,
+    v: &Array1<f64>,
+    gw: &mut Array2<f64>,
+    gb: &mut Array1<f64>,
+    gv: &mut Array1<f64>,
+    x: &Array1<f64>,
+) {
+    hidden_rev(w, gw, b, gb, v, gv, x, 1.0);
+}
+
+/// A log-sum-exp over components of `-½‖Q(p − μ_c)‖²`, with the centred point, `Q`'s
+/// product and the terms in local arrays overwritten for each point and component.
+#[autodiff_forward(mixture_fwd, Dual, Const, Dual)]
+#[autodiff_reverse(mixture_rev, Duplicated, Const, Active)]
+fn mixture(means: &Array2<f64>, pts: &Array2<f64>) -> f64 {
+    let (k, d) = means.dim();
+    let mut xc = Array1::zeros(d);
+    let mut q = Array1::<f64>::zeros(d);
+    let mut terms = Array1::zeros(k);
+    let mut total = 0.0;
+    for p in 0..pts.nrows() {
+        for c in 0..k {
+            for j in 0..d {
+                xc[j] = pts[[p, j]] - means[[c, j]];
+            }
+            for j in 0..d {
+                q[j] = xc[j] * (1.0 + 0.1 * j as f64);
+            }
+            for j in 1..d {
+                q[j] += 0.5 * q[j - 1] * xc[j];
+            }
+            let mut s = 0.0;
+            for j in 0..d {
+                s += q[j] * q[j];
+            }
+            terms[c] = -0.5 * s;
+        }
+        let mut mx = terms[0];
+        for c in 1..k {
+            mx = mx.max(terms[c]);
+        }
+        let mut se = 0.0;
+        for c in 0..k {
+            se += (terms[c] - mx).exp();
+        }
+        total += se.ln() + mx;
+    }
+    total
+}
+
+fn mixture_oracle<D: Num>(means: &[D], pts: &[f64], k: usize, d: usize) -> D {
+    let mut total = D::zero();
+    for p in 0..pts.len() / d {
+        let terms: Vec<D> = (0..k)
+            .map(|c| {
+                let xc: Vec<D> = (0..d).map(|j| -means[c * d + j] + pts[p * d + j]).collect();
+                let mut q: Vec<D> = (0..d).map(|j| xc[j] * (1.0 + 0.1 * j as f64)).collect();
+                for j in 1..d {
+                    q[j] = q[j] + q[j - 1] * xc[j] * 0.5;
+                }
+                let s = q.iter().fold(D::zero(), |a, v| a + *v * *v);
+                s * -0.5
+            })
+            .collect();
+        // The largest term as `f64::max` picks it (the shift cancels in the value; its
+        // derivative flows through the term picked).
+        let mut mx = terms[0];
+        for t in &terms[1..] {
+            if t.re() > mx.re() {
+                mx = *t;
+            }
+        }
+        let se = terms.iter().fold(D::zero(), |a, t| a + (*t - mx).exp());
+        total += se.ln() + mx;
+    }
+    total
+}
+
+#[autodiff_forward(mixture_hvp, Dual, Dual, Const)]
+fn mixture_grad(means: &Array2<f64>, g: &mut Array2<f64>, pts: &Array2<f64>) {
+    mixture_rev(means, g, pts, 1.0);
+}
+
+/// `out_i = sin(row_i(a) · x)`, into an array the caller lends.
+#[differentiable]
+fn squash_into(a: &Array2<f64>, x: &Array1<f64>, out: &mut Array1<f64>) {
+    for i in 0..a.nrows() {
+        out[i] = a.row(i).dot(x).sin();
+    }
+}
+
+/// A local matrix read whole, by rows and by columns and lent to a callee with a local
+/// vector it writes; two local vectors made by `ones` and `from_elem` and swapped.
+#[autodiff_forward(gram_fwd, Dual, Dual)]
+#[autodiff_reverse(gram_rev, Duplicated, Active)]
+fn gram(x: &Array1<f64>) -> f64 {
+    let n = x.len();
+    let mut g = Array2::zeros((n, n));
+    for i in 0..n {
+        for j in 0..n {
+            g[[i, j]] = (x[i] - x[j]).powi(2) + 0.5 * x[i];
+        }
+    }
+    let mut h = Array1::zeros(n);
+    squash_into(&g, x, &mut h);
+    let mut s = g.sum();
+    for i in 0..n {
+        s += 0.1 * g.row(i).dot(&h) + 0.2 * g.column(i).sum();
+    }
+    for r in g.rows() {
+        s += r[0] * r[n - 1];
+    }
+    let mut a = Array1::<f64>::ones(n);
+    let mut b = Array1::from_elem(n, 0.5);
+    for _ in 0..2 {
+        for i in 0..n {
+            b[i] += a[i] * h[i];
+        }
+        std::mem::swap(&mut a, &mut b);
+    }
+    s + a.dot(&h)
+}
+
+fn gram_oracle<D: Num>(x: &[D]) -> D {
+    let n = x.len();
+    let g = |i: usize, j: usize| (x[i] - x[j]).powi(2) + x[i] * 0.5;
+    let h: Vec<D> = (0..n)
+        .map(|i| (0..n).fold(D::zero(), |a, j| a + g(i, j) * x[j]).sin())
+        .collect();
+    let mut s = D::zero();
+    for i in 0..n {
+        for j in 0..n {
+            s += g(i, j);
+        }
+    }
+    for i in 0..n {
+        let row = (0..n).fold(D::zero(), |a, k| a + g(i, k) * h[k]);
+        let col = (0..n).fold(D::zero(), |a, k| a + g(k, i));
+        s += row * 0.1 + col * 0.2;
+    }
+    for i in 0..n {
+        s += g(i, 0) * g(i, n - 1);
+    }
+    let mut a = vec![D::one(); n];
+    let mut b = vec![c::<D>(0.5); n];
+    for _ in 0..2 {
+        for i in 0..n {
+            b[i] += a[i] * h[i];
+        }
+        std::mem::swap(&mut a, &mut b);
+    }
+    s + (0..n).fold(D::zero(), |acc, i| acc + a[i] * h[i])
+}
+
+#[autodiff_forward(gram_hvp, Dual, Dual)]
+fn gram_grad(x: &Array1<f64>, g: &mut Array1<f64>) {
+    gram_rev(x, g, 1.0);
+}
+
+/// An `f32` local array.
+#[autodiff_reverse(weighted32_rev, Duplicated, Active)]
+fn weighted32(x: &[f32]) -> f32 {
+    let mut h = Array1::<f32>::zeros(x.len());
+    for i in 0..x.len() {
+        h[i] = x[i] * x[i].sin();
+    }
+    h.sum()
+}
+
+fn matrix(m: usize, n: usize, v: &[f64]) -> Array2<f64> {
+    Array2::from_shape_vec((m, n), v.to_vec()).unwrap()
+}
+
+fn flat(a: &Array2<f64>) -> Vec<f64> {
+    a.iter().copied().collect()
+}
+
+/// A direction of `len` components, varied by `seed`.
+fn direction(len: usize, seed: usize) -> Vec<f64> {
+    (0..len)
+        .map(|i| (((i + seed) * 5 % 9) as f64 - 4.0) * 0.2)
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn a_hidden_layer_in_a_local_array(
+        (m, n) in (1usize..5, 1usize..5),
+        p in prop::collection::vec(-1.5f64..1.5, 40),
+        seed in 0usize..9,
+    ) {
+        let (w, b, v, x) = (&p[..m * n], &p[16..16 + m], &p[24..24 + m], &p[32..32 + n]);
+        let (wm, bv, vv, xv) = (matrix(m, n, w), Array1::from_vec(b.to_vec()), Array1::from_vec(v.to_vec()), Array1::from_vec(x.to_vec()));
+        let params: Vec<f64> = w.iter().chain(b).chain(v).copied().collect();
+        let oracle = |d: &[Dual64]| hidden_oracle(&d[..m * n], &d[m * n..m * n + m], &d[m * n + m..], x, m, n);
+        let (value, grad) = oracle_grad(oracle, &params);
+
+        let (mut gw, mut gb, mut gv) = (Array2::zeros((m, n)), Array1::zeros(m), Array1::zeros(m));
+        check("value", hidden_rev(&wm, &mut gw, &bv, &mut gb, &vv, &mut gv, &xv, 1.0), value);
+        check("primal", hidden(&wm, &bv, &vv, &xv), value);
+        let got: Vec<f64> = flat(&gw).into_iter().chain(gb.iter().copied()).chain(gv.iter().copied()).collect();
+        check_all("gradient", &got, &grad);
+
+        let dir = direction(params.len(), seed);
+        let (dw, db, dv) = (matrix(m, n, &dir[..m * n]), Array1::from_vec(dir[m * n..m * n + m].to_vec()), Array1::from_vec(dir[m * n + m..].to_vec()));
+        let (fv, t) = hidden_fwd(&wm, &dw, &bv, &db, &vv, &dv, &xv);
+        check("forward value", fv, value);
+        check("forward tangent", t, grad.iter().zip(&dir).map(|(g, d)| g * d).sum());
+
+        let (mut gw, mut gb, mut gv) = (Array2::zeros((m, n)), Array1::zeros(m), Array1::zeros(m));
+        let (mut hw, mut hb, mut hv) = (Array2::zeros((m, n)), Array1::zeros(m), Array1::zeros(m));
+        hidden_hvp(&wm, &dw, &bv, &db, &vv, &dv, &mut gw, &mut hw, &mut gb, &mut hb, &mut gv, &mut hv, &xv);
+        let h: Vec<f64> = flat(&hw).into_iter().chain(hb.iter().copied()).chain(hv.iter().copied()).collect();
+        check_hvp(&h, &params, &dir, |d| hidden_oracle(&d[..m * n], &d[m * n..m * n + m], &d[m * n + m..], x, m, n));
+    }
+
+    #[test]
+    fn local_arrays_overwritten_for_each_point_and_component(
+        (k, d, np) in (1usize..4, 1usize..5, 1usize..4),
+        p in prop::collection::vec(-1.5f64..1.5, 24),
+        seed in 0usize..9,
+    ) {
+        let (means, pts) = (&p[..k * d], &p[12..12 + np * d]);
+        let (mm, pm) = (matrix(k, d, means), matrix(np, d, pts));
+        let oracle = |x: &[Dual64]| mixture_oracle(x, pts, k, d);
+        let (value, grad) = oracle_grad(oracle, means);
+
+        let mut g = Array2::zeros((k, d));
+        check("value", mixture_rev(&mm, &mut g, &pm, 1.0), value);
+        check("primal", mixture(&mm, &pm), value);
+        check_all("gradient", &flat(&g), &grad);
+
+        let dir = direction(k * d, seed);
+        let (fv, t) = mixture_fwd(&mm, &matrix(k, d, &dir), &pm);
+        check("forward value", fv, value);
+        check("forward tangent", t, grad.iter().zip(&dir).map(|(g, d)| g * d).sum());
+
+        let (mut g, mut hv) = (Array2::zeros((k, d)), Array2::zeros((k, d)));
+        mixture_hvp(&mm, &matrix(k, d, &dir), &mut g, &mut hv, &pm);
+        check_all("gradient under H·v", &flat(&g), &grad);
+        check_hvp(&flat(&hv), means, &dir, |x| mixture_oracle(x, pts, k, d));
+    }
+
+    #[test]
+    fn local_matrices_read_by_rows_lent_and_swapped(
+        x in prop::collection::vec(-1.0f64..1.0, 1..5),
+        seed in 0usize..9,
+    ) {
+        let n = x.len();
+        let xv = Array1::from_vec(x.clone());
+        let (value, grad) = oracle_grad(gram_oracle, &x);
+
+        let mut g = Array1::zeros(n);
+        check("value", gram_rev(&xv, &mut g, 1.0), value);
+        check("primal", gram(&xv), value);
+        check_all("gradient", g.as_slice().unwrap(), &grad);
+
+        let dir = direction(n, seed);
+        let (fv, t) = gram_fwd(&xv, &Array1::from_vec(dir.clone()));
+        check("forward value", fv, value);
+        check("forward tangent", t, grad.iter().zip(&dir).map(|(g, d)| g * d).sum());
+
+        let (mut g, mut hv) = (Array1::zeros(n), Array1::zeros(n));
+        gram_hvp(&xv, &Array1::from_vec(dir.clone()), &mut g, &mut hv);
+        check_hvp(hv.as_slice().unwrap(), &x, &dir, gram_oracle);
+    }
+
+    #[test]
+    fn an_f32_local_array(x in prop::collection::vec(-2.0f32..2.0, 1..6)) {
+        let mut g = vec![0.0f32; x.len()];
+        let value = weighted32_rev(&x, &mut g, 1.0);
+        let want: f32 = x.iter().map(|v| v * v.sin()).sum();
+        check_tol("value", value as f64, want as f64, 1e-5);
+        for (i, v) in x.iter().enumerate() {
+            // d/dx (x sin x) = sin x + x cos x.
+            check_tol(&format!("gradient[{i}]"), g[i] as f64, (v.sin() + v * v.cos()) as f64, 1e-5);
+        }
+    }
+}
