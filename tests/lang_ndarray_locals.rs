@@ -1,9 +1,10 @@
 //! `ndarray` arrays that a differentiated function creates (`Array1::zeros(n)`,
-//! `Array2::zeros((r, c))`, `ones`, `from_elem` of a constant): written and read by index,
-//! reduced (`sum`, `dot`), read by rows and columns, overwritten in loops (buffers reused
-//! per point and component, as in a mixture model), lent to `#[differentiable]` callees
-//! and swapped, in both modes and under H·v, at random shapes and points, against
-//! num-dual oracles written on flat row-major slices.
+//! `Array2::zeros((r, c))`, `ones`, `from_elem` of a constant, and elementwise maps,
+//! `z.mapv(f)`): written and read by index, reduced (`sum`, `dot`), read by rows and
+//! columns, overwritten in loops (buffers reused per point and component, as in a mixture
+//! model), lent to `#[differentiable]` callees and swapped, in both modes and under H·v,
+//! at random shapes and points, against num-dual oracles written on flat row-major
+//! slices.
 
 // Index loops are constructs under test.
 #![allow(clippy::needless_range_loop)]
@@ -219,6 +220,53 @@ fn weighted32(x: &[f32]) -> f32 {
     h.sum()
 }
 
+#[differentiable]
+fn softplus(v: f64) -> f64 {
+    (1.0 + v.exp()).ln()
+}
+
+/// A two-layer network written with whole-array maps: the product `w1.dot(x)`, `mapv`
+/// of a float method, of a function and of a closure, `mapv_inplace` and `map`.
+#[autodiff_forward(net_fwd, Dual, Dual, Dual, Const, Dual)]
+#[autodiff_reverse(net_rev, Duplicated, Duplicated, Duplicated, Const, Active)]
+fn net(w1: &Array2<f64>, b1: &Array1<f64>, w2: &Array1<f64>, x: &Array1<f64>) -> f64 {
+    let z = w1.dot(x);
+    let mut h = z.mapv(f64::tanh);
+    for i in 0..h.len() {
+        h[i] += b1[i];
+    }
+    h.mapv_inplace(|v| v * v.sin() + 0.5 * v);
+    let s = h.map(|v| v.exp());
+    let e = w1.mapv(softplus);
+    w2.dot(&h) + 0.1 * s.sum() + 0.01 * e.sum()
+}
+
+fn net_oracle<D: Num>(w1: &[D], b1: &[D], w2: &[D], x: &[f64], m: usize, n: usize) -> D {
+    let mut out = D::zero();
+    for i in 0..m {
+        let z = (0..n).fold(D::zero(), |a, j| a + w1[i * n + j] * x[j]);
+        let t = z.tanh() + b1[i];
+        let h = t * t.sin() + t * 0.5;
+        out += w2[i] * h + h.exp() * 0.1;
+    }
+    let e = w1.iter().fold(D::zero(), |a, w| a + (w.exp() + 1.0).ln());
+    out + e * 0.01
+}
+
+#[allow(clippy::too_many_arguments)]
+#[autodiff_forward(net_hvp, Dual, Dual, Dual, Dual, Dual, Dual, Const)]
+fn net_grad(
+    w1: &Array2<f64>,
+    b1: &Array1<f64>,
+    w2: &Array1<f64>,
+    g1: &mut Array2<f64>,
+    gb: &mut Array1<f64>,
+    g2: &mut Array1<f64>,
+    x: &Array1<f64>,
+) {
+    net_rev(w1, g1, b1, gb, w2, g2, x, 1.0);
+}
+
 fn matrix(m: usize, n: usize, v: &[f64]) -> Array2<f64> {
     Array2::from_shape_vec((m, n), v.to_vec()).unwrap()
 }
@@ -317,6 +365,37 @@ proptest! {
         let (mut g, mut hv) = (Array1::zeros(n), Array1::zeros(n));
         gram_hvp(&xv, &Array1::from_vec(dir.clone()), &mut g, &mut hv);
         check_hvp(hv.as_slice().unwrap(), &x, &dir, gram_oracle);
+    }
+
+    #[test]
+    fn whole_array_maps(
+        (m, n) in (1usize..5, 1usize..5),
+        p in prop::collection::vec(-1.5f64..1.5, 40),
+        seed in 0usize..9,
+    ) {
+        let (w, b, v, x) = (&p[..m * n], &p[16..16 + m], &p[24..24 + m], &p[32..32 + n]);
+        let (wm, bv, vv, xv) = (matrix(m, n, w), Array1::from_vec(b.to_vec()), Array1::from_vec(v.to_vec()), Array1::from_vec(x.to_vec()));
+        let params: Vec<f64> = w.iter().chain(b).chain(v).copied().collect();
+        let oracle = |d: &[Dual64]| net_oracle(&d[..m * n], &d[m * n..m * n + m], &d[m * n + m..], x, m, n);
+        let (value, grad) = oracle_grad(oracle, &params);
+
+        let (mut gw, mut gb, mut gv) = (Array2::zeros((m, n)), Array1::zeros(m), Array1::zeros(m));
+        check("value", net_rev(&wm, &mut gw, &bv, &mut gb, &vv, &mut gv, &xv, 1.0), value);
+        check("primal", net(&wm, &bv, &vv, &xv), value);
+        let got: Vec<f64> = flat(&gw).into_iter().chain(gb.iter().copied()).chain(gv.iter().copied()).collect();
+        check_all("gradient", &got, &grad);
+
+        let dir = direction(params.len(), seed);
+        let (dw, db, dv) = (matrix(m, n, &dir[..m * n]), Array1::from_vec(dir[m * n..m * n + m].to_vec()), Array1::from_vec(dir[m * n + m..].to_vec()));
+        let (fv, t) = net_fwd(&wm, &dw, &bv, &db, &vv, &dv, &xv);
+        check("forward value", fv, value);
+        check("forward tangent", t, grad.iter().zip(&dir).map(|(g, d)| g * d).sum());
+
+        let (mut gw, mut gb, mut gv) = (Array2::zeros((m, n)), Array1::zeros(m), Array1::zeros(m));
+        let (mut hw, mut hb, mut hv) = (Array2::zeros((m, n)), Array1::zeros(m), Array1::zeros(m));
+        net_hvp(&wm, &dw, &bv, &db, &vv, &dv, &mut gw, &mut hw, &mut gb, &mut hb, &mut gv, &mut hv, &xv);
+        let h: Vec<f64> = flat(&hw).into_iter().chain(hb.iter().copied()).chain(hv.iter().copied()).collect();
+        check_hvp(&h, &params, &dir, |d| net_oracle(&d[..m * n], &d[m * n..m * n + m], &d[m * n + m..], x, m, n));
     }
 
     #[test]

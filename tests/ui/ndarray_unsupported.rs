@@ -4,8 +4,9 @@
 // carries a derivative), a copy of an array, a whole array assigned, `fill` of a whole array,
 // iterating an array of three dimensions, a product of two matrices, `dot` with an
 // operand that is not an array parameter, `sum` of an array whose type does not name
-// its number of dimensions, and other whole-array methods (`mapv`) are compile errors
-// that say so.
+// its number of dimensions, `mapv` inside an expression, of an array of three
+// dimensions or with a function that is neither a closure nor a path, and other
+// whole-array methods (`t`) are compile errors that say so.
 use autodiff_core::prelude::*;
 use ndarray::{Array1, Array2, Array3, ArrayD};
 
@@ -29,8 +30,9 @@ fn assigned(x: &Array1<f64>) -> f64 {
     let mut h = Array1::<f64>::zeros(x.len());
     let mut g = Array1::<f64>::zeros(x.len());
     h[0] = x[0];
+    let before = g[0];
     g = h;
-    g[0] * 2.0
+    g[0] * 2.0 + before
 }
 
 #[autodiff_forward(d_filled, Dual, Dual)]
@@ -63,6 +65,28 @@ fn unranked(a: &ArrayD<f64>) -> f64 {
 #[autodiff_reverse(d_mapped, Duplicated, Active)]
 fn mapped(a: &Array1<f64>) -> f64 {
     a.mapv(f64::exp).sum()
+}
+
+#[autodiff_reverse(d_mapped3, Duplicated, Active)]
+fn mapped3(a: &Array3<f64>) -> f64 {
+    let h = a.mapv(f64::exp);
+    h[[0, 0, 0]]
+}
+
+fn scale() -> impl Fn(f64) -> f64 {
+    |v| 2.0 * v
+}
+
+#[autodiff_reverse(d_mapped_by, Duplicated, Active)]
+fn mapped_by(a: &Array1<f64>) -> f64 {
+    let h = a.mapv(scale());
+    h[0]
+}
+
+#[autodiff_reverse(d_transposed, Duplicated, Active)]
+fn transposed(a: &Array2<f64>) -> f64 {
+    let t = a.t();
+    t[[0, 1]]
 }
 
 fn main() {}

@@ -124,6 +124,16 @@ pub mod __private {
     };
     pub use crate::flat_index::{FlatIndex, flat_index};
     pub use crate::helpers::HvpCompanion;
+    /// The arrays that whole-array expressions (`z.mapv(f)`, `&a + &b`) are written
+    /// into. (Aliases, not a re-export of `ndarray`, which would change the paths rustc
+    /// prints for `ndarray`'s types in the user's errors.)
+    #[cfg(feature = "ndarray")]
+    pub mod arrays {
+        /// `ndarray::Array1`.
+        pub type Array1<A> = ndarray::Array1<A>;
+        /// `ndarray::Array2`.
+        pub type Array2<A> = ndarray::Array2<A>;
+    }
     /// `no_grad` of an integer that the macros inferred from its uses.
     pub mod integer_use {
         pub use crate::inferred_integers::{InferredInteger, no_grad};

@@ -21,6 +21,7 @@ use syn::visit_mut::VisitMut;
 use syn::{Expr, Pat};
 
 mod array_conversions;
+mod array_maps;
 mod array_reductions;
 mod array_views;
 mod slice_cursors;
@@ -1413,6 +1414,13 @@ impl Lowerer {
     // ---------------------------------------------------------------- let
 
     fn lower_local(&mut self, l: &syn::Local) -> Result<()> {
+        // `let h = z.mapv(f64::tanh);`: an array made with `zeros`, then written.
+        if let Some(stmts) = self.mapped_array_let(l)? {
+            for s in &stmts {
+                self.lower_stmt(s)?;
+            }
+            return Ok(());
+        }
         let array = self.local_array(l);
         self.lower_local_value(l)?;
         // `let mut h = Array1::zeros(n);`: an `ndarray` array of the function's own, whose
@@ -3202,6 +3210,11 @@ impl Lowerer {
 
     fn lower_expr_stmt(&mut self, e: &Expr) -> Result<()> {
         let e = strip(e);
+        if !self.companion
+            && let Some(write) = self.mapped_in_place(e)?
+        {
+            return self.lower_stmt(&write);
+        }
         if let Some(calls) = self.struct_operators_as_calls(e) {
             return self.lower_expr_stmt(&calls);
         }

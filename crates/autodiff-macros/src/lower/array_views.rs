@@ -152,13 +152,18 @@ impl Lowerer {
             let base = strip(strip_ref(e));
             (parse_quote!(#base.len()), parse_quote!(#base[#k]), None)
         };
-        // A vector parameter dotted with a line (`x.dot(&w.row(i))`).
+        // A vector parameter dotted with a line (`x.dot(&w.row(i))`) or a local vector
+        // (`v.dot(&z)` of `let z = w.dot(x);`).
         let arg_line = m.args.first().and_then(|b| self.array_line(b));
+        let arg_local = m
+            .args
+            .first()
+            .is_some_and(|b| self.is_local_float_buffer(b) && self.array_param(b).is_none());
         let vector_param = self.array_param_of_rank(&m.receiver, 1).is_some();
         let reduced = self.array_line(&m.receiver).is_some()
             || (self.is_local_float_buffer(&m.receiver)
                 && (self.array_param(&m.receiver).is_none() || vector_param))
-            || (vector_param && arg_line.is_some());
+            || (vector_param && (arg_line.is_some() || arg_local));
         if !reduced {
             return None;
         }
@@ -226,16 +231,24 @@ impl Lowerer {
         if !whole_array || self.array_param(&m.receiver).is_none() {
             return Ok(());
         }
+        if matches!(name.as_str(), "mapv" | "mapv_inplace") {
+            return unsupported(
+                m,
+                &format!(
+                    "`{name}` inside an expression (write `let h = a.mapv(f);` or `a.mapv_inplace(f);` as a statement of its own)"
+                ),
+            );
+        }
         unsupported(
             m,
             &format!(
-                "`{name}` of an `ndarray` array (arrays are read by index, with `sum`, the `dot` of vectors, `row(i)`, `column(j)`, `rows()`, `columns()` and iteration; write the loop by index)"
+                "`{name}` of an `ndarray` array (arrays are read by index, with `sum`, the `dot` of vectors, `row(i)`, `column(j)`, `rows()`, `columns()`, iteration and `let h = a.mapv(f);`; write the loop by index)"
             ),
         )
     }
 
     /// Whether `e` names a local float buffer of the function (a line's copy, say).
-    fn is_local_float_buffer(&self, e: &Expr) -> bool {
+    pub(super) fn is_local_float_buffer(&self, e: &Expr) -> bool {
         let Expr::Path(p) = strip(strip_ref(e)) else {
             return false;
         };
