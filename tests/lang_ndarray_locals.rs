@@ -1,6 +1,7 @@
 //! `ndarray` arrays that a differentiated function creates (`Array1::zeros(n)`,
-//! `Array2::zeros((r, c))`, `ones`, `from_elem` of a constant, and elementwise maps,
-//! `z.mapv(f)`): written and read by index, reduced (`sum`, `dot`), read by rows and
+//! `Array2::zeros((r, c))`, `ones`, `from_elem` of a constant; elementwise maps,
+//! `z.mapv(f)`; whole-array expressions, `(xs.dot(&w.t()) + b).mapv(f64::tanh)`): written
+//! and read by index, reduced (`sum`, `dot`), read by rows and
 //! columns, overwritten in loops (buffers reused per point and component, as in a mixture
 //! model), lent to `#[differentiable]` callees and swapped, in both modes and under H·v,
 //! at random shapes and points, against num-dual oracles written on flat row-major
@@ -267,6 +268,84 @@ fn net_grad(
     net_rev(w1, g1, b1, gb, w2, g2, x, 1.0);
 }
 
+/// A batch through a two-layer network written with whole-array operations: products of
+/// matrices and a transpose, a vector broadcast along the rows, `mapv` of a product,
+/// differences, squares and negation of whole arrays, and their sums.
+#[autodiff_forward(batch_fwd, Dual, Dual, Dual, Dual, Const, Const, Dual)]
+#[autodiff_reverse(
+    batch_rev, Duplicated, Duplicated, Duplicated, Duplicated, Const, Const, Active
+)]
+fn batch_loss(
+    w1: &Array2<f64>,
+    b1: &Array1<f64>,
+    w2: &Array2<f64>,
+    b2: &Array1<f64>,
+    xs: &Array2<f64>,
+    ys: &Array2<f64>,
+) -> f64 {
+    let h = (xs.dot(&w1.t()) + b1).mapv(f64::tanh);
+    let out = h.dot(&w2.t()) + b2;
+    let r = &out - ys;
+    (&r * &r).sum() / xs.nrows() as f64 + 0.01 * (w1 * w1).sum() - 0.1 * (-&h).mapv(f64::exp).sum()
+        + (2.0 * &out / 3.0 - 1.0).sum()
+}
+
+/// Its oracle, with the layers' shapes `(hid, inp)` and `(outs, hid)`.
+#[allow(clippy::too_many_arguments)]
+fn batch_oracle<D: Num>(
+    w1: &[D],
+    b1: &[D],
+    w2: &[D],
+    b2: &[D],
+    xs: &[f64],
+    ys: &[f64],
+    (hid, inp, outs): (usize, usize, usize),
+) -> D {
+    let rows = xs.len() / inp;
+    let mut total = D::zero();
+    let mut reg = D::zero();
+    for w in w1 {
+        reg += *w * *w;
+    }
+    for s in 0..rows {
+        let h: Vec<D> = (0..hid)
+            .map(|i| {
+                (0..inp)
+                    .fold(b1[i], |a, j| a + w1[i * inp + j] * xs[s * inp + j])
+                    .tanh()
+            })
+            .collect();
+        for o in 0..outs {
+            let out = (0..hid).fold(b2[o], |a, i| a + w2[o * hid + i] * h[i]);
+            let r = out - ys[s * outs + o];
+            total += r * r / rows as f64 + (out * 2.0 / 3.0 - 1.0);
+        }
+        for v in &h {
+            total -= (-*v).exp() * 0.1;
+        }
+    }
+    total + reg * 0.01
+}
+
+#[allow(clippy::too_many_arguments)]
+#[autodiff_forward(
+    batch_hvp, Dual, Dual, Dual, Dual, Dual, Dual, Dual, Dual, Const, Const
+)]
+fn batch_grad(
+    w1: &Array2<f64>,
+    b1: &Array1<f64>,
+    w2: &Array2<f64>,
+    b2: &Array1<f64>,
+    g1: &mut Array2<f64>,
+    gb1: &mut Array1<f64>,
+    g2: &mut Array2<f64>,
+    gb2: &mut Array1<f64>,
+    xs: &Array2<f64>,
+    ys: &Array2<f64>,
+) {
+    batch_rev(w1, g1, b1, gb1, w2, g2, b2, gb2, xs, ys, 1.0);
+}
+
 fn matrix(m: usize, n: usize, v: &[f64]) -> Array2<f64> {
     Array2::from_shape_vec((m, n), v.to_vec()).unwrap()
 }
@@ -396,6 +475,57 @@ proptest! {
         net_hvp(&wm, &dw, &bv, &db, &vv, &dv, &mut gw, &mut hw, &mut gb, &mut hb, &mut gv, &mut hv, &xv);
         let h: Vec<f64> = flat(&hw).into_iter().chain(hb.iter().copied()).chain(hv.iter().copied()).collect();
         check_hvp(&h, &params, &dir, |d| net_oracle(&d[..m * n], &d[m * n..m * n + m], &d[m * n + m..], x, m, n));
+    }
+
+    #[test]
+    fn whole_array_operations(
+        (hid, inp, outs, rows) in (1usize..4, 1usize..4, 1usize..3, 1usize..4),
+        p in prop::collection::vec(-1.2f64..1.2, 60),
+        seed in 0usize..9,
+    ) {
+        let shape = (hid, inp, outs);
+        let n1 = hid * inp;
+        let n2 = outs * hid;
+        let params = p[..n1 + hid + n2 + outs].to_vec();
+        let (xs, ys) = (&p[30..30 + rows * inp], &p[45..45 + rows * outs]);
+        let split = |q: &[f64]| {
+            (
+                matrix(hid, inp, &q[..n1]),
+                Array1::from_vec(q[n1..n1 + hid].to_vec()),
+                matrix(outs, hid, &q[n1 + hid..n1 + hid + n2]),
+                Array1::from_vec(q[n1 + hid + n2..].to_vec()),
+            )
+        };
+        let oracle = |d: &[Dual64]| {
+            batch_oracle(&d[..n1], &d[n1..n1 + hid], &d[n1 + hid..n1 + hid + n2], &d[n1 + hid + n2..], xs, ys, shape)
+        };
+        let (value, grad) = oracle_grad(oracle, &params);
+        let (w1, b1, w2, b2) = split(&params);
+        let (xm, ym) = (matrix(rows, inp, xs), matrix(rows, outs, ys));
+
+        let (mut g1, mut gb1, mut g2, mut gb2) = (Array2::zeros((hid, inp)), Array1::zeros(hid), Array2::zeros((outs, hid)), Array1::zeros(outs));
+        check("value", batch_rev(&w1, &mut g1, &b1, &mut gb1, &w2, &mut g2, &b2, &mut gb2, &xm, &ym, 1.0), value);
+        check("primal", batch_loss(&w1, &b1, &w2, &b2, &xm, &ym), value);
+        let got: Vec<f64> = g1.iter().chain(gb1.iter()).chain(g2.iter()).chain(gb2.iter()).copied().collect();
+        check_all("gradient", &got, &grad);
+
+        let dir = direction(params.len(), seed);
+        let (d1, db1, d2, db2) = split(&dir);
+        let (fv, t) = batch_fwd(&w1, &d1, &b1, &db1, &w2, &d2, &b2, &db2, &xm, &ym);
+        check("forward value", fv, value);
+        check("forward tangent", t, grad.iter().zip(&dir).map(|(g, d)| g * d).sum());
+
+        let (mut g1, mut gb1, mut g2, mut gb2) = (Array2::zeros((hid, inp)), Array1::zeros(hid), Array2::zeros((outs, hid)), Array1::zeros(outs));
+        let (mut h1, mut hb1, mut h2, mut hb2) = (Array2::zeros((hid, inp)), Array1::zeros(hid), Array2::zeros((outs, hid)), Array1::zeros(outs));
+        batch_hvp(
+            &w1, &d1, &b1, &db1, &w2, &d2, &b2, &db2,
+            &mut g1, &mut h1, &mut gb1, &mut hb1, &mut g2, &mut h2, &mut gb2, &mut hb2,
+            &xm, &ym,
+        );
+        let hv: Vec<f64> = h1.iter().chain(hb1.iter()).chain(h2.iter()).chain(hb2.iter()).copied().collect();
+        check_hvp(&hv, &params, &dir, |d| {
+            batch_oracle(&d[..n1], &d[n1..n1 + hid], &d[n1 + hid..n1 + hid + n2], &d[n1 + hid + n2..], xs, ys, shape)
+        });
     }
 
     #[test]

@@ -2,11 +2,11 @@
 // `zeros`, `ones` or `from_elem` of a constant, read and written by index, with `sum`,
 // `dot`, rows and columns. An array created otherwise (`from_elem` of a value that
 // carries a derivative), a copy of an array, a whole array assigned, `fill` of a whole array,
-// iterating an array of three dimensions, a product of two matrices, `dot` with an
-// operand that is not an array parameter, `sum` of an array whose type does not name
-// its number of dimensions, `mapv` inside an expression, of an array of three
-// dimensions or with a function that is neither a closure nor a path, and other
-// whole-array methods (`t`) are compile errors that say so.
+// iterating an array of three dimensions, `dot` with an operand that is not an array,
+// `sum` of an array whose type does not name its number of dimensions, `mapv` whose
+// value is neither bound nor reduced, of an array of three dimensions or with a function
+// that is neither a closure nor a path, and other whole-array methods (`mean`) are
+// compile errors that say so.
 use autodiff_core::prelude::*;
 use ndarray::{Array1, Array2, Array3, ArrayD};
 
@@ -46,12 +46,6 @@ fn iterated(a: &Array3<f64>) -> f64 {
     a.iter().map(|v| v * v).sum()
 }
 
-#[autodiff_reverse(d_product, Duplicated, Duplicated, Active)]
-fn product(a: &Array2<f64>, b: &Array2<f64>) -> f64 {
-    let y = a.dot(b);
-    y[[0, 0]]
-}
-
 #[autodiff_reverse(d_with_a_slice, Duplicated, Duplicated, Active)]
 fn with_a_slice(x: &Array1<f64>, y: &[f64]) -> f64 {
     x.dot(&Array1::from(y.to_vec()))
@@ -64,7 +58,7 @@ fn unranked(a: &ArrayD<f64>) -> f64 {
 
 #[autodiff_reverse(d_mapped, Duplicated, Active)]
 fn mapped(a: &Array1<f64>) -> f64 {
-    a.mapv(f64::exp).sum()
+    a.mapv(f64::exp)[0]
 }
 
 #[autodiff_reverse(d_mapped3, Duplicated, Active)]
@@ -83,10 +77,9 @@ fn mapped_by(a: &Array1<f64>) -> f64 {
     h[0]
 }
 
-#[autodiff_reverse(d_transposed, Duplicated, Active)]
-fn transposed(a: &Array2<f64>) -> f64 {
-    let t = a.t();
-    t[[0, 1]]
+#[autodiff_reverse(d_averaged, Duplicated, Active)]
+fn averaged(a: &Array2<f64>) -> f64 {
+    a.mean().unwrap()
 }
 
 fn main() {}

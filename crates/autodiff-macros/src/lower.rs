@@ -21,6 +21,7 @@ use syn::visit_mut::VisitMut;
 use syn::{Expr, Pat};
 
 mod array_conversions;
+mod array_exprs;
 mod array_maps;
 mod array_reductions;
 mod array_views;
@@ -1414,6 +1415,11 @@ impl Lowerer {
     // ---------------------------------------------------------------- let
 
     fn lower_local(&mut self, l: &syn::Local) -> Result<()> {
+        // `let y = &a + &b;`, `let h = (w.dot(x) + b).mapv(f64::tanh);`: arrays made with
+        // `zeros`, then written.
+        if !self.companion && self.lower_array_let(l)? {
+            return Ok(());
+        }
         // `let h = z.mapv(f64::tanh);`: an array made with `zeros`, then written.
         if let Some(stmts) = self.mapped_array_let(l)? {
             for s in &stmts {
@@ -7781,6 +7787,12 @@ impl Lowerer {
         hint: Option<&syn::Type>,
         statement: bool,
     ) -> Result<Val> {
+        // `(&y - t).mapv(f).sum()`: the arrays made first.
+        if !self.companion
+            && let Some(Expr::MethodCall(call)) = self.call_on_made_arrays(m)?
+        {
+            return self.lower_method_call(&call, hint, statement);
+        }
         let name = m.method.to_string();
         let span = m.span();
         self.refuse_unread_consumer(m)?;

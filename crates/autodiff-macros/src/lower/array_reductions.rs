@@ -49,7 +49,7 @@ impl Lowerer {
                 let Some(b) = b else {
                     return unsupported(
                         &m.args[0],
-                        "`dot` with this operand (a one-dimensional `ndarray` parameter, `&Array1`, is supported)",
+                        "`dot` with this operand (a one-dimensional `ndarray` array, a parameter or one the function makes, is supported)",
                     );
                 };
                 syn::parse_quote_spanned!(span=> {

@@ -235,14 +235,14 @@ impl Lowerer {
             return unsupported(
                 m,
                 &format!(
-                    "`{name}` inside an expression (write `let h = a.mapv(f);` or `a.mapv_inplace(f);` as a statement of its own)"
+                    "`{name}` here (bind its value first, `let h = a.mapv(f);`, or reduce it, `a.mapv(f).sum()`; `a.mapv_inplace(f);` is a statement of its own)"
                 ),
             );
         }
         unsupported(
             m,
             &format!(
-                "`{name}` of an `ndarray` array (arrays are read by index, with `sum`, the `dot` of vectors, `row(i)`, `column(j)`, `rows()`, `columns()`, iteration and `let h = a.mapv(f);`; write the loop by index)"
+                "`{name}` of an `ndarray` array (arrays are read by index, with `sum`, `dot`, `row(i)`, `column(j)`, `rows()`, `columns()`, iteration, `mapv`, `t()` and elementwise arithmetic, `&a + &b`; write the loop by index)"
             ),
         )
     }

@@ -1,0 +1,333 @@
+//! Whole-array expressions of `ndarray` arrays: `&a + &b`, `&z - 1.0`, `2.0 * &h`,
+//! `-&a`, `(w.dot(x) + b).mapv(f64::tanh)`, `a.dot(&b)` of two matrices, `a.t()`, and
+//! the reductions of such an expression (`(&y - t).mapv(|v| v * v).sum()`). Each array
+//! value is made where the expression is evaluated: an array made with `zeros` (or the
+//! vector of a matrix-vector product, `array_views.rs`, or a map, `array_maps.rs`) and
+//! the index loop that writes it, bound to a fresh name, so that every element is
+//! differentiated as the function's own index code is. An operand that is a float is
+//! evaluated once and broadcast; a vector with a matrix is broadcast along the rows, as
+//! `ndarray` does. The number of dimensions of each operand is known from its name (an
+//! array parameter's type, the constructor of one of the function's own, a
+//! matrix-vector product's vector).
+
+use super::*;
+use syn::{parse_quote, parse_quote_spanned};
+
+impl Lowerer {
+    /// The number of dimensions of the array `e` evaluates to, or `None` where its value
+    /// is not an array this module knows (a float, a struct, a slice, ..).
+    pub(super) fn array_expr_rank(&self, e: &Expr) -> Option<usize> {
+        match strip(e) {
+            Expr::Reference(r) => self.array_expr_rank(&r.expr),
+            Expr::Path(_) => match self.array_param(e) {
+                Some(a) => self.array_rank(&a),
+                None => self.is_local_vector(e).then_some(1),
+            },
+            Expr::MethodCall(m) => match m.method.to_string().as_str() {
+                "mapv" | "map" if m.args.len() == 1 => self.array_expr_rank(&m.receiver),
+                "t" | "reversed_axes" if m.args.is_empty() => {
+                    (self.array_expr_rank(&m.receiver) == Some(2)).then_some(2)
+                }
+                "dot" if m.args.len() == 1 => {
+                    match (
+                        self.array_expr_rank(&m.receiver)?,
+                        self.array_expr_rank(&m.args[0])?,
+                    ) {
+                        (2, 2) => Some(2),
+                        (2, 1) | (1, 2) => Some(1),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            },
+            Expr::Binary(b) if is_elementwise(&b.op) => {
+                match (
+                    self.array_expr_rank(&b.left),
+                    self.array_expr_rank(&b.right),
+                ) {
+                    (Some(l), Some(r)) => Some(l.max(r)),
+                    (l, r) => l.or(r),
+                }
+            }
+            Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => self.array_expr_rank(&u.expr),
+            _ => None,
+        }
+    }
+
+    /// Whether `e` names a vector of the function's own that holds floats (the `Vec` a
+    /// matrix-vector product gives in derivative code), not a matrix of rows.
+    fn is_local_vector(&self, e: &Expr) -> bool {
+        self.is_local_float_buffer(e)
+            && match strip(strip_ref(e)) {
+                Expr::Path(p) => p.path.get_ident().is_some_and(|id| {
+                    !matches!(self.lookup(&id.to_string()), Some(Binding::Var(v))
+                        if self.matrix_vars.contains(&v.to_string())
+                            || self.structs_with_buffers.contains(&v.to_string())
+                            || self.struct_results.contains(&v.to_string()))
+                }),
+                _ => false,
+            }
+    }
+
+    /// Whether `e` is an array expression that is more than a name (`&a + &b`,
+    /// `w.dot(x).mapv(f)`): one that [`Self::hoist_array`] makes first.
+    pub(super) fn is_compound_array(&self, e: &Expr) -> bool {
+        !matches!(strip(strip_ref(e)), Expr::Path(_)) && self.array_expr_rank(e).is_some()
+    }
+
+    /// `let name = e;` of an array expression this module makes (not a name, nor a map or
+    /// a matrix-vector product of names, which `array_maps.rs` and `array_views.rs` lower
+    /// as they are): the statements that make it under `name`, lowered. `false` for any
+    /// other `let`.
+    pub(super) fn lower_array_let(&mut self, l: &syn::Local) -> Result<bool> {
+        let pat = match &l.pat {
+            Pat::Type(pt) => &*pt.pat,
+            p => p,
+        };
+        let Pat::Ident(pi) = pat else {
+            return Ok(false);
+        };
+        let Some(init) = &l.init else {
+            return Ok(false);
+        };
+        let e = strip(&init.expr);
+        if !self.is_compound_array(e) || self.made_as_written(e) {
+            return Ok(false);
+        }
+        self.make_array(e, &pi.ident)?;
+        Ok(true)
+    }
+
+    /// Whether `e` is a map or a matrix-vector product of names, which a `let` lowers as
+    /// it is.
+    fn made_as_written(&self, e: &Expr) -> bool {
+        let Expr::MethodCall(m) = e else {
+            return false;
+        };
+        let named = |e: &Expr| matches!(strip(strip_ref(e)), Expr::Path(_));
+        match m.method.to_string().as_str() {
+            "mapv" | "map" => named(&m.receiver),
+            "dot" => {
+                named(&m.receiver)
+                    && named(&m.args[0])
+                    && self
+                        .array_expr_rank(&m.receiver)
+                        .max(self.array_expr_rank(&m.args[0]))
+                        == Some(2)
+                    && self.array_expr_rank(e) == Some(1)
+            }
+            _ => false,
+        }
+    }
+
+    /// `recv.method(args)` where the receiver, or the operand of a `dot`, is a compound
+    /// array expression: the same call on the arrays made first. `None` for any other
+    /// call.
+    pub(super) fn call_on_made_arrays(&mut self, m: &syn::ExprMethodCall) -> Result<Option<Expr>> {
+        let recv = self.is_compound_array(&m.receiver);
+        let arg = m.method == "dot" && m.args.len() == 1 && self.is_compound_array(&m.args[0]);
+        if !recv && !arg {
+            return Ok(None);
+        }
+        let mut call = m.clone();
+        if recv {
+            *call.receiver = self.hoist_array(&m.receiver)?;
+        }
+        if arg {
+            let a = self.hoist_array(&m.args[0])?;
+            call.args[0] = parse_quote!(&#a);
+        }
+        Ok(Some(Expr::MethodCall(call)))
+    }
+
+    /// The array `e` evaluates to, made (see the module) and named: its name, or `e`
+    /// itself where it is a name.
+    fn hoist_array(&mut self, e: &Expr) -> Result<Expr> {
+        let inner = strip(strip_ref(e));
+        if matches!(inner, Expr::Path(_)) {
+            return Ok(inner.clone());
+        }
+        let name = self.fresh("array", e.span());
+        self.make_array(inner, &name)?;
+        Ok(parse_quote!(#name))
+    }
+
+    /// A float operand of an elementwise operation, evaluated once: its name.
+    fn hoist_scalar(&mut self, e: &Expr) -> Result<Expr> {
+        let span = e.span();
+        let name = self.fresh("scalar", span);
+        let s: syn::Stmt = parse_quote_spanned!(span=> let #name = #e;);
+        self.lower_stmt(&s)?;
+        Ok(parse_quote!(#name))
+    }
+
+    /// Lowers the statements that make the array `e` under `name`.
+    fn make_array(&mut self, e: &Expr, name: &Ident) -> Result<()> {
+        let span = e.span();
+        let rank = self.array_expr_rank(e).expect("an array expression");
+        let stmts: Vec<syn::Stmt> = match e {
+            Expr::Reference(r) => return self.make_array(strip(&r.expr), name),
+            Expr::MethodCall(m) if matches!(m.method.to_string().as_str(), "mapv" | "map") => {
+                let recv = self.hoist_array(&m.receiver)?;
+                let mut call = m.clone();
+                *call.receiver = recv;
+                vec![parse_quote_spanned!(span=> let #name = #call;)]
+            }
+            Expr::MethodCall(m) if m.method == "dot" => {
+                let a = self.hoist_array(&m.receiver)?;
+                let b = self.hoist_array(&m.args[0])?;
+                if rank == 1 {
+                    // A matrix-vector product (`array_views.rs`).
+                    vec![parse_quote_spanned!(span=> let #name = #a.dot(&#b);)]
+                } else {
+                    vec![
+                        parse_quote_spanned!(span=>
+                            let mut #name = __ad::arrays::Array2::zeros((#a.nrows(), #b.ncols()));
+                        ),
+                        parse_quote_spanned!(span=>
+                            for __ad_i in 0..#a.nrows() {
+                                for __ad_j in 0..#b.ncols() {
+                                    let mut __ad_acc = 0.0;
+                                    for __ad_k in 0..#a.ncols() {
+                                        __ad_acc += #a[[__ad_i, __ad_k]] * #b[[__ad_k, __ad_j]];
+                                    }
+                                    #name[[__ad_i, __ad_j]] = __ad_acc;
+                                }
+                            }
+                        ),
+                    ]
+                }
+            }
+            Expr::MethodCall(m) => {
+                // `t()`: the transposed copy.
+                let a = self.hoist_array(&m.receiver)?;
+                vec![
+                    parse_quote_spanned!(span=>
+                        let mut #name = __ad::arrays::Array2::zeros((#a.ncols(), #a.nrows()));
+                    ),
+                    parse_quote_spanned!(span=>
+                        for __ad_i in 0..#a.nrows() {
+                            for __ad_j in 0..#a.ncols() {
+                                #name[[__ad_j, __ad_i]] = #a[[__ad_i, __ad_j]];
+                            }
+                        }
+                    ),
+                ]
+            }
+            Expr::Unary(u) => {
+                let a = self.hoist_array(&u.expr)?;
+                let neg = quote_spanned!(span=> -);
+                self.elementwise_stmts(
+                    name,
+                    rank,
+                    &[(a, self.array_expr_rank(&u.expr))],
+                    |v| quote!(#neg #(#v)*),
+                    span,
+                )
+            }
+            Expr::Binary(b) => {
+                let mut operands = Vec::new();
+                for side in [&b.left, &b.right] {
+                    let r = self.array_expr_rank(side);
+                    let v = match r {
+                        Some(_) => self.hoist_array(side)?,
+                        None => self.hoist_scalar(side)?,
+                    };
+                    operands.push((v, r));
+                }
+                let op = b.op;
+                self.elementwise_stmts(
+                    name,
+                    rank,
+                    &operands,
+                    |v| {
+                        let (l, r) = (&v[0], &v[1]);
+                        quote!(#l #op #r)
+                    },
+                    span,
+                )
+            }
+            _ => return unsupported(e, "this array expression"),
+        };
+        for s in &stmts {
+            self.lower_stmt(s)?;
+        }
+        Ok(())
+    }
+
+    /// `let mut name = zeros(shape); for .. { name[..] = value(elements); }` of an
+    /// elementwise operation on `operands` (named arrays of their number of dimensions,
+    /// or floats, `None`), shaped as the first operand of the result's rank.
+    fn elementwise_stmts(
+        &self,
+        name: &Ident,
+        rank: usize,
+        operands: &[(Expr, Option<usize>)],
+        value: impl Fn(&[TokenStream]) -> TokenStream,
+        span: Span,
+    ) -> Vec<syn::Stmt> {
+        let shape = &operands
+            .iter()
+            .find(|(_, r)| *r == Some(rank))
+            .expect("an operand of the result's rank")
+            .0;
+        let (i, j) = (quote_spanned!(span=> __ad_i), quote_spanned!(span=> __ad_j));
+        let elems: Vec<TokenStream> = operands
+            .iter()
+            .map(|(v, r)| match (r, rank) {
+                (None, _) => quote!((#v)),
+                (Some(1), 1) => quote!(#v[#i]),
+                // A vector with a matrix: broadcast along the rows.
+                (Some(1), _) => quote!(#v[#j]),
+                _ => quote!(#v[[#i, #j]]),
+            })
+            .collect();
+        let value = value(&elems);
+        // `ndarray` panics on shapes that do not broadcast; so does this, by name.
+        let checks: Vec<TokenStream> = operands
+            .iter()
+            .filter_map(|(v, r)| match (r, rank) {
+                (Some(1), 1) => Some(quote_spanned!(span=>
+                    assert_eq!(#v.len(), #shape.len(), "arrays of different lengths in an elementwise operation");
+                )),
+                (Some(1), _) => Some(quote_spanned!(span=>
+                    assert_eq!(#v.len(), #shape.ncols(), "a vector and a matrix of another width in an elementwise operation");
+                )),
+                (Some(_), _) => Some(quote_spanned!(span=>
+                    assert_eq!(#v.dim(), #shape.dim(), "matrices of different shapes in an elementwise operation");
+                )),
+                (None, _) => None,
+            })
+            .collect();
+        let checks: Vec<syn::Stmt> = checks
+            .into_iter()
+            .map(|c| parse_quote_spanned!(span=> #c))
+            .collect();
+        let (made, write): (syn::Stmt, syn::Stmt) = if rank == 1 {
+            (
+                parse_quote_spanned!(span=> let mut #name = __ad::arrays::Array1::zeros(#shape.len());),
+                parse_quote_spanned!(span=> for #i in 0..#name.len() { #name[#i] = #value; }),
+            )
+        } else {
+            (
+                parse_quote_spanned!(span=> let mut #name = __ad::arrays::Array2::zeros(#shape.dim());),
+                parse_quote_spanned!(span=>
+                    for #i in 0..#name.nrows() {
+                        for #j in 0..#name.ncols() {
+                            #name[[#i, #j]] = #value;
+                        }
+                    }
+                ),
+            )
+        };
+        checks.into_iter().chain([made, write]).collect()
+    }
+}
+
+/// `+`, `-`, `*`, `/`: the operators `ndarray` applies element by element.
+fn is_elementwise(op: &syn::BinOp) -> bool {
+    matches!(
+        op,
+        syn::BinOp::Add(_) | syn::BinOp::Sub(_) | syn::BinOp::Mul(_) | syn::BinOp::Div(_)
+    )
+}
