@@ -346,6 +346,64 @@ fn batch_grad(
     batch_rev(w1, g1, b1, gb1, w2, g2, b2, gb2, xs, ys, 1.0);
 }
 
+/// `Σ_i (a_i · x)² ` of the rows, lent as a whole-array value.
+#[differentiable]
+fn row_squares(a: &Array2<f64>, x: &Array1<f64>) -> f64 {
+    let mut s = 0.0;
+    for i in 0..a.nrows() {
+        let d = a.row(i).dot(x);
+        s += d * d;
+    }
+    s
+}
+
+/// Whole arrays updated in place (`+=` of an array and of a broadcast vector, `*=` and
+/// `/=` of a float, `-=` of a map, `fill`), assigned a whole-array value in a loop,
+/// copied (`clone`, `to_owned`), an element of a whole-array value, and such a value
+/// lent to a callee.
+#[autodiff_forward(updates_fwd, Dual, Dual, Dual)]
+#[autodiff_reverse(updates_rev, Duplicated, Duplicated, Active)]
+fn updates(w: &Array2<f64>, b: &Array1<f64>) -> f64 {
+    let mut h = w.dot(b);
+    h += b;
+    h *= 2.0;
+    let mut g = Array2::<f64>::zeros(w.dim());
+    g += w;
+    g -= &w.mapv(f64::sin);
+    g += b;
+    g /= 3.0;
+    let c = h.clone();
+    for _ in 0..3 {
+        h = &h * 0.5 + &c.mapv(f64::tanh);
+    }
+    let mut k = Array1::<f64>::zeros(h.len());
+    k.fill(b[0]);
+    k += &h.to_owned();
+    h.sum() + g.sum() + k.dot(&c) + (&c * 2.0)[0] + row_squares(&(&g * 0.5), b)
+}
+
+fn updates_oracle<D: Num>(w: &[D], b: &[D], n: usize) -> D {
+    let wb: Vec<D> = (0..n)
+        .map(|i| (0..n).fold(D::zero(), |a, j| a + w[i * n + j] * b[j]))
+        .collect();
+    let c: Vec<D> = (0..n).map(|i| (wb[i] + b[i]) * 2.0).collect();
+    let mut h = c.clone();
+    for _ in 0..3 {
+        h = (0..n).map(|i| h[i] * 0.5 + c[i].tanh()).collect();
+    }
+    let g: Vec<D> = (0..n * n)
+        .map(|k| (w[k] - w[k].sin() + b[k % n]) / 3.0)
+        .collect();
+    let sum = |v: &[D]| v.iter().fold(D::zero(), |a, t| a + *t);
+    let k: Vec<D> = (0..n).map(|i| b[0] + h[i]).collect();
+    let kc = (0..n).fold(D::zero(), |a, i| a + k[i] * c[i]);
+    let squares = (0..n).fold(D::zero(), |a, i| {
+        let d = (0..n).fold(D::zero(), |s, j| s + g[i * n + j] * 0.5 * b[j]);
+        a + d * d
+    });
+    sum(&h) + sum(&g) + kc + c[0] * 2.0 + squares
+}
+
 fn matrix(m: usize, n: usize, v: &[f64]) -> Array2<f64> {
     Array2::from_shape_vec((m, n), v.to_vec()).unwrap()
 }
@@ -526,6 +584,29 @@ proptest! {
         check_hvp(&hv, &params, &dir, |d| {
             batch_oracle(&d[..n1], &d[n1..n1 + hid], &d[n1 + hid..n1 + hid + n2], &d[n1 + hid + n2..], xs, ys, shape)
         });
+    }
+
+    #[test]
+    fn whole_arrays_updated_in_place(
+        n in 1usize..5,
+        p in prop::collection::vec(-1.5f64..1.5, 30),
+        seed in 0usize..9,
+    ) {
+        let params = p[..n * n + n].to_vec();
+        let oracle = |d: &[Dual64]| updates_oracle(&d[..n * n], &d[n * n..], n);
+        let (value, grad) = oracle_grad(oracle, &params);
+        let (wm, bv) = (matrix(n, n, &params[..n * n]), Array1::from_vec(params[n * n..].to_vec()));
+
+        let (mut gw, mut gb) = (Array2::zeros((n, n)), Array1::zeros(n));
+        check("value", updates_rev(&wm, &mut gw, &bv, &mut gb, 1.0), value);
+        check("primal", updates(&wm, &bv), value);
+        let got: Vec<f64> = flat(&gw).into_iter().chain(gb.iter().copied()).collect();
+        check_all("gradient", &got, &grad);
+
+        let dir = direction(params.len(), seed);
+        let (fv, t) = updates_fwd(&wm, &matrix(n, n, &dir[..n * n]), &bv, &Array1::from_vec(dir[n * n..].to_vec()));
+        check("forward value", fv, value);
+        check("forward tangent", t, grad.iter().zip(&dir).map(|(g, d)| g * d).sum());
     }
 
     #[test]

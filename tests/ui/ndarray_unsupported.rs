@@ -1,10 +1,9 @@
 // `ndarray` arrays are supported as parameters and as arrays the function makes with
 // `zeros`, `ones` or `from_elem` of a constant, read and written by index, with `sum`,
 // `dot`, rows and columns. An array created otherwise (`from_elem` of a value that
-// carries a derivative), a copy of an array, a whole array assigned, `fill` of a whole array,
-// iterating an array of three dimensions, `dot` with an operand that is not an array,
+// carries a derivative), `to_vec` of an array, iterating an array of three dimensions, `dot` with an operand that is not an array,
 // `sum` of an array whose type does not name its number of dimensions, `mapv` whose
-// value is neither bound nor reduced, of an array of three dimensions or with a function
+// value is neither bound, read nor lent, of an array of three dimensions or with a function
 // that is neither a closure nor a path, and other whole-array methods (`mean`) are
 // compile errors that say so.
 use autodiff_core::prelude::*;
@@ -21,25 +20,10 @@ fn local(x: &Array1<f64>) -> f64 {
 fn copied(x: &Array1<f64>) -> f64 {
     let mut h = Array1::<f64>::zeros(x.len());
     h[0] = x[0];
-    let c = h.clone();
+    let c = h.to_vec();
     c[0] * 2.0
 }
 
-#[autodiff_reverse(d_assigned, Duplicated, Active)]
-fn assigned(x: &Array1<f64>) -> f64 {
-    let mut h = Array1::<f64>::zeros(x.len());
-    let mut g = Array1::<f64>::zeros(x.len());
-    h[0] = x[0];
-    let before = g[0];
-    g = h;
-    g[0] * 2.0 + before
-}
-
-#[autodiff_forward(d_filled, Dual, Dual)]
-fn filled(x: &Array1<f64>, out: &mut Array1<f64>) {
-    out.fill(0.0);
-    out[0] = x[0];
-}
 
 #[autodiff_reverse(d_iterated, Duplicated, Active)]
 fn iterated(a: &Array3<f64>) -> f64 {
@@ -58,7 +42,8 @@ fn unranked(a: &ArrayD<f64>) -> f64 {
 
 #[autodiff_reverse(d_mapped, Duplicated, Active)]
 fn mapped(a: &Array1<f64>) -> f64 {
-    a.mapv(f64::exp)[0]
+    let (m, k) = (a.mapv(f64::exp), 2.0);
+    m[0] * k
 }
 
 #[autodiff_reverse(d_mapped3, Duplicated, Active)]

@@ -1,5 +1,6 @@
 //! A two-layer perceptron on `ndarray` arrays: loss, generated gradient, hand-written
-//! gradient, generated H·v.
+//! gradient, generated H·v, and the loss written with whole-array operations and its
+//! generated gradient.
 
 use autodiff_bench::mlp::Mlp;
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -16,6 +17,12 @@ fn bench(c: &mut Criterion) {
     });
     group.bench_function("hand-written", |b| {
         b.iter(|| black_box(&m).gradient_hand(black_box(&mut g)))
+    });
+    group.bench_function("objective, whole-array operations", |b| {
+        b.iter(|| black_box(&m).objective_arrays())
+    });
+    group.bench_function("ours, whole-array operations", |b| {
+        b.iter(|| black_box(&m).gradient_arrays(black_box(&mut g)))
     });
     let v = m.zero_grads();
     let mut hv = m.zero_grads();

@@ -63,6 +63,31 @@ pub fn mlp_gradient(
     mlp_loss_grad(w1, g1, b1, gb, w2, g2, xs, ys, 1.0);
 }
 
+/// The same loss written with whole-array operations, as an `ndarray` user often writes
+/// it: `tanh(X W1ᵀ + b1)` by a product of matrices, a broadcast bias and a map, then the
+/// residuals `H w2 − y`. Generated gradient: `mlp_loss_arrays_grad` (the signature of
+/// [`mlp_loss_grad`]).
+#[autodiff_reverse(
+    mlp_loss_arrays_grad,
+    Duplicated,
+    Duplicated,
+    Duplicated,
+    Const,
+    Const,
+    Active
+)]
+pub fn mlp_loss_arrays(
+    w1: &Array2<f64>,
+    b1: &Array1<f64>,
+    w2: &Array1<f64>,
+    xs: &Array2<f64>,
+    ys: &Array1<f64>,
+) -> f64 {
+    let h = (xs.dot(&w1.t()) + b1).mapv(f64::tanh);
+    let r = h.dot(w2) - ys;
+    r.dot(&r) / xs.nrows() as f64
+}
+
 /// Hand-written gradient: adds `∇f` into `g1`, `gb`, `g2` and returns `f`.
 #[allow(clippy::too_many_arguments)]
 pub fn mlp_loss_grad_hand(
@@ -157,6 +182,19 @@ impl Mlp {
     pub fn gradient(&self, g: &mut (Array2<f64>, Array1<f64>, Array1<f64>)) -> f64 {
         let (g1, gb, g2) = g;
         mlp_loss_grad(
+            &self.w1, g1, &self.b1, gb, &self.w2, g2, &self.xs, &self.ys, 1.0,
+        )
+    }
+
+    /// The loss written with whole-array operations ([`mlp_loss_arrays`]).
+    pub fn objective_arrays(&self) -> f64 {
+        mlp_loss_arrays(&self.w1, &self.b1, &self.w2, &self.xs, &self.ys)
+    }
+
+    /// Its generated gradient, added into `g`.
+    pub fn gradient_arrays(&self, g: &mut (Array2<f64>, Array1<f64>, Array1<f64>)) -> f64 {
+        let (g1, gb, g2) = g;
+        mlp_loss_arrays_grad(
             &self.w1, g1, &self.b1, gb, &self.w2, g2, &self.xs, &self.ys, 1.0,
         )
     }

@@ -54,6 +54,18 @@ fn gradient_matches_hand_written_and_differences() {
 }
 
 #[test]
+fn whole_array_version_matches_the_index_loops() {
+    let p = Mlp::new(5, 7, 11);
+    let f = p.objective();
+    assert!((p.objective_arrays() - f).abs() <= 1e-12 * f.abs().max(1.0));
+    let (mut g, mut h) = (p.zero_grads(), p.zero_grads());
+    let fa = p.gradient_arrays(&mut g);
+    assert!((fa - f).abs() <= 1e-12 * f.abs().max(1.0));
+    p.gradient_hand(&mut h);
+    close("whole-array gradient", &flatten(&g), &flatten(&h), 1e-12);
+}
+
+#[test]
 fn hvp_matches_differences_of_the_gradient() {
     let p = Mlp::new(4, 6, 9);
     let n = p.num_params();

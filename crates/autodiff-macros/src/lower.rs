@@ -198,6 +198,10 @@ pub struct Lowerer {
     /// The element type of each `ndarray` parameter (`F` of `&Array1<F>`), which types
     /// its reductions.
     array_elems: HashMap<String, syn::Type>,
+    /// Locals bound to a matrix-vector product (`let z = w.dot(x);`): a `Vec` in
+    /// derivative code, an `ndarray` vector in the user's, so an operand of whole-array
+    /// expressions and maps (`&z + &b`, `z.mapv(f)`).
+    product_vectors: HashSet<String>,
     /// Struct parameters whose values a pattern binds (see [`Body::pattern_params`]).
     pattern_params: Vec<(String, Span)>,
     /// Scrutinee locals of patterns on a struct parameter, with the user's scrutinee
@@ -386,6 +390,7 @@ impl Lowerer {
             mut_array_params: mut_array_params(sig),
             ranked_arrays: ndarray_ranks(sig),
             array_elems: ndarray_elems(sig),
+            product_vectors: HashSet::default(),
             pattern_params: Vec::new(),
             struct_values: HashSet::default(),
             struct_results: HashSet::default(),
@@ -476,6 +481,7 @@ impl Lowerer {
             mut_array_params: self.mut_array_params.clone(),
             ranked_arrays: self.ranked_arrays.clone(),
             array_elems: self.array_elems.clone(),
+            product_vectors: self.product_vectors.clone(),
             pattern_params: Vec::new(),
             struct_values: self.struct_values.clone(),
             struct_results: self.struct_results.clone(),
@@ -1428,7 +1434,18 @@ impl Lowerer {
             return Ok(());
         }
         let array = self.local_array(l);
+        let product = match (&l.pat, l.init.as_ref().map(|i| strip(&i.expr))) {
+            (Pat::Ident(p), Some(Expr::MethodCall(m))) => {
+                self.matrix_vector_product(m).map(|_| p.ident.clone())
+            }
+            _ => None,
+        };
         self.lower_local_value(l)?;
+        if let Some(name) = product
+            && let Some(Binding::Var(v)) = self.lookup(&name.to_string())
+        {
+            self.product_vectors.insert(v.to_string());
+        }
         // `let mut h = Array1::zeros(n);`: an `ndarray` array of the function's own, whose
         // shape, reductions, rows and copies are those of an array parameter.
         if let Some((name, rank, elem)) = array
@@ -3161,10 +3178,14 @@ impl Lowerer {
                 if self.array_param(&m.receiver).is_some() {
                     return unsupported(
                         m,
-                        &format!(
-                            "a copy of an `ndarray` array (`.{}()`: copy its elements by index into a `Vec`, or into an array made with `zeros`)",
-                            m.method
-                        ),
+                        &if m.method == "to_vec" {
+                            "`.to_vec()` of an `ndarray` array (copy its elements by index into a `Vec`, or bind a copy of the array, `let c = h.clone();`)".to_string()
+                        } else {
+                            format!(
+                                "`.{}()` of an `ndarray` array here (bind the copy first, `let c = h.clone();`)",
+                                m.method
+                            )
+                        },
                     );
                 }
                 let recv = self.lower_expr(&m.receiver)?;
@@ -3220,6 +3241,10 @@ impl Lowerer {
             && let Some(write) = self.mapped_in_place(e)?
         {
             return self.lower_stmt(&write);
+        }
+        // `h += &b;`, `h = &h * 0.5 + &g;` of a whole array: element by element.
+        if !self.companion && self.lower_array_update(e)? {
+            return Ok(());
         }
         if let Some(calls) = self.struct_operators_as_calls(e) {
             return self.lower_expr_stmt(&calls);
@@ -7489,6 +7514,12 @@ impl Lowerer {
                 }
                 Ok(Val::Op(self.let_op(Op::Bin(op, l, r), span)))
             }
+            // `(&a + &b)[i]`, `h.mapv(f)[0]`: an element of an array made first.
+            Expr::Index(ix) if !self.companion && self.is_compound_array(&ix.expr) => {
+                let mut ix = ix.clone();
+                *ix.expr = self.hoist_array(&ix.expr)?;
+                self.lower_expr_hint(&Expr::Index(ix), hint)
+            }
             Expr::Index(ix) => {
                 let base = self.lower_expr(&ix.expr)?;
                 let idx = self.render_index(&ix.index)?;
@@ -8443,6 +8474,14 @@ impl Lowerer {
     }
 
     fn lower_arg(&mut self, e: &Expr, index: usize) -> Result<Arg> {
+        // `&(&a + &b)`, `&h.mapv(f)`: a reference to an array made first.
+        if !self.companion
+            && matches!(strip(e), Expr::Reference(r) if r.mutability.is_none())
+            && self.is_compound_array(e)
+        {
+            let a = self.hoist_array(e)?;
+            return self.lower_arg(&syn::parse_quote!(&#a), index);
+        }
         // A reverse sweep's lent buffer (`__ad::lent_copy(&copies, &u)`,
         // `h::__ad_lend(&copies, &u)`), lowered again: the buffer itself.
         if let Expr::Call(c) = strip(e)

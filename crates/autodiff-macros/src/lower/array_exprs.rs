@@ -25,6 +25,7 @@ impl Lowerer {
             },
             Expr::MethodCall(m) => match m.method.to_string().as_str() {
                 "mapv" | "map" if m.args.len() == 1 => self.array_expr_rank(&m.receiver),
+                "clone" | "to_owned" if m.args.is_empty() => self.array_expr_rank(&m.receiver),
                 "t" | "reversed_axes" if m.args.is_empty() => {
                     (self.array_expr_rank(&m.receiver) == Some(2)).then_some(2)
                 }
@@ -54,19 +55,16 @@ impl Lowerer {
         }
     }
 
-    /// Whether `e` names a vector of the function's own that holds floats (the `Vec` a
-    /// matrix-vector product gives in derivative code), not a matrix of rows.
-    fn is_local_vector(&self, e: &Expr) -> bool {
-        self.is_local_float_buffer(e)
-            && match strip(strip_ref(e)) {
-                Expr::Path(p) => p.path.get_ident().is_some_and(|id| {
-                    !matches!(self.lookup(&id.to_string()), Some(Binding::Var(v))
-                        if self.matrix_vars.contains(&v.to_string())
-                            || self.structs_with_buffers.contains(&v.to_string())
-                            || self.struct_results.contains(&v.to_string()))
-                }),
-                _ => false,
-            }
+    /// Whether `e` names a matrix-vector product bound by `let` (see
+    /// `Lowerer::product_vectors`).
+    pub(super) fn is_local_vector(&self, e: &Expr) -> bool {
+        match strip(strip_ref(e)) {
+            Expr::Path(p) => p.path.get_ident().is_some_and(|id| {
+                matches!(self.lookup(&id.to_string()), Some(Binding::Var(v))
+                    if self.product_vectors.contains(&v.to_string()))
+            }),
+            _ => false,
+        }
     }
 
     /// Whether `e` is an array expression that is more than a name (`&a + &b`,
@@ -142,7 +140,7 @@ impl Lowerer {
 
     /// The array `e` evaluates to, made (see the module) and named: its name, or `e`
     /// itself where it is a name.
-    fn hoist_array(&mut self, e: &Expr) -> Result<Expr> {
+    pub(super) fn hoist_array(&mut self, e: &Expr) -> Result<Expr> {
         let inner = strip(strip_ref(e));
         if matches!(inner, Expr::Path(_)) {
             return Ok(inner.clone());
@@ -197,6 +195,10 @@ impl Lowerer {
                         ),
                     ]
                 }
+            }
+            Expr::MethodCall(m) if m.method == "clone" || m.method == "to_owned" => {
+                let a = self.hoist_array(&m.receiver)?;
+                self.elementwise_stmts(name, rank, &[(a, Some(rank))], |v| quote!(#(#v)*), span)
             }
             Expr::MethodCall(m) => {
                 // `t()`: the transposed copy.
@@ -329,5 +331,97 @@ fn is_elementwise(op: &syn::BinOp) -> bool {
     matches!(
         op,
         syn::BinOp::Add(_) | syn::BinOp::Sub(_) | syn::BinOp::Mul(_) | syn::BinOp::Div(_)
+    )
+}
+
+impl Lowerer {
+    /// `h += &b;`, `h *= 2.0;` (any of `+=`, `-=`, `*=`, `/=`), `h = e;` and `h.fill(v)`
+    /// of a whole array `h` named by a parameter or a `let`, `e` an array of its shape (or
+    /// of a vector broadcast along a matrix's rows) or, for the operators and `fill`, a
+    /// float: the loop that writes each element, lowered. `false` for any other
+    /// expression.
+    pub(super) fn lower_array_update(&mut self, e: &Expr) -> Result<bool> {
+        let (left, op, right) = match strip(e) {
+            Expr::Binary(b) if is_elementwise_update(&b.op) => (&*b.left, Some(b.op), &*b.right),
+            Expr::Assign(a) => (&*a.left, None, &*a.right),
+            // `h.fill(v)`: each element set to `v`.
+            Expr::MethodCall(m) if m.method == "fill" && m.args.len() == 1 => {
+                (&*m.receiver, None, &m.args[0])
+            }
+            _ => return Ok(false),
+        };
+        let filled = matches!(strip(e), Expr::MethodCall(_));
+        if !matches!(strip(left), Expr::Path(_)) {
+            return Ok(false);
+        }
+        let Some(rank) = self.array_expr_rank(left) else {
+            return Ok(false);
+        };
+        let right_rank = self.array_expr_rank(right);
+        if op.is_none() && right_rank.is_none() && !filled {
+            return Ok(false);
+        }
+        let span = e.span();
+        let value = match right_rank {
+            Some(_) => self.hoist_array(right)?,
+            None => self.hoist_scalar(right)?,
+        };
+        let (i, j) = (quote_spanned!(span=> __ad_i), quote_spanned!(span=> __ad_j));
+        let (at, elem, check) = match (rank, right_rank) {
+            (_, None) => (quote!([#i]), quote!((#value)), quote!()),
+            (1, Some(1)) => (
+                quote!([#i]),
+                quote!(#value[#i]),
+                quote_spanned!(span=> assert_eq!(#value.len(), #left.len(), "arrays of different lengths in an elementwise operation");),
+            ),
+            (2, Some(1)) => (
+                quote!([[#i, #j]]),
+                quote!(#value[#j]),
+                quote_spanned!(span=> assert_eq!(#value.len(), #left.ncols(), "a vector and a matrix of another width in an elementwise operation");),
+            ),
+            (2, Some(2)) => (
+                quote!([[#i, #j]]),
+                quote!(#value[[#i, #j]]),
+                quote_spanned!(span=> assert_eq!(#value.dim(), #left.dim(), "matrices of different shapes in an elementwise operation");),
+            ),
+            _ => return unsupported(e, "this whole-array assignment (a matrix into a vector)"),
+        };
+        let at = if rank == 2 && right_rank.is_none() {
+            quote!([[#i, #j]])
+        } else {
+            at
+        };
+        let op = match op {
+            Some(op) => quote!(#op),
+            None => quote_spanned!(span=> =),
+        };
+        let write: syn::Stmt = if rank == 1 {
+            parse_quote_spanned!(span=> for #i in 0..#left.len() { #left #at #op #elem; })
+        } else {
+            parse_quote_spanned!(span=>
+                for #i in 0..#left.nrows() {
+                    for #j in 0..#left.ncols() {
+                        #left #at #op #elem;
+                    }
+                }
+            )
+        };
+        if !check.is_empty() {
+            let check: syn::Stmt = parse_quote_spanned!(span=> #check);
+            self.lower_stmt(&check)?;
+        }
+        self.lower_stmt(&write)?;
+        Ok(true)
+    }
+}
+
+/// `+=`, `-=`, `*=`, `/=`.
+fn is_elementwise_update(op: &syn::BinOp) -> bool {
+    matches!(
+        op,
+        syn::BinOp::AddAssign(_)
+            | syn::BinOp::SubAssign(_)
+            | syn::BinOp::MulAssign(_)
+            | syn::BinOp::DivAssign(_)
     )
 }

@@ -83,9 +83,8 @@ impl Lowerer {
                     ),
                 ),
             },
-            // The `Vec` of a matrix-vector product (`let z = w.dot(x);`). (`map` of a
-            // local array is the array's own, `[f64; 2]::map`.)
-            None => Ok((m.method != "map" && self.is_local_float_buffer(&m.receiver)).then_some(1)),
+            // The `Vec` of a matrix-vector product (`let z = w.dot(x);`).
+            None => Ok(self.is_local_vector(&m.receiver).then_some(1)),
         }
     }
 

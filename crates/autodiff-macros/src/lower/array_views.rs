@@ -248,7 +248,7 @@ impl Lowerer {
     }
 
     /// Whether `e` names a local float buffer of the function (a line's copy, say).
-    pub(super) fn is_local_float_buffer(&self, e: &Expr) -> bool {
+    fn is_local_float_buffer(&self, e: &Expr) -> bool {
         let Expr::Path(p) = strip(strip_ref(e)) else {
             return false;
         };

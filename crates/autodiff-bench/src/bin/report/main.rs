@@ -391,6 +391,15 @@ fn mlp(inputs: usize, hidden: usize, n: usize, budget: Duration) -> Problem {
     p.measure(budget, "primal", "", || black_box(&m).objective());
     p.measure(budget, OURS, "", || black_box(&m).gradient(&mut g));
     p.measure(budget, HAND, "", || black_box(&m).gradient_hand(&mut g));
+    p.measure(
+        budget,
+        "primal, whole-array operations",
+        "`(xs.dot(&w1.t()) + b1).mapv(f64::tanh)`",
+        || black_box(&m).objective_arrays(),
+    );
+    p.measure(budget, "ours, whole-array operations", "", || {
+        black_box(&m).gradient_arrays(&mut g)
+    });
     let mut v = m.zero_grads();
     let dir = autodiff_bench::pseudo_random(m.num_params(), 13, -1.0, 1.0);
     for (t, d) in
