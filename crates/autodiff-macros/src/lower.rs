@@ -1508,6 +1508,7 @@ impl Lowerer {
         Some((pi.ident.clone(), rank, elem))
     }
 
+    /// A `let` as written (the whole-array forms are made first by [`Self::lower_local`]).
     fn lower_local_value(&mut self, l: &syn::Local) -> Result<()> {
         let Some(init) = &l.init else {
             return self.declare_scalar(l);
