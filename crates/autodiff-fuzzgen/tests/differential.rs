@@ -115,8 +115,17 @@ pub fn exact<D: Num>(v: D, re: f64) -> D {
     v.with_re(re)
 }
 
+/// `|a|`, with derivative 0 at either zero: the engine's convention (`d::abs`), which a
+/// value computed to exactly 0 (`acc - no_grad(acc)`) reaches where no finite difference
+/// shows a kink.
 pub fn oabs<D: Num>(a: D) -> D {
-    if a.re().is_sign_negative() { -a } else { a }
+    if a.re() == 0.0 {
+        D::from(0.0)
+    } else if a.re() < 0.0 {
+        -a
+    } else {
+        a
+    }
 }
 pub fn osignum<D: Num>(a: D) -> D {
     D::from(a.re().signum())
