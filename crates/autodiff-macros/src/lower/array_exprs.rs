@@ -19,8 +19,9 @@ impl Lowerer {
     pub(super) fn array_expr_rank(&self, e: &Expr) -> Option<usize> {
         match strip(e) {
             Expr::Reference(r) => self.array_expr_rank(&r.expr),
+            // (An array of more dimensions is left to the errors of what reads it.)
             Expr::Path(_) => match self.array_param(e) {
-                Some(a) => self.array_rank(&a),
+                Some(a) => self.array_rank(&a).filter(|r| matches!(r, 1 | 2)),
                 None => self.is_local_vector(e).then_some(1),
             },
             Expr::MethodCall(m) => match m.method.to_string().as_str() {
