@@ -404,6 +404,24 @@ fn updates_oracle<D: Num>(w: &[D], b: &[D], n: usize) -> D {
     sum(&h) + sum(&g) + kc + c[0] * 2.0 + squares
 }
 
+/// Arrays made from values that carry derivatives: `from_elem` of one and `array![..]`.
+#[autodiff_forward(made_fwd, Dual, Dual)]
+#[autodiff_reverse(made_rev, Duplicated, Active)]
+fn made_from_values(x: &Array1<f64>) -> f64 {
+    let a = Array1::from_elem(3, x[0] * 2.0);
+    let m = Array2::from_elem((2, 2), x[1].sin());
+    let b = ndarray::array![x[0], 1.0, x[1] * x[0]];
+    let c = &a * &b;
+    c.sum() + m.sum() * x[2] + b.dot(&a)
+}
+
+fn made_oracle<D: Num>(x: &[D]) -> D {
+    let a = x[0] * 2.0;
+    let b = [x[0], D::one(), x[1] * x[0]];
+    let ab = b.iter().fold(D::zero(), |s, v| s + a * *v);
+    ab + ab + x[1].sin() * 4.0 * x[2]
+}
+
 fn matrix(m: usize, n: usize, v: &[f64]) -> Array2<f64> {
     Array2::from_shape_vec((m, n), v.to_vec()).unwrap()
 }
@@ -605,6 +623,20 @@ proptest! {
 
         let dir = direction(params.len(), seed);
         let (fv, t) = updates_fwd(&wm, &matrix(n, n, &dir[..n * n]), &bv, &Array1::from_vec(dir[n * n..].to_vec()));
+        check("forward value", fv, value);
+        check("forward tangent", t, grad.iter().zip(&dir).map(|(g, d)| g * d).sum());
+    }
+
+    #[test]
+    fn arrays_made_from_values(x in prop::collection::vec(-1.5f64..1.5, 3), seed in 0usize..9) {
+        let xv = Array1::from_vec(x.clone());
+        let (value, grad) = oracle_grad(made_oracle, &x);
+        let mut g = Array1::zeros(3);
+        check("value", made_rev(&xv, &mut g, 1.0), value);
+        check("primal", made_from_values(&xv), value);
+        check_all("gradient", g.as_slice().unwrap(), &grad);
+        let dir = direction(3, seed);
+        let (fv, t) = made_fwd(&xv, &Array1::from_vec(dir.clone()));
         check("forward value", fv, value);
         check("forward tangent", t, grad.iter().zip(&dir).map(|(g, d)| g * d).sum());
     }

@@ -1,7 +1,7 @@
 // `ndarray` arrays are supported as parameters and as arrays the function makes with
-// `zeros`, `ones` or `from_elem` of a constant, read and written by index, with `sum`,
-// `dot`, rows and columns. An array created otherwise (`from_elem` of a value that
-// carries a derivative), `to_vec` of an array, iterating an array of three dimensions, `dot` with an operand that is not an array,
+// `zeros`, `ones`, `from_elem` or `array![..]`, read and written by index, with `sum`,
+// `dot`, rows and columns. An array created otherwise (`Array1::from(v)`), `to_vec` of
+// an array, iterating an array of three dimensions, `dot` with an operand that is not an array,
 // `sum` of an array whose type does not name its number of dimensions, `mapv` whose
 // value is neither bound, read nor lent, of an array of three dimensions or with a function
 // that is neither a closure nor a path, and other whole-array methods (`mean`) are
@@ -11,7 +11,7 @@ use ndarray::{Array1, Array2, Array3, ArrayD};
 
 #[autodiff_reverse(d_local, Duplicated, Active)]
 fn local(x: &Array1<f64>) -> f64 {
-    let mut h = Array1::from_elem(x.len(), x[0]);
+    let mut h = Array1::from(x.to_vec());
     h[0] = x[0];
     h[0] * 2.0
 }

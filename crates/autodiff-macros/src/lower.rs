@@ -3145,7 +3145,7 @@ impl Lowerer {
                         }
                         return unsupported(
                             e,
-                            "an `ndarray` array created in the function other than by `zeros`, `ones` or `from_elem` with a constant (make it with `Array1::zeros(n)` and write its elements by index)",
+                            "an `ndarray` array created in the function other than by `zeros`, `ones`, `from_elem` or `array![..]` bound by `let` (make it with `Array1::zeros(n)` and write its elements by index)",
                         );
                     }
                     if tape

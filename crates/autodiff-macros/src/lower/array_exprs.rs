@@ -90,6 +90,12 @@ impl Lowerer {
             return Ok(false);
         };
         let e = strip(&init.expr);
+        if let Some(stmts) = filled_array(e, &pi.ident) {
+            for s in &stmts {
+                self.lower_stmt(s)?;
+            }
+            return Ok(true);
+        }
         if !self.is_compound_array(e) || self.made_as_written(e) {
             return Ok(false);
         }
@@ -324,6 +330,71 @@ impl Lowerer {
             )
         };
         checks.into_iter().chain([made, write]).collect()
+    }
+}
+
+/// `let name = Array1::from_elem(n, v);` with `v` carrying a derivative (`Array2` with a
+/// shape `(r, c)`), or `let name = array![a, b, c];`: an array made with `zeros`, then
+/// filled (`name.fill(v)`, an update of this module) or written element by element.
+/// `None` for any other value (a `from_elem` of a constant is created as written).
+fn filled_array(e: &Expr, name: &Ident) -> Option<Vec<syn::Stmt>> {
+    let span = e.span();
+    match e {
+        Expr::Call(c) if c.args.len() == 2 => {
+            let Expr::Path(f) = strip(&c.func) else {
+                return None;
+            };
+            let segs = &f.path.segments;
+            let ty = &segs.iter().nth_back(1)?.ident;
+            if segs.last()?.ident != "from_elem"
+                || !matches!(ty.to_string().as_str(), "Array1" | "Array2")
+                || is_float_literal(&c.args[1])
+            {
+                return None;
+            }
+            let (shape, v) = (&c.args[0], &c.args[1]);
+            Some(vec![
+                parse_quote_spanned!(span=> let mut #name = __ad::arrays::#ty::zeros(#shape);),
+                parse_quote_spanned!(span=> #name.fill(#v);),
+            ])
+        }
+        Expr::Macro(m)
+            if m.mac
+                .path
+                .segments
+                .last()
+                .is_some_and(|s| s.ident == "array") =>
+        {
+            let items = m
+                .mac
+                .parse_body_with(
+                    syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated,
+                )
+                .ok()?;
+            // (A matrix, `array![[a, b], [c, d]]`, is left to the error of the macro.)
+            if items.iter().any(|i| matches!(strip(i), Expr::Array(_))) {
+                return None;
+            }
+            let n = items.len();
+            let mut stmts: Vec<syn::Stmt> =
+                vec![parse_quote_spanned!(span=> let mut #name = __ad::arrays::Array1::zeros(#n);)];
+            for (k, item) in items.iter().enumerate() {
+                stmts.push(parse_quote_spanned!(span=> #name[#k] = #item;));
+            }
+            Some(stmts)
+        }
+        _ => None,
+    }
+}
+
+/// Whether `e` is a float literal (`0.5`, `-1.0`): a constant fill.
+fn is_float_literal(e: &Expr) -> bool {
+    match strip(e) {
+        Expr::Lit(_) => true,
+        Expr::Unary(u) => {
+            matches!(u.op, syn::UnOp::Neg(_)) && matches!(strip(&u.expr), Expr::Lit(_))
+        }
+        _ => false,
     }
 }
 
