@@ -169,7 +169,9 @@ impl Lowerer {
     /// Lowers the statements that make the array `e` under `name`.
     fn make_array(&mut self, e: &Expr, name: &Ident) -> Result<()> {
         let span = e.span();
-        let rank = self.array_expr_rank(e).expect("an array expression");
+        let Some(rank) = self.array_expr_rank(e) else {
+            return unsupported(e, "this array expression");
+        };
         let stmts: Vec<syn::Stmt> = match e {
             Expr::Reference(r) => return self.make_array(strip(&r.expr), name),
             Expr::MethodCall(m) if matches!(m.method.to_string().as_str(), "mapv" | "map") => {
@@ -275,11 +277,14 @@ impl Lowerer {
         value: impl Fn(&[TokenStream]) -> TokenStream,
         span: Span,
     ) -> Vec<syn::Stmt> {
-        let shape = &operands
+        // (The result's rank is its largest operand's: one has it.)
+        let Some((shape, _)) = operands
             .iter()
             .find(|(_, r)| *r == Some(rank))
-            .expect("an operand of the result's rank")
-            .0;
+            .or(operands.first())
+        else {
+            return Vec::new();
+        };
         let (i, j) = (quote_spanned!(span=> __ad_i), quote_spanned!(span=> __ad_j));
         let elems: Vec<TokenStream> = operands
             .iter()
