@@ -216,12 +216,11 @@ impl Lowerer {
                     parse_quote_spanned!(span=>
                         let mut #name = __ad::arrays::Array2::zeros((#a.ncols(), #a.nrows()));
                     ),
-                    parse_quote_spanned!(span=>
-                        for __ad_i in 0..#a.nrows() {
-                            for __ad_j in 0..#a.ncols() {
-                                #name[[__ad_j, __ad_i]] = #a[[__ad_i, __ad_j]];
-                            }
-                        }
+                    each_element(
+                        2,
+                        &a,
+                        quote!(#name[[__ad_j, __ad_i]] = #a[[__ad_i, __ad_j]];),
+                        span,
                     ),
                 ]
             }
@@ -285,56 +284,39 @@ impl Lowerer {
         else {
             return Vec::new();
         };
-        let (i, j) = (quote_spanned!(span=> __ad_i), quote_spanned!(span=> __ad_j));
         let elems: Vec<TokenStream> = operands
             .iter()
-            .map(|(v, r)| match (r, rank) {
-                (None, _) => quote!((#v)),
-                (Some(1), 1) => quote!(#v[#i]),
-                // A vector with a matrix: broadcast along the rows.
-                (Some(1), _) => quote!(#v[#j]),
-                _ => quote!(#v[[#i, #j]]),
-            })
+            .map(|(v, r)| element_of(v, *r, rank))
             .collect();
         let value = value(&elems);
-        // `ndarray` panics on shapes that do not broadcast; so does this, by name.
-        let checks: Vec<TokenStream> = operands
+        let mut stmts: Vec<syn::Stmt> = operands
             .iter()
-            .filter_map(|(v, r)| match (r, rank) {
-                (Some(1), 1) => Some(quote_spanned!(span=>
-                    assert_eq!(#v.len(), #shape.len(), "arrays of different lengths in an elementwise operation");
-                )),
-                (Some(1), _) => Some(quote_spanned!(span=>
-                    assert_eq!(#v.len(), #shape.ncols(), "a vector and a matrix of another width in an elementwise operation");
-                )),
-                (Some(_), _) => Some(quote_spanned!(span=>
-                    assert_eq!(#v.dim(), #shape.dim(), "matrices of different shapes in an elementwise operation");
-                )),
-                (None, _) => None,
-            })
+            .filter_map(|(v, r)| shape_check(v, (*r)?, shape, rank, span))
             .collect();
-        let checks: Vec<syn::Stmt> = checks
-            .into_iter()
-            .map(|c| parse_quote_spanned!(span=> #c))
-            .collect();
-        let (made, write): (syn::Stmt, syn::Stmt) = if rank == 1 {
+        // (The shape of a matrix-vector product's vector, a `Vec` in derivative code, is
+        // its length.)
+        let (array, dims) = if rank == 1 {
             (
-                parse_quote_spanned!(span=> let mut #name = __ad::arrays::Array1::zeros(#shape.len());),
-                parse_quote_spanned!(span=> for #i in 0..#name.len() { #name[#i] = #value; }),
+                quote_spanned!(span=> Array1),
+                quote_spanned!(span=> #shape.len()),
             )
         } else {
             (
-                parse_quote_spanned!(span=> let mut #name = __ad::arrays::Array2::zeros(#shape.dim());),
-                parse_quote_spanned!(span=>
-                    for #i in 0..#name.nrows() {
-                        for #j in 0..#name.ncols() {
-                            #name[[#i, #j]] = #value;
-                        }
-                    }
-                ),
+                quote_spanned!(span=> Array2),
+                quote_spanned!(span=> #shape.dim()),
             )
         };
-        checks.into_iter().chain([made, write]).collect()
+        stmts.push(parse_quote_spanned!(span=>
+            let mut #name = __ad::arrays::#array::zeros(#dims);
+        ));
+        let at = element_of(&parse_quote!(#name), Some(rank), rank);
+        stmts.push(each_element(
+            rank,
+            &parse_quote!(#name),
+            quote!(#at = #value;),
+            span,
+        ));
+        stmts
     }
 }
 
@@ -403,6 +385,52 @@ fn is_float_literal(e: &Expr) -> bool {
     }
 }
 
+/// `for __ad_i in 0..a.len() { body }` over a vector `a`, or over the rows `__ad_i` and
+/// columns `__ad_j` of a matrix: the loop that visits each element of an array of `rank`
+/// dimensions shaped as `over`.
+pub(super) fn each_element(rank: usize, over: &Expr, body: TokenStream, span: Span) -> syn::Stmt {
+    if rank == 1 {
+        parse_quote_spanned!(span=> for __ad_i in 0..#over.len() { #body })
+    } else {
+        parse_quote_spanned!(span=>
+            for __ad_i in 0..#over.nrows() {
+                for __ad_j in 0..#over.ncols() {
+                    #body
+                }
+            }
+        )
+    }
+}
+
+/// The element of `v` (an array of `r` dimensions, or a float, `None`) at the indexes of
+/// [`each_element`] over an array of `rank`: a vector with a matrix broadcast along the
+/// rows, as `ndarray` does.
+pub(super) fn element_of(v: &Expr, r: Option<usize>, rank: usize) -> TokenStream {
+    match (r, rank) {
+        (None, _) => quote!((#v)),
+        (Some(1), 1) => quote!(#v[__ad_i]),
+        (Some(1), _) => quote!(#v[__ad_j]),
+        _ => quote!(#v[[__ad_i, __ad_j]]),
+    }
+}
+
+/// The check that the array `v` of `r` dimensions fits `shape`, an array of `rank`:
+/// `ndarray` panics on shapes that do not broadcast, and so does this, saying which.
+fn shape_check(v: &Expr, r: usize, shape: &Expr, rank: usize, span: Span) -> Option<syn::Stmt> {
+    Some(match (r, rank) {
+        (1, 1) => parse_quote_spanned!(span=>
+            assert_eq!(#v.len(), #shape.len(), "arrays of different lengths in an elementwise operation");
+        ),
+        (1, _) => parse_quote_spanned!(span=>
+            assert_eq!(#v.len(), #shape.ncols(), "a vector and a matrix of another width in an elementwise operation");
+        ),
+        (_, 2) => parse_quote_spanned!(span=>
+            assert_eq!(#v.dim(), #shape.dim(), "matrices of different shapes in an elementwise operation");
+        ),
+        _ => return None,
+    })
+}
+
 /// `+`, `-`, `*`, `/`: the operators `ndarray` applies element by element.
 fn is_elementwise(op: &syn::BinOp) -> bool {
     matches!(
@@ -443,50 +471,21 @@ impl Lowerer {
             Some(_) => self.hoist_array(right)?,
             None => self.hoist_scalar(right)?,
         };
-        let (i, j) = (quote_spanned!(span=> __ad_i), quote_spanned!(span=> __ad_j));
-        let (at, elem, check) = match (rank, right_rank) {
-            (_, None) => (quote!([#i]), quote!((#value)), quote!()),
-            (1, Some(1)) => (
-                quote!([#i]),
-                quote!(#value[#i]),
-                quote_spanned!(span=> assert_eq!(#value.len(), #left.len(), "arrays of different lengths in an elementwise operation");),
-            ),
-            (2, Some(1)) => (
-                quote!([[#i, #j]]),
-                quote!(#value[#j]),
-                quote_spanned!(span=> assert_eq!(#value.len(), #left.ncols(), "a vector and a matrix of another width in an elementwise operation");),
-            ),
-            (2, Some(2)) => (
-                quote!([[#i, #j]]),
-                quote!(#value[[#i, #j]]),
-                quote_spanned!(span=> assert_eq!(#value.dim(), #left.dim(), "matrices of different shapes in an elementwise operation");),
-            ),
-            _ => return unsupported(e, "this whole-array assignment (a matrix into a vector)"),
-        };
-        let at = if rank == 2 && right_rank.is_none() {
-            quote!([[#i, #j]])
-        } else {
-            at
-        };
+        if rank == 1 && right_rank == Some(2) {
+            return unsupported(e, "this whole-array assignment (a matrix into a vector)");
+        }
+        if let Some(check) = right_rank.and_then(|r| shape_check(&value, r, left, rank, span)) {
+            self.lower_stmt(&check)?;
+        }
+        let (at, elem) = (
+            element_of(left, Some(rank), rank),
+            element_of(&value, right_rank, rank),
+        );
         let op = match op {
             Some(op) => quote!(#op),
             None => quote_spanned!(span=> =),
         };
-        let write: syn::Stmt = if rank == 1 {
-            parse_quote_spanned!(span=> for #i in 0..#left.len() { #left #at #op #elem; })
-        } else {
-            parse_quote_spanned!(span=>
-                for #i in 0..#left.nrows() {
-                    for #j in 0..#left.ncols() {
-                        #left #at #op #elem;
-                    }
-                }
-            )
-        };
-        if !check.is_empty() {
-            let check: syn::Stmt = parse_quote_spanned!(span=> #check);
-            self.lower_stmt(&check)?;
-        }
+        let write = each_element(rank, left, quote!(#at #op #elem;), span);
         self.lower_stmt(&write)?;
         Ok(true)
     }

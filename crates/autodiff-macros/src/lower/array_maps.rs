@@ -7,6 +7,7 @@
 //! closure of one parameter, inlined, or a path to a function of one float (`f64::tanh`,
 //! `sigmoid`).
 
+use super::array_exprs::{each_element, element_of};
 use super::*;
 use syn::{parse_quote, parse_quote_spanned};
 
@@ -88,7 +89,7 @@ impl Lowerer {
         }
     }
 
-    /// `for k in 0..src.len() { dst[k] = f(src[k]); }` (over rows and columns for a
+    /// `for i in 0..src.len() { dst[i] = f(src[i]); }` (over rows and columns for a
     /// matrix), with `f` of the call `m`.
     fn elementwise(
         &self,
@@ -101,23 +102,16 @@ impl Lowerer {
         let (bind, value) = applied(&m.args[0], span)?;
         // (`map` gives `f` a reference to the element, `mapv` its value.)
         let by_ref = (m.method == "map").then(|| quote_spanned!(span=> &));
-        Ok(if rank == 1 {
-            parse_quote_spanned!(span=>
-                for __ad_k in 0..#src.len() {
-                    let #bind = #by_ref #src[__ad_k];
-                    #dst[__ad_k] = #value;
-                }
-            )
-        } else {
-            parse_quote_spanned!(span=>
-                for __ad_i in 0..#src.nrows() {
-                    for __ad_j in 0..#src.ncols() {
-                        let #bind = #by_ref #src[[__ad_i, __ad_j]];
-                        #dst[[__ad_i, __ad_j]] = #value;
-                    }
-                }
-            )
-        })
+        let (from, to) = (
+            element_of(src, Some(rank), rank),
+            element_of(dst, Some(rank), rank),
+        );
+        Ok(each_element(
+            rank,
+            src,
+            quote!(let #bind = #by_ref #from; #to = #value;),
+            span,
+        ))
     }
 }
 
