@@ -174,8 +174,9 @@ pub struct Lowerer {
     /// Those of them whose type names a struct (`&mut Model`, `&mut self`), not a slice
     /// or an array.
     named_struct_refs: HashSet<String>,
-    /// Parameters that are references to `ndarray` arrays (`&Array2<f64>`): their shape
-    /// methods (`a.dim()`, `a.nrows()`) carry no derivative.
+    /// Parameters that are references to `ndarray` arrays (`&Array2<f64>`), and, under
+    /// their lowered names, the arrays the function makes (`Lowerer::local_array`): their
+    /// shape methods (`a.dim()`, `a.nrows()`) carry no derivative.
     array_params: HashSet<String>,
     /// Parameters that are references to buffers of rows or of structs (`&[Vec<f64>]`,
     /// `&Vec<Vec<f64>>`, `&[[f64; 3]]`, `&[Particle]`): shaped as structs (a shadow of
@@ -193,10 +194,11 @@ pub struct Lowerer {
     /// Parameters that are `&mut` references to float arrays (`r: &mut [f64; 2]`), which
     /// `*r = [a, b];` assigns whole.
     mut_array_params: HashSet<String>,
-    /// Those of them whose type names their number of dimensions, with that number.
+    /// The `ndarray` arrays of `array_params` whose type (or constructor) names their
+    /// number of dimensions, with that number.
     ranked_arrays: HashMap<String, usize>,
-    /// The element type of each `ndarray` parameter (`F` of `&Array1<F>`), which types
-    /// its reductions.
+    /// The element type of each `ndarray` array of `array_params` (`F` of `&Array1<F>`)
+    /// where its type names one, which types its reductions.
     array_elems: HashMap<String, syn::Type>,
     /// Locals bound to a matrix-vector product (`let z = w.dot(x);`): a `Vec` in
     /// derivative code, an `ndarray` vector in the user's, so an operand of whole-array
