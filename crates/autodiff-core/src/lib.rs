@@ -38,6 +38,9 @@
 //! arrays as parameters of differentiated functions, read and written by index
 //! (`a[[i, j]]`), with shadows of the same type.
 
+// Generated code names this crate `::autodiff_core`; the rules defined in it do too.
+extern crate self as autodiff_core;
+
 mod array_shape;
 mod buffers;
 mod callee_states;
@@ -47,6 +50,8 @@ mod flat_index;
 pub mod helpers;
 mod inferred_integers;
 mod lent_copies;
+#[cfg(feature = "ndarray")]
+mod matrix_products;
 mod member_shadows;
 #[cfg(feature = "ndarray")]
 mod ndarray_support;
@@ -133,6 +138,7 @@ pub mod __private {
         pub type Array1<A> = ndarray::Array1<A>;
         /// `ndarray::Array2`.
         pub type Array2<A> = ndarray::Array2<A>;
+        pub use crate::matrix_products::{matmul_add, matmul_add_loops};
     }
     /// `no_grad` of an integer that the macros inferred from its uses.
     pub mod integer_use {

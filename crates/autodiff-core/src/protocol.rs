@@ -433,6 +433,12 @@ pub trait StructShadow<S: ?Sized> {
     type Scratch: Default;
     /// The shadow of `primal`.
     fn shadow<'a>(&'a self, primal: &S, scratch: &'a mut Self::Scratch) -> &'a S;
+    /// Whether the caller has no tangent here (its shadow would be a zero made for the
+    /// call), so that a callee may skip the terms it would multiply.
+    #[inline(always)]
+    fn is_constant(&self) -> bool {
+        false
+    }
 }
 
 impl<S: ?Sized> StructShadow<S> for &S {
@@ -464,6 +470,12 @@ pub trait StructShadowMut<S: ?Sized> {
     type Scratch: Default;
     /// The shadow of `primal`.
     fn shadow_mut<'a>(&'a mut self, primal: &S, scratch: &'a mut Self::Scratch) -> &'a mut S;
+    /// Whether the caller has no shadow here (its shadow would be a zero made for the
+    /// call, and what is added to it dropped), so that a callee may skip computing it.
+    #[inline(always)]
+    fn is_constant(&self) -> bool {
+        false
+    }
 }
 
 impl<S: ?Sized> StructShadowMut<S> for &mut S {
@@ -519,6 +531,10 @@ macro_rules! zero_shadow {
             fn shadow<'a>(&'a self, primal: &$s, scratch: &'a mut Self::Scratch) -> &'a $s {
                 scratch.insert(primal.zero_like())
             }
+            #[inline(always)]
+            fn is_constant(&self) -> bool {
+                true
+            }
         }
         impl<$($g)*> StructShadowMut<$s> for Zero {
             type Scratch = Option<$scratch>;
@@ -526,12 +542,20 @@ macro_rules! zero_shadow {
             fn shadow_mut<'a>(&'a mut self, primal: &$s, scratch: &'a mut Self::Scratch) -> &'a mut $s {
                 scratch.insert(primal.zero_like())
             }
+            #[inline(always)]
+            fn is_constant(&self) -> bool {
+                true
+            }
         }
         impl<$($g)*> StructShadowMut<$s> for Discard {
             type Scratch = Option<$scratch>;
             #[inline]
             fn shadow_mut<'a>(&'a mut self, primal: &$s, scratch: &'a mut Self::Scratch) -> &'a mut $s {
                 scratch.insert(primal.zero_like())
+            }
+            #[inline(always)]
+            fn is_constant(&self) -> bool {
+                true
             }
         }
     )*};

@@ -9299,6 +9299,9 @@ impl Lowerer {
             {
                 unsupported(c, crate::nested::CLOSURE_ARGUMENT)
             }
+            // A protocol function of the matrix product that whole-array expressions
+            // call (`array_exprs.rs`): a call, as any callee's.
+            ["__ad", "arrays", "matmul_add", last] if protocol_kind(last).is_some() => Ok(None),
             [first, ..] if first.starts_with("__ad") => {
                 unsupported(c, "differentiating this part of a derivative companion again")
             }

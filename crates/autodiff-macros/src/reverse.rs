@@ -1925,6 +1925,12 @@ impl<'a> Reverse<'a> {
         {
             outputs.push(recv);
         }
+        if is_matrix_product(c) {
+            // The product's output is an array the lowering has just made with `zeros`,
+            // under a fresh name: nothing before the call reads it, and the product's
+            // derivatives read only its operands, so its contents need no record.
+            outputs.clear();
+        }
         for p in outputs {
             let members = match self.an.structs.get(&p.base.to_string()) {
                 Some((_, members)) if p.is_whole() => Some(members),
@@ -2591,4 +2597,14 @@ fn names_in_inactive(s: &Stmt, name: &str) -> bool {
         }
         _ => false,
     }
+}
+
+/// Whether `c` is the matrix product that whole-array expressions call
+/// (`__ad::arrays::matmul_add`, see `lower/array_exprs.rs`).
+fn is_matrix_product(c: &Call) -> bool {
+    let Callee::Path(p) = &c.callee else {
+        return false;
+    };
+    let segs: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();
+    segs == ["__ad", "arrays", "matmul_add"]
 }

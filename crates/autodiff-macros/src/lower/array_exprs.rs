@@ -172,14 +172,11 @@ impl Lowerer {
         let Some(rank) = self.array_expr_rank(e) else {
             return unsupported(e, "this array expression");
         };
+        if is_elementwise_node(e) {
+            return self.make_fused(e, name, rank);
+        }
         let stmts: Vec<syn::Stmt> = match e {
             Expr::Reference(r) => return self.make_array(strip(&r.expr), name),
-            Expr::MethodCall(m) if matches!(m.method.to_string().as_str(), "mapv" | "map") => {
-                let recv = self.hoist_array(&m.receiver)?;
-                let mut call = m.clone();
-                *call.receiver = recv;
-                vec![parse_quote_spanned!(span=> let #name = #call;)]
-            }
             Expr::MethodCall(m) if m.method == "dot" => {
                 let a = self.hoist_array(&m.receiver)?;
                 let b = self.hoist_array(&m.args[0])?;
@@ -187,27 +184,18 @@ impl Lowerer {
                     // A matrix-vector product (`array_views.rs`).
                     vec![parse_quote_spanned!(span=> let #name = #a.dot(&#b);)]
                 } else {
+                    // A product of matrices: a call whose derivatives multiply matrices
+                    // too (`autodiff_core`'s `matrix_products.rs`), which checks the
+                    // shapes as `ndarray` does.
                     vec![
                         parse_quote_spanned!(span=>
                             let mut #name = __ad::arrays::Array2::zeros((#a.nrows(), #b.ncols()));
                         ),
                         parse_quote_spanned!(span=>
-                            for __ad_i in 0..#a.nrows() {
-                                for __ad_j in 0..#b.ncols() {
-                                    let mut __ad_acc = 0.0;
-                                    for __ad_k in 0..#a.ncols() {
-                                        __ad_acc += #a[[__ad_i, __ad_k]] * #b[[__ad_k, __ad_j]];
-                                    }
-                                    #name[[__ad_i, __ad_j]] = __ad_acc;
-                                }
-                            }
+                            __ad::arrays::matmul_add(&#a, &#b, &mut #name);
                         ),
                     ]
                 }
-            }
-            Expr::MethodCall(m) if m.method == "clone" || m.method == "to_owned" => {
-                let a = self.hoist_array(&m.receiver)?;
-                self.elementwise_stmts(name, rank, &[(a, Some(rank))], |v| quote!(#(#v)*), span)
             }
             Expr::MethodCall(m) => {
                 // `t()`: the transposed copy.
@@ -224,39 +212,6 @@ impl Lowerer {
                     ),
                 ]
             }
-            Expr::Unary(u) => {
-                let a = self.hoist_array(&u.expr)?;
-                let neg = quote_spanned!(span=> -);
-                self.elementwise_stmts(
-                    name,
-                    rank,
-                    &[(a, self.array_expr_rank(&u.expr))],
-                    |v| quote!(#neg #(#v)*),
-                    span,
-                )
-            }
-            Expr::Binary(b) => {
-                let mut operands = Vec::new();
-                for side in [&b.left, &b.right] {
-                    let r = self.array_expr_rank(side);
-                    let v = match r {
-                        Some(_) => self.hoist_array(side)?,
-                        None => self.hoist_scalar(side)?,
-                    };
-                    operands.push((v, r));
-                }
-                let op = b.op;
-                self.elementwise_stmts(
-                    name,
-                    rank,
-                    &operands,
-                    |v| {
-                        let (l, r) = (&v[0], &v[1]);
-                        quote!(#l #op #r)
-                    },
-                    span,
-                )
-            }
             _ => return unsupported(e, "this array expression"),
         };
         for s in &stmts {
@@ -265,32 +220,29 @@ impl Lowerer {
         Ok(())
     }
 
-    /// `let mut name = zeros(shape); for .. { name[..] = value(elements); }` of an
-    /// elementwise operation on `operands` (named arrays of their number of dimensions,
-    /// or floats, `None`), shaped as the first operand of the result's rank.
-    fn elementwise_stmts(
-        &self,
-        name: &Ident,
-        rank: usize,
-        operands: &[(Expr, Option<usize>)],
-        value: impl Fn(&[TokenStream]) -> TokenStream,
-        span: Span,
-    ) -> Vec<syn::Stmt> {
-        // (The result's rank is its largest operand's: one has it.)
-        let Some((shape, _)) = operands
-            .iter()
-            .find(|(_, r)| *r == Some(rank))
-            .or(operands.first())
-        else {
-            return Vec::new();
+    /// `let mut name = zeros(shape); for .. { name[..] = value; }` of an elementwise
+    /// expression `e` of `rank` dimensions, its whole tree of elementwise operations
+    /// (operators, negation, maps, copies) evaluated in the one loop: the arrays that are
+    /// not elementwise (names, products, transposes) and the floats are its operands,
+    /// made first, and the result is shaped as its first operand of the result's rank.
+    /// (One loop, not one per operation: no array in between, nor its adjoint.)
+    fn make_fused(&mut self, e: &Expr, name: &Ident, rank: usize) -> Result<()> {
+        let span = e.span();
+        let mut tree = FusedTree {
+            rank,
+            operands: Vec::new(),
+            body: TokenStream::new(),
+            temps: 0,
         };
-        let elems: Vec<TokenStream> = operands
-            .iter()
-            .map(|(v, r)| element_of(v, *r, rank))
-            .collect();
-        let value = value(&elems);
+        let value = self.fused_element(e, &mut tree)?;
+        let FusedTree { operands, body, .. } = tree;
+        // (The result's rank is its largest operand's: one has it.)
+        let Some((shape, _)) = operands.iter().find(|(_, r)| *r == Some(rank)) else {
+            return unsupported(e, "this array expression");
+        };
         let mut stmts: Vec<syn::Stmt> = operands
             .iter()
+            .filter(|(v, _)| !std::ptr::eq(v, shape))
             .filter_map(|(v, r)| shape_check(v, (*r)?, shape, rank, span))
             .collect();
         // (The shape of a matrix-vector product's vector, a `Vec` in derivative code, is
@@ -310,13 +262,88 @@ impl Lowerer {
             let mut #name = __ad::arrays::#array::zeros(#dims);
         ));
         let at = element_of(&parse_quote!(#name), Some(rank), rank);
-        stmts.push(each_element(
-            rank,
-            &parse_quote!(#name),
-            quote!(#at = #value;),
-            span,
-        ));
-        stmts
+        stmts.push(each_element(rank, shape, quote!(#body #at = #value;), span));
+        for s in &stmts {
+            self.lower_stmt(s)?;
+        }
+        Ok(())
+    }
+
+    /// The value of an element of `e` in the loop of [`Self::make_fused`]: the element of
+    /// an operand, or a local of the loop's body that `tree.body` computes.
+    fn fused_element(&mut self, e: &Expr, tree: &mut FusedTree) -> Result<TokenStream> {
+        let span = e.span();
+        let e = strip(e);
+        // (A float computed from floats is an operand, computed once.)
+        if !is_elementwise_node(e) || self.array_expr_rank(e).is_none() {
+            let r = self.array_expr_rank(e);
+            let v = match r {
+                Some(_) => self.hoist_array(e)?,
+                None => self.hoist_scalar(e)?,
+            };
+            let elem = element_of(&v, r, tree.rank);
+            tree.operands.push((v, r));
+            return Ok(elem);
+        }
+        let value = match e {
+            Expr::Reference(r) => return self.fused_element(&r.expr, tree),
+            Expr::Binary(b) => {
+                let l = self.fused_element(&b.left, tree)?;
+                let r = self.fused_element(&b.right, tree)?;
+                let op = b.op;
+                quote!(#l #op #r)
+            }
+            Expr::Unary(u) => {
+                let v = self.fused_element(&u.expr, tree)?;
+                let neg = quote_spanned!(span=> -);
+                quote!(#neg #v)
+            }
+            Expr::MethodCall(m) if matches!(m.method.to_string().as_str(), "mapv" | "map") => {
+                let v = self.fused_element(&m.receiver, tree)?;
+                let (bind, body) = super::array_maps::applied(&m.args[0], span)?;
+                // (`map` gives `f` a reference to the element, `mapv` its value; a block,
+                // so that the parameter's name is not seen by the operations after it.)
+                let by_ref = (m.method == "map").then(|| quote_spanned!(span=> &));
+                quote!({ let #bind = #by_ref #v; #body })
+            }
+            // `clone()`, `to_owned()`: the same elements.
+            Expr::MethodCall(m) => return self.fused_element(&m.receiver, tree),
+            _ => return unsupported(e, "this array expression"),
+        };
+        let t = format_ident!("__ad_e{}", tree.temps, span = span);
+        tree.temps += 1;
+        tree.body.extend(quote!(let #t = #value;));
+        Ok(quote!(#t))
+    }
+}
+
+/// What [`Lowerer::fused_element`] gathers: the operands of the loop and the statements
+/// of its body.
+struct FusedTree {
+    /// The number of dimensions of the result.
+    rank: usize,
+    /// Each operand (a named array, or a float) and its number of dimensions.
+    operands: Vec<(Expr, Option<usize>)>,
+    /// The body's statements, one local per operation.
+    body: TokenStream,
+    /// How many locals the body has.
+    temps: usize,
+}
+
+/// Whether `e` is computed element by element from its operands (`&a + &b`, `-a`,
+/// `a.mapv(f)`, `a.clone()`), the arrays' operations that [`Lowerer::make_fused`] puts
+/// in one loop.
+fn is_elementwise_node(e: &Expr) -> bool {
+    match strip(e) {
+        Expr::Reference(r) => is_elementwise_node(&r.expr),
+        Expr::Binary(b) => is_elementwise(&b.op),
+        Expr::Unary(u) => matches!(u.op, syn::UnOp::Neg(_)),
+        Expr::MethodCall(m) => match m.method.to_string().as_str() {
+            "mapv" | "map" => m.args.len() == 1,
+            "clone" | "to_owned" => m.args.is_empty(),
+            _ => false,
+        },
+        _ => false,
     }
 }
 

@@ -117,7 +117,7 @@ impl Lowerer {
 
 /// The pattern an element is bound to and the value `f` gives for it: a closure's
 /// parameter and body, or `__ad_v` and `f(__ad_v)` of a path.
-fn applied(f: &Expr, span: Span) -> Result<(Pat, Expr)> {
+pub(super) fn applied(f: &Expr, span: Span) -> Result<(Pat, Expr)> {
     match strip(f) {
         Expr::Closure(c)
             if c.inputs.len() == 1 && matches!(c.inputs[0], Pat::Ident(_) | Pat::Type(_)) =>

@@ -1,0 +1,219 @@
+//! Products of `ndarray` matrices in whole-array expressions (`a.dot(&b)`), whose
+//! derivatives multiply matrices (`ā += c̄·bᵀ`, `b̄ += aᵀ·c̄`, `ċ = ȧ·b + a·ḃ`), with
+//! either operand active or constant, chained, transposed and mapped; and elementwise
+//! expressions evaluated in one loop per array (maps whose closures capture and shadow
+//! names, `map` by reference, floats broadcast), in both modes and under H·v, at random
+//! shapes and points, against num-dual oracles written on flat row-major slices.
+
+mod lang_common;
+
+use autodiff_core::prelude::*;
+use lang_common::*;
+use ndarray::{Array1, Array2};
+use num_dual::Dual64;
+use proptest::prelude::*;
+
+/// `Σ (A B Cᵀ)² / 10 + Σ tanh(A sin(B))`: products of two active matrices, a product of a
+/// product, a product with a transpose and with a map.
+#[autodiff_forward(chain_fwd, Dual, Dual, Dual, Dual)]
+#[autodiff_reverse(chain_rev, Duplicated, Duplicated, Duplicated, Active)]
+#[autodiff_reverse(chain_rev_const_b, Duplicated, Const, Duplicated, Active)]
+#[autodiff_forward(chain_fwd_const_a, Const, Dual, Dual, Dual)]
+fn chain(a: &Array2<f64>, b: &Array2<f64>, c: &Array2<f64>) -> f64 {
+    let p = a.dot(b);
+    let q = p.dot(&c.t());
+    (&q * &q).sum() / 10.0 + a.dot(&b.mapv(f64::sin)).mapv(|v| v.tanh()).sum()
+}
+
+/// Its oracle, for `a` of `m × k`, `b` of `k × n` and `c` of `r × n`.
+fn chain_oracle<D: Num>(
+    a: &[D],
+    b: &[D],
+    c: &[D],
+    (m, k, n, r): (usize, usize, usize, usize),
+) -> D {
+    let mut total = D::zero();
+    for i in 0..m {
+        let p: Vec<D> = (0..n)
+            .map(|j| (0..k).fold(D::zero(), |s, l| s + a[i * k + l] * b[l * n + j]))
+            .collect();
+        for t in 0..r {
+            let q = (0..n).fold(D::zero(), |s, j| s + p[j] * c[t * n + j]);
+            total += q * q / 10.0;
+        }
+        for j in 0..n {
+            let s = (0..k).fold(D::zero(), |s, l| s + a[i * k + l] * b[l * n + j].sin());
+            total += s.tanh();
+        }
+    }
+    total
+}
+
+/// The gradient, whose forward companion is the H·v.
+#[allow(clippy::too_many_arguments)]
+#[autodiff_forward(chain_hvp, Dual, Dual, Dual, Dual, Dual, Dual)]
+fn chain_grad(
+    a: &Array2<f64>,
+    b: &Array2<f64>,
+    c: &Array2<f64>,
+    ga: &mut Array2<f64>,
+    gb: &mut Array2<f64>,
+    gc: &mut Array2<f64>,
+) {
+    chain_rev(a, ga, b, gb, c, gc, 1.0);
+}
+
+/// Elementwise trees in one loop: closures that capture a float named as another
+/// closure's parameter, `map` by reference, a float broadcast, a vector broadcast along
+/// a product's rows, negation, copies and nested maps.
+#[autodiff_forward(trees_fwd, Dual, Dual, Dual, Dual)]
+#[autodiff_reverse(trees_rev, Duplicated, Duplicated, Duplicated, Active)]
+fn trees(a: &Array2<f64>, b: &Array2<f64>, x: &Array1<f64>) -> f64 {
+    let v = x[0];
+    let h = a.mapv(|v| v * 2.0) + b.mapv(|u| u * v);
+    let g = (a.map(|e| e * e) - &(b * v) + x)
+        .mapv(f64::sin)
+        .mapv(|w| w * w + v);
+    let k = -(a.dot(&b.t()) + x[1]).clone() * 0.5;
+    h.sum() + (&g * &h).sum() + k.mapv(f64::exp).sum()
+}
+
+/// Its oracle, for `a` and `b` of `m × n` and `x` of `n` (`n ≥ 2`).
+fn trees_oracle<D: Num>(a: &[D], b: &[D], x: &[D], m: usize, n: usize) -> D {
+    let v = x[0];
+    let mut total = D::zero();
+    for i in 0..m {
+        for j in 0..n {
+            let (ae, be) = (a[i * n + j], b[i * n + j]);
+            let h = ae * 2.0 + be * v;
+            let s = (ae * ae - be * v + x[j]).sin();
+            let g = s * s + v;
+            total += h + g * h;
+        }
+        for t in 0..m {
+            let p = (0..n).fold(D::zero(), |s, j| s + a[i * n + j] * b[t * n + j]);
+            total += ((p + x[1]) * -0.5).exp();
+        }
+    }
+    total
+}
+
+/// A product of `f32` matrices.
+#[autodiff_reverse(prod32_rev, Duplicated, Duplicated, Active)]
+#[autodiff_forward(prod32_fwd, Dual, Dual, Dual)]
+fn prod32(a: &Array2<f32>, b: &Array2<f32>) -> f32 {
+    (a.dot(b) * 0.5f32).mapv(f32::tanh).sum()
+}
+
+fn matrix(m: usize, n: usize, v: &[f64]) -> Array2<f64> {
+    Array2::from_shape_vec((m, n), v.to_vec()).unwrap()
+}
+
+fn flat(a: &Array2<f64>) -> Vec<f64> {
+    a.iter().copied().collect()
+}
+
+/// A direction of `len` components, varied by `seed`.
+fn direction(len: usize, seed: usize) -> Vec<f64> {
+    (0..len)
+        .map(|i| (((i + seed) * 5 % 9) as f64 - 4.0) * 0.2)
+        .collect()
+}
+
+/// ⟨g, d⟩.
+fn along(g: &[f64], d: &[f64]) -> f64 {
+    g.iter().zip(d).map(|(g, d)| g * d).sum()
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn products_of_matrices(
+        (m, k, n, r) in (1usize..5, 1usize..5, 1usize..5, 1usize..4),
+        p in prop::collection::vec(-1.2f64..1.2, 60),
+        seed in 0usize..9,
+    ) {
+        let shape = (m, k, n, r);
+        let (na, nb, nc) = (m * k, k * n, r * n);
+        let params = p[..na + nb + nc].to_vec();
+        let parts = |d: &[f64]| (matrix(m, k, &d[..na]), matrix(k, n, &d[na..na + nb]), matrix(r, n, &d[na + nb..]));
+        let oracle = |d: &[Dual64]| chain_oracle(&d[..na], &d[na..na + nb], &d[na + nb..], shape);
+        let (value, grad) = oracle_grad(oracle, &params);
+        let (a, b, c) = parts(&params);
+        check("primal", chain(&a, &b, &c), value);
+
+        let (mut ga, mut gb, mut gc) = (Array2::zeros((m, k)), Array2::zeros((k, n)), Array2::zeros((r, n)));
+        check("value", chain_rev(&a, &mut ga, &b, &mut gb, &c, &mut gc, 1.0), value);
+        let got: Vec<f64> = flat(&ga).into_iter().chain(flat(&gb)).chain(flat(&gc)).collect();
+        check_all("gradient", &got, &grad);
+
+        // A constant operand: the other adjoints are the same.
+        let (mut ga, mut gc) = (Array2::zeros((m, k)), Array2::zeros((r, n)));
+        check("value, b constant", chain_rev_const_b(&a, &mut ga, &b, &c, &mut gc, 0.5), value);
+        let got: Vec<f64> = flat(&ga).into_iter().chain(flat(&gc)).map(|g| g * 2.0).collect();
+        let want: Vec<f64> = grad[..na].iter().chain(&grad[na + nb..]).copied().collect();
+        check_all("gradient, b constant", &got, &want);
+
+        let dir = direction(params.len(), seed);
+        let (da, db, dc) = parts(&dir);
+        let (fv, t) = chain_fwd(&a, &da, &b, &db, &c, &dc);
+        check("forward value", fv, value);
+        check("forward tangent", t, along(&grad, &dir));
+        let (fv, t) = chain_fwd_const_a(&a, &b, &db, &c, &dc);
+        check("forward value, a constant", fv, value);
+        check("forward tangent, a constant", t, along(&grad[na..], &dir[na..]));
+
+        let (mut ga, mut gb, mut gc) = (Array2::zeros((m, k)), Array2::zeros((k, n)), Array2::zeros((r, n)));
+        let (mut ha, mut hb, mut hc) = (Array2::zeros((m, k)), Array2::zeros((k, n)), Array2::zeros((r, n)));
+        chain_hvp(&a, &da, &b, &db, &c, &dc, &mut ga, &mut ha, &mut gb, &mut hb, &mut gc, &mut hc);
+        let hv: Vec<f64> = flat(&ha).into_iter().chain(flat(&hb)).chain(flat(&hc)).collect();
+        check_hvp(&hv, &params, &dir, |d| chain_oracle(&d[..na], &d[na..na + nb], &d[na + nb..], shape));
+    }
+
+    #[test]
+    fn elementwise_trees_in_one_loop(
+        (m, n) in (1usize..5, 2usize..5),
+        p in prop::collection::vec(-1.2f64..1.2, 45),
+        seed in 0usize..9,
+    ) {
+        let nm = m * n;
+        let params = p[..2 * nm + n].to_vec();
+        let oracle = |d: &[Dual64]| trees_oracle(&d[..nm], &d[nm..2 * nm], &d[2 * nm..], m, n);
+        let (value, grad) = oracle_grad(oracle, &params);
+        let (a, b, x) = (matrix(m, n, &params[..nm]), matrix(m, n, &params[nm..2 * nm]), Array1::from_vec(params[2 * nm..].to_vec()));
+        check("primal", trees(&a, &b, &x), value);
+
+        let (mut ga, mut gb, mut gx) = (Array2::zeros((m, n)), Array2::zeros((m, n)), Array1::zeros(n));
+        check("value", trees_rev(&a, &mut ga, &b, &mut gb, &x, &mut gx, 1.0), value);
+        let got: Vec<f64> = flat(&ga).into_iter().chain(flat(&gb)).chain(gx.iter().copied()).collect();
+        check_all("gradient", &got, &grad);
+
+        let dir = direction(params.len(), seed);
+        let (fv, t) = trees_fwd(&a, &matrix(m, n, &dir[..nm]), &b, &matrix(m, n, &dir[nm..2 * nm]), &x, &Array1::from_vec(dir[2 * nm..].to_vec()));
+        check("forward value", fv, value);
+        check("forward tangent", t, along(&grad, &dir));
+    }
+
+    #[test]
+    fn a_product_of_f32_matrices(
+        (m, k, n) in (1usize..4, 1usize..4, 1usize..4),
+        p in prop::collection::vec(-1.0f32..1.0, 24),
+    ) {
+        let a = Array2::from_shape_vec((m, k), p[..m * k].to_vec()).unwrap();
+        let b = Array2::from_shape_vec((k, n), p[12..12 + k * n].to_vec()).unwrap();
+        let (mut ga, mut gb) = (Array2::zeros((m, k)), Array2::zeros((k, n)));
+        let value = prod32_rev(&a, &mut ga, &b, &mut gb, 1.0);
+        // d/dA Σ tanh(AB/2) = (sech²(AB/2)/2) Bᵀ, d/dB = Aᵀ (sech²(AB/2)/2).
+        let s = (a.dot(&b) * 0.5f32).mapv(|v| (1.0 - v.tanh() * v.tanh()) * 0.5);
+        check_tol("value", value as f64, (a.dot(&b) * 0.5f32).mapv(f32::tanh).sum() as f64, 1e-5);
+        for (got, want) in ga.iter().zip(s.dot(&b.t()).iter()) {
+            check_tol("gradient of a", *got as f64, *want as f64, 1e-5);
+        }
+        for (got, want) in gb.iter().zip(a.t().dot(&s).iter()) {
+            check_tol("gradient of b", *got as f64, *want as f64, 1e-5);
+        }
+        let (_, t) = prod32_fwd(&a, &Array2::ones((m, k)), &b, &Array2::zeros((k, n)));
+        check_tol("forward tangent", t as f64, ga.sum() as f64, 1e-4);
+    }
+}
