@@ -1,6 +1,6 @@
 //! A two-layer perceptron on `ndarray` arrays: loss, generated gradient, hand-written
-//! gradient, generated H·v, and the loss written with whole-array operations and its
-//! generated gradient.
+//! gradient, generated H·v, and the loss written with whole-array operations, its generated
+//! gradient and H·v.
 
 use autodiff_bench::mlp::Mlp;
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -28,6 +28,9 @@ fn bench(c: &mut Criterion) {
     let mut hv = m.zero_grads();
     group.bench_function("ours H·v", |b| {
         b.iter(|| black_box(&m).hvp(&v, black_box(&mut g), &mut hv))
+    });
+    group.bench_function("ours H·v, whole-array operations", |b| {
+        b.iter(|| black_box(&m).hvp_arrays(&v, black_box(&mut g), &mut hv))
     });
     group.finish();
 }

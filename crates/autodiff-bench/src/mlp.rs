@@ -88,6 +88,24 @@ pub fn mlp_loss_arrays(
     r.dot(&r) / xs.nrows() as f64
 }
 
+/// The gradient of [`mlp_loss_arrays`] added into `g1`, `gb`, `g2`, whose generated
+/// forward companion is its Hessian-vector product `mlp_hvp_arrays` (the signature of
+/// `mlp_hvp`).
+#[allow(clippy::too_many_arguments)]
+#[autodiff_forward(mlp_hvp_arrays, Dual, Dual, Dual, Dual, Dual, Dual, Const, Const)]
+pub fn mlp_gradient_arrays(
+    w1: &Array2<f64>,
+    b1: &Array1<f64>,
+    w2: &Array1<f64>,
+    g1: &mut Array2<f64>,
+    gb: &mut Array1<f64>,
+    g2: &mut Array1<f64>,
+    xs: &Array2<f64>,
+    ys: &Array1<f64>,
+) {
+    mlp_loss_arrays_grad(w1, g1, b1, gb, w2, g2, xs, ys, 1.0);
+}
+
 /// Hand-written gradient: adds `∇f` into `g1`, `gb`, `g2` and returns `f`.
 #[allow(clippy::too_many_arguments)]
 pub fn mlp_loss_grad_hand(
@@ -214,6 +232,19 @@ impl Mlp {
         hv: &mut (Array2<f64>, Array1<f64>, Array1<f64>),
     ) {
         mlp_hvp(
+            &self.w1, &v.0, &self.b1, &v.1, &self.w2, &v.2, &mut g.0, &mut hv.0, &mut g.1,
+            &mut hv.1, &mut g.2, &mut hv.2, &self.xs, &self.ys,
+        );
+    }
+
+    /// H·v of the whole-array version ([`mlp_gradient_arrays`]), as [`Self::hvp`].
+    pub fn hvp_arrays(
+        &self,
+        v: &(Array2<f64>, Array1<f64>, Array1<f64>),
+        g: &mut (Array2<f64>, Array1<f64>, Array1<f64>),
+        hv: &mut (Array2<f64>, Array1<f64>, Array1<f64>),
+    ) {
+        mlp_hvp_arrays(
             &self.w1, &v.0, &self.b1, &v.1, &self.w2, &v.2, &mut g.0, &mut hv.0, &mut g.1,
             &mut hv.1, &mut g.2, &mut hv.2, &self.xs, &self.ys,
         );

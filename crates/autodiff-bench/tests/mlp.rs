@@ -1,6 +1,6 @@
 //! The `ndarray` perceptron: the generated gradient against the hand-written one and
-//! against central differences, and the generated H·v against central differences of the
-//! hand-written gradient.
+//! against central differences, and the generated H·v (of the index loops and of the
+//! whole-array version) against central differences of the hand-written gradient.
 
 use autodiff_bench::mlp::{Mlp, flatten, mlp_loss, mlp_loss_grad_hand};
 use ndarray::{Array1, Array2};
@@ -73,6 +73,8 @@ fn hvp_matches_differences_of_the_gradient() {
     let vv = with_params(&p, &v);
     let (mut g, mut hv) = (p.zero_grads(), p.zero_grads());
     p.hvp(&vv, &mut g, &mut hv);
+    let (mut g_arrays, mut hv_arrays) = (p.zero_grads(), p.zero_grads());
+    p.hvp_arrays(&vv, &mut g_arrays, &mut hv_arrays);
     let mut gh = p.zero_grads();
     p.gradient_hand(&mut gh);
     close("gradient under H·v", &flatten(&g), &flatten(&gh), 1e-12);
@@ -93,4 +95,16 @@ fn hvp_matches_differences_of_the_gradient() {
         .map(|(a, b)| (a - b) / (2.0 * eps))
         .collect();
     close("H·v against differences", &flatten(&hv), &fd, 1e-6);
+    close(
+        "whole-array gradient under H·v",
+        &flatten(&g_arrays),
+        &flatten(&gh),
+        1e-12,
+    );
+    close(
+        "whole-array H·v against differences",
+        &flatten(&hv_arrays),
+        &fd,
+        1e-6,
+    );
 }

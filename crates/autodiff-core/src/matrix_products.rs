@@ -160,6 +160,102 @@ impl matmul_add {
         (Self::__ad_fwd(a, t_a, b, t_b, c, t_c, ()), ())
     }
 
+    /// Forward over the reverse sweep (a Hessian-vector product's): the adjoints above
+    /// and their tangents, `ā̇ += c̄̇·bᵀ + c̄·ḃᵀ`, `b̄̇ += ȧᵀ·c̄ + aᵀ·c̄̇`.
+    #[doc(hidden)]
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    pub fn __ad_fwd___ad_pull<T: Real>(
+        a: &Array2<T>,
+        t_a: impl StructShadow<Array2<T>>,
+        mut k_a: impl StructShadowMut<Array2<T>>,
+        mut tk_a: impl StructShadowMut<Array2<T>>,
+        b: &Array2<T>,
+        t_b: impl StructShadow<Array2<T>>,
+        mut k_b: impl StructShadowMut<Array2<T>>,
+        mut tk_b: impl StructShadowMut<Array2<T>>,
+        c: &mut Array2<T>,
+        _t_c: impl StructShadowMut<Array2<T>>,
+        mut k_c: impl StructShadowMut<Array2<T>>,
+        mut tk_c: impl StructShadowMut<Array2<T>>,
+        _dret: impl Sized,
+        _tdret: impl Sized,
+        _mark: impl Copy,
+    ) -> ((), ()) {
+        let (mut s_kc, mut s_tkc) = Default::default();
+        let kc = k_c.shadow_mut(c, &mut s_kc);
+        let tkc = tk_c.shadow_mut(c, &mut s_tkc);
+        let (mut s_ta, mut s_tb) = Default::default();
+        let ta = (!t_a.is_constant()).then(|| t_a.shadow(a, &mut s_ta));
+        let tb = (!t_b.is_constant()).then(|| t_b.shadow(b, &mut s_tb));
+        if !k_a.is_constant() {
+            let mut s = Default::default();
+            gemm_add(kc, &b.t(), k_a.shadow_mut(a, &mut s));
+        }
+        if !tk_a.is_constant() {
+            let mut s = Default::default();
+            let tka = tk_a.shadow_mut(a, &mut s);
+            gemm_add(tkc, &b.t(), tka);
+            if let Some(tb) = tb {
+                gemm_add(kc, &tb.t(), tka);
+            }
+        }
+        if !k_b.is_constant() {
+            let mut s = Default::default();
+            gemm_add(&a.t(), kc, k_b.shadow_mut(b, &mut s));
+        }
+        if !tk_b.is_constant() {
+            let mut s = Default::default();
+            let tkb = tk_b.shadow_mut(b, &mut s);
+            gemm_add(&a.t(), tkc, tkb);
+            if let Some(ta) = ta {
+                gemm_add(&ta.t(), kc, tkb);
+            }
+        }
+        ((), ())
+    }
+
+    /// Reverse over forward, reverse sweep: forward over reverse with the sinks swapped
+    /// (see `ARCHITECTURE.md`).
+    #[doc(hidden)]
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    pub fn __ad_pull___ad_fwd<T: Real>(
+        _state: (),
+        a: &Array2<T>,
+        k_a: impl StructShadowMut<Array2<T>>,
+        t_a: impl StructShadow<Array2<T>>,
+        tk_a: impl StructShadowMut<Array2<T>>,
+        b: &Array2<T>,
+        k_b: impl StructShadowMut<Array2<T>>,
+        t_b: impl StructShadow<Array2<T>>,
+        tk_b: impl StructShadowMut<Array2<T>>,
+        c: &mut Array2<T>,
+        k_c: impl StructShadowMut<Array2<T>>,
+        t_c: impl StructShadowMut<Array2<T>>,
+        tk_c: impl StructShadowMut<Array2<T>>,
+        _dret: impl Sized,
+        mark: impl Copy,
+    ) {
+        let _ = Self::__ad_fwd___ad_pull(
+            a,
+            t_a,
+            tk_a,
+            k_a,
+            b,
+            t_b,
+            tk_b,
+            k_b,
+            c,
+            t_c,
+            tk_c,
+            k_c,
+            (),
+            (),
+            mark,
+        );
+    }
+
     by_loops! {
         __ad_fwd___ad_npull(
             a: &Array2<T>, t_a: impl StructShadow<Array2<T>>,
@@ -168,16 +264,6 @@ impl matmul_add {
             nb_b: &mut Array2<T>, t_nb_b: impl StructShadowMut<Array2<T>>,
             c: &mut Array2<T>, t_c: impl StructShadowMut<Array2<T>>,
             nb_c: &mut Array2<T>, t_nb_c: impl StructShadowMut<Array2<T>>,
-            mark: impl Copy,
-        ) -> ((), ());
-        __ad_fwd___ad_pull(
-            a: &Array2<T>, t_a: impl StructShadow<Array2<T>>,
-            k_a: impl StructShadowMut<Array2<T>>, tk_a: impl StructShadowMut<Array2<T>>,
-            b: &Array2<T>, t_b: impl StructShadow<Array2<T>>,
-            k_b: impl StructShadowMut<Array2<T>>, tk_b: impl StructShadowMut<Array2<T>>,
-            c: &mut Array2<T>, t_c: impl StructShadowMut<Array2<T>>,
-            k_c: impl StructShadowMut<Array2<T>>, tk_c: impl StructShadowMut<Array2<T>>,
-            dret: impl Sized, tdret: impl Sized,
             mark: impl Copy,
         ) -> ((), ());
         __ad_fwd___ad_nfwd(
@@ -198,17 +284,6 @@ impl matmul_add {
             u_c: impl StructShadowMut<Array2<T>>, w_c: impl StructShadowMut<Array2<T>>,
             mark: impl Copy,
         ) -> (((), ()), ((), ()));
-        __ad_pull___ad_fwd(
-            state: (),
-            a: &Array2<T>, k_a: impl StructShadowMut<Array2<T>>,
-            t_a: impl StructShadow<Array2<T>>, tk_a: impl StructShadowMut<Array2<T>>,
-            b: &Array2<T>, k_b: impl StructShadowMut<Array2<T>>,
-            t_b: impl StructShadow<Array2<T>>, tk_b: impl StructShadowMut<Array2<T>>,
-            c: &mut Array2<T>, k_c: impl StructShadowMut<Array2<T>>,
-            t_c: impl StructShadowMut<Array2<T>>, tk_c: impl StructShadowMut<Array2<T>>,
-            dret: impl Sized,
-            mark: impl Copy,
-        ) -> ();
     }
 
     /// A lent argument as it is (the product keeps no borrow).

@@ -414,6 +414,12 @@ fn mlp(inputs: usize, hidden: usize, n: usize, budget: Duration) -> Problem {
     p.measure(budget, OURS_HVP, "forward over reverse", || {
         black_box(&m).hvp(&v, &mut g, &mut hv)
     });
+    p.measure(
+        budget,
+        "ours H·v, whole-array operations",
+        "forward over reverse",
+        || black_box(&m).hvp_arrays(&v, &mut g, &mut hv),
+    );
     p
 }
 
@@ -440,6 +446,7 @@ fn table(problems: &[Problem]) -> String {
             let own_primal = r
                 .method
                 .strip_prefix("ours, ")
+                .or_else(|| r.method.strip_prefix("ours H·v, "))
                 .and_then(|variant| p.time_of(&format!("primal, {variant}")));
             let (t, xp, vs) = match r.time {
                 Some(t) => (
