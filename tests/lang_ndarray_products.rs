@@ -2,14 +2,15 @@
 //! derivatives multiply matrices (`ā += c̄·bᵀ`, `b̄ += aᵀ·c̄`, `ċ = ȧ·b + a·ḃ`), with
 //! either operand active or constant, chained, transposed and mapped; and elementwise
 //! expressions evaluated in one loop per array (maps whose closures capture and shadow
-//! names, `map` by reference, floats broadcast), in both modes and under H·v, at random
-//! shapes and points, against num-dual oracles written on flat row-major slices.
+//! names, `map` by reference, floats broadcast), and the reductions `mean().unwrap()`,
+//! `sum_axis(Axis(k))` and `mean_axis(Axis(k)).unwrap()`, in both modes and under H·v, at
+//! random shapes and points, against num-dual oracles written on flat row-major slices.
 
 mod lang_common;
 
 use autodiff_core::prelude::*;
 use lang_common::*;
-use ndarray::{Array1, Array2};
+use ndarray::{Array1, Array2, Axis};
 use num_dual::Dual64;
 use proptest::prelude::*;
 
@@ -105,6 +106,61 @@ fn prod32(a: &Array2<f32>, b: &Array2<f32>) -> f32 {
     (a.dot(b) * 0.5f32).mapv(f32::tanh).sum()
 }
 
+/// Means and sums along axes: of a parameter, of an elementwise expression and of a
+/// product, read by `sum`, `dot` and an index.
+#[autodiff_forward(reduced_fwd, Dual, Dual, Dual)]
+#[autodiff_reverse(reduced_rev, Duplicated, Duplicated, Active)]
+fn reduced(a: &Array2<f64>, b: &Array2<f64>) -> f64 {
+    let cols = a.sum_axis(Axis(0));
+    let rows = (a * b).mapv(f64::sin).sum_axis(Axis(1));
+    let products = a.dot(&b.t()).sum_axis(Axis(0));
+    let col_means = (a - b).mapv(f64::cos).mean_axis(Axis(0)).unwrap();
+    let row_means = b.mapv(|v| v * v).mean_axis(Axis(1)).expect("columns");
+    a.mean().unwrap() * (a * b).mapv(f64::exp).mean().unwrap()
+        + cols.dot(&cols)
+        + rows.mapv(f64::tanh).sum()
+        + products.sum() * row_means[0]
+        + col_means.dot(&col_means)
+}
+
+/// Its oracle, for `a` and `b` of `m × n`.
+fn reduced_oracle<D: Num>(a: &[D], b: &[D], m: usize, n: usize) -> D {
+    let sum = |v: &mut dyn Iterator<Item = D>| v.fold(D::zero(), |s, t| s + t);
+    let mean_a = sum(&mut a.iter().copied()) / (m * n) as f64;
+    let mean_exp = sum(&mut (0..m * n).map(|k| (a[k] * b[k]).exp())) / (m * n) as f64;
+    let cols = (0..n).fold(D::zero(), |s, j| {
+        let c = sum(&mut (0..m).map(|i| a[i * n + j]));
+        s + c * c
+    });
+    let rows = (0..m).fold(D::zero(), |s, i| {
+        s + sum(&mut (0..n).map(|j| (a[i * n + j] * b[i * n + j]).sin())).tanh()
+    });
+    // Every element of a bᵀ (m × m), summed.
+    let products = sum(&mut (0..m * m).map(|k| {
+        let (i, t) = (k / m, k % m);
+        sum(&mut (0..n).map(|j| a[i * n + j] * b[t * n + j]))
+    }));
+    let row0 = sum(&mut (0..n).map(|j| b[j] * b[j])) / n as f64;
+    let col_means = (0..n).fold(D::zero(), |s, j| {
+        let c = sum(&mut (0..m).map(|i| (a[i * n + j] - b[i * n + j]).cos())) / m as f64;
+        s + c * c
+    });
+    mean_a * mean_exp + cols + rows + products * row0 + col_means
+}
+
+/// The gradient, whose forward companion is the H·v.
+#[autodiff_forward(reduced_hvp, Dual, Dual, Dual, Dual)]
+fn reduced_grad(a: &Array2<f64>, b: &Array2<f64>, ga: &mut Array2<f64>, gb: &mut Array2<f64>) {
+    reduced_rev(a, ga, b, gb, 1.0);
+}
+
+/// Row means and a mean in code generic over the float type.
+#[autodiff_reverse(generic_means_rev, Duplicated, Active)]
+fn generic_means<T: num_traits::Float + num_traits::FromPrimitive + 'static>(a: &Array2<T>) -> T {
+    let m = a.mapv(|v| v * v).mean_axis(Axis(1)).unwrap();
+    m.sum() + a.mean().unwrap()
+}
+
 fn matrix(m: usize, n: usize, v: &[f64]) -> Array2<f64> {
     Array2::from_shape_vec((m, n), v.to_vec()).unwrap()
 }
@@ -193,6 +249,56 @@ proptest! {
         let (fv, t) = trees_fwd(&a, &matrix(m, n, &dir[..nm]), &b, &matrix(m, n, &dir[nm..2 * nm]), &x, &Array1::from_vec(dir[2 * nm..].to_vec()));
         check("forward value", fv, value);
         check("forward tangent", t, along(&grad, &dir));
+    }
+
+    #[test]
+    fn means_and_sums_along_axes(
+        (m, n) in (1usize..5, 1usize..5),
+        p in prop::collection::vec(-1.2f64..1.2, 32),
+        seed in 0usize..9,
+    ) {
+        let nm = m * n;
+        let params = p[..2 * nm].to_vec();
+        let oracle = |d: &[Dual64]| reduced_oracle(&d[..nm], &d[nm..], m, n);
+        let (value, grad) = oracle_grad(oracle, &params);
+        let (a, b) = (matrix(m, n, &params[..nm]), matrix(m, n, &params[nm..]));
+        check("primal", reduced(&a, &b), value);
+
+        let (mut ga, mut gb) = (Array2::zeros((m, n)), Array2::zeros((m, n)));
+        check("value", reduced_rev(&a, &mut ga, &b, &mut gb, 1.0), value);
+        let got: Vec<f64> = flat(&ga).into_iter().chain(flat(&gb)).collect();
+        check_all("gradient", &got, &grad);
+
+        let dir = direction(params.len(), seed);
+        let (da, db) = (matrix(m, n, &dir[..nm]), matrix(m, n, &dir[nm..]));
+        let (fv, t) = reduced_fwd(&a, &da, &b, &db);
+        check("forward value", fv, value);
+        check("forward tangent", t, along(&grad, &dir));
+
+        let (mut ga, mut gb) = (Array2::zeros((m, n)), Array2::zeros((m, n)));
+        let (mut ha, mut hb) = (Array2::zeros((m, n)), Array2::zeros((m, n)));
+        reduced_hvp(&a, &da, &b, &db, &mut ga, &mut ha, &mut gb, &mut hb);
+        let hv: Vec<f64> = flat(&ha).into_iter().chain(flat(&hb)).collect();
+        check_hvp(&hv, &params, &dir, |d| reduced_oracle(&d[..nm], &d[nm..], m, n));
+    }
+
+    #[test]
+    fn means_in_generic_code(
+        (m, n) in (1usize..5, 1usize..5),
+        p in prop::collection::vec(-1.5f64..1.5, 16),
+    ) {
+        let a = matrix(m, n, &p[..m * n]);
+        let mut g = Array2::zeros((m, n));
+        let value = generic_means_rev(&a, &mut g, 1.0);
+        // Σ_i (Σ_j a_ij² / n) + Σ a / (mn): the gradient is 2a/n + 1/(mn).
+        check("value", value, a.mapv(|v| v * v).sum() / n as f64 + a.sum() / (m * n) as f64);
+        for (got, v) in g.iter().zip(a.iter()) {
+            check("gradient", *got, 2.0 * v / n as f64 + 1.0 / (m * n) as f64);
+        }
+        let a32 = a.mapv(|v| v as f32);
+        let mut g32 = Array2::zeros((m, n));
+        let v32 = generic_means_rev(&a32, &mut g32, 1.0);
+        check_tol("f32 value", v32 as f64, value, 1e-5);
     }
 
     #[test]

@@ -4,8 +4,8 @@
 // an array, iterating an array of three dimensions, `dot` with an operand that is not an array,
 // `sum` of an array whose type does not name its number of dimensions, `mapv` whose
 // value is neither bound, read nor lent, of an array of three dimensions or with a function
-// that is neither a closure nor a path, and other whole-array methods (`mean`) are
-// compile errors that say so.
+// that is neither a closure nor a path, other whole-array methods (`var`, `mean` without
+// `unwrap`) and an axis that is not written as a literal are compile errors that say so.
 use autodiff_core::prelude::*;
 use ndarray::{Array1, Array2, Array3, ArrayD};
 
@@ -62,9 +62,20 @@ fn mapped_by(a: &Array1<f64>) -> f64 {
     h[0]
 }
 
+#[autodiff_reverse(d_variance, Duplicated, Active)]
+fn variance(a: &Array2<f64>) -> f64 {
+    a.var(1.0)
+}
+
 #[autodiff_reverse(d_averaged, Duplicated, Active)]
 fn averaged(a: &Array2<f64>) -> f64 {
-    a.mean().unwrap()
+    a.mean().unwrap_or(0.0)
+}
+
+#[autodiff_reverse(d_by_axis, Duplicated, Const, Active)]
+fn by_axis(a: &Array2<f64>, k: usize) -> f64 {
+    let s = a.sum_axis(ndarray::Axis(k));
+    s.sum()
 }
 
 fn main() {}

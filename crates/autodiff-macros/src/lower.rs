@@ -7821,6 +7821,12 @@ impl Lowerer {
         hint: Option<&syn::Type>,
         statement: bool,
     ) -> Result<Val> {
+        // `(&y - t).mapv(f).mean().unwrap()`: the sum over the length.
+        if !self.companion
+            && let Some(e) = self.array_mean(m)?
+        {
+            return self.lower_expr_hint(&e, hint);
+        }
         // `(&y - t).mapv(f).sum()`: the arrays made first.
         if !self.companion
             && let Some(Expr::MethodCall(call)) = self.call_on_made_arrays(m)?

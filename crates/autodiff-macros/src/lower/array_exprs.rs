@@ -27,6 +27,17 @@ impl Lowerer {
             Expr::MethodCall(m) => match m.method.to_string().as_str() {
                 "mapv" | "map" if m.args.len() == 1 => self.array_expr_rank(&m.receiver),
                 "clone" | "to_owned" if m.args.is_empty() => self.array_expr_rank(&m.receiver),
+                "sum_axis" if m.args.len() == 1 => {
+                    (self.array_expr_rank(&m.receiver) == Some(2)).then_some(1)
+                }
+                "unwrap" | "expect" => match strip(&m.receiver) {
+                    Expr::MethodCall(mean)
+                        if mean.method == "mean_axis" && mean.args.len() == 1 =>
+                    {
+                        (self.array_expr_rank(&mean.receiver) == Some(2)).then_some(1)
+                    }
+                    _ => None,
+                },
                 "t" | "reversed_axes" if m.args.is_empty() => {
                     (self.array_expr_rank(&m.receiver) == Some(2)).then_some(2)
                 }
@@ -180,6 +191,7 @@ impl Lowerer {
             Expr::MethodCall(m) if m.method == "dot" => {
                 let a = self.hoist_array(&m.receiver)?;
                 let b = self.hoist_array(&m.args[0])?;
+                let elem = self.elem_turbofish(&[&a, &b]);
                 if rank == 1 {
                     // A matrix-vector product (`array_views.rs`).
                     vec![parse_quote_spanned!(span=> let #name = #a.dot(&#b);)]
@@ -189,7 +201,7 @@ impl Lowerer {
                     // shapes as `ndarray` does.
                     vec![
                         parse_quote_spanned!(span=>
-                            let mut #name = __ad::arrays::Array2::zeros((#a.nrows(), #b.ncols()));
+                            let mut #name = __ad::arrays::Array2 #elem::zeros((#a.nrows(), #b.ncols()));
                         ),
                         parse_quote_spanned!(span=>
                             __ad::arrays::matmul_add(&#a, &#b, &mut #name);
@@ -197,12 +209,23 @@ impl Lowerer {
                     ]
                 }
             }
+            Expr::MethodCall(m) if m.method == "sum_axis" => {
+                self.axis_reduction(&m.receiver, &m.args[0], name, false)?
+            }
+            Expr::MethodCall(m) if matches!(m.method.to_string().as_str(), "unwrap" | "expect") => {
+                // `mean_axis(Axis(k)).unwrap()` (see `array_expr_rank`).
+                let Expr::MethodCall(mean) = strip(&m.receiver) else {
+                    return unsupported(e, "this array expression");
+                };
+                self.axis_reduction(&mean.receiver, &mean.args[0], name, true)?
+            }
             Expr::MethodCall(m) => {
                 // `t()`: the transposed copy.
                 let a = self.hoist_array(&m.receiver)?;
+                let elem = self.elem_turbofish(&[&a]);
                 vec![
                     parse_quote_spanned!(span=>
-                        let mut #name = __ad::arrays::Array2::zeros((#a.ncols(), #a.nrows()));
+                        let mut #name = __ad::arrays::Array2 #elem::zeros((#a.ncols(), #a.nrows()));
                     ),
                     each_element(
                         2,
@@ -218,6 +241,105 @@ impl Lowerer {
             self.lower_stmt(s)?;
         }
         Ok(())
+    }
+
+    /// The statements that make `name`, the sums (or the means) of the matrix `recv`
+    /// along `axis` (`Axis(0)`: one per column, `Axis(1)`: one per row), as
+    /// `sum_axis` and `mean_axis` give them.
+    fn axis_reduction(
+        &mut self,
+        recv: &Expr,
+        axis: &Expr,
+        name: &Ident,
+        mean: bool,
+    ) -> Result<Vec<syn::Stmt>> {
+        let span = axis.span();
+        let Some(axis) = literal_axis(axis) else {
+            return unsupported(
+                axis,
+                "this axis (`Axis(0)` or `Axis(1)`, written as a literal, is supported)",
+            );
+        };
+        let a = self.hoist_array(recv)?;
+        let elem = self.elem_turbofish(&[&a]);
+        let (len, count, at) = match axis {
+            0 => (quote!(#a.ncols()), quote!(#a.nrows()), quote!(__ad_j)),
+            _ => (quote!(#a.nrows()), quote!(#a.ncols()), quote!(__ad_i)),
+        };
+        let divisor = self.count_as_float(&count, &[&a]);
+        let mut stmts = vec![
+            parse_quote_spanned!(span=> let mut #name = __ad::arrays::Array1 #elem::zeros(#len);),
+            each_element(2, &a, quote!(#name[#at] += #a[[__ad_i, __ad_j]];), span),
+        ];
+        if mean {
+            // (`mean_axis` of no rows or columns is `None`, which `unwrap` would panic on.)
+            stmts.push(parse_quote_spanned!(span=>
+                assert!(#count > 0, "`mean_axis` along an axis of length 0");
+            ));
+            stmts.push(each_element(
+                1,
+                &parse_quote!(#name),
+                quote!(#name[__ad_i] /= #divisor;),
+                span,
+            ));
+        }
+        Ok(stmts)
+    }
+
+    /// `e.mean().unwrap()` (or `.expect(..)`) of an array expression `e`: its sum divided
+    /// by its number of elements, `None` for any other call.
+    pub(super) fn array_mean(&mut self, m: &syn::ExprMethodCall) -> Result<Option<Expr>> {
+        if !matches!(m.method.to_string().as_str(), "unwrap" | "expect") {
+            return Ok(None);
+        }
+        let Expr::MethodCall(mean) = strip(&m.receiver) else {
+            return Ok(None);
+        };
+        if mean.method != "mean" || !mean.args.is_empty() {
+            return Ok(None);
+        }
+        if self.array_expr_rank(&mean.receiver).is_none() {
+            return Ok(None);
+        }
+        let span = m.span();
+        let a = self.hoist_array(&mean.receiver)?;
+        let n = self.count_as_float(&quote!(#a.len()), &[&a]);
+        Ok(Some(parse_quote_spanned!(span=> {
+            assert!(#a.len() > 0, "`mean` of an empty array");
+            #a.sum() / #n
+        })))
+    }
+
+    /// The element type of the first of `arrays` (named arrays) whose type is known.
+    fn elem_type(&self, arrays: &[&Expr]) -> Option<syn::Type> {
+        arrays
+            .iter()
+            .filter_map(|a| self.array_param(a))
+            .find_map(|a| self.array_elem(&a).cloned())
+    }
+
+    /// `::<T>` of [`Self::elem_type`], written into the arrays made from `arrays`
+    /// (`Array2::<f32>::zeros(..)`) so that their sums are typed; nothing where no
+    /// element type is known (it is inferred).
+    fn elem_turbofish(&self, arrays: &[&Expr]) -> TokenStream {
+        match self.elem_type(arrays) {
+            Some(t) => quote!(::<#t>),
+            None => TokenStream::new(),
+        }
+    }
+
+    /// The number `count` (a `usize`) as a float of the element type of `arrays`
+    /// (`f64` where none is known): `count as f32`, or `T::from(count).unwrap()` for a
+    /// float type parameter `T`.
+    fn count_as_float(&self, count: &TokenStream, arrays: &[&Expr]) -> TokenStream {
+        let float = self.elem_type(arrays).unwrap_or_else(|| parse_quote!(f64));
+        let generic = matches!(&float, syn::Type::Path(p)
+            if p.path.get_ident().is_some_and(|id| self.floats.contains(&id.to_string())));
+        if generic {
+            quote!(#float::from(#count).unwrap())
+        } else {
+            quote!((#count as #float))
+        }
     }
 
     /// `let mut name = zeros(shape); for .. { name[..] = value; }` of an elementwise
@@ -258,8 +380,14 @@ impl Lowerer {
                 quote_spanned!(span=> #shape.dim()),
             )
         };
+        let arrays: Vec<&Expr> = operands
+            .iter()
+            .filter(|(_, r)| r.is_some())
+            .map(|(v, _)| v)
+            .collect();
+        let elem = self.elem_turbofish(&arrays);
         stmts.push(parse_quote_spanned!(span=>
-            let mut #name = __ad::arrays::#array::zeros(#dims);
+            let mut #name = __ad::arrays::#array #elem::zeros(#dims);
         ));
         let at = element_of(&parse_quote!(#name), Some(rank), rank);
         stmts.push(each_element(rank, shape, quote!(#body #at = #value;), span));
@@ -328,6 +456,26 @@ struct FusedTree {
     body: TokenStream,
     /// How many locals the body has.
     temps: usize,
+}
+
+/// The axis `Axis(k)` (or `ndarray::Axis(k)`) names, for `k` 0 or 1.
+fn literal_axis(e: &Expr) -> Option<usize> {
+    let Expr::Call(c) = strip(e) else {
+        return None;
+    };
+    let Expr::Path(f) = strip(&c.func) else {
+        return None;
+    };
+    if f.path.segments.last()?.ident != "Axis" || c.args.len() != 1 {
+        return None;
+    }
+    match strip(&c.args[0]) {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i),
+            ..
+        }) => i.base10_parse().ok().filter(|k| *k < 2),
+        _ => None,
+    }
 }
 
 /// Whether `e` is computed element by element from its operands (`&a + &b`, `-a`,

@@ -143,14 +143,18 @@ impl Lowerer {
         let name = m.method.to_string();
         let span = m.span();
         let k = Ident::new("__ad_line_k", span);
-        // The length, the element at `k` and (for a line) the element type of an operand.
+        // The length, the element at `k` and (for a line or an array) the element type of
+        // an operand.
         let operand = |l: &Self, e: &Expr| -> (Expr, Expr, Option<syn::Type>) {
             if let Some(line) = l.array_line(e) {
                 let (len, elem) = Self::line_parts(&line, &k);
                 return (len, elem, l.line_elem(&line));
             }
             let base = strip(strip_ref(e));
-            (parse_quote!(#base.len()), parse_quote!(#base[#k]), None)
+            // (An array the function makes has the element type its constructor names,
+            // if it names one: `Array1::<T>::zeros(n)`.)
+            let elem = l.array_param(e).and_then(|a| l.array_elem(&a).cloned());
+            (parse_quote!(#base.len()), parse_quote!(#base[#k]), elem)
         };
         // A vector parameter dotted with a line (`x.dot(&w.row(i))`) or a local vector
         // (`v.dot(&z)` of `let z = w.dot(x);`).
@@ -242,7 +246,7 @@ impl Lowerer {
         unsupported(
             m,
             &format!(
-                "`{name}` of an `ndarray` array (arrays are read by index, with `sum`, `dot`, `row(i)`, `column(j)`, `rows()`, `columns()`, iteration, `mapv`, `t()` and elementwise arithmetic, `&a + &b`; write the loop by index)"
+                "`{name}` of an `ndarray` array (arrays are read by index, with `sum`, `mean().unwrap()`, `sum_axis(Axis(k))`, `mean_axis(Axis(k)).unwrap()`, `dot`, `row(i)`, `column(j)`, `rows()`, `columns()`, iteration, `mapv`, `t()` and elementwise arithmetic, `&a + &b`; write the loop by index)"
             ),
         )
     }
