@@ -4,7 +4,8 @@
 //! expressions evaluated in one loop per array (maps whose closures capture and shadow
 //! names, `map` by reference, floats broadcast), and the reductions `mean().unwrap()`,
 //! `sum_axis(Axis(k))` and `mean_axis(Axis(k)).unwrap()`, in both modes and under H·v, at
-//! random shapes and points, against num-dual oracles written on flat row-major slices.
+//! random shapes and points, and names bound again to arrays computed from them, against
+//! num-dual oracles written on flat row-major slices.
 
 mod lang_common;
 
@@ -104,6 +105,40 @@ fn trees_oracle<D: Num>(a: &[D], b: &[D], x: &[D], m: usize, n: usize) -> D {
 #[autodiff_forward(prod32_fwd, Dual, Dual, Dual)]
 fn prod32(a: &Array2<f32>, b: &Array2<f32>) -> f32 {
     (a.dot(b) * 0.5f32).mapv(f32::tanh).sum()
+}
+
+/// Names bound again to arrays computed from them (`let h = &h * 2.0 + 1.0;`), a
+/// product of an array with itself, and an array moved to another name.
+#[autodiff_forward(rebound_fwd, Dual, Dual)]
+#[autodiff_reverse(rebound_rev, Duplicated, Active)]
+fn rebound(a: &Array2<f64>) -> f64 {
+    let h = a.mapv(f64::sin);
+    let h = &h * 2.0 + 1.0;
+    let h = h.mapv(|v| v * v);
+    let c = a.dot(&a.t());
+    let c = c.dot(&c);
+    let c2 = c;
+    h.sum() + c2.sum() / 10.0
+}
+
+/// Its oracle, for `a` of `m × n`.
+fn rebound_oracle<D: Num>(a: &[D], m: usize, n: usize) -> D {
+    let h = a.iter().fold(D::zero(), |s, v| {
+        let t = v.sin() * 2.0 + 1.0;
+        s + t * t
+    });
+    let c: Vec<D> = (0..m * m)
+        .map(|k| {
+            (0..n).fold(D::zero(), |s, j| {
+                s + a[(k / m) * n + j] * a[(k % m) * n + j]
+            })
+        })
+        .collect();
+    let cc = (0..m * m).fold(D::zero(), |s, k| {
+        let (i, t) = (k / m, k % m);
+        (0..m).fold(s, |s, l| s + c[i * m + l] * c[l * m + t])
+    });
+    h + cc / 10.0
 }
 
 /// Means and sums along axes: of a parameter, of an elementwise expression and of a
@@ -247,6 +282,25 @@ proptest! {
 
         let dir = direction(params.len(), seed);
         let (fv, t) = trees_fwd(&a, &matrix(m, n, &dir[..nm]), &b, &matrix(m, n, &dir[nm..2 * nm]), &x, &Array1::from_vec(dir[2 * nm..].to_vec()));
+        check("forward value", fv, value);
+        check("forward tangent", t, along(&grad, &dir));
+    }
+
+    #[test]
+    fn names_bound_again(
+        (m, n) in (1usize..5, 1usize..5),
+        p in prop::collection::vec(-1.2f64..1.2, 16),
+        seed in 0usize..9,
+    ) {
+        let params = p[..m * n].to_vec();
+        let (value, grad) = oracle_grad(|d: &[Dual64]| rebound_oracle(d, m, n), &params);
+        let a = matrix(m, n, &params);
+        check("primal", rebound(&a), value);
+        let mut g = Array2::zeros((m, n));
+        check("value", rebound_rev(&a, &mut g, 1.0), value);
+        check_all("gradient", &flat(&g), &grad);
+        let dir = direction(params.len(), seed);
+        let (fv, t) = rebound_fwd(&a, &matrix(m, n, &dir));
         check("forward value", fv, value);
         check("forward tangent", t, along(&grad, &dir));
     }

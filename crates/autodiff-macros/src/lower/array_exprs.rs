@@ -1,14 +1,18 @@
 //! Whole-array expressions of `ndarray` arrays: `&a + &b`, `&z - 1.0`, `2.0 * &h`,
-//! `-&a`, `(w.dot(x) + b).mapv(f64::tanh)`, `a.dot(&b)` of two matrices, `a.t()`, and
-//! the reductions of such an expression (`(&y - t).mapv(|v| v * v).sum()`). Each array
-//! value is made where the expression is evaluated: an array made with `zeros` (or the
-//! vector of a matrix-vector product, `array_views.rs`, or a map, `array_maps.rs`) and
-//! the index loop that writes it, bound to a fresh name, so that every element is
-//! differentiated as the function's own index code is. An operand that is a float is
-//! evaluated once and broadcast; a vector with a matrix is broadcast along the rows, as
-//! `ndarray` does. The number of dimensions of each operand is known from its name (an
-//! array parameter's type, the constructor of one of the function's own, a
-//! matrix-vector product's vector).
+//! `-&a`, `(w.dot(x) + b).mapv(f64::tanh)`, `a.dot(&b)` of two matrices, `a.t()`, the
+//! reductions of such an expression (`(&y - t).mapv(|v| v * v).sum()`, `.mean().unwrap()`,
+//! `sum_axis(Axis(k))`, `mean_axis(Axis(k)).unwrap()`) and updates of a whole array
+//! (`h += &b`). Each array value is made where the expression is evaluated, bound to a
+//! fresh name, so that every element is differentiated as the function's own index code
+//! is: a tree of elementwise operations is one array made with `zeros` and one index
+//! loop that computes each element through the whole tree; a product of matrices is a
+//! call of `autodiff_core`'s `matmul_add`, whose derivatives multiply matrices too; a
+//! transpose and a sum along an axis are loops into an array of their own (the vector of
+//! a matrix-vector product is `array_views.rs`'s, a map of a name `array_maps.rs`'s). An
+//! operand that is a float is evaluated once and broadcast; a vector with a matrix is
+//! broadcast along the rows, as `ndarray` does. The number of dimensions of each operand
+//! is known from its name (an array parameter's type, the constructor of one of the
+//! function's own, a matrix-vector product's vector).
 
 use super::*;
 use syn::{parse_quote, parse_quote_spanned};
@@ -101,6 +105,27 @@ impl Lowerer {
             return Ok(false);
         };
         let e = strip(&init.expr);
+        let name = &pi.ident;
+        // `let h2 = h;` of an array of the function: the same array under another name.
+        if pi.mutability.is_none()
+            && matches!(e, Expr::Path(_))
+            && self.array_param(e).is_some()
+            && let Some(Binding::Var(v)) = self.lookup(&e.to_token_stream().to_string()).cloned()
+        {
+            self.bind(name, Binding::Var(v));
+            return Ok(true);
+        }
+        // `let h = &h * 2.0;`, `let h = h.mapv(f);`: made under a fresh name, since the
+        // array made under `h` would hide the `h` it is computed from.
+        if self.array_expr_rank(e).is_some() && !matches!(e, Expr::Path(_)) && mentions(e, name) {
+            let made = self.hoist_array(e)?;
+            if let Some(Binding::Var(v)) = self.lookup(&made.to_token_stream().to_string()).cloned()
+            {
+                self.bind(name, Binding::Var(v));
+                return Ok(true);
+            }
+            return unsupported(e, "this array expression");
+        }
         if let Some(stmts) = filled_array(e, &pi.ident) {
             for s in &stmts {
                 self.lower_stmt(s)?;
@@ -190,7 +215,12 @@ impl Lowerer {
             Expr::Reference(r) => return self.make_array(strip(&r.expr), name),
             Expr::MethodCall(m) if m.method == "dot" => {
                 let a = self.hoist_array(&m.receiver)?;
-                let b = self.hoist_array(&m.args[0])?;
+                let mut b = self.hoist_array(&m.args[0])?;
+                if rank == 2 && a.to_token_stream().to_string() == b.to_token_stream().to_string() {
+                    // `c.dot(&c)`: the call takes its operands' shadows mutably, so one
+                    // array may not be both; the second operand is a copy.
+                    b = self.hoist_array(&parse_quote_spanned!(span=> #b.clone()))?;
+                }
                 let elem = self.elem_turbofish(&[&a, &b]);
                 if rank == 1 {
                     // A matrix-vector product (`array_views.rs`).
@@ -456,6 +486,13 @@ struct FusedTree {
     body: TokenStream,
     /// How many locals the body has.
     temps: usize,
+}
+
+/// Whether the name `name` occurs in `e`.
+fn mentions(e: &Expr, name: &Ident) -> bool {
+    let mut found = false;
+    walk_idents(&e.to_token_stream(), &mut |id| found |= id == name);
+    found
 }
 
 /// The axis `Axis(k)` (or `ndarray::Axis(k)`) names, for `k` 0 or 1.
