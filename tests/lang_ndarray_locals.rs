@@ -1,5 +1,6 @@
 //! `ndarray` arrays that a differentiated function creates (`Array1::zeros(n)`,
-//! `Array2::zeros((r, c))`, `ones`, `from_elem` of a constant; elementwise maps,
+//! `Array2::zeros((r, c))`, `ones`, `from_elem` of a constant, `from_vec`, `from_shape_vec`;
+//! elementwise maps,
 //! `z.mapv(f)`; whole-array expressions, `(xs.dot(&w.t()) + b).mapv(f64::tanh)`): written
 //! and read by index, reduced (`sum`, `dot`), read by rows and
 //! columns, overwritten in loops (buffers reused per point and component, as in a mixture
@@ -422,6 +423,30 @@ fn made_oracle<D: Num>(x: &[D]) -> D {
     ab + ab + x[1].sin() * 4.0 * x[2]
 }
 
+/// Arrays made from vectors: `Array1::from_vec` of a computed `Vec`, `Array1::from` of a
+/// `vec![..]`, `Array2::from_shape_vec` of `x.to_vec()` and of a computed `Vec`.
+#[autodiff_forward(from_vectors_fwd, Dual, Dual)]
+#[autodiff_reverse(from_vectors_rev, Duplicated, Active)]
+fn from_vectors(x: &[f64]) -> f64 {
+    let n = x.len();
+    let v: Vec<f64> = x.iter().map(|t| t.sin()).collect();
+    let a = Array1::from_vec(v);
+    let b = Array1::from(vec![x[0] * x[n - 1], 2.0]);
+    let m = Array2::from_shape_vec((1, n), x.to_vec()).unwrap();
+    let sq: Vec<f64> = x.iter().map(|t| t * t).collect();
+    let q = Array2::from_shape_vec((n, 1), sq).expect("a column");
+    a.sum() * b[0] + b.dot(&b) + m.dot(&q).sum() + m.mapv(f64::exp).sum()
+}
+
+fn from_vectors_oracle<D: Num>(x: &[D]) -> D {
+    let n = x.len();
+    let a = x.iter().fold(D::zero(), |s, t| s + t.sin());
+    let b0 = x[0] * x[n - 1];
+    let mq = x.iter().fold(D::zero(), |s, t| s + *t * *t * *t);
+    let e = x.iter().fold(D::zero(), |s, t| s + t.exp());
+    a * b0 + b0 * b0 + 4.0 + mq + e
+}
+
 fn matrix(m: usize, n: usize, v: &[f64]) -> Array2<f64> {
     Array2::from_shape_vec((m, n), v.to_vec()).unwrap()
 }
@@ -623,6 +648,19 @@ proptest! {
 
         let dir = direction(params.len(), seed);
         let (fv, t) = updates_fwd(&wm, &matrix(n, n, &dir[..n * n]), &bv, &Array1::from_vec(dir[n * n..].to_vec()));
+        check("forward value", fv, value);
+        check("forward tangent", t, grad.iter().zip(&dir).map(|(g, d)| g * d).sum());
+    }
+
+    #[test]
+    fn arrays_made_from_vectors(x in prop::collection::vec(-1.5f64..1.5, 1..6), seed in 0usize..9) {
+        let (value, grad) = oracle_grad(from_vectors_oracle, &x);
+        let mut g = vec![0.0; x.len()];
+        check("value", from_vectors_rev(&x, &mut g, 1.0), value);
+        check("primal", from_vectors(&x), value);
+        check_all("gradient", &g, &grad);
+        let dir = direction(x.len(), seed);
+        let (fv, t) = from_vectors_fwd(&x, &dir);
         check("forward value", fv, value);
         check("forward tangent", t, grad.iter().zip(&dir).map(|(g, d)| g * d).sum());
     }

@@ -1,6 +1,6 @@
 // `ndarray` arrays are supported as parameters and as arrays the function makes with
 // `zeros`, `ones`, `from_elem` or `array![..]`, read and written by index, with `sum`,
-// `dot`, rows and columns. An array created otherwise (`Array1::from(v)`), `to_vec` of
+// `dot`, rows and columns. An array created otherwise (`Array1::from_shape_fn`), `to_vec` of
 // an array, iterating an array of three dimensions, `dot` with an operand that is not an array,
 // `sum` of an array whose type does not name its number of dimensions, `mapv` whose
 // value is neither bound, read nor lent, of an array of three dimensions or with a function
@@ -11,7 +11,7 @@ use ndarray::{Array1, Array2, Array3, ArrayD};
 
 #[autodiff_reverse(d_local, Duplicated, Active)]
 fn local(x: &Array1<f64>) -> f64 {
-    let mut h = Array1::from(x.to_vec());
+    let mut h = Array1::from_shape_fn(x.len(), |i| x[i]);
     h[0] = x[0];
     h[0] * 2.0
 }

@@ -3147,7 +3147,7 @@ impl Lowerer {
                         }
                         return unsupported(
                             e,
-                            "an `ndarray` array created in the function other than by `zeros`, `ones`, `from_elem` or `array![..]` bound by `let` (make it with `Array1::zeros(n)` and write its elements by index)",
+                            "an `ndarray` array created in the function other than by `zeros`, `ones`, `from_elem`, `array![..]`, `Array1::from_vec(v)` (or `from`) or `Array2::from_shape_vec((r, c), v).unwrap()` bound by `let` (make it with `Array1::zeros(n)` and write its elements by index)",
                         );
                     }
                     if tape

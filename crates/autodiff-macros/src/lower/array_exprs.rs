@@ -126,7 +126,7 @@ impl Lowerer {
             }
             return unsupported(e, "this array expression");
         }
-        if let Some(stmts) = filled_array(e, &pi.ident) {
+        if let Some(stmts) = filled_array(e, &pi.ident).or_else(|| array_from_vec(e, &pi.ident)) {
             for s in &stmts {
                 self.lower_stmt(s)?;
             }
@@ -581,6 +581,74 @@ fn filled_array(e: &Expr, name: &Ident) -> Option<Vec<syn::Stmt>> {
                 stmts.push(parse_quote_spanned!(span=> #name[#k] = #item;));
             }
             Some(stmts)
+        }
+        _ => None,
+    }
+}
+
+/// `let name = Array1::from_vec(v);` (or `Array1::from(v)`) and `let name =
+/// Array2::from_shape_vec((r, c), v).unwrap();` (or `.expect(..)`), `v` a vector of
+/// floats: an array made with `zeros`, then written element by element from `v` (row by
+/// row), so that each element carries its value's derivative. `None` for any other
+/// value.
+fn array_from_vec(e: &Expr, name: &Ident) -> Option<Vec<syn::Stmt>> {
+    let span = e.span();
+    let (call, shape) = match e {
+        Expr::Call(c) if c.args.len() == 1 => (c, None),
+        Expr::MethodCall(m) if matches!(m.method.to_string().as_str(), "unwrap" | "expect") => {
+            match strip(&m.receiver) {
+                Expr::Call(c) if c.args.len() == 2 => (c, Some(&c.args[0])),
+                _ => return None,
+            }
+        }
+        _ => return None,
+    };
+    let Expr::Path(f) = strip(&call.func) else {
+        return None;
+    };
+    let segs = &f.path.segments;
+    let ty = segs.iter().nth_back(1)?;
+    let ctor = segs.last()?.ident.to_string();
+    let v = call.args.last()?;
+    // (The vector is read where it is, or bound once.)
+    let src = format_ident!("__ad_src_{}", name, span = span);
+    let bind: syn::Stmt = match strip(v) {
+        Expr::Path(p) => parse_quote_spanned!(span=> let #src = &#p;),
+        v => parse_quote_spanned!(span=> let #src = #v;),
+    };
+    match (ty.ident.to_string().as_str(), ctor.as_str(), shape) {
+        ("Array1", "from_vec" | "from", None) => Some(vec![
+            bind,
+            parse_quote_spanned!(span=> let mut #name = __ad::arrays::#ty::zeros(#src.len());),
+            parse_quote_spanned!(span=> for __ad_i in 0..#src.len() { #name[__ad_i] = #src[__ad_i]; }),
+        ]),
+        ("Array2", "from_shape_vec", Some(shape)) => {
+            let Expr::Tuple(t) = strip(shape) else {
+                return None;
+            };
+            if t.elems.len() != 2 {
+                return None;
+            }
+            let (r, c) = (&t.elems[0], &t.elems[1]);
+            let (rows, cols) = (
+                format_ident!("__ad_rows_{}", name, span = span),
+                format_ident!("__ad_cols_{}", name, span = span),
+            );
+            Some(vec![
+                bind,
+                parse_quote_spanned!(span=> let (#rows, #cols): (usize, usize) = (#r, #c);),
+                parse_quote_spanned!(span=>
+                    assert_eq!(#src.len(), #rows * #cols, "`from_shape_vec` of a vector whose length is not the shape's");
+                ),
+                parse_quote_spanned!(span=> let mut #name = __ad::arrays::#ty::zeros((#rows, #cols));),
+                parse_quote_spanned!(span=>
+                    for __ad_i in 0..#rows {
+                        for __ad_j in 0..#cols {
+                            #name[[__ad_i, __ad_j]] = #src[__ad_i * #cols + __ad_j];
+                        }
+                    }
+                ),
+            ])
         }
         _ => None,
     }
