@@ -4,8 +4,9 @@
 //! expressions evaluated in one loop per array (maps whose closures capture and shadow
 //! names, `map` by reference, floats broadcast), and the reductions `mean().unwrap()`,
 //! `sum_axis(Axis(k))` and `mean_axis(Axis(k)).unwrap()`, in both modes and under H·v, at
-//! random shapes and points, and names bound again to arrays computed from them, against
-//! num-dual oracles written on flat row-major slices.
+//! random shapes and points, names bound again to arrays computed from them, and arrays
+//! that are members of a struct (`let w: &Array2<f64> = &self.w;`), against num-dual
+//! oracles written on flat row-major slices.
 
 mod lang_common;
 
@@ -139,6 +140,46 @@ fn rebound_oracle<D: Num>(a: &[D], m: usize, n: usize) -> D {
         (0..m).fold(s, |s, l| s + c[i * m + l] * c[l * m + t])
     });
     h + cc / 10.0
+}
+
+/// A layer whose weights are `ndarray` members of a struct.
+#[differentiable]
+struct Layer {
+    w: Array2<f64>,
+    b: Array1<f64>,
+}
+
+#[differentiable]
+impl Layer {
+    /// `Σ tanh(x W + b)`, the members bound by `let`s that write their types.
+    fn score(&self, x: &Array2<f64>) -> f64 {
+        let w: &Array2<f64> = &self.w;
+        let b: &Array1<f64> = &self.b;
+        (x.dot(w) + b).mapv(f64::tanh).sum()
+    }
+}
+
+/// The layer's score and a penalty on its members, read through typed `let`s and
+/// through the method.
+#[autodiff_forward(layer_fwd, Dual, Const, Dual)]
+#[autodiff_reverse(layer_rev, Duplicated, Const, Active)]
+fn layer_loss(l: &Layer, x: &Array2<f64>) -> f64 {
+    let w: &Array2<f64> = &l.w;
+    let b: &Array1<f64> = &l.b;
+    let p = w.mapv(|v| v * v).sum() + b[0] * w[[0, 0]];
+    l.score(x) * 2.0 + p
+}
+
+/// Its oracle, for `w` of `k × n`, `b` of `n` and `x` of `m × k`.
+fn layer_oracle<D: Num>(w: &[D], b: &[D], x: &[f64], (m, k, n): (usize, usize, usize)) -> D {
+    let mut s = D::zero();
+    for i in 0..m {
+        for j in 0..n {
+            let z = (0..k).fold(b[j], |a, l| a + w[l * n + j] * x[i * k + l]);
+            s += z.tanh() * 2.0;
+        }
+    }
+    w.iter().fold(s, |a, v| a + *v * *v) + b[0] * w[0]
 }
 
 /// Means and sums along axes: of a parameter, of an elementwise expression and of a
@@ -282,6 +323,30 @@ proptest! {
 
         let dir = direction(params.len(), seed);
         let (fv, t) = trees_fwd(&a, &matrix(m, n, &dir[..nm]), &b, &matrix(m, n, &dir[nm..2 * nm]), &x, &Array1::from_vec(dir[2 * nm..].to_vec()));
+        check("forward value", fv, value);
+        check("forward tangent", t, along(&grad, &dir));
+    }
+
+    #[test]
+    fn arrays_that_are_members_of_a_struct(
+        (m, k, n) in (1usize..4, 1usize..4, 1usize..4),
+        p in prop::collection::vec(-1.2f64..1.2, 32),
+        seed in 0usize..9,
+    ) {
+        let (nw, shape) = (k * n, (m, k, n));
+        let params = p[..nw + n].to_vec();
+        let x = p[16..16 + m * k].to_vec();
+        let oracle = |d: &[Dual64]| layer_oracle(&d[..nw], &d[nw..], &x, shape);
+        let (value, grad) = oracle_grad(oracle, &params);
+        let layer = |d: &[f64]| Layer { w: matrix(k, n, &d[..nw]), b: Array1::from_vec(d[nw..].to_vec()) };
+        let (l, xm) = (layer(&params), matrix(m, k, &x));
+        check("primal", layer_loss(&l, &xm), value);
+        let mut g = layer(&vec![0.0; nw + n]);
+        check("value", layer_rev(&l, &mut g, &xm, 1.0), value);
+        let got: Vec<f64> = flat(&g.w).into_iter().chain(g.b.iter().copied()).collect();
+        check_all("gradient", &got, &grad);
+        let dir = direction(params.len(), seed);
+        let (fv, t) = layer_fwd(&l, &layer(&dir), &xm);
         check("forward value", fv, value);
         check("forward tangent", t, along(&grad, &dir));
     }

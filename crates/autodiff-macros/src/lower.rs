@@ -1462,6 +1462,18 @@ impl Lowerer {
             }
             self.array_params.insert(v);
         }
+        // `let w: &Array2<f64> = &self.w;`: a struct's member, an array of the type the
+        // `let` writes, read under the name as an array parameter is.
+        if let Some((name, rank, elem)) = member_array(l)
+            && matches!(self.lookup(&name.to_string()), Some(Binding::Alias(..)))
+        {
+            let key = name.to_string();
+            self.ranked_arrays.insert(key.clone(), rank);
+            if let Some(elem) = elem {
+                self.array_elems.insert(key.clone(), elem);
+            }
+            self.array_params.insert(key);
+        }
         Ok(())
     }
 
@@ -12621,6 +12633,39 @@ fn branch_values(e: &Expr) -> (Vec<&Expr>, bool) {
     let mut out = Vec::new();
     let complete = collect(e, &mut out);
     (out, complete)
+}
+
+/// `let w: &Array2<F> = &s.w;` (a reference to a member, or to an element's member, of
+/// a type that names an `ndarray` array's number of dimensions): the name, the number of
+/// dimensions and the element type.
+fn member_array(l: &syn::Local) -> Option<(Ident, usize, Option<syn::Type>)> {
+    let Pat::Type(pt) = &l.pat else {
+        return None;
+    };
+    let Pat::Ident(pi) = &*pt.pat else {
+        return None;
+    };
+    let syn::Type::Reference(r) = &*pt.ty else {
+        return None;
+    };
+    let Expr::Reference(init) = strip(&l.init.as_ref()?.expr) else {
+        return None;
+    };
+    if !matches!(strip(&init.expr), Expr::Field(_)) {
+        return None;
+    }
+    let syn::Type::Path(tp) = &*r.elem else {
+        return None;
+    };
+    if !crate::builtins::is_ndarray_type_name(&tp.path.segments.last()?.ident.to_string()) {
+        return None;
+    }
+    let rank = crate::builtins::ndarray_rank(&r.elem).filter(|r| matches!(r, 1 | 2))?;
+    Some((
+        pi.ident.clone(),
+        rank,
+        crate::builtins::ndarray_elem(&r.elem),
+    ))
 }
 
 #[cfg(test)]
