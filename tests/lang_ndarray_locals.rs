@@ -447,21 +447,6 @@ fn from_vectors_oracle<D: Num>(x: &[D]) -> D {
     a * b0 + b0 * b0 + 4.0 + mq + e
 }
 
-fn matrix(m: usize, n: usize, v: &[f64]) -> Array2<f64> {
-    Array2::from_shape_vec((m, n), v.to_vec()).unwrap()
-}
-
-fn flat(a: &Array2<f64>) -> Vec<f64> {
-    a.iter().copied().collect()
-}
-
-/// A direction of `len` components, varied by `seed`.
-fn direction(len: usize, seed: usize) -> Vec<f64> {
-    (0..len)
-        .map(|i| (((i + seed) * 5 % 9) as f64 - 4.0) * 0.2)
-        .collect()
-}
-
 proptest! {
     #![proptest_config(config())]
 

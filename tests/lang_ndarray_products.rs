@@ -237,21 +237,6 @@ fn generic_means<T: num_traits::Float + num_traits::FromPrimitive + 'static>(a: 
     m.sum() + a.mean().unwrap()
 }
 
-fn matrix(m: usize, n: usize, v: &[f64]) -> Array2<f64> {
-    Array2::from_shape_vec((m, n), v.to_vec()).unwrap()
-}
-
-fn flat(a: &Array2<f64>) -> Vec<f64> {
-    a.iter().copied().collect()
-}
-
-/// A direction of `len` components, varied by `seed`.
-fn direction(len: usize, seed: usize) -> Vec<f64> {
-    (0..len)
-        .map(|i| (((i + seed) * 5 % 9) as f64 - 4.0) * 0.2)
-        .collect()
-}
-
 /// ⟨g, d⟩.
 fn along(g: &[f64], d: &[f64]) -> f64 {
     g.iter().zip(d).map(|(g, d)| g * d).sum()

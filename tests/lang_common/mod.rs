@@ -496,3 +496,20 @@ pub fn args_case(
         seed,
     })
 }
+
+/// The `m × n` `ndarray` matrix of the row-major values `v`.
+pub fn matrix(m: usize, n: usize, v: &[f64]) -> ndarray::Array2<f64> {
+    ndarray::Array2::from_shape_vec((m, n), v.to_vec()).unwrap()
+}
+
+/// The elements of a matrix, row by row.
+pub fn flat(a: &ndarray::Array2<f64>) -> Vec<f64> {
+    a.iter().copied().collect()
+}
+
+/// A direction of `len` components, varied by `seed`.
+pub fn direction(len: usize, seed: usize) -> Vec<f64> {
+    (0..len)
+        .map(|i| (((i + seed) * 5 % 9) as f64 - 4.0) * 0.2)
+        .collect()
+}
