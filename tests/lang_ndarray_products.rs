@@ -142,6 +142,38 @@ fn rebound_oracle<D: Num>(a: &[D], m: usize, n: usize) -> D {
     h + cc / 10.0
 }
 
+/// A regression through a leaky ReLU written in whole-array operations: a closure with a
+/// branch, a map of a sum along an axis, a closure that captures a float, a mean. Every
+/// array here is made from another whose element type only the parameters name.
+#[autodiff_forward(leaky_fwd, Dual, Const, Const, Dual)]
+#[autodiff_reverse(leaky_rev, Duplicated, Const, Const, Active)]
+fn leaky(w: &Array2<f64>, x: &Array2<f64>, y: &Array1<f64>) -> f64 {
+    let z = x.dot(w);
+    let a = z.mapv(|v| if v > 0.0 { v } else { 0.01 * v });
+    let s = (&a * &a).sum_axis(Axis(1)).mapv(|t| (t + 1.0).ln());
+    let r = &s - y;
+    let k = 3.0;
+    let p = a.map(|e| e.powi(2) * k).mean().unwrap();
+    r.dot(&r) / r.len() as f64 + p
+}
+
+/// Its oracle, for `w` of `k × n`, `x` of `m × k` and `y` of `m`.
+fn leaky_oracle<D: Num>(w: &[D], x: &[f64], y: &[f64], (m, k, n): (usize, usize, usize)) -> D {
+    let (mut loss, mut p) = (D::zero(), D::zero());
+    for i in 0..m {
+        let mut s = D::zero();
+        for j in 0..n {
+            let z = (0..k).fold(D::zero(), |a, l| a + w[l * n + j] * x[i * k + l]);
+            let a = if z.re() > 0.0 { z } else { z * 0.01 };
+            s += a * a;
+            p += a.powi(2) * 3.0;
+        }
+        let r = (s + 1.0).ln() - y[i];
+        loss += r * r;
+    }
+    loss / m as f64 + p / (m * n) as f64
+}
+
 /// A layer whose weights are `ndarray` members of a struct.
 #[differentiable]
 struct Layer {
@@ -308,6 +340,27 @@ proptest! {
 
         let dir = direction(params.len(), seed);
         let (fv, t) = trees_fwd(&a, &matrix(m, n, &dir[..nm]), &b, &matrix(m, n, &dir[nm..2 * nm]), &x, &Array1::from_vec(dir[2 * nm..].to_vec()));
+        check("forward value", fv, value);
+        check("forward tangent", t, along(&grad, &dir));
+    }
+
+    #[test]
+    fn arrays_typed_by_their_operands(
+        (m, k, n) in (1usize..4, 1usize..4, 1usize..4),
+        p in prop::collection::vec(-1.2f64..1.2, 40),
+        seed in 0usize..9,
+    ) {
+        let (nw, shape) = (k * n, (m, k, n));
+        let params = p[..nw].to_vec();
+        let (x, y) = (p[16..16 + m * k].to_vec(), p[32..32 + m].to_vec());
+        let (value, grad) = oracle_grad(|d: &[Dual64]| leaky_oracle(d, &x, &y, shape), &params);
+        let (wm, xm, yv) = (matrix(k, n, &params), matrix(m, k, &x), Array1::from_vec(y.clone()));
+        check("primal", leaky(&wm, &xm, &yv), value);
+        let mut g = Array2::zeros((k, n));
+        check("value", leaky_rev(&wm, &mut g, &xm, &yv, 1.0), value);
+        check_all("gradient", &flat(&g), &grad);
+        let dir = direction(params.len(), seed);
+        let (fv, t) = leaky_fwd(&wm, &matrix(k, n, &dir), &xm, &yv);
         check("forward value", fv, value);
         check("forward tangent", t, along(&grad, &dir));
     }

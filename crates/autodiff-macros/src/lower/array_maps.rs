@@ -33,8 +33,14 @@ impl Lowerer {
         };
         let span = m.span();
         let (name, recv) = (&pi.ident, strip(&m.receiver));
+        // (Typed as the `let` writes, else as the array mapped, where either names a type:
+        // the sums of the new array and the closures that read it need one.)
         let elem = hint
             .and_then(crate::builtins::ndarray_elem)
+            .or_else(|| {
+                self.array_param(recv)
+                    .and_then(|a| self.array_elem(&a).cloned())
+            })
             .map(|t| quote_spanned!(span=> ::<#t>));
         let (array, shape) = match rank {
             1 => (
