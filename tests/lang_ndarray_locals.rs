@@ -424,7 +424,8 @@ fn made_oracle<D: Num>(x: &[D]) -> D {
 }
 
 /// Arrays made from vectors: `Array1::from_vec` of a computed `Vec`, `Array1::from` of a
-/// `vec![..]`, `Array2::from_shape_vec` of `x.to_vec()` and of a computed `Vec`.
+/// `vec![..]`, `Array2::from_shape_vec` of `x.to_vec()` and of a computed `Vec`; and the
+/// constant `eye` and `linspace`.
 #[autodiff_forward(from_vectors_fwd, Dual, Dual)]
 #[autodiff_reverse(from_vectors_rev, Duplicated, Active)]
 fn from_vectors(x: &[f64]) -> f64 {
@@ -435,7 +436,9 @@ fn from_vectors(x: &[f64]) -> f64 {
     let m = Array2::from_shape_vec((1, n), x.to_vec()).unwrap();
     let sq: Vec<f64> = x.iter().map(|t| t * t).collect();
     let q = Array2::from_shape_vec((n, 1), sq).expect("a column");
-    a.sum() * b[0] + b.dot(&b) + m.dot(&q).sum() + m.mapv(f64::exp).sum()
+    let e = Array2::<f64>::eye(2);
+    let t = Array1::linspace(0.5, 1.0, 2);
+    a.sum() * b[0] + b.dot(&b) + m.dot(&q).sum() + m.mapv(f64::exp).sum() + (e.dot(&t) * &b).sum()
 }
 
 fn from_vectors_oracle<D: Num>(x: &[D]) -> D {
@@ -444,7 +447,7 @@ fn from_vectors_oracle<D: Num>(x: &[D]) -> D {
     let b0 = x[0] * x[n - 1];
     let mq = x.iter().fold(D::zero(), |s, t| s + *t * *t * *t);
     let e = x.iter().fold(D::zero(), |s, t| s + t.exp());
-    a * b0 + b0 * b0 + 4.0 + mq + e
+    a * b0 + b0 * b0 + 4.0 + mq + e + b0 * 0.5 + 2.0
 }
 
 proptest! {

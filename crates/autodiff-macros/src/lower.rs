@@ -2838,13 +2838,19 @@ impl Lowerer {
         }
     }
 
-    /// `Array1::zeros(n)`, `Array2::ones((r, c))`, `Array1::from_elem(n, 0.5)`: an
+    /// `Array1::zeros(n)`, `Array2::ones((r, c))`, `Array1::from_elem(n, 0.5)`,
+    /// `Array2::eye(n)`, `Array1::linspace(0.0, 1.0, n)`: an
     /// `ndarray` array of the function's own whose elements start as constants, created
     /// as written (its shadow is zeros of the same shape).
     fn is_constant_array_constructor(&self, name: &str, c: &syn::ExprCall) -> bool {
         match name {
-            "zeros" | "ones" => c.args.len() == 1,
+            "zeros" | "ones" | "eye" => c.args.len() == 1,
             "from_elem" => c.args.len() == 2 && self.has_constant_fill(&c.args[1]),
+            "linspace" => {
+                c.args.len() == 3
+                    && self.has_constant_fill(&c.args[0])
+                    && self.has_constant_fill(&c.args[1])
+            }
             _ => false,
         }
     }
