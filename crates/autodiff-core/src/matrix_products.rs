@@ -4,8 +4,9 @@
 //! `matmul_add` and its first-order derivatives call `ndarray`'s matrix multiplication
 //! (GEMM): the tangent `ċ += ȧ·b + a·ḃ`, and the adjoints `ā += c̄·bᵀ`, `b̄ += aᵀ·c̄`,
 //! skipping the product for an operand whose caller has no derivative (a constant batch
-//! of inputs). The derivatives of those derivatives (Hessian-vector products, higher
-//! orders) are rare enough to be those of the same product written as index loops,
+//! of inputs); so does the forward over reverse of a Hessian-vector product (the adjoints
+//! and their tangents). The other derivatives of derivatives (third order, forward over
+//! forward) are rare enough to be those of the same product written as index loops,
 //! `matmul_add_loops`, which the macros differentiate as any function.
 
 use crate::Real;
@@ -45,8 +46,8 @@ pub fn matmul_add_loops<T: Real>(a: &Array2<T>, b: &Array2<T>, c: &mut Array2<T>
 }
 
 /// The calling protocol of `matmul_add` (see `ARCHITECTURE.md`): the first-order
-/// derivatives by `ndarray`'s matrix multiplication, every nested one that of
-/// `matmul_add_loops`, which computes the same product.
+/// derivatives and forward over reverse by `ndarray`'s matrix multiplication, the other
+/// nested ones those of `matmul_add_loops`, which computes the same product.
 #[doc(hidden)]
 #[allow(non_camel_case_types, dead_code)]
 pub struct matmul_add {}
