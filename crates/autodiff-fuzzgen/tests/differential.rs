@@ -912,8 +912,8 @@ fn f32_companions_match_f64_companions() {
                 overflowed += 1;
                 continue;
             }
-            checked += 1;
             let mut errs = Vec::new();
+            let mut other_function = true;
             for ((what, want), (_, got)) in want.iter().zip(&got) {
                 let scale = want.iter().fold(1.0_f64, |s, w| s.max(w.abs()));
                 for (i, (w, g)) in want.iter().zip(got).enumerate() {
@@ -921,9 +921,20 @@ fn f32_companions_match_f64_companions() {
                     let err = (w - g).abs();
                     if err.is_nan() || err > F32_TOL * scale {
                         errs.push(format!("{what}[{i}]: f32 {g:e}, f64 {w:e}"));
+                        other_function &=
+                            f32_slope_agrees(c32, &z, &v, n, m, what, i, g, *w, F32_TOL * scale);
                     }
                 }
             }
+            // The f32 function itself has another slope here (its central differences
+            // give the f32 derivative, not the f64 one: a branch or a rounding step taken
+            // otherwise by its own rounding, while its value stays close): the f32
+            // companions are right for the function f32 computes.
+            if !errs.is_empty() && other_function {
+                skipped += 1;
+                continue;
+            }
+            checked += 1;
             if !errs.is_empty() {
                 failures.push(format!(
                     "{} (show it with `cargo run -p autodiff-fuzzgen -- show --seed {} --index {}`) \
@@ -979,6 +990,50 @@ where
         out.push(("H·v", hv));
     }
     out
+}
+
+/// Whether the f32 primal's central difference (a step of `1e-3`, along `z[i]` for a
+/// gradient's component, scaled by the seed `1.25`, or along the `Dual` components of `v`
+/// for the tangent) agrees with the f32 derivative `got` and not with the f64 one, `want`,
+/// to `tol`. Other derivatives (H·v) never do.
+#[allow(clippy::too_many_arguments)]
+fn f32_slope_agrees(
+    c: &Case<f32>,
+    z: &[f32],
+    v: &[f32],
+    n: usize,
+    m: usize,
+    what: &str,
+    i: usize,
+    got: f64,
+    want: f64,
+    tol: f64,
+) -> bool {
+    let h = 1e-3_f32;
+    let dir: Vec<f32> = match what {
+        "gradient" => (0..z.len())
+            .map(|k| if k == i { 1.0 } else { 0.0 })
+            .collect(),
+        "tangent" => (0..z.len())
+            .map(|k| {
+                let param = if k < c.slices * n {
+                    k / n
+                } else {
+                    c.slices + k - c.slices * n
+                };
+                if c.fwd_mask[param] { v[k] } else { 0.0 }
+            })
+            .collect(),
+        _ => return false,
+    };
+    let at = |t: f32| -> Vec<f32> { z.iter().zip(&dir).map(|(x, d)| x + t * d).collect() };
+    let slope = f64::from(((c.primal)(&at(h), n, m) - (c.primal)(&at(-h), n, m)) / (2.0 * h));
+    let slope = if what == "gradient" {
+        slope * 1.25
+    } else {
+        slope
+    };
+    (slope - got).abs() <= tol && (slope - want).abs() > tol
 }
 
 fn widen(x: &[f32]) -> Vec<f64> {
