@@ -31,6 +31,28 @@ fn gemm_add<T: Real, S1: Data<Elem = T>, S2: Data<Elem = T>>(
     general_mat_mul(T::one(), a, b, T::one(), c);
 }
 
+/// `x · y` added into the adjoint sink `k` of `primal`, unless the caller has none there.
+fn add_product_into<T, K, S1, S2>(
+    k: &mut K,
+    primal: &Array2<T>,
+    x: &ArrayBase<S1, Ix2>,
+    y: &ArrayBase<S2, Ix2>,
+) where
+    T: Real,
+    K: StructShadowMut<Array2<T>>,
+    S1: Data<Elem = T>,
+    S2: Data<Elem = T>,
+{
+    if !<K as StructShadowMut<Array2<T>>>::is_constant(k) {
+        let mut s = Default::default();
+        gemm_add(
+            x,
+            y,
+            <K as StructShadowMut<Array2<T>>>::shadow_mut(k, primal, &mut s),
+        );
+    }
+}
+
 /// `matmul_add` as index loops: the code that nested derivatives differentiate.
 #[crate::differentiable]
 pub fn matmul_add_loops<T: Real>(a: &Array2<T>, b: &Array2<T>, c: &mut Array2<T>) {
@@ -121,14 +143,8 @@ impl matmul_add {
         }
         let mut s_c = Default::default();
         let bc = k_c.shadow_mut(c, &mut s_c);
-        if !k_a.is_constant() {
-            let mut s = Default::default();
-            gemm_add(bc, &b.t(), k_a.shadow_mut(a, &mut s));
-        }
-        if !k_b.is_constant() {
-            let mut s = Default::default();
-            gemm_add(&a.t(), bc, k_b.shadow_mut(b, &mut s));
-        }
+        add_product_into(&mut k_a, a, bc, &b.t());
+        add_product_into(&mut k_b, b, &a.t(), bc);
     }
 
     /// Forward over the forward sweep of reverse mode: the forward mode above.
@@ -189,10 +205,7 @@ impl matmul_add {
         let (mut s_ta, mut s_tb) = Default::default();
         let ta = (!t_a.is_constant()).then(|| t_a.shadow(a, &mut s_ta));
         let tb = (!t_b.is_constant()).then(|| t_b.shadow(b, &mut s_tb));
-        if !k_a.is_constant() {
-            let mut s = Default::default();
-            gemm_add(kc, &b.t(), k_a.shadow_mut(a, &mut s));
-        }
+        add_product_into(&mut k_a, a, kc, &b.t());
         if !tk_a.is_constant() {
             let mut s = Default::default();
             let tka = tk_a.shadow_mut(a, &mut s);
@@ -201,10 +214,7 @@ impl matmul_add {
                 gemm_add(kc, &tb.t(), tka);
             }
         }
-        if !k_b.is_constant() {
-            let mut s = Default::default();
-            gemm_add(&a.t(), kc, k_b.shadow_mut(b, &mut s));
-        }
+        add_product_into(&mut k_b, b, &a.t(), kc);
         if !tk_b.is_constant() {
             let mut s = Default::default();
             let tkb = tk_b.shadow_mut(b, &mut s);

@@ -284,6 +284,18 @@ pub struct Case<T: 'static = f64> {
     pub hvp: Option<HvpFn<T>>,
 }
 
+impl<T> Case<T> {
+    /// The parameter that input component `i` belongs to, with slices of length `n`
+    /// first, then the scalars: the index into `fwd_mask` and `rev_mask`.
+    fn param_of(&self, i: usize, n: usize) -> usize {
+        if i < self.slices * n {
+            i / n
+        } else {
+            self.slices + i - self.slices * n
+        }
+    }
+}
+
 /// The functions and the struct that generated code calls besides its helpers, in the
 /// float type `$f` (`f64` for the batch, `f32` for its twin).
 macro_rules! called_by_batches {
@@ -455,16 +467,13 @@ fn check_point(case: &Case, rng: &mut Rng, stats: &mut Stats) -> Result<(), Stri
     let v: Vec<f64> = (0..len).map(|_| rng.uniform(-1.0, 1.0)).collect();
     let seed = rng.uniform(0.5, 2.0);
     let at = format!("n = {n}, m = {m}, z = {z:?}");
-    // The parameter of each component, and the masks per component.
-    let param = |i: usize| {
-        if i < case.slices * n {
-            i / n
-        } else {
-            case.slices + i - case.slices * n
-        }
-    };
-    let fmask: Vec<bool> = (0..len).map(|i| case.fwd_mask[param(i)]).collect();
-    let rmask: Vec<bool> = (0..len).map(|i| case.rev_mask[param(i)]).collect();
+    // The masks per component.
+    let fmask: Vec<bool> = (0..len)
+        .map(|i| case.fwd_mask[case.param_of(i, n)])
+        .collect();
+    let rmask: Vec<bool> = (0..len)
+        .map(|i| case.rev_mask[case.param_of(i, n)])
+        .collect();
     let oracle = case.oracle.ok_or("a case without an oracle")?;
     // The oracle along a direction: its value and the largest tangent of its locals.
     let along = |dir: &[f64]| -> (Dual64, f64) {
@@ -970,7 +979,11 @@ fn f32_companions_match_f64_companions() {
     );
 }
 
-/// The tangent along `v`, the gradient (seed 1.25) and `H·v` at `z`, of those the case has.
+/// The seed of the gradients that [`derivatives`] takes.
+const GRADIENT_SEED: f32 = 1.25;
+
+/// The tangent along `v`, the gradient (seed [`GRADIENT_SEED`]) and `H·v` at `z`, of those
+/// the case has.
 fn derivatives<T>(c: &Case<T>, z: &[T], v: &[T], n: usize, m: usize) -> Vec<(&'static str, Vec<T>)>
 where
     T: Copy + Default + From<f32>,
@@ -982,7 +995,7 @@ where
     }
     if let Some(r) = c.rev {
         let mut g = vec![T::default(); len];
-        r(z, &mut g, T::from(1.25), n, m);
+        r(z, &mut g, T::from(GRADIENT_SEED), n, m);
         out.push(("gradient", g));
     }
     if let Some(h) = c.hvp {
@@ -994,7 +1007,7 @@ where
 }
 
 /// Whether the f32 primal's central difference (a step of `1e-3`, along `z[i]` for a
-/// gradient's component, scaled by the seed `1.25`, or along the `Dual` components of `v`
+/// gradient's component, scaled by [`GRADIENT_SEED`], or along the `Dual` components of `v`
 /// for the tangent) agrees with the f32 derivative `got` and not with the f64 one, `want`,
 /// to `tol`. Other derivatives (H·v) never do.
 #[allow(clippy::too_many_arguments)]
@@ -1017,12 +1030,11 @@ fn f32_slope_agrees(
             .collect(),
         "tangent" => (0..z.len())
             .map(|k| {
-                let param = if k < c.slices * n {
-                    k / n
+                if c.fwd_mask[c.param_of(k, n)] {
+                    v[k]
                 } else {
-                    c.slices + k - c.slices * n
-                };
-                if c.fwd_mask[param] { v[k] } else { 0.0 }
+                    0.0
+                }
             })
             .collect(),
         _ => return false,
@@ -1030,7 +1042,7 @@ fn f32_slope_agrees(
     let at = |t: f32| -> Vec<f32> { z.iter().zip(&dir).map(|(x, d)| x + t * d).collect() };
     let slope = f64::from(((c.primal)(&at(h), n, m) - (c.primal)(&at(-h), n, m)) / (2.0 * h));
     let slope = if what == "gradient" {
-        slope * 1.25
+        slope * f64::from(GRADIENT_SEED)
     } else {
         slope
     };

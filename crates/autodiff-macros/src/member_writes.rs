@@ -137,7 +137,7 @@ const BUFFER_READS: &[&str] = &[
 ];
 
 /// Whether the tokens name `ident` anywhere, nested groups included.
-fn mentions(tokens: proc_macro2::TokenStream, ident: &str) -> bool {
+pub(crate) fn mentions(tokens: proc_macro2::TokenStream, ident: &str) -> bool {
     tokens.into_iter().any(|t| match t {
         proc_macro2::TokenTree::Ident(i) => i == ident,
         proc_macro2::TokenTree::Group(g) => mentions(g.stream(), ident),

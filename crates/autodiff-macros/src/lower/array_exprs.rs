@@ -109,15 +109,18 @@ impl Lowerer {
         // `let h2 = h;` of an array of the function: the same array under another name.
         if pi.mutability.is_none()
             && matches!(e, Expr::Path(_))
-            && self.array_param(e).is_some()
-            && let Some(Binding::Var(v)) = self.lookup(&e.to_token_stream().to_string()).cloned()
+            && let Some(src) = self.array_param(e)
+            && let Some(Binding::Var(v)) = self.lookup(&src.to_string()).cloned()
         {
             self.bind(name, Binding::Var(v));
             return Ok(true);
         }
         // `let h = &h * 2.0;`, `let h = h.mapv(f);`: made under a fresh name, since the
         // array made under `h` would hide the `h` it is computed from.
-        if self.array_expr_rank(e).is_some() && !matches!(e, Expr::Path(_)) && mentions(e, name) {
+        if self.array_expr_rank(e).is_some()
+            && !matches!(e, Expr::Path(_))
+            && crate::member_writes::mentions(e.to_token_stream(), &name.to_string())
+        {
             let made = self.hoist_array(e)?;
             if let Some(Binding::Var(v)) = self.lookup(&made.to_token_stream().to_string()).cloned()
             {
@@ -342,10 +345,7 @@ impl Lowerer {
 
     /// The element type of the first of `arrays` (named arrays) whose type is known.
     fn elem_type(&self, arrays: &[&Expr]) -> Option<syn::Type> {
-        arrays
-            .iter()
-            .filter_map(|a| self.array_param(a))
-            .find_map(|a| self.array_elem(&a).cloned())
+        arrays.iter().find_map(|a| self.elem_of(a))
     }
 
     /// `::<T>` of [`Self::elem_type`], written into the arrays made from `arrays`
@@ -488,13 +488,6 @@ struct FusedTree {
     temps: usize,
 }
 
-/// Whether the name `name` occurs in `e`.
-fn mentions(e: &Expr, name: &Ident) -> bool {
-    let mut found = false;
-    walk_idents(&e.to_token_stream(), &mut |id| found |= id == name);
-    found
-}
-
 /// The axis `Axis(k)` (or `ndarray::Axis(k)`) names, for `k` 0 or 1.
 fn literal_axis(e: &Expr) -> Option<usize> {
     let Expr::Call(c) = strip(e) else {
@@ -620,7 +613,12 @@ fn array_from_vec(e: &Expr, name: &Ident) -> Option<Vec<syn::Stmt>> {
         ("Array1", "from_vec" | "from", None) => Some(vec![
             bind,
             parse_quote_spanned!(span=> let mut #name = __ad::arrays::#ty::zeros(#src.len());),
-            parse_quote_spanned!(span=> for __ad_i in 0..#src.len() { #name[__ad_i] = #src[__ad_i]; }),
+            each_element(
+                1,
+                &parse_quote!(#src),
+                quote!(#name[__ad_i] = #src[__ad_i];),
+                span,
+            ),
         ]),
         ("Array2", "from_shape_vec", Some(shape)) => {
             let Expr::Tuple(t) = strip(shape) else {
@@ -641,12 +639,11 @@ fn array_from_vec(e: &Expr, name: &Ident) -> Option<Vec<syn::Stmt>> {
                     assert_eq!(#src.len(), #rows * #cols, "`from_shape_vec` of a vector whose length is not the shape's");
                 ),
                 parse_quote_spanned!(span=> let mut #name = __ad::arrays::#ty::zeros((#rows, #cols));),
-                parse_quote_spanned!(span=>
-                    for __ad_i in 0..#rows {
-                        for __ad_j in 0..#cols {
-                            #name[[__ad_i, __ad_j]] = #src[__ad_i * #cols + __ad_j];
-                        }
-                    }
+                each_element(
+                    2,
+                    &parse_quote!(#name),
+                    quote!(#name[[__ad_i, __ad_j]] = #src[__ad_i * #cols + __ad_j];),
+                    span,
                 ),
             ])
         }

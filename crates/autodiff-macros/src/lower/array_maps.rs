@@ -37,10 +37,7 @@ impl Lowerer {
         // the sums of the new array and the closures that read it need one.)
         let elem = hint
             .and_then(crate::builtins::ndarray_elem)
-            .or_else(|| {
-                self.array_param(recv)
-                    .and_then(|a| self.array_elem(&a).cloned())
-            })
+            .or_else(|| self.elem_of(recv))
             .map(|t| quote_spanned!(span=> ::<#t>));
         let (array, shape) = match rank {
             1 => (

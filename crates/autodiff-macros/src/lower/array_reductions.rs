@@ -97,4 +97,10 @@ impl Lowerer {
     pub(super) fn array_elem(&self, a: &Ident) -> Option<&syn::Type> {
         self.array_elems.get(&self.array_key(a))
     }
+
+    /// The element type of the array that `e` names (`a`, `&a`), where its type names it.
+    pub(super) fn elem_of(&self, e: &Expr) -> Option<syn::Type> {
+        self.array_param(e)
+            .and_then(|a| self.array_elem(&a).cloned())
+    }
 }

@@ -153,7 +153,7 @@ impl Lowerer {
             let base = strip(strip_ref(e));
             // (An array the function makes has the element type its constructor names,
             // if it names one: `Array1::<T>::zeros(n)`.)
-            let elem = l.array_param(e).and_then(|a| l.array_elem(&a).cloned());
+            let elem = l.elem_of(e);
             (parse_quote!(#base.len()), parse_quote!(#base[#k]), elem)
         };
         // A vector parameter dotted with a line (`x.dot(&w.row(i))`) or a local vector
