@@ -2572,4 +2572,61 @@ proptest! {
             |a| { let [x, y] = a else { unreachable!() }; split_first_written_o(x, y) },
         );
     }
+
+    #[test]
+    fn inputs_whose_primal_need_not_be_kept((x, v, s0) in slice_case(-1.5, 1.5, 1..7, 0), s in seed()) {
+        check_slice("only_inputs", (&x, &v, &s0, s), only_inputs, only_inputs_fwd, only_inputs_rev, only_inputs_o::<Dual64>);
+    }
+
+    #[test]
+    fn outputs_whose_primal_need_not_be_kept(a in sized(1..7, -1.5, 1.5, |n| vec![n, n], vec![false, true])) {
+        check_args(
+            "only_outputs",
+            &a,
+            |a| { let [x, y] = a else { unreachable!() }; only_outputs(x, y); 0.0 },
+            |a, t| {
+                let ([x, y], [dx, dy]) = (a, t) else { unreachable!() };
+                only_outputs_fwd(x, dx, y, dy);
+                (0.0, 0.0)
+            },
+            |a, b, _| {
+                let ([x, y], [bx, by]) = (a, b) else { unreachable!() };
+                only_outputs_rev(x, bx, y, by);
+                0.0
+            },
+            |a| { let [x, y] = a else { unreachable!() }; only_outputs_o(x, y); c(0.0) },
+        );
+    }
+}
+
+// ---------------------------------------------------------------- `..Only` inputs
+
+/// `Σ x_i³ sin x_i`, with `std::autodiff`'s input activities whose primal need not be
+/// kept: `DualOnly` takes a tangent as `Dual` does, `DuplicatedOnly` a shadow as
+/// `Duplicated` does, and both compute what those compute.
+#[autodiff_forward(only_inputs_fwd, DualOnly, Dual)]
+#[autodiff_reverse(only_inputs_rev, DuplicatedOnly, Active)]
+fn only_inputs(x: &[f64]) -> f64 {
+    x.iter().map(|v| v * v * v * v.sin()).sum()
+}
+
+fn only_inputs_o<D: Num>(x: &[D]) -> D {
+    x.iter()
+        .fold(c::<D>(0.0), |s, v| s + *v * *v * *v * v.sin())
+}
+
+/// `y_i = x_i² sin x_i`, into an output marked `..Only` too: its primal is written all
+/// the same, and its shadow is the cotangent of the values written.
+#[autodiff_forward(only_outputs_fwd, DualOnly, DualOnly)]
+#[autodiff_reverse(only_outputs_rev, DuplicatedOnly, DuplicatedOnly)]
+fn only_outputs(x: &[f64], y: &mut [f64]) {
+    for i in 0..x.len() {
+        y[i] = x[i] * x[i] * x[i].sin();
+    }
+}
+
+fn only_outputs_o<D: Num>(x: &[D], y: &mut [D]) {
+    for i in 0..x.len() {
+        y[i] = x[i] * x[i] * x[i].sin();
+    }
 }

@@ -572,6 +572,7 @@ fn stop_o<D: Num>(x: D, y: D) -> D {
 
 #[autodiff_forward(act_fwd_only, Dual, Const, DualOnly)]
 #[autodiff_forward(act_fwd_const, Dual, Dual, Const)]
+#[autodiff_forward(act_fwd_inputs_only, DualOnly, DualOnly, Dual)]
 #[autodiff_reverse(act_rev_only, Active, Const, ActiveOnly)]
 #[autodiff_reverse(act_rev_const, Active, Active, Const)]
 fn act(x: f64, y: f64) -> f64 {
@@ -817,6 +818,10 @@ proptest! {
         check("primal", act(x, y), f);
         check("DualOnly", act_fwd_only(x, v[0], y), 2.0 * x * y * v[0]);
         check("Const return", act_fwd_const(x, v[0], y, v[1]), f);
+        // `DualOnly` inputs (`std::autodiff`'s) take their tangents as `Dual` ones do.
+        let (f3, t3) = act_fwd_inputs_only(x, v[0], y, v[1]);
+        check("DualOnly inputs: primal", f3, f);
+        check("DualOnly inputs: tangent", t3, 2.0 * x * y * v[0] + (x * x + y.cos()) * v[1]);
         check("ActiveOnly", act_rev_only(x, y, s), s * 2.0 * x * y);
         let (f2, gx, gy) = act_rev_const(x, y);
         check("Const return: primal", f2, f);

@@ -1,7 +1,8 @@
-// Activities of `std::autodiff` without a counterpart name what to write instead.
+// Activities of `std::autodiff` without a counterpart name what to write instead, and
+// one of the other mode names the mode's own.
 use autodiff_core::prelude::*;
 
-#[autodiff_reverse(d_total, DuplicatedOnly, Active)]
+#[autodiff_forward(d_total, DuplicatedOnly, Dual)]
 fn total(x: &[f64]) -> f64 {
     x.iter().sum()
 }

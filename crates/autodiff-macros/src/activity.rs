@@ -21,6 +21,9 @@ pub enum Activity {
     Active,
     ActiveOnly,
     Duplicated,
+    /// `std::autodiff`'s `Duplicated` whose primal need not be kept: an input of the same
+    /// signature as `Duplicated`, computed as one (the primal is kept anyway).
+    DuplicatedOnly,
 }
 
 impl Activity {
@@ -32,6 +35,7 @@ impl Activity {
             "Active" => Activity::Active,
             "ActiveOnly" => Activity::ActiveOnly,
             "Duplicated" => Activity::Duplicated,
+            "DuplicatedOnly" => Activity::DuplicatedOnly,
             _ => return None,
         })
     }
@@ -108,9 +112,6 @@ pub fn parse_spec(mode: Mode, args: TokenStream, sig: &SigInfo) -> syn::Result<S
                     None => {
                         // Activities of `std::autodiff` that have no counterpart here.
                         let instead = match id.to_string().as_str() {
-                            "DuplicatedOnly" => Some(
-                                "use `Duplicated`: its shadow receives the same gradient, and the primal's value is kept",
-                            ),
                             "Dualv" | "DualvOnly" => Some(
                                 "for several tangents in one call, give a width after the name, `#[autodiff_forward(df, 4, Dual, ..)]`: each `Dual` parameter then takes that many tangents",
                             ),
@@ -188,8 +189,15 @@ pub fn parse_spec(mode: Mode, args: TokenStream, sig: &SigInfo) -> syn::Result<S
         ));
     }
     let ret = if has_ret { acts.pop() } else { None };
-    for ((act, span), p) in acts.iter().zip(&sig.params) {
+    for ((act, span), p) in acts.iter_mut().zip(&sig.params) {
         check_input(mode, *act, *span, p).map_err(|e| with_bound_hint(e, p, sig))?;
+        // An input whose primal need not be kept (`std::autodiff`'s `..Only` inputs) has
+        // the signature of the plain activity and is computed as one.
+        *act = match *act {
+            Activity::DuplicatedOnly => Activity::Duplicated,
+            Activity::DualOnly => Activity::Dual,
+            a => a,
+        };
     }
     if let Some((act, span)) = ret {
         check_return(mode, act, span)?;
@@ -223,9 +231,11 @@ pub fn parse_spec(mode: Mode, args: TokenStream, sig: &SigInfo) -> syn::Result<S
 
 fn allowed_all(mode: Mode) -> &'static str {
     match mode {
-        Mode::Forward => "`Dual`, `Const` (inputs) and `Dual`, `DualOnly`, `Const` (return)",
+        Mode::Forward => {
+            "`Dual`, `DualOnly`, `Const` (inputs) and `Dual`, `DualOnly`, `Const` (return)"
+        }
         Mode::Reverse => {
-            "`Active`, `Duplicated`, `Const` (inputs) and `Active`, `ActiveOnly`, `Const` (return)"
+            "`Active`, `Duplicated`, `DuplicatedOnly`, `Const` (inputs) and `Active`, `ActiveOnly`, `Const` (return)"
         }
     }
 }
@@ -357,8 +367,10 @@ fn check_input(mode: Mode, act: Activity, span: Span, p: &Param) -> syn::Result<
     }
     match (mode, act) {
         (_, Activity::Const) => Ok(()),
-        (Mode::Forward, Activity::Dual) => match p.shape {
-            Shape::Other | Shape::Closure(_) => err(no_derivative("Dual", p, "carries no floats")),
+        (Mode::Forward, Activity::Dual | Activity::DualOnly) => match p.shape {
+            Shape::Other | Shape::Closure(_) => {
+                err(no_derivative(&format!("{act:?}"), p, "carries no floats"))
+            }
             _ => Ok(()),
         },
         (Mode::Reverse, Activity::Active) => match p.shape {
@@ -368,18 +380,18 @@ fn check_input(mode: Mode, act: Activity, span: Span, p: &Param) -> syn::Result<
             )),
             Shape::Other | Shape::Closure(_) => err(no_derivative("Active", p, "is not a float")),
         },
-        (Mode::Reverse, Activity::Duplicated) => match p.shape {
+        (Mode::Reverse, Activity::Duplicated | Activity::DuplicatedOnly) => match p.shape {
             Shape::Slice { .. } | Shape::Struct { .. } => Ok(()),
             Shape::Scalar if p.ty.as_ref().is_some_and(is_float_type_name) => err(format!(
-                "`Duplicated` on `{name}`, a float passed by value: use `Active` (its adjoint is returned)"
+                "`{act:?}` on `{name}`, a float passed by value: use `Active` (its adjoint is returned)"
             )),
             // (A type the macro cannot see may be a float's alias or a struct.)
             Shape::Scalar => err(format!(
-                "`Duplicated` on `{name}`, taken by value: a float by value is `Active` (its adjoint is returned); a struct is taken by reference (`{name}: &{}`) to be `Duplicated`",
+                "`{act:?}` on `{name}`, taken by value: a float by value is `Active` (its adjoint is returned); a struct is taken by reference (`{name}: &{}`) to be `Duplicated`",
                 p.ty.as_ref().map(type_text).unwrap_or_default()
             )),
             Shape::Other | Shape::Closure(_) => {
-                err(no_derivative("Duplicated", p, "carries no floats"))
+                err(no_derivative(&format!("{act:?}"), p, "carries no floats"))
             }
         },
         (Mode::Forward, a) => err(format!(
