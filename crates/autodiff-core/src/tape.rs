@@ -152,6 +152,9 @@ struct ThinHeader {
     class: usize,
     /// The block before, which holds at least one value.
     prev: Option<NonNull<ThinHeader>>,
+    /// The block after, emptied by `pop` and kept for the next `push` (and given back
+    /// when the tape is dropped, with the blocks after it).
+    next: Option<NonNull<ThinHeader>>,
 }
 
 // SAFETY: a thin tape owns its values and its blocks, like a `Vec<T>`.
@@ -186,10 +189,22 @@ impl<T> ThinTape<T> {
         let mut prev = self.top;
         if let Some(top) = self.top {
             // SAFETY: `top` is a live block of this tape.
-            let (len, top_class, before) = unsafe {
+            let (len, top_class, before, spare) = unsafe {
                 let h = top.as_ref();
-                (h.len, h.class, h.prev)
+                (h.len, h.class, h.prev, h.next)
             };
+            // A kept block after the top one that holds `n` values becomes the top (where
+            // the top holds a value: earlier blocks are never empty).
+            if let Some(spare) = spare {
+                // SAFETY: a kept block is live, empty and owned by this tape.
+                if len > 0 && unsafe { spare.as_ref().cap } >= n {
+                    self.top = Some(spare);
+                    return spare;
+                }
+                Self::release_from(Some(spare));
+                // SAFETY: as above.
+                unsafe { (*top.as_ptr()).next = None };
+            }
             class = class.max(top_class + 1);
             // Every earlier block holds a value, so that `pop` steps back at most once.
             if len == 0 {
@@ -209,6 +224,7 @@ impl<T> ThinTape<T> {
                 cap,
                 class,
                 prev,
+                next: None,
             })
         };
         self.top = Some(block);
@@ -236,14 +252,30 @@ impl<T> ThinTape<T> {
     }
 
     /// Makes the block before the current (empty) one current; `None` if there is none.
-    #[cold]
-    #[inline(never)]
+    /// The emptied block is kept after it for the next `push`, not given back: `pop`
+    /// then calls nothing, and a loop that pops keeps its running values (an adjoint
+    /// summed over the loop) in registers, which a call on any path of its body, however
+    /// rarely taken, would make it keep in memory.
+    #[inline(always)]
     fn step_back(&mut self, top: NonNull<ThinHeader>) -> Option<NonNull<ThinHeader>> {
-        // SAFETY: `top` is this tape's live, empty current block.
-        let (prev, class) = unsafe { (top.as_ref().prev?, top.as_ref().class) };
-        release(top.cast(), class);
-        self.top = Some(prev);
-        Some(prev)
+        // SAFETY: `top` is this tape's live, empty current block; `prev` is live too.
+        unsafe {
+            let prev = top.as_ref().prev?;
+            (*prev.as_ptr()).next = Some(top);
+            self.top = Some(prev);
+            Some(prev)
+        }
+    }
+
+    /// Gives back `first` and the blocks kept after it (each empty).
+    fn release_from(mut first: Option<NonNull<ThinHeader>>) {
+        while let Some(b) = first {
+            // SAFETY: a kept block is live and empty; each is given back once.
+            unsafe {
+                first = b.as_ref().next;
+                release(b.cast(), b.as_ref().class);
+            }
+        }
     }
 }
 
@@ -298,6 +330,10 @@ impl<T> Spill<T> for ThinTape<T> {
 
 impl<T> Drop for ThinTape<T> {
     fn drop(&mut self) {
+        if let Some(top) = self.top {
+            // SAFETY: `top` is a live block of this tape.
+            Self::release_from(unsafe { top.as_ref().next });
+        }
         let mut next = self.top;
         while let Some(h) = next {
             // SAFETY: each block of the chain is live and holds `len` values not read
@@ -714,7 +750,7 @@ pub fn rev_prefix<I: Iterator>(iter: I, n: usize) -> impl Iterator<Item = I::Ite
 #[cfg(test)]
 mod tests {
     use super::{Spill, Stack, Tape, ThinTape};
-    use crate::tape_memory::{cached_tape_bytes, release_tape_memory};
+    use crate::tape_memory::{cached_tape_bytes, class_bytes, release_tape_memory};
     use std::mem::size_of;
     use std::rc::Rc;
 
@@ -923,5 +959,44 @@ mod tests {
             assert_eq!(s.pop(), Some(v));
         }
         assert_eq!(s.pop(), None);
+    }
+
+    /// A thin tape emptied back into its first block keeps the blocks it emptied (its
+    /// `pop` gives nothing back) and fills them again; dropped, it gives them all back
+    /// to the thread's cache.
+    #[test]
+    fn a_thin_tape_refills_the_blocks_it_emptied() {
+        release_tape_memory();
+        let mut bytes = 0;
+        {
+            let mut t = ThinTape::<u64>::default();
+            for round in 0..3u64 {
+                for k in 0..5_000 {
+                    t.push(k * 10 + round);
+                }
+                if round == 0 {
+                    let mut b = t.top;
+                    while let Some(h) = b {
+                        // SAFETY: each block of the chain is live.
+                        let h = unsafe { h.as_ref() };
+                        bytes += class_bytes(h.class);
+                        b = h.prev;
+                    }
+                    assert!(bytes >= 5_000 * size_of::<u64>(), "{bytes}");
+                }
+                for k in (1..5_000).rev() {
+                    assert_eq!(t.pop(), Some(k * 10 + round));
+                }
+                assert_eq!(
+                    cached_tape_bytes(),
+                    0,
+                    "round {round} gave blocks back early"
+                );
+                assert_eq!(t.pop(), Some(round));
+                assert_eq!(t.pop(), None);
+            }
+        }
+        assert_eq!(cached_tape_bytes(), bytes, "blocks lost");
+        release_tape_memory();
     }
 }
