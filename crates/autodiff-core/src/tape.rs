@@ -178,8 +178,9 @@ impl<T> ThinTape<T> {
         unsafe { h.as_ptr().cast::<u8>().add(Self::VALUES_AT).cast() }
     }
 
-    /// Starts a block with room for `n` values, larger than the current one; the
-    /// current one is given back if it holds nothing.
+    /// Makes current a block with room for `n` values: the block kept after the current
+    /// one (emptied by `pop`) if it has that room, else a new one, larger than the current
+    /// one, which is given back if it holds nothing.
     #[cold]
     #[inline(never)]
     fn grow(&mut self, n: usize) -> NonNull<ThinHeader> {
@@ -961,11 +962,12 @@ mod tests {
         assert_eq!(s.pop(), None);
     }
 
-    /// A thin tape emptied back into its first block keeps the blocks it emptied (its
-    /// `pop` gives nothing back) and fills them again; dropped, it gives them all back
-    /// to the thread's cache.
+    /// A thin tape filled over several blocks and emptied back into its first, three
+    /// times, reads its values back last in, first out, gives no block back while it
+    /// lives (its `pop` calls nothing), and gives them all back to the thread's cache
+    /// when dropped, those it emptied included.
     #[test]
-    fn a_thin_tape_refills_the_blocks_it_emptied() {
+    fn a_thin_tape_keeps_its_emptied_blocks_until_dropped() {
         release_tape_memory();
         let mut bytes = 0;
         {
