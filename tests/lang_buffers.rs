@@ -2630,3 +2630,89 @@ fn only_outputs_o<D: Num>(x: &[D], y: &mut [D]) {
         y[i] = x[i] * x[i] * x[i].sin();
     }
 }
+
+// ---------------------------------------------------------------- replayed elements
+
+/// The reverse sweep reaches the elements of slice parameters and of fixed-length local
+/// buffers without a second bounds check: a lower-triangular product indexed through a
+/// running counter (`l[li]`, as ADBench's GMM writes it), a local buffer overwritten in
+/// every round and read back, in-place `*=` and `/=` on a `&mut [f64]` output (whose
+/// reverse puts the old elements back), beside a local vector that grows and keeps its
+/// checks.
+#[autodiff_forward(triangle_rounds_fwd, Dual, Dual, Dual, Dual)]
+#[autodiff_reverse(triangle_rounds_rev, Duplicated, Duplicated, Duplicated, Active)]
+fn triangle_rounds(x: &[f64], l: &[f64], y: &mut [f64]) -> f64 {
+    let d = x.len();
+    let mut q = vec![0.0; d];
+    let mut grown = Vec::new();
+    let mut s = 0.0;
+    for round in 0..3 {
+        for j in 0..d {
+            q[j] = x[j] * (round as f64 + 1.0);
+        }
+        let mut li = 0;
+        for i in 0..d {
+            for j in i + 1..d {
+                q[j] += l[li] * x[i];
+                li += 1;
+            }
+        }
+        for j in 0..d {
+            y[j] *= 1.0 + 0.1 * q[j].tanh();
+            s += q[j] * q[j];
+        }
+        grown.push(s.sqrt());
+    }
+    y[0] /= 2.0 + x[d - 1] * x[d - 1];
+    s + grown[grown.len() - 1] * grown[0]
+}
+
+fn triangle_rounds_o<D: Num>(x: &[D], l: &[D], y: &mut [D]) -> D {
+    let d = x.len();
+    let mut q = vec![c::<D>(0.0); d];
+    let mut grown = Vec::new();
+    let mut s = c::<D>(0.0);
+    for round in 0..3 {
+        for j in 0..d {
+            q[j] = x[j] * c::<D>(round as f64 + 1.0);
+        }
+        let mut li = 0;
+        for i in 0..d {
+            for j in i + 1..d {
+                q[j] += l[li] * x[i];
+                li += 1;
+            }
+        }
+        for j in 0..d {
+            y[j] *= c::<D>(1.0) + c::<D>(0.1) * q[j].tanh();
+            s += q[j] * q[j];
+        }
+        grown.push(s.sqrt());
+    }
+    y[0] /= c::<D>(2.0) + x[d - 1] * x[d - 1];
+    s + grown[grown.len() - 1] * grown[0]
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn elements_replayed_by_the_reverse_sweep(
+        a in sized(1..7, -1.0, 1.0, |n| vec![n, n * (n - 1) / 2 + 1, n], vec![false, false, true])
+    ) {
+        check_args(
+            "triangle_rounds",
+            &a,
+            |a| { let [x, l, y] = a else { unreachable!() }; triangle_rounds(x, l, y) },
+            |a, t| {
+                let ([x, l, y], [dx, dl, dy]) = (a, t) else { unreachable!() };
+                triangle_rounds_fwd(x, dx, l, dl, y, dy)
+            },
+            |a, b, s| {
+                let ([x, l, y], [bx, bl, by]) = (a, b) else { unreachable!() };
+                triangle_rounds_rev(x, bx, l, bl, y, by, s)
+            },
+            |a| { let [x, l, y] = a else { unreachable!() }; triangle_rounds_o(x, l, y) },
+        );
+    }
+}

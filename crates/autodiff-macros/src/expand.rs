@@ -1058,6 +1058,10 @@ impl Gen<'_> {
             .filter(|p| matches!(p.shape, Shape::Slice { mutable: true }))
             .map(|p| p.name.to_string());
         let rev = rev.with_mutable_buffer_params(buffers.collect());
+        let fixed = (self.sig.params.iter())
+            .filter(|p| keeps_its_length(p))
+            .map(|p| p.name.to_string());
+        let rev = rev.with_replayable(fixed.collect());
         let rev = match (&seed, self.body.ret.as_slice()) {
             (Some(s), [r]) if matches!(self.body.ret_shape, crate::ir::RetShape::Single) => {
                 // Parameters whose adjoints are declared after the forward sweep.
@@ -1523,6 +1527,20 @@ impl Gen<'_> {
             }
         }
     }
+}
+
+/// Whether a float-slice parameter keeps its length through the call (`&[F]`, `&mut [F]`,
+/// `&Vec<F>`, `&[F; N]`, `&mut [F; N]`), as does its shadow, which every reverse entry
+/// point cuts to the parameter's length (`&mut b[..x.len()]`) or creates as long as it
+/// (`zero_like`): not a `&mut Vec<F>`, which may grow or shrink, nor a `mut x: &[F]`,
+/// which may be rebound to another slice.
+fn keeps_its_length(p: &Param) -> bool {
+    let Some(syn::Type::Reference(r)) = &p.ty else {
+        return false;
+    };
+    let growable =
+        r.mutability.is_some() && !matches!(&*r.elem, syn::Type::Slice(_) | syn::Type::Array(_));
+    matches!(p.shape, Shape::Slice { .. }) && !p.by_value_mut && !growable
 }
 
 /// The start of a pullback: nothing to propagate when the caller has no adjoint for any

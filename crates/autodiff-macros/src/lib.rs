@@ -13,6 +13,7 @@ mod carry;
 mod closures;
 mod collections;
 mod expand;
+mod fixed_lengths;
 mod forward;
 mod fused;
 mod hygiene;
@@ -38,6 +39,8 @@ mod expand_timing;
 mod fuzz_tests;
 #[cfg(test)]
 mod nested_reuse_tests;
+#[cfg(test)]
+mod replayed_tests;
 
 use activity::Mode;
 use expand::{Trigger, expand};

@@ -743,12 +743,13 @@ impl Lowerer {
                 "`#[cfg(..)]` and `#[cfg_attr(..)]` are not supported inside a differentiated function: the derivatives cannot tell which configuration is compiled, and would differentiate the code left out. Move that code into a function of its own, or choose with `cfg!(..)` in an `if`",
             ));
         }
-        let written_out;
+        let rewritten;
         let body = if self.companion {
-            body
+            rewritten = indexed_again(body);
+            &rewritten
         } else {
-            written_out = write_out_repeated_rows(body);
-            &written_out
+            rewritten = write_out_repeated_rows(body);
+            &rewritten
         };
         let has_return = contains_return(body);
         self.matrices = indexed_twice(&quote!(#body), false);
@@ -11053,6 +11054,49 @@ fn is_scalar_place(p: &Place, l: &Lowerer) -> bool {
         Some(Proj::Index(t)) => !is_range_tokens(t),
         Some(Proj::Field(_) | Proj::Deref) => true,
     }
+}
+
+/// A generated companion's body with its replayed element accesses
+/// (`(*__ad::replayed_at(&x[..], i))`, `(*__ad::replayed_at_mut(&mut x[..], i))`, which
+/// skip a bounds check the forward sweep made) read back as the indexing they are,
+/// `x[i]`: code that differentiates the companion again indexes as the user's code does.
+fn indexed_again(body: &syn::Block) -> syn::Block {
+    fn replayed(e: &Expr) -> Option<Expr> {
+        let Expr::Unary(u) = strip(e) else {
+            return None;
+        };
+        let (syn::UnOp::Deref(_), Expr::Call(c)) = (&u.op, &*u.expr) else {
+            return None;
+        };
+        let Expr::Path(f) = &*c.func else {
+            return None;
+        };
+        let names = path_names(&f.path);
+        if names != ["__ad", "replayed_at"] && names != ["__ad", "replayed_at_mut"] {
+            return None;
+        }
+        let [slice, index] = [c.args.first()?, c.args.last()?];
+        if c.args.len() != 2 {
+            return None;
+        }
+        let Expr::Index(whole) = strip(strip_ref(slice)) else {
+            return None;
+        };
+        let base = &whole.expr;
+        Some(syn::parse_quote_spanned!(e.span()=> #base[#index]))
+    }
+    struct Replays;
+    impl VisitMut for Replays {
+        fn visit_expr_mut(&mut self, e: &mut Expr) {
+            match replayed(e) {
+                Some(indexed) => *e = indexed,
+                None => syn::visit_mut::visit_expr_mut(self, e),
+            }
+        }
+    }
+    let mut body = body.clone();
+    Replays.visit_block_mut(&mut body);
+    body
 }
 
 /// Whether the tokens of an index are a range (`..n`, `a..b`, `..`): two dots outside any

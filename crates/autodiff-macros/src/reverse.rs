@@ -20,6 +20,7 @@ use crate::carry::{CarryPlan, plain_range};
 use crate::collections::{HashMap, HashSet};
 use crate::forward::{diff_operands, partial_at, partials, primal_op};
 use crate::ir::*;
+use crate::lower::is_range_tokens;
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 use std::cell::RefCell;
@@ -85,6 +86,13 @@ pub struct Reverse<'a> {
     /// The members of `&mut` struct parameters whose shadows follow their lengths through
     /// the forward sweep (see [`Self::member_seeds`]).
     fitted: RefCell<Vec<Place>>,
+    /// Slice parameters, and local buffers of the outermost block, whose elements the
+    /// reverse sweep reads and writes without a second bounds check (see
+    /// [`Self::replayed`]). Empty, and no locals added, unless set.
+    replayable: RefCell<HashSet<String>>,
+    /// Whether [`Self::sweeps`] adds the outermost block's fixed-length buffers to
+    /// `replayable` (a function's body; not a closure's).
+    replay_locals: bool,
 }
 
 /// A loop `for j in 0..e { .. buf[j] = v; .. }` whose body reads nothing of `buf`: when its
@@ -143,6 +151,8 @@ impl<'a> Reverse<'a> {
             declared_early: RefCell::new(HashSet::default()),
             whole_saves: RefCell::new(Vec::new()),
             fitted: RefCell::new(Vec::new()),
+            replayable: RefCell::new(HashSet::default()),
+            replay_locals: false,
         }
     }
 
@@ -173,6 +183,53 @@ impl<'a> Reverse<'a> {
     pub fn with_mutable_buffer_params(mut self, params: HashSet<String>) -> Self {
         self.mutable_buffer_params = params;
         self
+    }
+
+    /// This sweep generator for a function whose slice parameters `params` keep their
+    /// lengths through the call, and whose shadows of them (where they have any) are cut
+    /// to those lengths on entry; its local buffers of fixed length are found in
+    /// [`Self::sweeps`].
+    pub fn with_replayable(mut self, params: HashSet<String>) -> Self {
+        *self.replayable.borrow_mut() = params;
+        self.replay_locals = true;
+        self
+    }
+
+    /// `place` as the reverse sweep reads it (`write`: writes it), or its shadow's element
+    /// (`adjoint`). An element at one index of a parameter in [`Self::replayable`] is
+    /// reached without a bounds check (`__ad::replayed_at`): the reverse sweep reaches an
+    /// element only where the forward sweep indexed the same slice at the same index,
+    /// which checked it, and neither the slice nor its shadow has changed length since.
+    /// The compiler cannot see that, and a check in a reverse loop keeps it from
+    /// vectorising the loop.
+    fn replayed(&self, place: &Place, adjoint: bool, write: bool) -> TokenStream {
+        let plain = || match adjoint {
+            true => place.adjoint(),
+            false => place.primal(),
+        };
+        let [Proj::Index(i)] = place.proj.as_slice() else {
+            return plain();
+        };
+        if !self.replayable.borrow().contains(&place.base.to_string()) || is_range_tokens(i) {
+            return plain();
+        }
+        let b = match adjoint {
+            true => adjoint_name(&place.base),
+            false => place.base.clone(),
+        };
+        match write {
+            true => quote!((*__ad::replayed_at_mut(&mut #b[..], #i))),
+            false => quote!((*__ad::replayed_at(&#b[..], #i))),
+        }
+    }
+
+    /// `primal_op(op)` as the reverse sweep computes it again: a load replayed (see
+    /// [`Self::replayed`]).
+    fn recomputed_op(&self, op: &Op) -> TokenStream {
+        match op {
+            Op::Load(p) => self.replayed(p, false, false),
+            _ => primal_op(op),
+        }
     }
 
     /// This sweep generator for a pullback that runs the function's forward sweep again
@@ -322,6 +379,10 @@ impl<'a> Reverse<'a> {
         collect_maybe_tuples(body, &mut self.maybe_tuples.borrow_mut());
         member_loads_in_struct_values(body, &mut self.maybe_tuples.borrow_mut());
         collect_placed(body, &mut self.placed.borrow_mut());
+        if self.replay_locals {
+            let locals = crate::fixed_lengths::fixed_length_locals(body);
+            self.replayable.borrow_mut().extend(locals);
+        }
         // A buffer that the reverse sweep never reads needs neither records nor a refill.
         *self.replayed.borrow_mut() = crate::replay::replayed_buffers(body, self.kinds)
             .into_iter()
@@ -748,7 +809,7 @@ impl<'a> Reverse<'a> {
                         // Computed again further down the reverse (`recompute_late`).
                         continue;
                     } else if self.recomputable(op, b, k) {
-                        let v = primal_op(op);
+                        let v = self.recomputed_op(op);
                         out.extend(quote!(let #var = #v;));
                     } else {
                         continue;
@@ -1004,7 +1065,7 @@ impl<'a> Reverse<'a> {
 
     /// Emits `let var = op;` (and its adjoint) right after the reverse of `block[k1]`.
     fn recompute_late(&self, var: &Ident, op: &Op, k1: usize) {
-        let v = primal_op(op);
+        let v = self.recomputed_op(op);
         let mut t = quote!(let #var = #v;);
         if self.an.is_active(var) {
             t.extend(self.adjoint_decl(var));
@@ -1590,7 +1651,7 @@ impl<'a> Reverse<'a> {
                         quote!(__ad::add_to(&mut #a, #g);)
                     }
                     None => {
-                        let a = p.adjoint();
+                        let a = self.replayed(p, true, true);
                         quote!(#a += #g;)
                     }
                 }
@@ -1725,10 +1786,12 @@ impl<'a> Reverse<'a> {
             (quote!(), quote!(#p #undo #v;))
         } else if let Some(old) = old {
             // `let cur = u[i]; u[i] = f(cur);`: the old value is `cur`, recorded already.
-            (quote!(), quote!(#p = #old;))
+            let pw = self.replayed(place, false, true);
+            (quote!(), quote!(#pw = #old;))
         } else {
             let (push, load) = self.record(quote!(__ad_old), level);
-            (push, quote!(#p = #load;))
+            let pw = self.replayed(place, false, true);
+            (push, quote!(#pw = #load;))
         };
         let op = match kind {
             AssignKind::Set => quote!(=),
@@ -1748,7 +1811,9 @@ impl<'a> Reverse<'a> {
         if !self.an.place_active(place) {
             return (fwd, restore);
         }
-        let a = place.adjoint();
+        let a = self.replayed(place, true, false);
+        let aw = self.replayed(place, true, true);
+        let pr = self.replayed(place, false, false);
         let rev = match kind {
             // A whole local put back (a vector that a call's may have replaced with one of
             // another length, `h = shrink(&h);`): its adjoint restarts shaped like the old
@@ -1759,7 +1824,7 @@ impl<'a> Reverse<'a> {
             }
             AssignKind::Set => {
                 let acc = self.accumulate(val, quote!(__ad_g));
-                quote!(let __ad_g = #a; #a = __ad::zero_like(&__ad_g); #restore #acc)
+                quote!(let __ad_g = #a; #aw = __ad::zero_like(&__ad_g); #restore #acc)
             }
             AssignKind::Add => {
                 let acc = self.accumulate(val, quote!(#a));
@@ -1770,12 +1835,12 @@ impl<'a> Reverse<'a> {
                 quote!(#restore #acc)
             }
             AssignKind::Mul => {
-                let acc = self.accumulate(val, quote!(#a * #p));
-                quote!(#restore #acc #a *= #v;)
+                let acc = self.accumulate(val, quote!(#a * #pr));
+                quote!(#restore #acc #aw *= #v;)
             }
             AssignKind::Div => {
-                let acc = self.accumulate(val, quote!(-(#a * #p) / (#v * #v)));
-                quote!(#restore #acc #a /= #v;)
+                let acc = self.accumulate(val, quote!(-(#a * #pr) / (#v * #v)));
+                quote!(#restore #acc #aw /= #v;)
             }
         };
         (fwd, rev)

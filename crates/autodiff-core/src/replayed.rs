@@ -1,0 +1,56 @@
+//! Element accesses that a reverse sweep replays.
+//!
+//! The reverse sweep visits the forward sweep's statements backwards: it reads again the
+//! elements the forward sweep read, and adds into the shadows of the elements it read or
+//! wrote. Where the slice is one whose length cannot change during the call (a slice
+//! parameter, or its shadow cut to the parameter's length on entry), the forward sweep's
+//! bounds check of the same index already holds, and checking again only keeps the
+//! compiler from vectorising the reverse loops (see BENCHMARKS.md). Only the generated
+//! code calls these, and only at such an index; debug builds check it all the same.
+
+/// `s[i]`, where the forward sweep of the same call indexed `s` (or the slice whose
+/// shadow `s` is, as long as it) at `i` and `s` has kept its length since.
+#[inline(always)]
+pub fn at<T>(s: &[T], i: usize) -> &T {
+    debug_assert!(
+        i < s.len(),
+        "a replayed index {i} out of bounds ({})",
+        s.len()
+    );
+    // SAFETY: the forward sweep indexed this slice, or one of the same length, at `i`
+    // (the caller's contract above), which panics unless `i < s.len()`.
+    unsafe { s.get_unchecked(i) }
+}
+
+/// `&mut s[i]`, under the contract of [`at`].
+#[inline(always)]
+pub fn at_mut<T>(s: &mut [T], i: usize) -> &mut T {
+    debug_assert!(
+        i < s.len(),
+        "a replayed index {i} out of bounds ({})",
+        s.len()
+    );
+    // SAFETY: as in `at`.
+    unsafe { s.get_unchecked_mut(i) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replayed_accesses_read_and_write_the_element() {
+        let mut v = vec![1.0, 2.0, 3.0];
+        assert_eq!(*at(&v[..], 2), 3.0);
+        *at_mut(&mut v[..], 1) += 5.0;
+        assert_eq!(v, [1.0, 7.0, 3.0]);
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "a replayed index 3 out of bounds (3)")]
+    fn an_index_the_forward_sweep_could_not_have_read_panics_in_debug_builds() {
+        let v = [1.0, 2.0, 3.0];
+        let _ = at(&v[..], 3);
+    }
+}
