@@ -130,16 +130,19 @@ pub fn declared_lengths(b: &Block) -> HashMap<String, String> {
 }
 
 /// The code that fills a buffer again: the `let`s of its loop body `b` that its filling
-/// loop `b[k]` reads, then the loop, in a block of their own.
-pub fn replay(b: &Block, k: usize) -> TokenStream {
+/// loop `b[k]` reads, then the loop, in a block of their own. It reaches the elements the
+/// forward sweep reached, each as `at(place, written)` renders it.
+pub fn replay(b: &Block, k: usize, at: &dyn Fn(&Place, bool) -> TokenStream) -> TokenStream {
     let Stmt::For {
         pat, iter, body, ..
     } = &b[k]
     else {
         return quote!();
     };
-    let lets: TokenStream = lets_read(b, k).into_iter().map(primal_stmt).collect();
-    let stmts: TokenStream = body.iter().map(primal_stmt).collect();
+    let lets: TokenStream = (lets_read(b, k).into_iter())
+        .map(|s| primal_stmt(s, at))
+        .collect();
+    let stmts: TokenStream = body.iter().map(|s| primal_stmt(s, at)).collect();
     quote!({ #lets for #pat in #iter { #stmts } })
 }
 
@@ -162,14 +165,17 @@ fn lets_read(b: &Block, k: usize) -> Vec<&Stmt> {
 }
 
 /// The primal code of a `let` or an assignment accepted by [`filled_buffer`].
-fn primal_stmt(s: &Stmt) -> TokenStream {
+fn primal_stmt(s: &Stmt, at: &dyn Fn(&Place, bool) -> TokenStream) -> TokenStream {
     match s {
         Stmt::Let { var, op, .. } => {
-            let v = primal_op(op);
+            let v = match op {
+                Op::Load(p) => at(p, false),
+                _ => primal_op(op),
+            };
             quote!(let #var = #v;)
         }
         Stmt::Assign { place, val, .. } => {
-            let (p, v) = (place.primal(), val.primal());
+            let (p, v) = (at(place, true), val.primal());
             quote!(#p = #v;)
         }
         _ => quote!(),

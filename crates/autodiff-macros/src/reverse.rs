@@ -768,7 +768,8 @@ impl<'a> Reverse<'a> {
             if let Some(buf) = crate::replay::filled_buffer(s)
                 && self.replayed.borrow().contains(&buf.to_string())
             {
-                prologue.extend(crate::replay::replay(b, k));
+                let at = |p: &Place, write: bool| self.replayed(p, false, write);
+                prologue.extend(crate::replay::replay(b, k, &at));
             }
         }
         let (locals, defined) = self.prologue(b);
