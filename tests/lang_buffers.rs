@@ -2664,6 +2664,7 @@ fn triangle_rounds(x: &[f64], l: &[f64], y: &mut [f64]) -> f64 {
         grown.push(s.sqrt());
     }
     y[0] /= 2.0 + x[d - 1] * x[d - 1];
+    y[y.len() - 1] *= 1.5 + q[q.len() - 1].sin();
     s + grown[grown.len() - 1] * grown[0]
 }
 
@@ -2690,6 +2691,8 @@ fn triangle_rounds_o<D: Num>(x: &[D], l: &[D], y: &mut [D]) -> D {
         grown.push(s.sqrt());
     }
     y[0] /= c::<D>(2.0) + x[d - 1] * x[d - 1];
+    let last = y.len() - 1;
+    y[last] *= c::<D>(1.5) + q[q.len() - 1].sin();
     s + grown[grown.len() - 1] * grown[0]
 }
 

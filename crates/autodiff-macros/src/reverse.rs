@@ -217,6 +217,14 @@ impl<'a> Reverse<'a> {
             true => adjoint_name(&place.base),
             false => place.base.clone(),
         };
+        // `&mut y[..]` is borrowed before the index is evaluated, so an index that reads
+        // the slice written (`y[y.len() - 1] = ..`) keeps the plain form, which
+        // evaluates it first.
+        let mut names_base = false;
+        crate::lower::walk_idents(i, &mut |id| names_base |= *id == b);
+        if write && names_base {
+            return plain();
+        }
         match write {
             true => quote!((*__ad::replayed_at_mut(&mut #b[..], #i))),
             false => quote!((*__ad::replayed_at(&#b[..], #i))),
