@@ -5,6 +5,9 @@
 
 // Index loops and `&Vec<..>` parameters are constructs under test.
 #![allow(clippy::needless_range_loop, clippy::ptr_arg)]
+// The generated code holds no `unsafe` (its unchecked reverse accesses are
+// `autodiff_core`'s), so a crate that forbids it can use the attributes.
+#![forbid(unsafe_code)]
 
 mod lang_common;
 
