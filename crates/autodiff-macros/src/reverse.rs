@@ -196,12 +196,12 @@ impl<'a> Reverse<'a> {
     }
 
     /// `place` as the reverse sweep reads it (`write`: writes it), or its shadow's element
-    /// (`adjoint`). An element at one index of a parameter in [`Self::replayable`] is
-    /// reached without a bounds check (`__ad::replayed_at`): the reverse sweep reaches an
-    /// element only where the forward sweep indexed the same slice at the same index,
-    /// which checked it, and neither the slice nor its shadow has changed length since.
-    /// The compiler cannot see that, and a check in a reverse loop keeps it from
-    /// vectorising the loop.
+    /// (`adjoint`). An element at one index of a parameter or local buffer in
+    /// [`Self::replayable`] is reached without a bounds check (`__ad::replayed_at`): the
+    /// reverse sweep reaches an element only where the forward sweep indexed the same
+    /// slice at the same index, which checked it, and neither the slice nor its shadow
+    /// has changed length since. The compiler cannot see that, and a check in a reverse
+    /// loop keeps it from vectorising the loop.
     fn replayed(&self, place: &Place, adjoint: bool, write: bool) -> TokenStream {
         let plain = || match adjoint {
             true => place.adjoint(),
