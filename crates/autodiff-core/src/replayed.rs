@@ -3,7 +3,8 @@
 //! The reverse sweep visits the forward sweep's statements backwards: it reads again the
 //! elements the forward sweep read, and adds into the shadows of the elements it read or
 //! wrote. Where the slice is one whose length cannot change during the call (a slice
-//! parameter, or its shadow cut to the parameter's length on entry), the forward sweep's
+//! parameter, its shadow cut to the parameter's length on entry, or a local buffer of
+//! fixed length and its shadow made as long), the forward sweep's
 //! bounds check of the same index already holds, and checking again only keeps the
 //! compiler from vectorising the reverse loops (see BENCHMARKS.md). Only the generated
 //! code calls these, and only at such an index; debug builds check it all the same.

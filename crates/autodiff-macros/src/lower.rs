@@ -11075,10 +11075,10 @@ fn indexed_again(body: &syn::Block) -> syn::Block {
         if names != ["__ad", "replayed_at"] && names != ["__ad", "replayed_at_mut"] {
             return None;
         }
-        let [slice, index] = [c.args.first()?, c.args.last()?];
         if c.args.len() != 2 {
             return None;
         }
+        let (slice, index) = (&c.args[0], &c.args[1]);
         let Expr::Index(whole) = strip(strip_ref(slice)) else {
             return None;
         };

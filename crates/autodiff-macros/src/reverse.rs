@@ -86,13 +86,11 @@ pub struct Reverse<'a> {
     /// The members of `&mut` struct parameters whose shadows follow their lengths through
     /// the forward sweep (see [`Self::member_seeds`]).
     fitted: RefCell<Vec<Place>>,
-    /// Slice parameters, and local buffers of the outermost block, whose elements the
-    /// reverse sweep reads and writes without a second bounds check (see
-    /// [`Self::replayed`]). Empty, and no locals added, unless set.
-    replayable: RefCell<HashSet<String>>,
-    /// Whether [`Self::sweeps`] adds the outermost block's fixed-length buffers to
-    /// `replayable` (a function's body; not a closure's).
-    replay_locals: bool,
+    /// Slice parameters, and local buffers of the outermost block (added by
+    /// [`Self::sweeps`]), whose elements the reverse sweep reads and writes without a
+    /// second bounds check (see [`Self::replayed`]). `None` where nothing is (a closure's
+    /// body).
+    replayable: RefCell<Option<HashSet<String>>>,
 }
 
 /// A loop `for j in 0..e { .. buf[j] = v; .. }` whose body reads nothing of `buf`: when its
@@ -151,8 +149,7 @@ impl<'a> Reverse<'a> {
             declared_early: RefCell::new(HashSet::default()),
             whole_saves: RefCell::new(Vec::new()),
             fitted: RefCell::new(Vec::new()),
-            replayable: RefCell::new(HashSet::default()),
-            replay_locals: false,
+            replayable: RefCell::new(None),
         }
     }
 
@@ -189,9 +186,8 @@ impl<'a> Reverse<'a> {
     /// lengths through the call, and whose shadows of them (where they have any) are cut
     /// to those lengths on entry; its local buffers of fixed length are found in
     /// [`Self::sweeps`].
-    pub fn with_replayable(mut self, params: HashSet<String>) -> Self {
-        *self.replayable.borrow_mut() = params;
-        self.replay_locals = true;
+    pub fn with_replayable(self, params: HashSet<String>) -> Self {
+        *self.replayable.borrow_mut() = Some(params);
         self
     }
 
@@ -210,24 +206,26 @@ impl<'a> Reverse<'a> {
         let [Proj::Index(i)] = place.proj.as_slice() else {
             return plain();
         };
-        if !self.replayable.borrow().contains(&place.base.to_string()) || is_range_tokens(i) {
+        let listed = (self.replayable.borrow().as_ref())
+            .is_some_and(|r| r.contains(&place.base.to_string()));
+        if !listed || is_range_tokens(i) {
             return plain();
         }
         let b = match adjoint {
             true => adjoint_name(&place.base),
             false => place.base.clone(),
         };
+        if !write {
+            return quote!((*__ad::replayed_at(&#b[..], #i)));
+        }
         // `&mut y[..]` is borrowed before the index is evaluated, so an index that reads
         // the slice written (`y[y.len() - 1] = ..`) keeps the plain form, which
         // evaluates it first.
         let mut names_base = false;
         crate::lower::walk_idents(i, &mut |id| names_base |= *id == b);
-        if write && names_base {
-            return plain();
-        }
-        match write {
-            true => quote!((*__ad::replayed_at_mut(&mut #b[..], #i))),
-            false => quote!((*__ad::replayed_at(&#b[..], #i))),
+        match names_base {
+            true => plain(),
+            false => quote!((*__ad::replayed_at_mut(&mut #b[..], #i))),
         }
     }
 
@@ -387,9 +385,8 @@ impl<'a> Reverse<'a> {
         collect_maybe_tuples(body, &mut self.maybe_tuples.borrow_mut());
         member_loads_in_struct_values(body, &mut self.maybe_tuples.borrow_mut());
         collect_placed(body, &mut self.placed.borrow_mut());
-        if self.replay_locals {
-            let locals = crate::fixed_lengths::fixed_length_locals(body);
-            self.replayable.borrow_mut().extend(locals);
+        if let Some(r) = self.replayable.borrow_mut().as_mut() {
+            r.extend(crate::fixed_lengths::fixed_length_locals(body));
         }
         // A buffer that the reverse sweep never reads needs neither records nor a refill.
         *self.replayed.borrow_mut() = crate::replay::replayed_buffers(body, self.kinds)
