@@ -2722,3 +2722,131 @@ proptest! {
         );
     }
 }
+
+/// The H·v companions (forward over reverse) replay what the reverse companion replays,
+/// and the tangents of those elements: through a call (`scaled_rounds`' forward over
+/// reverse variant, with a local buffer of fixed length, its shadow, a slice parameter
+/// and a `&mut` one, `y[y.len() - 1] *= ..` among them) and in the objective's own code
+/// (a triangular product through a running counter).
+#[differentiable]
+fn scaled_rounds(x: &[f64], y: &mut [f64]) -> f64 {
+    let d = x.len();
+    let mut q = vec![0.0; d];
+    let mut s = 0.0;
+    for round in 0..2 {
+        for j in 0..d {
+            q[j] = x[j] * (round as f64 + 1.0);
+        }
+        for i in 0..d {
+            for j in i + 1..d {
+                q[j] += x[i] * x[j - i - 1].cos();
+            }
+        }
+        for j in 0..d {
+            y[j] *= 1.0 + 0.1 * q[j].tanh();
+            s += q[j] * y[j];
+        }
+    }
+    y[y.len() - 1] *= 1.5 + q[0].sin();
+    s + y[0] * y[d - 1]
+}
+
+fn scaled_rounds_o<D: Num>(x: &[D], y: &mut [D]) -> D {
+    let d = x.len();
+    let mut q = vec![c::<D>(0.0); d];
+    let mut s = c::<D>(0.0);
+    for round in 0..2 {
+        for j in 0..d {
+            q[j] = x[j] * c::<D>(round as f64 + 1.0);
+        }
+        for i in 0..d {
+            for j in i + 1..d {
+                q[j] += x[i] * x[j - i - 1].cos();
+            }
+        }
+        for j in 0..d {
+            y[j] *= c::<D>(1.0) + c::<D>(0.1) * q[j].tanh();
+            s += q[j] * y[j];
+        }
+    }
+    let last = y.len() - 1;
+    y[last] *= c::<D>(1.5) + q[0].sin();
+    s + y[0] * y[d - 1]
+}
+
+#[autodiff_reverse(replayed_objective_rev, Duplicated, Active)]
+fn replayed_objective(p: &[f64]) -> f64 {
+    let d = p.len();
+    let mut y = vec![1.0; d];
+    let mut t = 0.0;
+    let mut li = 0;
+    for i in 0..d {
+        for j in i + 1..d {
+            t += p[li % d] * p[i] * p[j];
+            li += 1;
+        }
+    }
+    let s = scaled_rounds(p, &mut y);
+    let mut total = t + s;
+    for j in 0..d {
+        total += y[j] * p[j];
+    }
+    total
+}
+
+fn replayed_objective_o<D: Num>(p: &[D]) -> D {
+    let d = p.len();
+    let mut y = vec![c::<D>(1.0); d];
+    let mut t = c::<D>(0.0);
+    let mut li = 0;
+    for i in 0..d {
+        for j in i + 1..d {
+            t += p[li % d] * p[i] * p[j];
+            li += 1;
+        }
+    }
+    let s = scaled_rounds_o(p, &mut y);
+    let mut total = t + s;
+    for j in 0..d {
+        total += y[j] * p[j];
+    }
+    total
+}
+
+/// The gradient through the named reverse companion, whose H·v companion is given a
+/// gradient buffer longer than `p`: the companion cuts it to `p`'s length, as the
+/// reverse companion does, and the elements past it stay as they were.
+#[autodiff_forward(replayed_objective_hvp, Dual, Dual)]
+fn replayed_objective_grad(p: &[f64], g: &mut [f64]) {
+    replayed_objective_rev(p, g, 1.0);
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn elements_replayed_by_hessian_vector_products((x, v, _) in slice_case(-1.0, 1.0, 1..7, 0)) {
+        check_hvp_of::<replayed_objective_rev>(&x, &v, replayed_objective_o);
+        let n = x.len();
+        let (mut g, mut hv) = (vec![0.0; n + 2], vec![0.0; n + 2]);
+        g[n] = 7.0;
+        hv[n + 1] = -3.0;
+        replayed_objective_hvp(&x, &v, &mut g, &mut hv);
+        check_hvp(&hv[..n], &x, &v, replayed_objective_o);
+        let (_, grad) = oracle_grad(replayed_objective_o, &x);
+        for i in 0..n {
+            check(&format!("gradient[{i}]"), g[i], grad[i]);
+        }
+        prop_assert_eq!((g[n], g[n + 1], hv[n], hv[n + 1]), (7.0, 0.0, 0.0, -3.0));
+    }
+}
+
+/// A gradient buffer shorter than `p` is refused where the H·v companion cuts it to `p`'s
+/// length, before any element is reached (in release builds too, where the replayed
+/// accesses after it are not checked again).
+#[test]
+#[should_panic(expected = "out of range for slice of length 2")]
+fn hessian_vector_products_refuse_a_short_gradient_buffer() {
+    let (mut g, mut hv) = (vec![0.0; 2], vec![0.0; 3]);
+    replayed_objective_hvp(&[0.1, 0.2, 0.3], &[1.0, 0.0, 0.0], &mut g, &mut hv);
+}

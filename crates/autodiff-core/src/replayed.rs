@@ -35,6 +35,16 @@ pub fn at_mut<T>(s: &mut [T], i: usize) -> &mut T {
     unsafe { s.get_unchecked_mut(i) }
 }
 
+/// The index `i` itself: it marks, in a reverse companion that is differentiated again
+/// (which reads [`at`] and [`at_mut`] back as `s[replayed_index(i)]`), an index that the
+/// companion replays, so that the forward transform of the companion can replay it too
+/// where the tangent keeps the primal's length. Rendered as it is, it is an ordinary,
+/// checked index.
+#[inline(always)]
+pub fn replayed_index(i: usize) -> usize {
+    i
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -89,6 +89,7 @@ fn primal_closure(c: &ClosureIr, mode: Mode) -> TokenStream {
         refs: Refs {
             kinds: &body_kinds(c),
         },
+        replays: Default::default(),
     }
     .block(&c.body.block);
     let x = params_pattern(c, |p| p.clone());
@@ -104,6 +105,7 @@ pub fn forward_build(c: &ClosureIr, call: &Call, caller: &Analysis) -> TokenStre
         refs: Refs {
             kinds: &body_kinds(c),
         },
+        replays: Default::default(),
     }
     .block(&c.body.block);
     let x = params_pattern(c, |p| p.clone());

@@ -602,6 +602,7 @@ impl Gen<'_> {
         let f = Forward {
             an,
             refs: Refs { kinds: self.kinds },
+            replays: crate::forward::Replays::of(&self.body.block, &self.sig.params),
         };
         f.block(&self.body.block)
     }

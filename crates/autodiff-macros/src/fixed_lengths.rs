@@ -8,13 +8,31 @@
 //! assignment, resize or swap, no move, no `&mut` loan of it whole or method called on
 //! it, no closure capturing it, and no mention of it in code kept as written other than
 //! `v.len()` and `v.is_empty()`. Anything the check does not understand disqualifies.
+//!
+//! A reverse companion differentiated again also makes shadows of its local buffers,
+//! `__ad::zero_like(&v)`, as long as them: [`length_locked_locals`] counts those too,
+//! for the forward transform of such a companion (see `forward::Replays`).
 
 use crate::collections::HashSet;
 use crate::ir::*;
-use proc_macro2::{TokenStream, TokenTree};
+use proc_macro2::{Delimiter, Ident, TokenStream, TokenTree};
 
 /// The locals of `body` (the function's outermost block) whose lengths are fixed.
 pub fn fixed_length_locals(body: &Block) -> HashSet<String> {
+    fixed_locals(body, false)
+}
+
+/// [`fixed_length_locals`] and the locals bound once to a zero shaped like a buffer
+/// (`let mut __b_v = __ad::zero_like(&v);`, in code lowered again from a reverse
+/// companion), whose lengths are fixed by the same test. A forward transform makes the
+/// tangent of each as long as it (a `vec![t; n]`'s tangent takes the primal's length, a
+/// zero's is a zero shaped like the primal, or like the same buffer), and changes one's
+/// length only where it changes the other's.
+pub fn length_locked_locals(body: &Block) -> HashSet<String> {
+    fixed_locals(body, true)
+}
+
+fn fixed_locals(body: &Block, zeros: bool) -> HashSet<String> {
     let mut fixed: HashSet<String> = body
         .iter()
         .filter_map(|s| match s {
@@ -23,6 +41,11 @@ pub fn fixed_length_locals(body: &Block) -> HashSet<String> {
                 op: Op::VecRepeat(..) | Op::ArrRepeat(..) | Op::ArrLit(..),
                 ..
             } => Some(var.to_string()),
+            Stmt::Let {
+                var,
+                op: Op::Use(Operand::Lit(t)) | Op::Inactive(t) | Op::NewVec(t),
+                ..
+            } if zeros && zero_shaped_like(t).is_some() => Some(var.to_string()),
             _ => None,
         })
         .collect();
@@ -183,9 +206,46 @@ fn place(p: &Place, changed: &mut HashSet<String>) {
     }
 }
 
+/// `v` of the tokens `__ad::zero_like(&v)` or `__ad::accumulator_zero(&v)` (in
+/// parentheses or not): a new buffer shaped like `v`, which reads `v` and changes
+/// nothing.
+fn zero_shaped_like(t: &TokenStream) -> Option<Ident> {
+    let tts: Vec<TokenTree> = t.clone().into_iter().collect();
+    if let [TokenTree::Group(g)] = tts.as_slice()
+        && g.delimiter() == Delimiter::Parenthesis
+    {
+        return zero_shaped_like(&g.stream());
+    }
+    let [
+        TokenTree::Ident(ad),
+        TokenTree::Punct(c1),
+        TokenTree::Punct(c2),
+        TokenTree::Ident(f),
+        TokenTree::Group(args),
+    ] = tts.as_slice()
+    else {
+        return None;
+    };
+    if ad != "__ad"
+        || c1.as_char() != ':'
+        || c2.as_char() != ':'
+        || (f != "zero_like" && f != "accumulator_zero")
+        || args.delimiter() != Delimiter::Parenthesis
+    {
+        return None;
+    }
+    match args.stream().into_iter().collect::<Vec<_>>().as_slice() {
+        [TokenTree::Punct(amp), TokenTree::Ident(v)] if amp.as_char() == '&' => Some(v.clone()),
+        _ => None,
+    }
+}
+
 /// Code kept as written: a name followed by anything but `.len()` or `.is_empty()`
-/// counts as a change.
+/// counts as a change (a zero shaped like it, `__ad::zero_like(&v)`, does not).
 fn tokens(t: &TokenStream, changed: &mut HashSet<String>) {
+    if zero_shaped_like(t).is_some() {
+        return;
+    }
     let tts: Vec<TokenTree> = t.clone().into_iter().collect();
     for (k, tt) in tts.iter().enumerate() {
         match tt {
@@ -270,5 +330,32 @@ mod tests {
         let fixed = fixed_length_locals(&body);
         assert!(!fixed.contains("a") && !fixed.contains("b") && !fixed.contains("c"));
         assert!(fixed.contains("d"));
+    }
+
+    #[test]
+    fn zeros_shaped_like_a_buffer_are_locked_in_code_lowered_again() {
+        let zero = |name: &str, of: &str| {
+            let of = format_ident!("{}", of);
+            Stmt::Let {
+                var: format_ident!("{}", name),
+                mutable: true,
+                op: Op::NewVec(quote!(__ad::zero_like(&#of))),
+            }
+        };
+        let lent = Stmt::Inactive(quote!(grow(&mut c);));
+        let body = vec![
+            buffer("v"),
+            zero("b", "v"),
+            zero("c", "v"),
+            lent,
+            write("b", quote!(0)),
+        ];
+        let locked = length_locked_locals(&body);
+        // Reading `v` to shape a zero changes nothing.
+        assert!(locked.contains("v") && locked.contains("b"), "{locked:?}");
+        assert!(!locked.contains("c"), "{locked:?}");
+        // A user's function has no such zeros: only `v` is of fixed length there.
+        let fixed = fixed_length_locals(&body);
+        assert!(fixed.contains("v") && !fixed.contains("b"), "{fixed:?}");
     }
 }

@@ -2,6 +2,7 @@
 
 use crate::analysis::Analysis;
 use crate::calls::{Refs, forward_call, primal_call};
+use crate::collections::HashSet;
 use crate::ir::*;
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
@@ -9,6 +10,168 @@ use quote::{format_ident, quote};
 pub struct Forward<'a> {
     pub an: &'a Analysis,
     pub refs: Refs<'a>,
+    pub replays: Replays,
+}
+
+/// Where the forward transform of a reverse companion (a Hessian-vector product's code)
+/// may reach an element without a bounds check, as the companion did.
+///
+/// The companion's replayed accesses (`__ad::replayed_at`) are read back as indices
+/// marked `__ad::replayed_index(i)`: the companion's forward sweep indexed the same slice
+/// (or its primal, as long as the shadow) at `i` earlier in the call, which checked it.
+/// The forward transform keeps the companion's statements in their order, so that holds
+/// again for a base whose length nothing in between changes: a local buffer of fixed
+/// length (`fixed_lengths::length_locked_locals`), a slice parameter of the user's, and
+/// a shadow parameter after the companion's statement that cuts it to its primal's
+/// length (`let __nb_x = &mut __nb_x[..x.len()];`, kept as written by
+/// `Lowerer::keeping_shadow_cuts`). Other parameters generated code names (`__`) keep
+/// their checks: at a third order the cut of a shadow's shadow is not there. The element
+/// of the tangent is in bounds too where the tangent is at least as long: a slice
+/// parameter's, cut to the parameter's length on entry, and a fixed local's, made as
+/// long. Any other marked index is an ordinary, checked one.
+#[derive(Default)]
+pub struct Replays {
+    /// Bases whose marked indices are in bounds.
+    pub primal: HashSet<String>,
+    /// Bases whose tangent is at least as long as they are.
+    pub tangent: HashSet<String>,
+}
+
+impl Replays {
+    /// The replays of a forward transform of `body` with the parameters `params`: their
+    /// slice tangents are cut to their primal's length on entry.
+    pub fn of(body: &Block, params: &[crate::signature::Param]) -> Self {
+        let locals = crate::fixed_lengths::length_locked_locals(body);
+        let slices = params
+            .iter()
+            .filter(|p| matches!(p.shape, crate::signature::Shape::Slice { .. }))
+            .map(|p| p.name.to_string());
+        let mut r = Replays {
+            primal: locals.clone(),
+            tangent: locals,
+        };
+        for name in slices {
+            if !name.starts_with("__") {
+                r.primal.insert(name.clone());
+            }
+            r.tangent.insert(name);
+        }
+        // `let __nb_x = &mut __nb_x[..x.len()];` before any element is reached: the
+        // shadow is as long as its primal from there on (`Lowerer::keeping_shadow_cuts`).
+        for s in body {
+            match s {
+                Stmt::Inactive(t) => {
+                    if let Some((shadow, primal)) = shadow_cut(t)
+                        && r.primal.contains(&primal.to_string())
+                        && r.tangent.contains(&shadow.to_string())
+                    {
+                        r.primal.insert(shadow.to_string());
+                    }
+                }
+                Stmt::Let { op, .. } if !matches!(op, Op::Load(_) | Op::Call(_)) => {}
+                _ => break,
+            }
+        }
+        r
+    }
+
+    /// The place `p` (its tangent with `tangent`), reached for a write with `write`.
+    fn access(&self, p: &Place, tangent: bool, write: bool) -> TokenStream {
+        let plain = || match tangent {
+            true => p.tangent(),
+            false => p.primal(),
+        };
+        let [Proj::Index(i)] = p.proj.as_slice() else {
+            return plain();
+        };
+        let Some(index) = replayed_index(i) else {
+            return plain();
+        };
+        let base = p.base.to_string();
+        if !self.primal.contains(&base) || (tangent && !self.tangent.contains(&base)) {
+            return plain();
+        }
+        let b = match tangent {
+            true => tangent_name(&p.base),
+            false => p.base.clone(),
+        };
+        if !write {
+            return quote!((*__ad::replayed_at(&#b[..], #index)));
+        }
+        // As in `Reverse::replayed`: an index that reads the slice written is evaluated
+        // before the slice is borrowed.
+        let mut names_base = false;
+        crate::lower::walk_idents(&index, &mut |id| names_base |= *id == b);
+        match names_base {
+            true => plain(),
+            false => quote!((*__ad::replayed_at_mut(&mut #b[..], #index))),
+        }
+    }
+}
+
+/// `(s, x)` of the statement `let s = &mut s[..x.len()];`.
+fn shadow_cut(t: &TokenStream) -> Option<(Ident, Ident)> {
+    let syn::Stmt::Local(l) = syn::parse2::<syn::Stmt>(t.clone()).ok()? else {
+        return None;
+    };
+    let syn::Pat::Ident(s) = &l.pat else {
+        return None;
+    };
+    let syn::Expr::Reference(r) = &*l.init.as_ref()?.expr else {
+        return None;
+    };
+    let syn::Expr::Index(ix) = &*r.expr else {
+        return None;
+    };
+    let (syn::Expr::Path(base), syn::Expr::Range(range)) = (&*ix.expr, &*ix.index) else {
+        return None;
+    };
+    let Some(syn::Expr::MethodCall(len)) = range.end.as_deref() else {
+        return None;
+    };
+    let syn::Expr::Path(x) = &*len.receiver else {
+        return None;
+    };
+    let cut = r.mutability.is_some()
+        && s.by_ref.is_none()
+        && s.mutability.is_none()
+        && base.path.is_ident(&s.ident)
+        && range.start.is_none()
+        && matches!(range.limits, syn::RangeLimits::HalfOpen(_))
+        && len.method == "len"
+        && len.args.is_empty();
+    Some((s.ident.clone(), x.path.get_ident()?.clone())).filter(|_| cut)
+}
+
+/// `i` of the index tokens `__ad::replayed_index(i)` (read token by token: every
+/// element access of a forward transform asks).
+fn replayed_index(t: &TokenStream) -> Option<TokenStream> {
+    use proc_macro2::{Delimiter, TokenTree};
+    let mut tts = t.clone().into_iter();
+    let (
+        Some(TokenTree::Ident(ad)),
+        Some(TokenTree::Punct(c1)),
+        Some(TokenTree::Punct(c2)),
+        Some(TokenTree::Ident(f)),
+        Some(TokenTree::Group(g)),
+        None,
+    ) = (
+        tts.next(),
+        tts.next(),
+        tts.next(),
+        tts.next(),
+        tts.next(),
+        tts.next(),
+    )
+    else {
+        return None;
+    };
+    let marked = ad == "__ad"
+        && c1.as_char() == ':'
+        && c2.as_char() == ':'
+        && f == "replayed_index"
+        && g.delimiter() == Delimiter::Parenthesis;
+    marked.then(|| g.stream())
 }
 
 /// The primal value of an operation (calls excepted).
@@ -309,10 +472,14 @@ impl Forward<'_> {
             Op::Cast(o, ty) => self
                 .tan(o)
                 .map(|t| quote!(__ad::cast_tangent::<#ty, _>(#t))),
-            Op::Load(p) => self.an.place_active(p).then(|| p.tangent()),
-            Op::VecRepeat(o, n) => {
+            Op::Load(p) => self
+                .an
+                .place_active(p)
+                .then(|| self.replays.access(p, true, false)),
+            // As long as the primal (the length evaluated once): see `Replays`.
+            Op::VecRepeat(o, _) => {
                 let t = self.tan_or_zero(o);
-                Some(quote!(::std::vec![#t; #n]))
+                Some(quote!(::std::vec![#t; #var.len()]))
             }
             Op::ArrRepeat(o, n) => {
                 let t = self.tan_or_zero(o);
@@ -387,7 +554,10 @@ impl Forward<'_> {
                         }
                     };
                 }
-                let p = primal_op(op);
+                let p = match op {
+                    Op::Load(pl) => self.replays.access(pl, false, false),
+                    _ => primal_op(op),
+                };
                 if !active {
                     return quote!(let #m #var = #p;);
                 }
@@ -609,32 +779,34 @@ impl Forward<'_> {
     }
 
     fn assign(&self, place: &Place, kind: AssignKind, val: &Operand) -> TokenStream {
-        let p = place.primal();
+        let pw = self.replays.access(place, false, true);
+        let p = self.replays.access(place, false, false);
         let v = val.primal();
         let primal = match kind {
-            AssignKind::Set => quote!(#p = #v;),
-            AssignKind::Add => quote!(#p += #v;),
-            AssignKind::Sub => quote!(#p -= #v;),
-            AssignKind::Mul => quote!(#p *= #v;),
-            AssignKind::Div => quote!(#p /= #v;),
+            AssignKind::Set => quote!(#pw = #v;),
+            AssignKind::Add => quote!(#pw += #v;),
+            AssignKind::Sub => quote!(#pw -= #v;),
+            AssignKind::Mul => quote!(#pw *= #v;),
+            AssignKind::Div => quote!(#pw /= #v;),
         };
         if !self.an.place_active(place) {
             return primal;
         }
-        let t = place.tangent();
+        let tw = self.replays.access(place, true, true);
+        let t = self.replays.access(place, true, false);
         let tv = self.tan(val);
         let tangent = match (kind, tv) {
-            (AssignKind::Set, Some(tv)) => quote!(#t = #tv;),
+            (AssignKind::Set, Some(tv)) => quote!(#tw = #tv;),
             // Shaped as the new value, after it: the old tangent may have been moved away
             // (`let g = b; b = zero_like(&g);`, a reverse sweep differentiated again).
-            (AssignKind::Set, None) => return quote!(#primal #t = __ad::zero_like(&#p);),
-            (AssignKind::Add, Some(tv)) => quote!(#t += #tv;),
-            (AssignKind::Sub, Some(tv)) => quote!(#t -= #tv;),
+            (AssignKind::Set, None) => return quote!(#primal #tw = __ad::zero_like(&#p);),
+            (AssignKind::Add, Some(tv)) => quote!(#tw += #tv;),
+            (AssignKind::Sub, Some(tv)) => quote!(#tw -= #tv;),
             (AssignKind::Add | AssignKind::Sub, None) => quote!(),
-            (AssignKind::Mul, Some(tv)) => quote!(#t = #t * #v + #p * #tv;),
-            (AssignKind::Mul, None) => quote!(#t = #t * #v;),
-            (AssignKind::Div, Some(tv)) => quote!(#t = (#t - #p / #v * #tv) / #v;),
-            (AssignKind::Div, None) => quote!(#t = #t / #v;),
+            (AssignKind::Mul, Some(tv)) => quote!(#tw = #t * #v + #p * #tv;),
+            (AssignKind::Mul, None) => quote!(#tw = #t * #v;),
+            (AssignKind::Div, Some(tv)) => quote!(#tw = (#t - #p / #v * #tv) / #v;),
+            (AssignKind::Div, None) => quote!(#tw = #t / #v;),
         };
         // The tangent update reads the old primal value, so it comes first.
         quote!(#tangent #primal)
@@ -682,5 +854,33 @@ fn nonzero_test_at(toks: &[proc_macro2::TokenTree]) -> Option<Ident> {
     match g.stream().into_iter().collect::<Vec<_>>().as_slice() {
         [TokenTree::Ident(v)] => Some(v.clone()),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replayed_indices_and_shadow_cuts_are_read_from_their_tokens() {
+        let i = replayed_index(&quote!(__ad::replayed_index(j + 1)));
+        assert_eq!(i.map(|t| t.to_string()), Some(quote!(j + 1).to_string()));
+        assert!(replayed_index(&quote!(j + 1)).is_none());
+        assert!(replayed_index(&quote!(other::replayed_index(j))).is_none());
+        let cut = shadow_cut(&quote!(let __nb_x = &mut __nb_x[..x.len()];));
+        assert_eq!(
+            cut.map(|(s, x)| (s.to_string(), x.to_string())),
+            Some(("__nb_x".to_string(), "x".to_string()))
+        );
+        for not_a_cut in [
+            quote!(let __nb_x = &__nb_x[..x.len()];),
+            quote!(let __nb_x = &mut __nb_y[..x.len()];),
+            quote!(let __nb_x = &mut __nb_x[1..x.len()];),
+            quote!(let __nb_x = &mut __nb_x[..=x.len()];),
+            quote!(let mut __nb_x = &mut __nb_x[..x.len()];),
+            quote!(let __nb_x = &mut __nb_x[..n];),
+        ] {
+            assert!(shadow_cut(&not_a_cut).is_none(), "{not_a_cut}");
+        }
     }
 }

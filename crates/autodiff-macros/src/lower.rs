@@ -164,6 +164,8 @@ pub struct Lowerer {
     /// idioms (`__ad::..` calls, tapes, index iterators) are read back. Never for user code,
     /// where a path such as `::core::clone::Clone::clone` must keep its derivative.
     companion: bool,
+    /// Set for a reverse companion's code (see [`Lowerer::keeping_shadow_cuts`]).
+    keeps_shadow_cuts: bool,
     /// Parameters that are references to a scalar (`&mut f64`), which `*r` dereferences.
     scalar_refs: HashSet<String>,
     /// Parameters that are references to any other non-float type (`&mut Model`).
@@ -380,6 +382,7 @@ impl Lowerer {
             loads: HashMap::default(),
             renamable: None,
             companion: false,
+            keeps_shadow_cuts: false,
             scalar_refs: struct_shaped_params(sig, true),
             struct_refs: struct_shaped_params(sig, false),
             constant_refs: constant_ref_params(sig),
@@ -446,6 +449,13 @@ impl Lowerer {
         }
     }
 
+    /// For a reverse companion's code, which a forward transform differentiates again:
+    /// its statements that cut a shadow parameter to its primal's length are kept.
+    pub fn keeping_shadow_cuts(mut self) -> Self {
+        self.keeps_shadow_cuts = true;
+        self
+    }
+
     fn fresh(&mut self, base: &str, span: Span) -> Ident {
         self.counter += 1;
         let base = short_base(base.trim_start_matches("r#"));
@@ -471,6 +481,7 @@ impl Lowerer {
             loads: HashMap::default(),
             renamable: None,
             companion: self.companion,
+            keeps_shadow_cuts: false,
             scalar_refs: self.scalar_refs.clone(),
             constant_refs: self.constant_refs.clone(),
             struct_refs: self.struct_refs.clone(),
@@ -1649,8 +1660,17 @@ impl Lowerer {
             }
             if self.companion && is_reslice_of(name, e) {
                 // `let s = &mut s[..x.len()];`: a companion trims a shadow to its primal's
-                // length (for bounds-check elision). Differentiated again, the shadow is
-                // already that long; renaming it to a place would keep `x` borrowed.
+                // length (for bounds-check elision). Renaming it to a place would keep `x`
+                // borrowed. A reverse companion's forward transform keeps the statement
+                // as written, a rebinding of the parameter: its replayed accesses of the
+                // shadow rest on that length (`forward::Replays`).
+                if self.keeps_shadow_cuts
+                    && let Expr::Reference(r) = e
+                    && r.mutability.is_some()
+                {
+                    let e = self.render(e);
+                    self.emit(Stmt::Inactive(quote!(let #name = #e;)));
+                }
                 return Ok(());
             }
             if let Expr::Closure(c) = e {
@@ -11058,8 +11078,10 @@ fn is_scalar_place(p: &Place, l: &Lowerer) -> bool {
 
 /// A generated companion's body with its replayed element accesses
 /// (`(*__ad::replayed_at(&x[..], i))`, `(*__ad::replayed_at_mut(&mut x[..], i))`, which
-/// skip a bounds check the forward sweep made) read back as the indexing they are,
-/// `x[i]`: code that differentiates the companion again indexes as the user's code does.
+/// skip a bounds check the forward sweep made) read back as the indexing they are, with
+/// the index marked, `x[__ad::replayed_index(i)]`: a checked index as written (the
+/// marker is the identity), which the forward transform replays again where the element
+/// and its tangent keep their lengths (`forward::Replays`).
 fn indexed_again(body: &syn::Block) -> syn::Block {
     fn replayed(e: &Expr) -> Option<Expr> {
         let Expr::Unary(u) = strip(e) else {
@@ -11083,7 +11105,7 @@ fn indexed_again(body: &syn::Block) -> syn::Block {
             return None;
         };
         let base = &whole.expr;
-        Some(syn::parse_quote_spanned!(e.span()=> #base[#index]))
+        Some(syn::parse_quote_spanned!(e.span()=> #base[__ad::replayed_index(#index)]))
     }
     struct Replays;
     impl VisitMut for Replays {

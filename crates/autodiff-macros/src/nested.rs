@@ -70,7 +70,12 @@ pub fn companion_protocol(
         // reused one is the nested variants' (below).
         Ok((empty_body(), HashMap::default()))
     } else {
-        Lowerer::for_companion(&sig).lower_body(&func.block, &sig)
+        let lowerer = Lowerer::for_companion(&sig);
+        match inner {
+            Mode::Reverse => lowerer.keeping_shadow_cuts(),
+            Mode::Forward => lowerer,
+        }
+        .lower_body(&func.block, &sig)
     };
     let (own_body, own_kinds, fail) = body_or_failure(lowered, |e| {
         format!("`{name}` is a derivative companion that cannot be differentiated again: {e}")

@@ -873,16 +873,18 @@ fn derived_forward(g: &Gen, mode: Mode, what: &str) -> (Ident, TokenStream) {
     };
     let inner = variant_name(g, "fwd", what);
     let keep = g.npull.filter(|_| mode == Mode::Reverse);
-    let inner_fn = forward_of(&code, &inner, g.receiver().is_some(), keep);
+    let inner_fn = forward_of(&code, &inner, g.receiver().is_some(), mode, keep);
     (inner, inner_fn)
 }
 
-/// The forward protocol function, named `name`, of the generated function `code`: its
-/// code lowered and differentiated again. The lowered code is also put in `keep`.
+/// The forward protocol function, named `name`, of the generated function `code`, a
+/// companion of mode `mode`: its code lowered and differentiated again. The lowered code
+/// is also put in `keep`.
 fn forward_of(
     code: &TokenStream,
     name: &Ident,
     method: bool,
+    mode: Mode,
     keep: Option<&OnceCell<LoweredBody>>,
 ) -> TokenStream {
     let code = rename_shadows(code.clone());
@@ -892,7 +894,12 @@ fn forward_of(
     let Ok(sig) = crate::signature::analyse_fn(&func) else {
         return TokenStream::new();
     };
-    let lowered = Lowerer::for_companion(&sig).lower_body(&func.block, &sig);
+    let lowerer = Lowerer::for_companion(&sig);
+    let lowered = match mode {
+        Mode::Reverse => lowerer.keeping_shadow_cuts(),
+        Mode::Forward => lowerer,
+    }
+    .lower_body(&func.block, &sig);
     let (body, kinds, fail) = body_or_failure(lowered, |e| {
         format!("nested differentiation through a call: {e}")
     });
