@@ -602,7 +602,10 @@ impl Gen<'_> {
         let f = Forward {
             an,
             refs: Refs { kinds: self.kinds },
-            replays: crate::forward::Replays::of(&self.body.block, &self.sig.params),
+            replays: match self.body.replays_marked {
+                true => crate::forward::Replays::of(&self.body.block, &self.sig.params),
+                false => crate::forward::Replays::default(),
+            },
         };
         f.block(&self.body.block)
     }

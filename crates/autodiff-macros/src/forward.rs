@@ -24,11 +24,13 @@ pub struct Forward<'a> {
 /// length (`fixed_lengths::length_locked_locals`), a slice parameter of the user's, and
 /// a shadow parameter after the companion's statement that cuts it to its primal's
 /// length (`let __nb_x = &mut __nb_x[..x.len()];`, kept as written by
-/// `Lowerer::keeping_shadow_cuts`). Other parameters generated code names (`__`) keep
-/// their checks: at a third order the cut of a shadow's shadow is not there. The element
-/// of the tangent is in bounds too where the tangent is at least as long: a slice
-/// parameter's, cut to the parameter's length on entry, and a fixed local's, made as
-/// long. Any other marked index is an ordinary, checked one.
+/// `Lowerer::keeping_shadow_cuts`). Other parameters that generated code names (`__`)
+/// keep their checks. The element of the tangent is in bounds too where the tangent is
+/// at least as long: a slice parameter's, cut to the parameter's length on entry, and a
+/// fixed local's, made as long. Any other marked index is indexing as written, and so is
+/// every one in the forward transform of code that is not a reverse companion's (a third
+/// order, forward over an H·v companion, whose speed matters less than the cost of type
+/// checking replayed accesses in every function's variants).
 #[derive(Default)]
 pub struct Replays {
     /// Bases whose marked indices are in bounds.
@@ -77,24 +79,25 @@ impl Replays {
 
     /// The place `p` (its tangent with `tangent`), reached for a write with `write`.
     fn access(&self, p: &Place, tangent: bool, write: bool) -> TokenStream {
-        let plain = || match tangent {
-            true => p.tangent(),
-            false => p.primal(),
-        };
         let [Proj::Index(i)] = p.proj.as_slice() else {
-            return plain();
+            return match tangent {
+                true => p.tangent(),
+                false => p.primal(),
+            };
         };
-        let Some(index) = replayed_index(i) else {
-            return plain();
-        };
-        let base = p.base.to_string();
-        if !self.primal.contains(&base) || (tangent && !self.tangent.contains(&base)) {
-            return plain();
-        }
         let b = match tangent {
             true => tangent_name(&p.base),
             false => p.base.clone(),
         };
+        let Some(index) = replayed_index(i) else {
+            return quote!(#b[#i]);
+        };
+        // A marked index not replayed is indexing as written, without the marker's call.
+        let plain = || quote!(#b[#index]);
+        let base = p.base.to_string();
+        if !self.primal.contains(&base) || (tangent && !self.tangent.contains(&base)) {
+            return plain();
+        }
         if !write {
             return quote!((*__ad::replayed_at(&#b[..], #index)));
         }

@@ -455,4 +455,8 @@ pub struct Body {
     /// `mut` (`let c = Gain { k: [a, b] };`): lowered as `let mut`, so that its members
     /// are written where it is built, but no call changes it after that.
     pub fixed_structs: Vec<String>,
+    /// Lowered from a reverse companion's code (`Lowerer::keeping_shadow_cuts`): its
+    /// forward transform may replay the indices marked replayed (`forward::Replays`).
+    /// Elsewhere a marked index is indexing as written.
+    pub replays_marked: bool,
 }

@@ -554,6 +554,7 @@ impl Lowerer {
             ret_shape: RetShape::scalars(n),
             pattern_params: vec![],
             fixed_structs: vec![],
+            replays_marked: false,
         };
         let mut reads = HashSet::default();
         let mut writes = HashSet::default();
@@ -904,6 +905,7 @@ impl Lowerer {
                 ret_shape: self.ret_shape,
                 pattern_params: self.pattern_params,
                 fixed_structs: self.fixed_structs.into_iter().collect(),
+                replays_marked: self.keeps_shadow_cuts,
             },
             self.kinds,
         ))

@@ -138,6 +138,7 @@ fn empty_body() -> Body {
         ret_shape: RetShape::Single,
         pattern_params: vec![],
         fixed_structs: vec![],
+        replays_marked: false,
     }
 }
 
