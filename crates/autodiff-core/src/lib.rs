@@ -165,7 +165,9 @@ pub mod __private {
         slice_shadow, slice_tangent, unit_forward, vec_tangent,
     };
     pub use crate::real::Real;
-    pub use crate::replayed::{at as replayed_at, at_mut as replayed_at_mut, replayed_index};
+    pub use crate::replayed::{
+        at as replayed_at, at_mut as replayed_at_mut, replayed_index, same_length,
+    };
     pub use crate::saved_runs::{SavedRun, SavedSlices};
     pub use crate::saved_structs::{NestedCopy, WithoutClone, nested_copy_of};
     pub use crate::tape::{DeadStore, Slot, Spill, Stack, Tape, ThinTape, rev_prefix, take};

@@ -45,6 +45,18 @@ pub fn replayed_index(i: usize) -> usize {
     i
 }
 
+/// Checks that a pullback that keeps its forward sweep's state is given a slice as long
+/// as its augmented call was (`then`): its reverse sweep reaches, unchecked, elements at
+/// indices the augmented call checked. Generated callers pass the same slice to both.
+#[inline(always)]
+#[track_caller]
+pub fn same_length(now: usize, then: usize) {
+    assert!(
+        now == then,
+        "a pullback was given a slice of length {now}, its augmented call one of length {then}"
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -63,5 +75,14 @@ mod tests {
     fn an_index_the_forward_sweep_could_not_have_read_panics_in_debug_builds() {
         let v = [1.0, 2.0, 3.0];
         let _ = at(&v[..], 3);
+    }
+
+    #[test]
+    #[should_panic(
+        expected = "a pullback was given a slice of length 2, its augmented call one of length 3"
+    )]
+    fn a_pullback_given_a_shorter_slice_panics() {
+        same_length(3, 3);
+        same_length(2, 3);
     }
 }

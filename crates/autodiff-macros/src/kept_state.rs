@@ -247,6 +247,7 @@ impl Gen<'_> {
         let mut adj_decls = TokenStream::new();
         let mut finals = TokenStream::new();
         let mut put_back = TokenStream::new();
+        let mut lengths = TokenStream::new();
         let mut sinks = TokenStream::new();
         for p in &self.sig.params {
             let (n, ty) = (&p.name, p.ty.as_ref().expect("not a receiver"));
@@ -262,6 +263,12 @@ impl Gen<'_> {
             let b = adjoint_name(n);
             match &p.shape {
                 Shape::Slice { mutable } => {
+                    // The reverse sweep reaches the elements the forward sweep checked
+                    // without checking them again: the pullback must be given a slice as
+                    // long as the call's.
+                    let len = format_ident!("__ad_len_{}", n);
+                    lengths.extend(quote!(let #len = #n.len();));
+                    put_back.extend(quote!(__ad::same_length(#n.len(), #len);));
                     if *mutable && an.needs(n) {
                         let f = format_ident!("__ad_final_{}", n);
                         finals.extend(quote!(let #f = __ad::snapshot(&*#n);));
@@ -318,6 +325,7 @@ impl Gen<'_> {
                 #fwd
                 let __ad_primal = #primal;
                 #finals
+                #lengths
                 (__ad_primal, move |#(#closure_params),*| -> #adj_ty {
                     let __ad_mark = ();
                     #put_back
