@@ -567,7 +567,9 @@ fn loop_nest_callee_runs_once_per_call() {
 /// checking them again, so it refuses a slice of another length than the call's (the
 /// generated callers always pass the same one; this calls the protocol by hand).
 #[test]
-#[should_panic(expected = "a pullback was given a slice of length 2, its augmented call one of length 3")]
+#[should_panic(
+    expected = "a pullback was given a slice of length 2, its augmented call one of length 3"
+)]
 fn a_kept_state_pullback_refuses_a_slice_of_another_length() {
     let (value, state) = lse::__ad_aug(&[0.1, 0.2, 0.3]);
     assert!(value.is_finite());

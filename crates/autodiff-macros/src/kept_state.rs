@@ -13,7 +13,10 @@
 //! caller may overwrite its buffers between the call and the pullback, as it may now.
 //!
 //! That is sound only where the forward sweep's locals cannot borrow, and where the
-//! arguments at the pullback are those of the call. [`applies`] accepts:
+//! arguments at the pullback are those of the call. The closure checks the lengths of
+//! the slices it is given against the call's (`__ad::same_length`): its reverse sweep
+//! reaches the elements the call checked without checking them again. [`applies`]
+//! accepts:
 //! - free functions without lifetime parameters, `impl Trait` or `dyn` in their
 //!   parameters or result, and without a rule that replaces the reverse mode;
 //! - parameters that are floats, references to float buffers, or integers and `bool`s,
