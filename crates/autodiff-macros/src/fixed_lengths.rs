@@ -216,21 +216,8 @@ fn zero_shaped_like(t: &TokenStream) -> Option<Ident> {
     {
         return zero_shaped_like(&g.stream());
     }
-    let [
-        TokenTree::Ident(ad),
-        TokenTree::Punct(c1),
-        TokenTree::Punct(c2),
-        TokenTree::Ident(f),
-        TokenTree::Group(args),
-    ] = tts.as_slice()
-    else {
-        return None;
-    };
-    if ad != "__ad"
-        || c1.as_char() != ':'
-        || c2.as_char() != ':'
-        || (f != "zero_like" && f != "accumulator_zero")
-        || args.delimiter() != Delimiter::Parenthesis
+    let (f, args) = crate::lower::runtime_call_at(&tts)?;
+    if (f != "zero_like" && f != "accumulator_zero") || tts.len() != crate::lower::RUNTIME_CALL_LEN
     {
         return None;
     }

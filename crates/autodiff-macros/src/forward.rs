@@ -149,32 +149,13 @@ fn shadow_cut(t: &TokenStream) -> Option<(Ident, Ident)> {
 /// `i` of the index tokens `__ad::replayed_index(i)` (read token by token: every
 /// element access of a forward transform asks).
 fn replayed_index(t: &TokenStream) -> Option<TokenStream> {
-    use proc_macro2::{Delimiter, TokenTree};
-    let mut tts = t.clone().into_iter();
-    let (
-        Some(TokenTree::Ident(ad)),
-        Some(TokenTree::Punct(c1)),
-        Some(TokenTree::Punct(c2)),
-        Some(TokenTree::Ident(f)),
-        Some(TokenTree::Group(g)),
-        None,
-    ) = (
-        tts.next(),
-        tts.next(),
-        tts.next(),
-        tts.next(),
-        tts.next(),
-        tts.next(),
-    )
-    else {
-        return None;
-    };
-    let marked = ad == "__ad"
-        && c1.as_char() == ':'
-        && c2.as_char() == ':'
-        && f == "replayed_index"
-        && g.delimiter() == Delimiter::Parenthesis;
-    marked.then(|| g.stream())
+    let tts: Vec<proc_macro2::TokenTree> = t.clone().into_iter().collect();
+    match crate::lower::runtime_call_at(&tts) {
+        Some((f, args)) if f == "replayed_index" && tts.len() == crate::lower::RUNTIME_CALL_LEN => {
+            Some(args.stream())
+        }
+        _ => None,
+    }
 }
 
 /// The primal value of an operation (calls excepted).
@@ -830,31 +811,16 @@ fn is_accumulator_start(op: &Op) -> bool {
 }
 
 /// The tokens of `__ad::nonzero(v)`: `__ad`, `:`, `:`, `nonzero` and the parenthesis.
-const NONZERO_TEST_LEN: usize = 5;
+const NONZERO_TEST_LEN: usize = crate::lower::RUNTIME_CALL_LEN;
 
 /// The local `v` of tokens that begin with `__ad::nonzero(v)`.
 fn nonzero_test_at(toks: &[proc_macro2::TokenTree]) -> Option<Ident> {
-    use proc_macro2::{Delimiter, TokenTree};
-    let [
-        TokenTree::Ident(ad),
-        TokenTree::Punct(c1),
-        TokenTree::Punct(c2),
-        TokenTree::Ident(f),
-        TokenTree::Group(g),
-        ..,
-    ] = toks
-    else {
-        return None;
-    };
-    if ad != "__ad"
-        || c1.as_char() != ':'
-        || c2.as_char() != ':'
-        || f != "nonzero"
-        || g.delimiter() != Delimiter::Parenthesis
-    {
+    use proc_macro2::TokenTree;
+    let (f, args) = crate::lower::runtime_call_at(toks)?;
+    if f != "nonzero" {
         return None;
     }
-    match g.stream().into_iter().collect::<Vec<_>>().as_slice() {
+    match args.stream().into_iter().collect::<Vec<_>>().as_slice() {
         [TokenTree::Ident(v)] => Some(v.clone()),
         _ => None,
     }

@@ -10808,6 +10808,30 @@ fn replace_idents(ts: &TokenStream, to: &HashMap<String, Ident>) -> TokenStream 
         .collect()
 }
 
+/// The name and the parenthesised arguments of a call of a runtime helper,
+/// `__ad::NAME(..)`, at the start of `tts` (which may go on after it).
+pub fn runtime_call_at(tts: &[TokenTree]) -> Option<(&Ident, &proc_macro2::Group)> {
+    let [
+        TokenTree::Ident(ad),
+        TokenTree::Punct(c1),
+        TokenTree::Punct(c2),
+        TokenTree::Ident(name),
+        TokenTree::Group(args),
+        ..,
+    ] = tts
+    else {
+        return None;
+    };
+    let call = ad == "__ad"
+        && c1.as_char() == ':'
+        && c2.as_char() == ':'
+        && args.delimiter() == proc_macro2::Delimiter::Parenthesis;
+    call.then_some((name, args))
+}
+
+/// The number of tokens of a call that [`runtime_call_at`] reads.
+pub const RUNTIME_CALL_LEN: usize = 5;
+
 pub fn walk_idents(ts: &TokenStream, f: &mut impl FnMut(&Ident)) {
     for tt in ts.clone() {
         match tt {
