@@ -45,7 +45,11 @@ fn fixed_locals(body: &Block, zeros: bool) -> HashSet<String> {
                 var,
                 op: Op::Use(Operand::Lit(t)) | Op::Inactive(t) | Op::NewVec(t),
                 ..
-            } if zeros && zero_shaped_like(t).is_some() => Some(var.to_string()),
+            } if zeros
+                && zero_shaped_like(&t.clone().into_iter().collect::<Vec<_>>()).is_some() =>
+            {
+                Some(var.to_string())
+            }
             _ => None,
         })
         .collect();
@@ -209,14 +213,13 @@ fn place(p: &Place, changed: &mut HashSet<String>) {
 /// `v` of the tokens `__ad::zero_like(&v)` or `__ad::accumulator_zero(&v)` (in
 /// parentheses or not): a new buffer shaped like `v`, which reads `v` and changes
 /// nothing.
-fn zero_shaped_like(t: &TokenStream) -> Option<Ident> {
-    let tts: Vec<TokenTree> = t.clone().into_iter().collect();
-    if let [TokenTree::Group(g)] = tts.as_slice()
+fn zero_shaped_like(tts: &[TokenTree]) -> Option<Ident> {
+    if let [TokenTree::Group(g)] = tts
         && g.delimiter() == Delimiter::Parenthesis
     {
-        return zero_shaped_like(&g.stream());
+        return zero_shaped_like(&g.stream().into_iter().collect::<Vec<_>>());
     }
-    let (f, args) = crate::lower::runtime_call_at(&tts)?;
+    let (f, args) = crate::lower::runtime_call_at(tts)?;
     if (f != "zero_like" && f != "accumulator_zero") || tts.len() != crate::lower::RUNTIME_CALL_LEN
     {
         return None;
@@ -230,10 +233,10 @@ fn zero_shaped_like(t: &TokenStream) -> Option<Ident> {
 /// Code kept as written: a name followed by anything but `.len()` or `.is_empty()`
 /// counts as a change (a zero shaped like it, `__ad::zero_like(&v)`, does not).
 fn tokens(t: &TokenStream, changed: &mut HashSet<String>) {
-    if zero_shaped_like(t).is_some() {
+    let tts: Vec<TokenTree> = t.clone().into_iter().collect();
+    if zero_shaped_like(&tts).is_some() {
         return;
     }
-    let tts: Vec<TokenTree> = t.clone().into_iter().collect();
     for (k, tt) in tts.iter().enumerate() {
         match tt {
             TokenTree::Ident(id) => {

@@ -98,17 +98,7 @@ impl Replays {
         if !self.primal.contains(&base) || (tangent && !self.tangent.contains(&base)) {
             return plain();
         }
-        if !write {
-            return quote!((*__ad::replayed_at(&#b[..], #index)));
-        }
-        // As in `Reverse::replayed`: an index that reads the slice written is evaluated
-        // before the slice is borrowed.
-        let mut names_base = false;
-        crate::lower::walk_idents(&index, &mut |id| names_base |= *id == b);
-        match names_base {
-            true => plain(),
-            false => quote!((*__ad::replayed_at_mut(&mut #b[..], #index))),
-        }
+        replayed_element(&b, &index, write).unwrap_or_else(plain)
     }
 }
 

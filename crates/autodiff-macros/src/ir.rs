@@ -92,6 +92,19 @@ impl Place {
     }
 }
 
+/// The element `base[index]` reached without a bounds check, for reading or (`write`)
+/// writing: `(*__ad::replayed_at(&base[..], index))` or `replayed_at_mut`. `None` for a
+/// write whose index reads `base` (`y[y.len() - 1] = ..`): `&mut base[..]` would be
+/// borrowed before the index is evaluated, so such a write keeps the plain form.
+pub fn replayed_element(base: &Ident, index: &TokenStream, write: bool) -> Option<TokenStream> {
+    if !write {
+        return Some(quote!((*__ad::replayed_at(&#base[..], #index))));
+    }
+    let mut names_base = false;
+    crate::lower::walk_idents(index, &mut |id| names_base |= id == base);
+    (!names_base).then(|| quote!((*__ad::replayed_at_mut(&mut #base[..], #index))))
+}
+
 pub fn tangent_name(v: &Ident) -> Ident {
     format_ident!(
         "__d_{}",

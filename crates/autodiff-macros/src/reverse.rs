@@ -215,18 +215,7 @@ impl<'a> Reverse<'a> {
             true => adjoint_name(&place.base),
             false => place.base.clone(),
         };
-        if !write {
-            return quote!((*__ad::replayed_at(&#b[..], #i)));
-        }
-        // `&mut y[..]` is borrowed before the index is evaluated, so an index that reads
-        // the slice written (`y[y.len() - 1] = ..`) keeps the plain form, which
-        // evaluates it first.
-        let mut names_base = false;
-        crate::lower::walk_idents(i, &mut |id| names_base |= *id == b);
-        match names_base {
-            true => plain(),
-            false => quote!((*__ad::replayed_at_mut(&mut #b[..], #i))),
-        }
+        crate::ir::replayed_element(&b, i, write).unwrap_or_else(plain)
     }
 
     /// `primal_op(op)` as the reverse sweep computes it again: a load replayed (see
