@@ -1,8 +1,8 @@
 //! Tables of data as tuples: a constant `&[(f64, f64)]` parameter and a local array of
 //! tuple literals (also written in the loop itself), iterated with `&(a, y)` and `(a, y)`
-//! patterns and read by index
-//! (`data[i].0`); the rows of a `const` matrix iterated. The rows carry no derivative; checked against num-dual in both modes
-//! and under forward over reverse.
+//! patterns (by value, and by reference: `for (w, c) in t.iter()` over a local table)
+//! and read by index (`data[i].0`); the rows of a `const` matrix iterated. The rows carry
+//! no derivative; checked against num-dual in both modes and under forward over reverse.
 
 // Index loops are part of the language under test.
 #![allow(clippy::needless_range_loop)]
@@ -90,6 +90,51 @@ fn inline_tables_o<D: Num>(w: &[D]) -> D {
     s + w[1] * w[1] * 2.0 + w[0] * w[0] * 4.0 + w[1].exp() * 1.5 + w[2].exp() * 0.5
 }
 
+/// A local table bound with `let`, its elements by reference (`(w, c)` binds `&f64`s):
+/// in a `for` over `iter()` and over `&t`, in a `map` closure, under `enumerate`, and in
+/// an inner loop whose parts are bound again in a tuple.
+#[autodiff_forward(table_refs_fwd, Dual, Dual)]
+#[autodiff_reverse(table_refs_rev, Duplicated, Active)]
+fn table_refs(x: &[f64]) -> f64 {
+    let t = [(0.5, 0.1), (0.3, 0.7), (-0.2, 0.9)];
+    let mut s = 0.0;
+    for (w, c) in t.iter() {
+        s += w * (x[0] * c).sin() * x[1];
+    }
+    for (w, c) in &t {
+        s += *w * (x[1] * *c).exp() + x[0] * x[0] * c;
+    }
+    s += t
+        .iter()
+        .map(|(w, c)| w * (x[0] * c + x[1]).cos())
+        .sum::<f64>();
+    for (i, (w, c)) in t.iter().enumerate() {
+        s += w * (x[i % 2] * c).tanh();
+    }
+    for j in 0..2 {
+        for (w, c) in t.iter() {
+            let (p, q) = (w * x[j], c * x[1 - j]);
+            s += (p * q).sin();
+        }
+    }
+    s
+}
+
+fn table_refs_o<D: Num>(x: &[D]) -> D {
+    let t = [(0.5, 0.1), (0.3, 0.7), (-0.2, 0.9)];
+    let mut s = D::zero();
+    for (i, &(w, c)) in t.iter().enumerate() {
+        s += (x[0] * c).sin() * x[1] * w + (x[1] * c).exp() * w + x[0] * x[0] * c;
+        s += (x[0] * c + x[1]).cos() * w + (x[i % 2] * c).tanh() * w;
+    }
+    for j in 0..2 {
+        for &(w, c) in t.iter() {
+            s += (x[j] * w * (x[1 - j] * c)).sin();
+        }
+    }
+    s
+}
+
 /// A covariance as a `const` matrix.
 const COV: [[f64; 3]; 3] = [[1.0, 0.5, 0.0], [0.5, 2.0, -0.3], [0.0, -0.3, 1.5]];
 
@@ -146,6 +191,12 @@ proptest! {
     fn tables_written_in_the_loop((x, v, s0) in slice_case(-1.5, 1.5, 3..4, 0), s in seed()) {
         check_slice("inline_tables", (&x, &v, &s0, s), inline_tables, inline_tables_fwd, inline_tables_rev, inline_tables_o::<Dual64>);
         check_hvp_of::<inline_tables_rev>(&x, &v, inline_tables_o);
+    }
+
+    #[test]
+    fn a_local_table_read_by_reference((x, v, s0) in slice_case(-1.5, 1.5, 2..3, 0), s in seed()) {
+        check_slice("table_refs", (&x, &v, &s0, s), table_refs, table_refs_fwd, table_refs_rev, table_refs_o::<Dual64>);
+        check_hvp_of::<table_refs_rev>(&x, &v, table_refs_o);
     }
 
     #[test]

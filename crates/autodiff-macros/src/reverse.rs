@@ -811,7 +811,12 @@ impl<'a> Reverse<'a> {
                     }
                     defined.insert(var.to_string());
                 }
-                Stmt::LetTuple { vars, .. } => {
+                Stmt::LetTuple { vars, op } => {
+                    if self.destructured_again(op, b, k) {
+                        let p = primal_op(op);
+                        out.extend(quote!(let (#(#vars),*) = #p;));
+                        continue;
+                    }
                     for v in vars {
                         if self.kept.borrow().contains_key(&v.to_string()) {
                             let load = self.load_local(v);
@@ -1140,7 +1145,10 @@ impl<'a> Reverse<'a> {
                 };
                 (fwd, rev)
             }
-            Stmt::LetTuple { vars, op } => self.let_tuple(vars, op, level),
+            Stmt::LetTuple { vars, op } => {
+                let again = self.destructured_again(op, block, k);
+                self.let_tuple(vars, op, level, again)
+            }
             Stmt::Assign { place, kind, val } => {
                 let old = self.old_value_local(place, block, k);
                 self.assign(place, *kind, val, level, old)
@@ -1677,8 +1685,26 @@ impl<'a> Reverse<'a> {
         }
     }
 
-    fn let_tuple(&self, vars: &[Ident], op: &Op, level: Level) -> (TokenStream, TokenStream) {
-        let keep: TokenStream = if level.top {
+    /// Whether the reverse sweep destructures `let (a, b) = t;` at `block[k]` again
+    /// rather than recording its parts: `t` is a local (a loop's element, a tuple of
+    /// constants from a table) that no later statement of the block writes and that is
+    /// no call's result, which may move. Parts that are references (`for (w, c) in
+    /// t.iter()` over a local table) could not be recorded past the table anyway.
+    fn destructured_again(&self, op: &Op, block: &Block, k: usize) -> bool {
+        matches!(op, Op::Use(Operand::Var(t)) if !self.maybe_tuples.borrow().contains(&t.to_string()))
+            && self.recomputable(op, block, k)
+    }
+
+    /// `let (a, b) = op;`. `again`: the reverse sweep destructures it again
+    /// ([`Self::destructured_again`]), so nothing is recorded.
+    fn let_tuple(
+        &self,
+        vars: &[Ident],
+        op: &Op,
+        level: Level,
+        again: bool,
+    ) -> (TokenStream, TokenStream) {
+        let keep: TokenStream = if level.top || again {
             quote!()
         } else {
             vars.iter()
