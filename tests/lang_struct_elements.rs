@@ -1,8 +1,8 @@
 //! Elements of slices of structs and of rows taken by value: `let p = ps[i];`,
 //! `let mut p = ps[i];`, `for &p in ps`, `for p in ps.iter().copied()`, `for &r in rows`,
 //! `for &[a, b, c] in rows`, the element `max_by`/`min_by` finds, and the elements of a
-//! local vector or array of structs (`vec![P2 { .. }; n]`, `vec![P2 { .. }, P2 { .. }]`),
-//! in both modes
+//! local vector or array of structs (`vec![P2 { .. }; n]`, `vec![P2 { .. }, P2 { .. }]`,
+//! grown by `push(P2 { .. })`), in both modes
 //! against num-dual and under forward over reverse against `HyperDual64`.
 
 // Index loops and local vectors are part of the language under test.
@@ -586,6 +586,68 @@ fn listed_points_o<D: Num>(x: &[D]) -> D {
     s + spin(pair[0], 1.5) + qs[1].0 * pair[1].0 + spin(ws[0], 0.7) + ws[1].0 * ws[1].1
 }
 
+/// Vectors of structs grown by `push` of literals whose members carry derivatives (in
+/// any order, one a constant) and of a struct value bound before, from `Vec::new()`
+/// without a type and `Vec::with_capacity(n)` with one: receiving a method, iterated,
+/// indexed.
+#[autodiff_forward(pushed_points_fwd, Dual, Dual)]
+#[autodiff_reverse(pushed_points_rev, Duplicated, Active)]
+fn pushed_points(ps: &[P2]) -> f64 {
+    let n = ps.len();
+    let mut qs = Vec::new();
+    for p in ps {
+        qs.push(P2 {
+            x: p.x * p.y,
+            y: 0.5,
+        });
+    }
+    let p0 = P2 {
+        x: ps[0].y,
+        y: ps[n - 1].x,
+    };
+    qs.push(p0);
+    let mut rs: Vec<P2> = Vec::with_capacity(n);
+    for i in 0..n {
+        rs.push(P2 {
+            y: ps[i].x.sin(),
+            x: qs[i].x + 1.0,
+        });
+    }
+    let mut s = 0.0;
+    for q in &qs {
+        s += q.spin(0.5);
+    }
+    for r in rs.iter() {
+        s += r.x * r.y;
+    }
+    s + qs[n].x * rs[0].y
+}
+
+fn pushed_points_o<D: Num>(x: &[D]) -> D {
+    let n = x.len() / 2;
+    let spin = |q: (D, D), k: f64| q.0 * q.1 * k + q.1.sin();
+    let mut qs: Vec<(D, D)> = (0..n)
+        .map(|i| (x[2 * i] * x[2 * i + 1], c::<D>(0.5)))
+        .collect();
+    qs.push((x[1], x[2 * n - 2]));
+    let rs: Vec<(D, D)> = (0..n).map(|i| (qs[i].0 + 1.0, x[2 * i].sin())).collect();
+    let mut s = c::<D>(0.0);
+    for q in &qs {
+        s += spin(*q, 0.5);
+    }
+    for r in &rs {
+        s += r.0 * r.1;
+    }
+    s + qs[n].0 * rs[0].1
+}
+
+/// H·v of `pushed_points`.
+#[autodiff_forward(pushed_points_hvp, Dual, Dual)]
+fn pushed_points_grad(ps: &[P2], g: &mut [P2]) {
+    g.fill(P2::default());
+    pushed_points_rev(ps, g, 1.0);
+}
+
 /// A struct with an array member, in a list of literals that read the parameters.
 #[differentiable]
 #[derive(Clone)]
@@ -612,6 +674,41 @@ fn listed_arrays(c: &[f64]) -> f64 {
 
 fn listed_arrays_o<D: Num>(c: &[D]) -> D {
     c[0] * c[3] + c[0] * c[1].sin()
+}
+
+/// The same structs pushed onto a vector, one member read from the vector before the
+/// push, one pushed under a condition.
+#[autodiff_forward(pushed_arrays_fwd, Dual, Dual)]
+#[autodiff_reverse(pushed_arrays_rev, Duplicated, Active)]
+fn pushed_arrays(c: &[f64]) -> f64 {
+    let mut qs = Vec::new();
+    qs.push(Q {
+        b: [c[0], c[1]],
+        z: c[2],
+    });
+    qs.push(Q {
+        b: [1.0, c[0] * c[3]],
+        z: qs[0].z * 2.0,
+    });
+    if c[1] > 0.0 {
+        qs.push(Q {
+            b: [c[1], 0.5],
+            z: qs.len() as f64,
+        });
+    }
+    let mut s = 0.0;
+    for q in &qs {
+        s += q.b[0] * q.b[1] + q.z.sin();
+    }
+    s
+}
+
+fn pushed_arrays_o<D: Num>(c: &[D]) -> D {
+    let mut s = c[0] * c[1] + c[2].sin() + c[0] * c[3] + (c[2] * 2.0).sin();
+    if c[1].re() > 0.0 {
+        s += c[1] * 0.5 + 2.0f64.sin();
+    }
+    s
 }
 
 /// H·v of `listed_points`.
@@ -762,9 +859,21 @@ proptest! {
     }
 
     #[test]
+    fn vectors_of_structs_grown_by_push((x, v, s0) in points_case(-1.5, 1.5, 1..6), s in seed()) {
+        check_points("pushed_points", (&x, &v, &s0, s), pushed_points, pushed_points_fwd, pushed_points_rev, pushed_points_o::<Dual64>);
+        check_points_hvp(&x, &v, pushed_points_hvp, pushed_points_o);
+    }
+
+    #[test]
     fn local_lists_of_structs_with_arrays((x, v, s0) in slice_case(-1.5, 1.5, 4..5, 0), s in seed()) {
         check_slice("listed_arrays", (&x, &v, &s0, s), listed_arrays, listed_arrays_fwd, listed_arrays_rev, listed_arrays_o::<Dual64>);
         check_hvp_of::<listed_arrays_rev>(&x, &v, listed_arrays_o);
+    }
+
+    #[test]
+    fn structs_with_arrays_pushed((x, v, s0) in slice_case(-1.5, 1.5, 4..5, 0), s in seed()) {
+        check_slice("pushed_arrays", (&x, &v, &s0, s), pushed_arrays, pushed_arrays_fwd, pushed_arrays_rev, pushed_arrays_o::<Dual64>);
+        check_hvp_of::<pushed_arrays_rev>(&x, &v, pushed_arrays_o);
     }
 
     #[test]

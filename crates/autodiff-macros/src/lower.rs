@@ -3695,6 +3695,11 @@ impl Lowerer {
             }
             // (A struct's own `push`, `fill` or `copy_from_slice` is the user's method.)
             "push" if m.args.len() == 1 && !self.is_struct_receiver(&m.receiver) => {
+                if !self.companion
+                    && let Some(block) = self.push_by_members(&m.receiver, &m.args[0])
+                {
+                    return self.lower_scoped(&block).map(|_| ());
+                }
                 if let Expr::Tuple(t) = &m.args[0] {
                     return unsupported(
                         t,
@@ -3702,6 +3707,14 @@ impl Lowerer {
                     );
                 }
                 let place = self.lower_place(&m.receiver)?;
+                // `qs.push(P2 { .. })` onto `let mut qs = Vec::new();`: a buffer of
+                // structs, as `vec![P2 { .. }; n]` is.
+                if !self.companion
+                    && place.is_whole()
+                    && matches!(strip(&m.args[0]), Expr::Struct(_))
+                {
+                    self.struct_elem_params.insert(place.base.to_string());
+                }
                 // (Its shadow is the caller's, which the companions reach as a slice.)
                 if !self.companion
                     && place.is_whole()

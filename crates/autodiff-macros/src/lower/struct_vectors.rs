@@ -113,6 +113,66 @@ impl Lowerer {
         Some(stmts)
     }
 
+    /// `v.push(P { x: a, v: 0.0 })` of a struct literal that reads locals, or `v.push(p0)`
+    /// of a struct value the function built, onto a local vector: the element pushed with
+    /// its members' constants (the others `Default::default()`), then those other
+    /// members assigned, as a list of literals is built. Their values are read before
+    /// the push, in the order written, as Rust evaluates the argument before pushing:
+    ///
+    /// ```text
+    /// { let __ad_pushed0 = a; v.push(P { x: Default::default(), v: 0.0 });
+    ///   let __ad_last = v.len() - 1; v[__ad_last].x = __ad_pushed0; }
+    /// ```
+    ///
+    /// `None` where the element is no such struct, reads no local (it is pushed as it
+    /// is), or the vector is not a local named by itself.
+    pub(super) fn push_by_members(&self, receiver: &Expr, arg: &Expr) -> Option<syn::Block> {
+        let Expr::Path(r) = strip(receiver) else {
+            return None;
+        };
+        let v = r.path.get_ident()?;
+        let el = self.list_element(arg)?;
+        if el
+            .members
+            .iter()
+            .any(|(m, _)| matches!(m, syn::Member::Unnamed(_)))
+        {
+            return None;
+        }
+        let span = arg.span();
+        let mut reads = Vec::new();
+        let mut writes = Vec::new();
+        // (`Default::default()` is a constant even where a local is named `default`: the
+        // element pushed is one of constants, pushed as it is.)
+        let reads_values = |e: &Expr| !is_default_call(e) && self.mentions_locals(e);
+        if !el.members.iter().any(|(_, e)| reads_values(e)) {
+            return None;
+        }
+        let fields = el.members.iter().enumerate().map(|(k, (m, e))| {
+            if !reads_values(e) {
+                return quote!(#m: #e);
+            }
+            if mentions_ident(e, v) {
+                // Read before the push, which changes what it reads.
+                let t = format_ident!("__ad_pushed{}", k, span = e.span());
+                reads.push(quote_spanned!(e.span()=> let #t = #e;));
+                writes.push(quote_spanned!(e.span()=> #v[__ad_last].#m = #t;));
+            } else {
+                // Written as it is (an array literal is written element by element).
+                writes.push(quote_spanned!(e.span()=> #v[__ad_last].#m = #e;));
+            }
+            quote_spanned!(e.span()=> #m: ::core::default::Default::default())
+        });
+        let fields: Vec<TokenStream> = fields.collect();
+        let path = &el.path;
+        Some(syn::parse_quote_spanned!(span=> {
+            #(#reads)*
+            #v.push(#path { #(#fields),* });
+            let __ad_last = #v.len() - 1;
+            #(#writes)*
+        }))
+    }
+
     /// `e` as an element of a list of structs: a literal, or a local bound to a struct
     /// value the function built, whose members are read where the list is built.
     fn list_element(&self, e: &Expr) -> Option<Element> {
@@ -162,4 +222,25 @@ impl Lowerer {
             _ => None,
         })
     }
+}
+
+/// Whether `e` names `v` anywhere (a path, a field or a macro's tokens: erring towards
+/// yes).
+fn mentions_ident(e: &Expr, v: &Ident) -> bool {
+    let mut found = false;
+    walk_idents(&e.to_token_stream(), &mut |id| found |= id == v);
+    found
+}
+
+/// Whether `e` is `Default::default()` (through any path), the value a pushed element's
+/// members wait in.
+fn is_default_call(e: &Expr) -> bool {
+    let Expr::Call(c) = strip(e) else {
+        return false;
+    };
+    let Expr::Path(p) = strip(&c.func) else {
+        return false;
+    };
+    let names = path_names(&p.path);
+    c.args.is_empty() && names.len() >= 2 && names[names.len() - 2..] == ["Default", "default"]
 }
