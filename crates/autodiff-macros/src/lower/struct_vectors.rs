@@ -116,12 +116,15 @@ impl Lowerer {
     /// `v.push(P { x: a, v: 0.0 })` of a struct literal that reads locals, or `v.push(p0)`
     /// of a struct value the function built, onto a local vector: the element pushed with
     /// its members' constants (the others `Default::default()`), then those other
-    /// members assigned, as a list of literals is built. Their values are read before
-    /// the push, in the order written, as Rust evaluates the argument before pushing:
+    /// members assigned in the order written, as a list of literals is built. A value
+    /// that reads the vector itself is read before the push, as Rust evaluates the
+    /// argument before pushing:
     ///
     /// ```text
-    /// { let __ad_pushed0 = a; v.push(P { x: Default::default(), v: 0.0 });
-    ///   let __ad_last = v.len() - 1; v[__ad_last].x = __ad_pushed0; }
+    /// // v.push(P { x: a, y: v[0].y, z: 0.0 })
+    /// { let __ad_pushed1 = v[0].y; v.push(P { x: Default::default(),
+    ///   y: Default::default(), z: 0.0 }); let __ad_last = v.len() - 1;
+    ///   v[__ad_last].x = a; v[__ad_last].y = __ad_pushed1; }
     /// ```
     ///
     /// `None` where the element is no such struct, reads no local (it is pushed as it
