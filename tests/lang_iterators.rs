@@ -446,6 +446,53 @@ fn optional_positions(x: &[f64]) -> f64 {
     s * t + m * e + g + h + w1.cos()
 }
 
+/// The element a reduction finds bound by `let Some(..) = .. else` (leaving an empty
+/// slice's function early), by `if let Some(..)` (a reference, `&v`, through `copied()`,
+/// with and without `else`, of an empty chain too) and by a `match` with `Some` and
+/// `None` arms.
+#[autodiff_forward(optional_extremes_fwd, Dual, Dual)]
+#[autodiff_reverse(optional_extremes_rev, Duplicated, Active)]
+#[allow(clippy::manual_unwrap_or)] // (The `match` is part of the language under test.)
+fn optional_extremes(x: &[f64]) -> f64 {
+    let Some(top) = x.iter().copied().reduce(f64::max) else {
+        return 0.0;
+    };
+    let mut s = top * x[0];
+    if let Some(lo) = x.iter().min_by(|a, b| a.total_cmp(b)) {
+        s += lo * lo;
+    }
+    if let Some(&hi) = x.iter().max_by(|a, b| a.total_cmp(b)) {
+        s += hi.sin();
+    }
+    if let Some(z) = x[..0].iter().copied().reduce(|a, b| a + b) {
+        s += z * 100.0;
+    } else {
+        s -= 1.0;
+    }
+    let t = match x.iter().map(|v| v * v).reduce(|a, b| a * 0.5 + b) {
+        Some(r) => r,
+        None => 0.25,
+    };
+    s + t
+}
+
+fn optional_extremes_o<D: Num>(x: &[D]) -> D {
+    if x.is_empty() {
+        return c(0.0);
+    }
+    let (mut top, mut lo, mut t) = (x[0], x[0], x[0] * x[0]);
+    for k in 1..x.len() {
+        if x[k].re() > top.re() {
+            top = x[k];
+        }
+        if x[k].re() < lo.re() {
+            lo = x[k];
+        }
+        t = t * 0.5 + x[k] * x[k];
+    }
+    top * x[0] + lo * lo + top.sin() - 1.0 + t
+}
+
 /// A `Vec` member of a struct read by position (`m.w.get(i)`, `first`, `last`).
 #[differentiable]
 struct Weights {
@@ -1097,6 +1144,21 @@ proptest! {
     #[test]
     fn elements_found_by_reductions((x, v, s0, seed) in case(1)) {
         check_slice("extremes", (&x, &v, &s0, seed), extremes, extremes_fwd, extremes_rev, extremes_o);
+    }
+
+    #[test]
+    fn elements_found_by_reductions_bound_by_patterns((x, v, s0, seed) in case(0)) {
+        check_slice(
+            "optional_extremes",
+            (&x, &v, &s0, seed),
+            optional_extremes,
+            optional_extremes_fwd,
+            optional_extremes_rev,
+            optional_extremes_o,
+        );
+        if !x.is_empty() {
+            check_hvp_of::<optional_extremes_rev>(&x, &v, optional_extremes_o);
+        }
     }
 
     #[test]

@@ -1941,7 +1941,7 @@ impl Lowerer {
         if pat_binds(pat) && !self.binds_constants(scrutinee, pat) {
             return unsupported(
                 pat,
-                "`let .. else` that binds variables, except on a by-value parameter that is never differentiated (an enum, an `Option`, an integer), a struct parameter or `no_grad(..)` of a value without a derivative",
+                "`let .. else` that binds variables, except `Some(v)` of `x.get(i)`, `x.first()`, `x.last()` or a reduction (`reduce`, `max_by`, `min_by`), `Some((a, rest))` of `x.split_first()` or `x.split_last()`, and patterns on a by-value parameter that is never differentiated (an enum, an `Option`, an integer), a struct parameter or `no_grad(..)` of a value without a derivative",
             );
         }
         let scrut = self.scrutinee_tokens(scrutinee);
@@ -4318,8 +4318,9 @@ impl Lowerer {
     }
 
     /// For the pattern `Some(v)` or `Some(&v)` of `x.get(i)`, `x.first()` or `x.last()`
-    /// of a float buffer (through `copied()`/`cloned()`): whether it matches, and the
-    /// `let` that binds `v` where it does (`let v = &x[i];`, or `x[i]` for a copy).
+    /// of a float buffer (through `copied()`/`cloned()`), or of a reduction (`reduce`,
+    /// `max_by`, `min_by`): whether it matches, and the `let` that binds `v` where it does
+    /// (`let v = &x[i];`, or `x[i]` for a copy; the reduction's `unwrap()`).
     fn option_element(&mut self, pat: &Pat, scrutinee: &Expr) -> Result<Option<(Expr, syn::Stmt)>> {
         let Pat::TupleStruct(ts) = pat else {
             return Ok(None);
@@ -4340,6 +4341,24 @@ impl Lowerer {
             return Ok(Some((
                 syn::parse_quote_spanned!(span=> !#recv.is_empty()),
                 syn::parse_quote_spanned!(span=> let #parts = #found.unwrap();),
+            )));
+        }
+        // `Some(m)` of `chain.reduce(f)`, `chain.max_by(cmp)` or `chain.min_by(cmp)`:
+        // found unless the chain is empty, and then the element `unwrap()` finds.
+        if let Expr::MethodCall(found) = strip(scrutinee)
+            && matches!(
+                found.method.to_string().as_str(),
+                "reduce" | "max_by" | "min_by"
+            )
+            && found.args.len() == 1
+            && binds_whole(&ts.elems[0])
+            && self.parse_chain(&found.receiver)?.is_some()
+        {
+            let span = scrutinee.span();
+            let (recv, v) = (&found.receiver, &ts.elems[0]);
+            return Ok(Some((
+                syn::parse_quote_spanned!(span=> #recv.next().is_some()),
+                syn::parse_quote_spanned!(span=> let #v = #found.unwrap();),
             )));
         }
         let (inner, copied) = strip_copied(scrutinee);
@@ -5141,7 +5160,7 @@ impl Lowerer {
             if pat_binds(&l.pat) && !self.binds_constants(&l.expr, &l.pat) {
                 return unsupported(
                     l,
-                    "`if let` that binds variables, except `Some(v)` of `x.get(i)`, `x.first()` or `x.last()`, `Some((a, rest))` of `x.split_first()` or `x.split_last()`, and patterns on a by-value parameter that is never differentiated (an enum, an `Option`, an integer), a struct parameter or `no_grad(..)` of a value without a derivative",
+                    "`if let` that binds variables, except `Some(v)` of `x.get(i)`, `x.first()`, `x.last()` or a reduction (`reduce`, `max_by`, `min_by`), `Some((a, rest))` of `x.split_first()` or `x.split_last()`, and patterns on a by-value parameter that is never differentiated (an enum, an `Option`, an integer), a struct parameter or `no_grad(..)` of a value without a derivative",
                 );
             }
             let (scrutinee, pat, then) = (&l.expr, &l.pat, &i.then_branch);
