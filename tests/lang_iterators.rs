@@ -493,6 +493,54 @@ fn optional_extremes_o<D: Num>(x: &[D]) -> D {
     top * x[0] + lo * lo + top.sin() - 1.0 + t
 }
 
+/// Two slices iterated as one (`a.chain(b)`, `b` also `&y[..k]`), followed by `map`,
+/// `filter` and `copied`: in `for` loops (elements by reference and by value) and in
+/// `sum`, `product` and `fold`, one part empty too.
+#[autodiff_forward(chained_fwd, Dual, Dual)]
+#[autodiff_reverse(chained_rev, Duplicated, Active)]
+fn chained(x: &[f64]) -> f64 {
+    let h = x.len() / 2;
+    let (a, b) = x.split_at(h);
+    let mut s = a.iter().chain(b.iter()).map(|v| v.sin()).sum::<f64>();
+    let p: f64 = a
+        .iter()
+        .copied()
+        .chain(b[..0].iter().copied())
+        .map(|v| 1.0 + 0.1 * v)
+        .product();
+    let f = b
+        .iter()
+        .chain(&a[..h.min(1)])
+        .fold(0.25, |acc, v| acc * 0.5 + v * v);
+    for &v in a.iter().chain(b.iter()).filter(|v| **v > 0.0) {
+        s += v.exp() * 0.5;
+    }
+    for v in b.iter().chain(a.iter()) {
+        s += v * p;
+    }
+    s * p + f
+}
+
+fn chained_o<D: Num>(x: &[D]) -> D {
+    let h = x.len() / 2;
+    let (a, b) = x.split_at(h);
+    let mut s = x.iter().fold(c::<D>(-0.0), |s, v| s + v.sin());
+    let p = a.iter().fold(c::<D>(1.0), |p, v| p * (*v * 0.1 + 1.0));
+    let mut f = c::<D>(0.25);
+    for v in b.iter().chain(&a[..h.min(1)]) {
+        f = f * 0.5 + *v * *v;
+    }
+    for v in x {
+        if v.re() > 0.0 {
+            s += v.exp() * 0.5;
+        }
+    }
+    for v in b.iter().chain(a) {
+        s += *v * p;
+    }
+    s * p + f
+}
+
 /// A `Vec` member of a struct read by position (`m.w.get(i)`, `first`, `last`).
 #[differentiable]
 struct Weights {
@@ -1159,6 +1207,12 @@ proptest! {
         if !x.is_empty() {
             check_hvp_of::<optional_extremes_rev>(&x, &v, optional_extremes_o);
         }
+    }
+
+    #[test]
+    fn two_slices_chained((x, v, s0, seed) in case(2)) {
+        check_slice("chained", (&x, &v, &s0, seed), chained, chained_fwd, chained_rev, chained_o);
+        check_hvp_of::<chained_rev>(&x, &v, chained_o);
     }
 
     #[test]

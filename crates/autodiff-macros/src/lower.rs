@@ -25,6 +25,7 @@ mod array_exprs;
 mod array_maps;
 mod array_reductions;
 mod array_views;
+mod chains;
 mod slice_cursors;
 mod struct_operators;
 mod struct_vectors;
@@ -760,7 +761,7 @@ impl Lowerer {
             rewritten = indexed_again(body);
             &rewritten
         } else {
-            rewritten = write_out_repeated_rows(body);
+            rewritten = chains::split_chains(&write_out_repeated_rows(body));
             &rewritten
         };
         let has_return = contains_return(body);
@@ -6168,6 +6169,11 @@ impl Lowerer {
             None => {}
         }
         let Some(chain) = self.parse_chain(&f.expr)? else {
+            // (An adapter the chains are not read through, `chain` before `enumerate`
+            // or in a loop that may leave early, `take_while`, is named.)
+            if let Some(a) = adapter_on_iterator(&f.expr) {
+                return unsupported(&a.method, &unread_adapter_message(&a.method.to_string()));
+            }
             return unsupported(&f.expr, "iterating over this expression");
         };
         // (The body may assign what the source's indices read: `for v in w[k..].iter()`
@@ -8018,12 +8024,7 @@ impl Lowerer {
         ) && let Some(a) = adapter_on_iterator(&m.receiver)
         {
             let adapter = a.method.to_string();
-            return unsupported(
-                &a.method,
-                &format!(
-                    "the iterator adapter `.{adapter}()` (chains of `iter`, `map`, `zip`, `enumerate`, `filter`, `rev`, `skip`, `take`, `step_by`, `chunks`, `windows`, `copied` are read; write the loop by index)"
-                ),
-            );
+            return unsupported(&a.method, &unread_adapter_message(&adapter));
         }
         if name == "collect"
             && let Some(chain) = self.parse_chain(&m.receiver)?
@@ -8178,12 +8179,7 @@ impl Lowerer {
                 // An adapter the chains do not read (`chain`, `take_while`, `scan`) is named.
                 if let Some(a) = unread_adapter(&m.receiver) {
                     let adapter = a.method.to_string();
-                    return unsupported(
-                        &a.method,
-                        &format!(
-                            "the iterator adapter `.{adapter}()` (chains of `iter`, `map`, `zip`, `enumerate`, `filter`, `rev`, `skip`, `take`, `step_by`, `chunks`, `windows`, `copied` are read; write the loop by index)"
-                        ),
-                    );
+                    return unsupported(&a.method, &unread_adapter_message(&adapter));
                 }
                 return unsupported(
                     m,
@@ -12522,6 +12518,13 @@ fn stmt_may_exit(s: &syn::Stmt) -> bool {
     };
     syn::visit::Visit::visit_stmt(&mut v, s);
     v.found
+}
+
+/// What the error at an iterator adapter that the chains are not read through says.
+fn unread_adapter_message(adapter: &str) -> String {
+    format!(
+        "the iterator adapter `.{adapter}()` (chains of `iter`, `map`, `zip`, `enumerate`, `filter`, `rev`, `skip`, `take`, `step_by`, `chunks`, `windows`, `copied` are read, and `chain` followed only by `map`, `filter` or `copied` in a `for` loop without `break`, `continue` or `return`, or in `sum`, `product` or `fold`; write the loop by index)"
+    )
 }
 
 fn block_may_exit_loop(b: &syn::Block) -> bool {
