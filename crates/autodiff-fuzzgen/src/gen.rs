@@ -209,6 +209,10 @@ pub const FEATURES: &[(&str, &str)] = &[
         "`.iter().filter(|v| **v < k).map(..).sum::<f64>()`",
     ),
     (
+        "chain",
+        "`.iter().chain(y.iter()).map(..).sum::<f64>()` of two slices",
+    ),
+    (
         "extreme",
         "the element found by `reduce`, `max_by`, `min_by` (then `unwrap`), `*x.last().unwrap()`, and `x.get(i)`/`x.last()` matched by `match`/`if let Some(v)`",
     ),
@@ -1471,6 +1475,11 @@ impl<'a> FnGen<'a> {
                 0
             },
             if self.on("extreme") { 2 } else { 0 },
+            if self.on("chain") && self.on("sum") {
+                1
+            } else {
+                0
+            },
         ];
         if kinds.iter().all(|k| *k == 0) {
             return self.leaf(false, false);
@@ -1523,6 +1532,11 @@ impl<'a> FnGen<'a> {
             4 => self.damped_fold(&format!("{s}.iter()"), d),
             6 => self.adapted_reduction(&s, d),
             8 => self.extreme(&s, d),
+            9 => {
+                let t = self.rng.pick(&slices).clone();
+                let iter = format!("{s}.iter().chain({t}.iter())");
+                self.map_sum_over(&iter, &iter, d)
+            }
             7 => {
                 let k = fmt_lit(*self.rng.pick(&LITS));
                 let op = *self.rng.pick(&["<", ">"]);
