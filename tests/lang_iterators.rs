@@ -495,9 +495,10 @@ fn optional_extremes_o<D: Num>(x: &[D]) -> D {
 
 /// Two slices iterated as one (`a.chain(b)`, `b` also `&y[..k]`), followed by `map`,
 /// `filter` and `copied`: in `for` loops (elements by reference and by value) and in
-/// `sum`, `product` and `fold`, one part empty too.
+/// `sum`, `product` and `fold`, one part empty too, and in the items of `vec![..]`.
 #[autodiff_forward(chained_fwd, Dual, Dual)]
 #[autodiff_reverse(chained_rev, Duplicated, Active)]
+#[allow(clippy::useless_vec)] // (`vec!` is part of the language under test.)
 fn chained(x: &[f64]) -> f64 {
     let h = x.len() / 2;
     let (a, b) = x.split_at(h);
@@ -518,7 +519,10 @@ fn chained(x: &[f64]) -> f64 {
     for v in b.iter().chain(a.iter()) {
         s += v * p;
     }
-    s * p + f
+    // In a `vec!` (whose items the lowering reads), and repeated.
+    let parts = vec![a.iter().chain(b.iter()).map(|v| v * v).sum::<f64>(), 0.5];
+    let row = vec![b.iter().chain(a.iter()).fold(0.0, |m, v| m * 0.5 + v); 2];
+    s * p + f + parts[0] * parts[1] + row[1]
 }
 
 fn chained_o<D: Num>(x: &[D]) -> D {
@@ -538,7 +542,12 @@ fn chained_o<D: Num>(x: &[D]) -> D {
     for v in b.iter().chain(a) {
         s += *v * p;
     }
-    s * p + f
+    let squares = x.iter().fold(c::<D>(-0.0), |q, v| q + *v * *v);
+    let mut m = c::<D>(0.0);
+    for v in b.iter().chain(a) {
+        m = m * 0.5 + *v;
+    }
+    s * p + f + squares * 0.5 + m
 }
 
 /// A `Vec` member of a struct read by position (`m.w.get(i)`, `first`, `last`).
