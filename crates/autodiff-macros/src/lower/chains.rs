@@ -35,11 +35,12 @@ impl VisitMut for Splitter {
         }
     }
 
-    /// The items of `vec![..]`, which the lowering reads as expressions (other macros
-    /// are kept as written, where a chain is as good as its parts).
+    /// The items of `vec![..]` and `ndarray`'s `array![..]`, which the lowering reads as
+    /// expressions (other macros are kept as written, where a chain is as good as its
+    /// parts).
     fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
         let names = path_names(&m.path);
-        if names.last().is_none_or(|n| n != "vec") {
+        if names.last().is_none_or(|n| n != "vec" && n != "array") {
             return;
         }
         let list = syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated;
