@@ -602,9 +602,10 @@ impl Gen<'_> {
         let f = Forward {
             an,
             refs: Refs { kinds: self.kinds },
-            replays: match self.body.replays_marked {
-                true => crate::forward::Replays::of(&self.body.block, &self.sig.params),
-                false => crate::forward::Replays::default(),
+            replays: if self.body.replays_marked {
+                crate::forward::Replays::of(&self.body.block, &self.sig.params)
+            } else {
+                crate::forward::Replays::default()
             },
         };
         f.block(&self.body.block)

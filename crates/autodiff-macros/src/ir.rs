@@ -100,8 +100,7 @@ pub fn replayed_element(base: &Ident, index: &TokenStream, write: bool) -> Optio
     if !write {
         return Some(quote!((*__ad::replayed_at(&#base[..], #index))));
     }
-    let mut names_base = false;
-    crate::lower::walk_idents(index, &mut |id| names_base |= id == base);
+    let names_base = crate::member_writes::mentions(index.clone(), &base.to_string());
     (!names_base).then(|| quote!((*__ad::replayed_at_mut(&mut #base[..], #index))))
 }
 

@@ -155,7 +155,8 @@ impl Lowerer {
             if !reads_values(e) {
                 return quote!(#m: #e);
             }
-            if mentions_ident(e, v) {
+            // (Any mention, a field's name too, errs towards reading first.)
+            if crate::member_writes::mentions(e.to_token_stream(), &v.to_string()) {
                 // Read before the push, which changes what it reads.
                 let t = format_ident!("__ad_pushed{}", k, span = e.span());
                 reads.push(quote_spanned!(e.span()=> let #t = #e;));
@@ -225,14 +226,6 @@ impl Lowerer {
             _ => None,
         })
     }
-}
-
-/// Whether `e` names `v` anywhere (a path, a field or a macro's tokens: erring towards
-/// yes).
-fn mentions_ident(e: &Expr, v: &Ident) -> bool {
-    let mut found = false;
-    walk_idents(&e.to_token_stream(), &mut |id| found |= id == v);
-    found
 }
 
 /// Whether `e` is `Default::default()` (through any path), the value a pushed element's
