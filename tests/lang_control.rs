@@ -6,13 +6,14 @@
 //! `if let` and `let .. else` binding the values inside a constant enum or `Option`
 //! parameter (with guards), and a Newton iteration.
 
-// `return` as the last statement, index loops over ranges, `if let` and loops left by
-// their first `break` are constructs under test.
+// `return` as the last statement, index loops over ranges, `if let`, a `match` of one
+// pattern and loops left by their first `break` are constructs under test.
 #![allow(
     clippy::needless_return,
     clippy::needless_range_loop,
     clippy::manual_unwrap_or,
-    clippy::never_loop
+    clippy::never_loop,
+    clippy::single_match
 )]
 
 mod lang_common;
@@ -1853,5 +1854,76 @@ proptest! {
     #[test]
     fn methods_of_unit_variants(x in float(-1.5, 1.5), v in dir(), s in seed()) {
         check1("gated", (x, v, s), gated, gated_fwd, gated_rev, gated_o::<Dual64>);
+    }
+}
+
+// ---------------------------------------------------------------- slice patterns
+
+/// Slice patterns on a slice's windows, chunks and itself: `if let [a, b, c]`, a `match`
+/// over chunks of every length (`[a]`, `[a, b]`, `[first, .., last]`, `[]`), `let ..
+/// else` with `rest @ ..` and with `&[.., y, z]` (elements by value), and a `match` on
+/// `*x` binding `mut p` with a `_` arm.
+#[autodiff_forward(slice_patterns_fwd, Dual, Dual)]
+#[autodiff_reverse(slice_patterns_rev, Duplicated, Active)]
+fn slice_patterns(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for w in x.windows(3) {
+        if let [a, b, c] = w {
+            s += a * b * c;
+        }
+    }
+    for w in x.chunks(4) {
+        s += match w {
+            [a] => a * 2.0,
+            [a, b] => a * b,
+            [first, .., last] => first.sin() * last,
+            [] => 0.0,
+        };
+    }
+    let [h, rest @ ..] = x else {
+        return 0.0;
+    };
+    let &[.., y, z] = x else {
+        return s * 0.5;
+    };
+    let t: f64 = rest.iter().map(|v| v * h).sum();
+    match *x {
+        [mut p, q, ..] => {
+            p += 1.0;
+            s += p * q;
+        }
+        _ => {}
+    }
+    s + t + y * z
+}
+
+fn slice_patterns_o<D: Num>(x: &[D]) -> D {
+    let mut s = c::<D>(0.0);
+    for w in x.windows(3) {
+        s += w[0] * w[1] * w[2];
+    }
+    for w in x.chunks(4) {
+        s += match w.len() {
+            1 => w[0] * 2.0,
+            2 => w[0] * w[1],
+            n => w[0].sin() * w[n - 1],
+        };
+    }
+    let n = x.len();
+    if n < 2 {
+        return s * 0.5;
+    }
+    let t = x[1..].iter().fold(c::<D>(0.0), |t, v| t + *v * x[0]);
+    s + (x[0] + 1.0) * x[1] + t + x[n - 2] * x[n - 1]
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn slice_patterns_tested_and_bound(case in slice_seed_case(-1.5, 1.5, 1..10)) {
+        let (x, v, s0, s) = case;
+        check_slice("slice_patterns", (&x, &v, &s0, s), slice_patterns, slice_patterns_fwd, slice_patterns_rev, slice_patterns_o::<Dual64>);
+        check_hvp_of::<slice_patterns_rev>(&x, &v, slice_patterns_o);
     }
 }

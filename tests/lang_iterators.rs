@@ -640,6 +640,195 @@ fn extremes_o<D: Num>(x: &[D]) -> D {
     top * damped + top * lo + sq + ends + lo * 0.5
 }
 
+/// The element a search finds, read through `Option::map`: the argmin idiom
+/// `enumerate().min_by(..).map(|(i, _)| i).unwrap()`, a typed closure parameter with
+/// `unwrap_or`, a reduction with `unwrap_or_else` (found or not), `first` with
+/// `map_or`, `last` with `expect`, `get` past the end, and `position`.
+#[autodiff_forward(mapped_finds_fwd, Dual, Dual)]
+#[autodiff_reverse(mapped_finds_rev, Duplicated, Active)]
+fn mapped_finds(x: &[f64]) -> f64 {
+    let i = x
+        .iter()
+        .enumerate()
+        .min_by(|a, b| a.1.total_cmp(b.1))
+        .map(|(i, _)| i)
+        .unwrap();
+    let j = x
+        .iter()
+        .enumerate()
+        .max_by(|a, b| a.1.total_cmp(b.1))
+        .map(|(j, _): (usize, &f64)| j)
+        .unwrap_or(0);
+    let m = x
+        .iter()
+        .copied()
+        .filter(|v| *v > 0.5)
+        .reduce(f64::max)
+        .map(|m| m * m)
+        .unwrap_or_else(|| 0.25);
+    let f = x.first().map_or(1.0, |v| v.sin());
+    let l = x.last().map(|v| v * v).expect("at least one element");
+    let g = x.get(4).map(|v| v.exp()).unwrap_or(0.5);
+    let p = x
+        .iter()
+        .position(|v| *v > 0.0)
+        .map(|k| x[k] * x[0])
+        .unwrap_or(0.0);
+    x[i] * x[j] + m + f * l + g + p
+}
+
+fn mapped_finds_o<D: Num>(x: &[D]) -> D {
+    let re = |k: usize| x[k].re();
+    let (mut i, mut j) = (0, 0);
+    for k in 1..x.len() {
+        if re(k) < re(i) {
+            i = k;
+        }
+        if re(k) >= re(j) {
+            j = k;
+        }
+    }
+    let mut m: Option<D> = None;
+    for v in x.iter().filter(|v| v.re() > 0.5) {
+        if m.is_none_or(|m| v.re() > m.re()) {
+            m = Some(*v);
+        }
+    }
+    let m = m.map_or(c(0.25), |m| m * m);
+    let l = x[x.len() - 1] * x[x.len() - 1];
+    let g = if x.len() > 4 { x[4].exp() } else { c(0.5) };
+    let p = (0..x.len())
+        .find(|k| re(*k) > 0.0)
+        .map_or(c(0.0), |k| x[k] * x[0]);
+    x[i] * x[j] + m + x[0].sin() * l + g + p
+}
+
+/// `take_while` and `skip_while`: before `map` in `sum`s, over a range, after `copied`,
+/// and in `for` loops by reference and by value, with prefixes of every length.
+#[autodiff_forward(prefixes_fwd, Dual, Dual)]
+#[autodiff_reverse(prefixes_rev, Duplicated, Active)]
+fn prefixes(x: &[f64]) -> f64 {
+    let mut s: f64 = x.iter().take_while(|v| **v > -0.5).map(|v| v.sin()).sum();
+    for v in x.iter().skip_while(|v| **v < 0.5) {
+        s += v * v;
+    }
+    for &v in x.iter().take_while(|&&v| v < 1.0) {
+        s = s * 0.5 + v;
+    }
+    let n = x.len();
+    let t: f64 = (0..n)
+        .take_while(|i| x[*i] > -1.0)
+        .map(|i| x[i] * x[i])
+        .sum();
+    let u: f64 = x
+        .iter()
+        .copied()
+        .skip_while(|v| *v > 0.0)
+        .map(|v| v * 3.0)
+        .sum();
+    s + t * u
+}
+
+fn prefixes_o<D: Num>(x: &[D]) -> D {
+    let prefix = |p: &dyn Fn(f64) -> bool| x.iter().position(|v| !p(v.re())).unwrap_or(x.len());
+    let mut s = x[..prefix(&|v| v > -0.5)]
+        .iter()
+        .fold(c::<D>(-0.0), |s, v| s + v.sin());
+    for v in &x[prefix(&|v| v < 0.5)..] {
+        s += *v * *v;
+    }
+    for v in &x[..prefix(&|v| v < 1.0)] {
+        s = s * 0.5 + *v;
+    }
+    let t = x[..prefix(&|v| v > -1.0)]
+        .iter()
+        .fold(c::<D>(-0.0), |s, v| s + *v * *v);
+    let u = x[prefix(&|v| v > 0.0)..]
+        .iter()
+        .fold(c::<D>(-0.0), |s, v| s + *v * 3.0);
+    s + t * u
+}
+
+/// The parts of a slice flattened again: `flat_map` (a typed parameter, a block body,
+/// `skip` inside, `filter` after) and `flatten` of `chunks` and `windows`, in `for` loops
+/// (one with `continue`) and in `sum` (typed by turbofish and by `let`), `product` and
+/// `fold`.
+#[autodiff_forward(flattened_fwd, Dual, Dual)]
+#[autodiff_reverse(flattened_rev, Duplicated, Active)]
+fn flattened(x: &[f64]) -> f64 {
+    let mut t = x
+        .chunks(3)
+        .flat_map(|r| r.iter())
+        .fold(0.0, |s, v| s * 0.5 + v * v);
+    for v in x.windows(2).flatten() {
+        t += v.sin();
+    }
+    for &v in x
+        .chunks(2)
+        .flat_map(|r: &[f64]| r.iter().skip(1))
+        .filter(|v| **v > 0.0)
+    {
+        if v > 1.0 {
+            continue;
+        }
+        t += v.exp();
+    }
+    let s: f64 = x.chunks(4).flatten().map(|v| v * v).sum();
+    let p = x
+        .chunks(3)
+        .flat_map(|r| r.iter().copied())
+        .map(|v| 1.0 + 0.1 * v)
+        .product::<f64>();
+    let q = x.chunks(2).flat_map(|r| r.iter()).sum::<f64>();
+    t + s * p + q
+}
+
+fn flattened_o<D: Num>(x: &[D]) -> D {
+    let mut t = x.iter().fold(c::<D>(0.0), |s, v| s * 0.5 + *v * *v);
+    for w in x.windows(2) {
+        t += w[0].sin() + w[1].sin();
+    }
+    for r in x.chunks(2) {
+        if let Some(v) = r.get(1)
+            && v.re() > 0.0
+            && v.re() <= 1.0
+        {
+            t += v.exp();
+        }
+    }
+    let s = x.iter().fold(c::<D>(0.0), |s, v| s + *v * *v);
+    let p = x.iter().fold(c::<D>(1.0), |p, v| p * (*v * 0.1 + 1.0));
+    let q = x.iter().fold(c::<D>(0.0), |s, v| s + *v);
+    t + s * p + q
+}
+
+/// The rows of a buffer parameter flattened: `m.iter().flatten()` in a `for` loop and a
+/// `sum`, `flat_map` with `map` in a `fold`.
+#[autodiff_forward(flattened_rows_fwd, Dual, Dual)]
+#[autodiff_reverse(flattened_rows_rev, Duplicated, Active)]
+fn flattened_rows(m: &[Vec<f64>]) -> f64 {
+    let mut t = 0.0;
+    for v in m.iter().flatten() {
+        t = t * 0.75 + v.cos();
+    }
+    let s: f64 = m.iter().flatten().map(|v| v * v).sum();
+    let f = m
+        .iter()
+        .flat_map(|r| r.iter().map(|v| v * 2.0))
+        .fold(1.0, |a, v| a * 0.5 + v);
+    t * s + f
+}
+
+fn flattened_rows_o<D: Num>(x: &[D]) -> D {
+    let mut t = c::<D>(0.0);
+    for v in x {
+        t = t * 0.75 + v.cos();
+    }
+    let s = x.iter().fold(c::<D>(0.0), |s, v| s + *v * *v);
+    let f = x.iter().fold(c::<D>(1.0), |a, v| a * 0.5 + *v * 2.0);
+    t * s + f
+}
+
 fn case(min: usize) -> impl Strategy<Value = (Vec<f64>, Vec<f64>, Vec<f64>, f64)> {
     slice_seed_case(-1.2, 1.2, min..10)
 }
@@ -1222,6 +1411,42 @@ proptest! {
     fn two_slices_chained((x, v, s0, seed) in case(2)) {
         check_slice("chained", (&x, &v, &s0, seed), chained, chained_fwd, chained_rev, chained_o);
         check_hvp_of::<chained_rev>(&x, &v, chained_o);
+    }
+
+    #[test]
+    fn found_elements_read_through_option_maps((x, v, s0, seed) in case(1)) {
+        check_slice("mapped_finds", (&x, &v, &s0, seed), mapped_finds, mapped_finds_fwd, mapped_finds_rev, mapped_finds_o);
+        check_hvp_of::<mapped_finds_rev>(&x, &v, mapped_finds_o);
+    }
+
+    #[test]
+    fn prefixes_taken_and_skipped_while((x, v, s0, seed) in case(1)) {
+        check_slice("prefixes", (&x, &v, &s0, seed), prefixes, prefixes_fwd, prefixes_rev, prefixes_o);
+        check_hvp_of::<prefixes_rev>(&x, &v, prefixes_o);
+    }
+
+    #[test]
+    fn parts_of_a_slice_flattened((x, v, s0, seed) in case(2)) {
+        check_slice("flattened", (&x, &v, &s0, seed), flattened, flattened_fwd, flattened_rev, flattened_o);
+        check_hvp_of::<flattened_rev>(&x, &v, flattened_o);
+    }
+
+    #[test]
+    fn rows_flattened((x, v, s0, seed) in case(1)) {
+        // The rows of `x`, three long (the last one shorter), and of `v` and `s0` alike.
+        let rows = |x: &[f64]| x.chunks(3).map(<[f64]>::to_vec).collect::<Vec<_>>();
+        let (m, dm, s0m) = (rows(&x), rows(&v[..x.len()]), rows(&s0));
+        let mut shadow = s0m.clone();
+        let value = flattened_rows_rev(&m, &mut shadow, seed);
+        let (want, want_grad) = oracle_grad(flattened_rows_o, &x);
+        check("rows_flattened value", value, want);
+        check("rows_flattened primal", flattened_rows(&m), want);
+        let grad: Vec<f64> = shadow.concat().iter().zip(&s0).map(|(a, b)| (a - b) / seed).collect();
+        check_all("rows_flattened gradient", &grad, &want_grad);
+        let (fv, ft) = flattened_rows_fwd(&m, &dm);
+        let (_, want_t) = oracle_jvp(|d| vec![flattened_rows_o(d)], &x, &v[..x.len()]);
+        check("rows_flattened forward value", fv, want);
+        check("rows_flattened tangent", ft, want_t[0]);
     }
 
     #[test]

@@ -38,4 +38,25 @@ fn until(x: &[f64]) -> f64 {
     s
 }
 
+// A loop over rows flattened that may leave early: `flat_map` is named.
+#[autodiff_reverse(d_first_rows, Duplicated, Active)]
+fn first_rows(m: &[Vec<f64>]) -> f64 {
+    let mut s = 0.0;
+    for v in m.iter().flat_map(|r| r.iter()) {
+        if *v > 1.0 {
+            break;
+        }
+        s += v * v;
+    }
+    s
+}
+
+// `take_while` evaluates its iterator again to count the prefix, which an iterator held
+// in a variable cannot be: the variable is refused as not consumed.
+#[autodiff_reverse(d_prefix, Duplicated, Active)]
+fn prefix(x: &[f64]) -> f64 {
+    let squares = x.iter().map(|v| v * v);
+    squares.take_while(|s| *s < 1.0).sum()
+}
+
 fn main() {}

@@ -26,7 +26,11 @@ mod array_maps;
 mod array_reductions;
 mod array_views;
 mod chains;
+mod flattened;
+mod option_maps;
+mod prefix_adapters;
 mod slice_cursors;
+mod slice_patterns;
 mod struct_operators;
 mod struct_vectors;
 use slice_cursors::SliceCursor;
@@ -761,7 +765,7 @@ impl Lowerer {
             rewritten = indexed_again(body);
             &rewritten
         } else {
-            rewritten = chains::split_chains(&write_out_repeated_rows(body));
+            rewritten = written_for_lowering(body, sig);
             &rewritten
         };
         let has_return = contains_return(body);
@@ -1942,7 +1946,7 @@ impl Lowerer {
         if pat_binds(pat) && !self.binds_constants(scrutinee, pat) {
             return unsupported(
                 pat,
-                "`let .. else` that binds variables, except `Some(v)` of `x.get(i)`, `x.first()`, `x.last()` or a reduction (`reduce`, `max_by`, `min_by`), `Some((a, rest))` of `x.split_first()` or `x.split_last()`, and patterns on a by-value parameter that is never differentiated (an enum, an `Option`, an integer), a struct parameter or `no_grad(..)` of a value without a derivative",
+                "`let .. else` that binds variables, except slice patterns of bindings and `_` (`[a, b]`, `[first, .., last]`, `[h, rest @ ..]`) on a slice named by a variable or a member or on a range of one, `Some(v)` of `x.get(i)`, `x.first()`, `x.last()` or a reduction (`reduce`, `max_by`, `min_by`), `Some((a, rest))` of `x.split_first()` or `x.split_last()`, and patterns on a by-value parameter that is never differentiated (an enum, an `Option`, an integer), a struct parameter or `no_grad(..)` of a value without a derivative",
             );
         }
         let scrut = self.scrutinee_tokens(scrutinee);
@@ -5161,7 +5165,7 @@ impl Lowerer {
             if pat_binds(&l.pat) && !self.binds_constants(&l.expr, &l.pat) {
                 return unsupported(
                     l,
-                    "`if let` that binds variables, except `Some(v)` of `x.get(i)`, `x.first()`, `x.last()` or a reduction (`reduce`, `max_by`, `min_by`), `Some((a, rest))` of `x.split_first()` or `x.split_last()`, and patterns on a by-value parameter that is never differentiated (an enum, an `Option`, an integer), a struct parameter or `no_grad(..)` of a value without a derivative",
+                    "`if let` that binds variables, except slice patterns of bindings and `_` (`[a, b]`, `[first, .., last]`, `[h, rest @ ..]`) on a slice named by a variable or a member or on a range of one, `Some(v)` of `x.get(i)`, `x.first()`, `x.last()` or a reduction (`reduce`, `max_by`, `min_by`), `Some((a, rest))` of `x.split_first()` or `x.split_last()`, and patterns on a by-value parameter that is never differentiated (an enum, an `Option`, an integer), a struct parameter or `no_grad(..)` of a value without a derivative",
                 );
             }
             let (scrutinee, pat, then) = (&l.expr, &l.pat, &i.then_branch);
@@ -5442,7 +5446,7 @@ impl Lowerer {
             if pat_binds(&arm.pat) && !self.binds_constants(&m.expr, &arm.pat) {
                 return unsupported(
                     &arm.pat,
-                    "a `match` pattern that binds variables (other than one naming the whole value, `v if v > 0.0 => ..`), except on a by-value parameter that is never differentiated (an enum, an `Option`, an integer), a struct parameter or `no_grad(..)` of a value without a derivative",
+                    "a `match` pattern that binds variables (other than one naming the whole value, `v if v > 0.0 => ..`), except slice patterns of bindings and `_` in arms without guards on a slice named by a variable or a member or on a range of one, and patterns on a by-value parameter that is never differentiated (an enum, an `Option`, an integer), a struct parameter or `no_grad(..)` of a value without a derivative",
                 );
             }
         }
@@ -7730,6 +7734,9 @@ impl Lowerer {
                 Ok(Val::Op(Operand::Lit(self.render(e))))
             }
             Expr::Match(m) => Ok(self.lower_match(m, true)?.unwrap_or(Val::Tuple(vec![]))),
+            // A range with its adapters (`(0..n).take(k)`), bound by `let` where a
+            // reverse sweep keeps a loop's iterator: integers, as a range is.
+            Expr::MethodCall(_) if is_range_expr(e) => Ok(Val::Op(Operand::Lit(self.render(e)))),
             Expr::MethodCall(m) => self.lower_method(m, hint),
             Expr::Call(c) => match self.array_from_fn(c, hint) {
                 Some(e) => self.lower_expr_hint(&e, hint),
@@ -10351,6 +10358,50 @@ fn closure_tokens(def: &ClosureDef, span: Span) -> TokenStream {
     quote_spanned!(span=> (|#(#params),*| #body))
 }
 
+/// The parameters that carry no float (`mask: &[usize]`, an enum): code that reads
+/// them is kept as written by the syntactic passes, as the lowering reads it as values
+/// without derivatives.
+fn never_differentiated(sig: &SigInfo) -> HashSet<String> {
+    sig.params
+        .iter()
+        .filter(|p| matches!(p.shape, crate::signature::Shape::Other))
+        .map(|p| p.name.to_string())
+        .collect()
+}
+
+/// Whether `e` (a place, or a method chain on one) starts at one of `params`
+/// (`mask.get(7)`, `idx[1..]`, `*cfg`).
+fn reads_from(e: &Expr, params: &HashSet<String>) -> bool {
+    let mut e = strip(e);
+    loop {
+        e = match e {
+            Expr::MethodCall(m) => strip(&m.receiver),
+            Expr::Field(f) => strip(&f.base),
+            Expr::Index(i) => strip(&i.expr),
+            Expr::Reference(r) => strip(&r.expr),
+            Expr::Unary(u) => strip(&u.expr),
+            Expr::Path(p) => {
+                return p
+                    .path
+                    .get_ident()
+                    .is_some_and(|i| params.contains(&i.to_string()));
+            }
+            _ => return false,
+        };
+    }
+}
+
+/// A function's own code with the forms that the lowering reads as other forms written
+/// as those, each by a syntactic pass (a companion's code, lowered again, has none).
+fn written_for_lowering(body: &syn::Block, sig: &SigInfo) -> syn::Block {
+    let body = write_out_repeated_rows(body);
+    let body = prefix_adapters::count_prefixes(&body);
+    let body = slice_patterns::index_slice_patterns(&body, sig);
+    let body = option_maps::bind_option_maps(&body, sig);
+    let body = flattened::nest_flattened(&body);
+    chains::split_chains(&body)
+}
+
 /// `body` with the rows of matrices written as repeats (`[[0.0; 2]; 2]`, `[[x[0]; 2],
 /// [x[1]; 2]]`) written out element by element, as matrix literals are read: where the
 /// lengths are integer literals (at most 64 elements in all) and the repeated value is a
@@ -12523,7 +12574,7 @@ fn stmt_may_exit(s: &syn::Stmt) -> bool {
 /// What the error at an iterator adapter that the chains are not read through says.
 fn unread_adapter_message(adapter: &str) -> String {
     format!(
-        "the iterator adapter `.{adapter}()` (chains of `iter`, `map`, `zip`, `enumerate`, `filter`, `rev`, `skip`, `take`, `step_by`, `chunks`, `windows`, `copied` are read, and `chain` followed only by `map`, `filter` or `copied` in a `for` loop without `break`, `continue` or `return`, or in `sum`, `product` or `fold`; write the loop by index)"
+        "the iterator adapter `.{adapter}()` (chains of `iter`, `map`, `zip`, `enumerate`, `filter`, `rev`, `skip`, `take`, `step_by`, `take_while`, `skip_while`, `chunks`, `windows`, `copied` are read, and `chain`, `flat_map` or `flatten` followed only by `map`, `filter` or `copied` in a `for` loop without `break` (nor `continue` or `return` after `chain`), or in `sum`, `product` or `fold`; write the loop by index)"
     )
 }
 

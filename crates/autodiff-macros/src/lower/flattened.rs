@@ -1,0 +1,231 @@
+//! `rows.flat_map(|r| items)` and `rows.flatten()` (of a buffer's rows), followed only by
+//! adapters that act on each element by itself (`map`, `filter`, `copied`, `cloned`),
+//! written before lowering as an iteration over the rows with an iteration over each
+//! row's items inside it:
+//!
+//! ```text
+//! for v in rows.flat_map(|r| items).map(f) { body }  →  for r in rows { for v in items.map(f) { body } }
+//! rows.flat_map(|r| items).map(f).sum::<T>()         →  rows.map(|r| items.map(f).sum::<T>()).sum::<T>()
+//! rows.flat_map(|r| items).map(f).product::<T>()     →  rows.map(|r| items.map(f).product::<T>()).product::<T>()
+//! rows.flat_map(|r| items).map(f).fold(init, g)      →  rows.fold(init, |acc, r| items.map(f).fold(acc, g))
+//! ```
+//!
+//! `rows.flatten()` is `rows.flat_map(|r| r.iter())`, read where `rows` yields references
+//! to a buffer's rows (`m.iter().flatten()` of `m: &[Vec<f64>]`) or parts of a slice
+//! (`x.chunks(k).flatten()`). A sum or product takes
+//! its type from its turbofish or from the `let` that binds it (`let s: f64 = ..`), and
+//! adds up each row first: the same terms, grouped by rows. A `continue` in the loop body
+//! goes on to the next item as before; a body that may `break` out of the loop is left
+//! as written, and so is code that names the closure's parameter again (the loop body, a
+//! later adapter's closure, `g`), where the parameter would hide another value. What is
+//! left is refused by the lowering, which names `flat_map` or `flatten`.
+
+use super::option_maps::leaves_the_closure;
+use super::*;
+
+/// `body` with the forms above written as nested iterations (a function's own code;
+/// nested blocks and closures included).
+pub(super) fn nest_flattened(body: &syn::Block) -> syn::Block {
+    let mut b = body.clone();
+    Nester.visit_block_mut(&mut b);
+    b
+}
+
+struct Nester;
+
+impl VisitMut for Nester {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        syn::visit_mut::visit_expr_mut(self, e);
+        if let Some(nested) = nested(e) {
+            *e = nested;
+        }
+    }
+
+    /// `let s: T = rows.flatten()..sum();`: the sum takes `T` as its turbofish.
+    fn visit_local_mut(&mut self, l: &mut syn::Local) {
+        if let (Pat::Type(pt), Some(init)) = (&l.pat, &mut l.init)
+            && let Expr::MethodCall(m) = &mut *init.expr
+            && matches!(m.method.to_string().as_str(), "sum" | "product")
+            && m.turbofish.is_none()
+            && m.args.is_empty()
+            && flattened(&m.receiver).is_some()
+        {
+            let ty = &pt.ty;
+            m.turbofish = Some(syn::parse_quote!(::<#ty>));
+        }
+        syn::visit_mut::visit_local_mut(self, l);
+    }
+}
+
+/// An iterator over the items of each row: `rows`, the pattern that binds a row, and the
+/// iterator over its items (with the adapters that followed).
+struct Flattened {
+    rows: Expr,
+    row: Pat,
+    items: Expr,
+    /// The adapters after `flat_map`, which now see the row's binding.
+    adapters: TokenStream,
+}
+
+/// `e` written as nested iterations, where it is one of the forms above.
+fn nested(e: &Expr) -> Option<Expr> {
+    let span = e.span();
+    match e {
+        Expr::ForLoop(f) if f.label.is_none() => {
+            let fl = flattened(&f.expr)?;
+            let body = &f.body;
+            if breaks_out(body) || hides(&fl.row, &[quote!(#body), fl.adapters.clone()]) {
+                return None;
+            }
+            let Flattened {
+                rows, row, items, ..
+            } = fl;
+            let row = without_type(row);
+            let pat = &f.pat;
+            Some(syn::parse_quote_spanned!(span=>
+            for #row in #rows {
+                for #pat in #items #body
+            }))
+        }
+        Expr::MethodCall(m) => {
+            let fl = flattened(&m.receiver)?;
+            let method = &m.method;
+            match (method.to_string().as_str(), m.args.len()) {
+                ("sum" | "product", 0) if m.turbofish.is_some() => {
+                    if hides(&fl.row, std::slice::from_ref(&fl.adapters)) {
+                        return None;
+                    }
+                    let Flattened {
+                        rows, row, items, ..
+                    } = fl;
+                    let turbofish = &m.turbofish;
+                    Some(syn::parse_quote_spanned!(span=>
+                        #rows.map(|#row| #items.#method #turbofish ()).#method #turbofish ()))
+                }
+                ("fold", 2) => {
+                    let (init, g) = (&m.args[0], &m.args[1]);
+                    if hides(&fl.row, &[fl.adapters.clone(), quote!(#g)]) {
+                        return None;
+                    }
+                    let Flattened {
+                        rows, row, items, ..
+                    } = fl;
+                    Some(syn::parse_quote_spanned!(span=>
+                        #rows.fold(#init, |__ad_acc, #row| #items.fold(__ad_acc, #g))))
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// `rows.flat_map(|r| items)` or `rows.flatten()`, followed by element-wise adapters.
+fn flattened(e: &Expr) -> Option<Flattened> {
+    let Expr::MethodCall(m) = strip(e) else {
+        return None;
+    };
+    let rows = (*m.receiver).clone();
+    match (m.method.to_string().as_str(), m.args.len()) {
+        ("flat_map", 1) => {
+            let Expr::Closure(c) = strip(&m.args[0]) else {
+                return None;
+            };
+            if c.inputs.len() != 1 || leaves_the_closure(&c.body) {
+                return None;
+            }
+            let items = match &*c.body {
+                Expr::Block(b) if b.label.is_none() => match &b.block.stmts[..] {
+                    [syn::Stmt::Expr(e, None)] => e.clone(),
+                    _ => return None,
+                },
+                e => e.clone(),
+            };
+            let items = match items {
+                e @ (Expr::MethodCall(_) | Expr::Path(_) | Expr::Field(_)) => e,
+                e => syn::parse_quote_spanned!(e.span()=> (#e)),
+            };
+            Some(Flattened {
+                rows,
+                row: c.inputs[0].clone(),
+                items,
+                adapters: TokenStream::new(),
+            })
+        }
+        ("flatten", 0) if yields_references(&m.receiver) || yields_slices(&m.receiver) => {
+            let span = m.method.span();
+            Some(Flattened {
+                rows,
+                row: syn::parse_quote_spanned!(span=> __ad_row),
+                items: syn::parse_quote_spanned!(span=> __ad_row.iter()),
+                adapters: TokenStream::new(),
+            })
+        }
+        ("map" | "filter" | "copied" | "cloned", _) => {
+            let mut fl = flattened(&m.receiver)?;
+            let mut again = m.clone();
+            *again.receiver = fl.items;
+            let (method, args) = (&m.method, &m.args);
+            fl.adapters.extend(quote!(#method(#args)));
+            fl.items = Expr::MethodCall(again);
+            Some(fl)
+        }
+        _ => None,
+    }
+}
+
+/// Whether an iterator yields parts of a slice: `x.chunks(k)`, `x.chunks_exact(k)`,
+/// `x.windows(k)`.
+fn yields_slices(it: &Expr) -> bool {
+    matches!(strip(it), Expr::MethodCall(m)
+        if matches!(m.method.to_string().as_str(), "chunks" | "chunks_exact" | "windows"))
+}
+
+/// `p` without the type a closure's parameter may carry (`r: &Vec<f64>`), for a `for`
+/// loop's pattern.
+fn without_type(p: Pat) -> Pat {
+    match p {
+        Pat::Type(pt) => *pt.pat,
+        p => p,
+    }
+}
+
+/// Whether `code` names one of the variables `row` binds, which nested inside that
+/// binding would now read the row instead of what they named.
+fn hides(row: &Pat, code: &[TokenStream]) -> bool {
+    let names = pattern_bindings(row);
+    code.iter().any(|c| {
+        names
+            .iter()
+            .any(|n| crate::member_writes::mentions(c.clone(), &n.to_string()))
+    })
+}
+
+/// Whether a loop body has a `break` that leaves the loop itself (not one of its own
+/// loops, nor a labelled one, which leaves the nested loops as it left the one loop).
+fn breaks_out(body: &syn::Block) -> bool {
+    struct Breaks {
+        depth: usize,
+        found: bool,
+    }
+    impl<'a> syn::visit::Visit<'a> for Breaks {
+        fn visit_expr(&mut self, e: &'a Expr) {
+            match e {
+                Expr::Break(b) if b.label.is_none() && self.depth == 0 => self.found = true,
+                Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => {
+                    self.depth += 1;
+                    syn::visit::visit_expr(self, e);
+                    self.depth -= 1;
+                }
+                Expr::Closure(_) => {}
+                _ => syn::visit::visit_expr(self, e),
+            }
+        }
+    }
+    let mut b = Breaks {
+        depth: 0,
+        found: false,
+    };
+    syn::visit::Visit::visit_block(&mut b, body);
+    b.found
+}
