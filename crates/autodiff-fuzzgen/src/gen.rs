@@ -213,6 +213,14 @@ pub const FEATURES: &[(&str, &str)] = &[
         "`.iter().chain(y.iter()).map(..).sum::<f64>()` of two slices",
     ),
     (
+        "prefix",
+        "`.iter().take_while(|w| **w < k).map(..).sum::<f64>()` and `skip_while`",
+    ),
+    (
+        "flatten",
+        "`.chunks(2).flat_map(|r| r.iter()).map(..).sum::<f64>()` and `.chunks(3).flatten()`",
+    ),
+    (
         "extreme",
         "the element found by `reduce`, `max_by`, `min_by` (then `unwrap`), `*x.last().unwrap()`, and `x.get(i)`/`x.last()` matched by `match`/`if let Some(v)`",
     ),
@@ -1480,6 +1488,16 @@ impl<'a> FnGen<'a> {
             } else {
                 0
             },
+            if self.on("prefix") && self.on("sum") {
+                1
+            } else {
+                0
+            },
+            if self.on("flatten") && self.on("sum") {
+                1
+            } else {
+                0
+            },
         ];
         if kinds.iter().all(|k| *k == 0) {
             return self.leaf(false, false);
@@ -1535,6 +1553,24 @@ impl<'a> FnGen<'a> {
             9 => {
                 let t = self.rng.pick(&slices).clone();
                 let iter = format!("{s}.iter().chain({t}.iter())");
+                self.map_sum_over(&iter, &iter, d)
+            }
+            10 => {
+                let k = fmt_lit(*self.rng.pick(&LITS));
+                let op = *self.rng.pick(&["<", ">"]);
+                let adapter = *self.rng.pick(&["take_while", "skip_while"]);
+                self.map_sum_over(
+                    &format!("{s}.iter().{adapter}(|w| **w {op} {k})"),
+                    &format!("{s}.iter().{adapter}(|w| w.re() {op} {k})"),
+                    d,
+                )
+            }
+            11 => {
+                let iter = if self.rng.chance(0.5) {
+                    format!("{s}.chunks(2).flat_map(|r| r.iter())")
+                } else {
+                    format!("{s}.chunks(3).flatten()")
+                };
                 self.map_sum_over(&iter, &iter, d)
             }
             7 => {
