@@ -643,7 +643,8 @@ fn extremes_o<D: Num>(x: &[D]) -> D {
 /// The element a search finds, read through `Option::map`: the argmin idiom
 /// `enumerate().min_by(..).map(|(i, _)| i).unwrap()`, a typed closure parameter with
 /// `unwrap_or`, a reduction with `unwrap_or_else` (found or not), `first` with
-/// `map_or`, `last` with `expect`, `get` past the end, and `position`.
+/// `map_or` (also in the items of a `vec!`), `last` with `expect`, `get` past the end, and
+/// `position` (read by the lowering itself).
 #[autodiff_forward(mapped_finds_fwd, Dual, Dual)]
 #[autodiff_reverse(mapped_finds_rev, Duplicated, Active)]
 fn mapped_finds(x: &[f64]) -> f64 {
@@ -674,7 +675,9 @@ fn mapped_finds(x: &[f64]) -> f64 {
         .position(|v| *v > 0.0)
         .map(|k| x[k] * x[0])
         .unwrap_or(0.0);
-    x[i] * x[j] + m + f * l + g + p
+    // In a `vec!` (whose items the lowering reads).
+    let w = vec![x.first().map_or(0.0, |v| v * 3.0), 0.5];
+    x[i] * x[j] + m + f * l + g + p + w[0] * w[1]
 }
 
 fn mapped_finds_o<D: Num>(x: &[D]) -> D {
@@ -700,11 +703,12 @@ fn mapped_finds_o<D: Num>(x: &[D]) -> D {
     let p = (0..x.len())
         .find(|k| re(*k) > 0.0)
         .map_or(c(0.0), |k| x[k] * x[0]);
-    x[i] * x[j] + m + x[0].sin() * l + g + p
+    x[i] * x[j] + m + x[0].sin() * l + g + p + x[0] * 1.5
 }
 
 /// `take_while` and `skip_while`: before `map` in `sum`s, over a range, after `copied`,
-/// and in `for` loops by reference and by value, with prefixes of every length.
+/// in `for` loops by reference and by value, and in the items of a `vec!`, with prefixes
+/// of every length.
 #[autodiff_forward(prefixes_fwd, Dual, Dual)]
 #[autodiff_reverse(prefixes_rev, Duplicated, Active)]
 fn prefixes(x: &[f64]) -> f64 {
@@ -726,7 +730,8 @@ fn prefixes(x: &[f64]) -> f64 {
         .skip_while(|v| *v > 0.0)
         .map(|v| v * 3.0)
         .sum();
-    s + t * u
+    let parts = vec![x.iter().take_while(|v| **v > 0.0).sum::<f64>(), 2.0];
+    s + t * u + parts[0] * parts[1]
 }
 
 fn prefixes_o<D: Num>(x: &[D]) -> D {
@@ -746,13 +751,16 @@ fn prefixes_o<D: Num>(x: &[D]) -> D {
     let u = x[prefix(&|v| v > 0.0)..]
         .iter()
         .fold(c::<D>(-0.0), |s, v| s + *v * 3.0);
-    s + t * u
+    let part = x[..prefix(&|v| v > 0.0)]
+        .iter()
+        .fold(c::<D>(-0.0), |s, v| s + *v);
+    s + t * u + part * 2.0
 }
 
 /// The parts of a slice flattened again: `flat_map` (a typed parameter, a block body,
 /// `skip` inside, `filter` after) and `flatten` of `chunks` and `windows`, in `for` loops
-/// (one with `continue`) and in `sum` (typed by turbofish and by `let`), `product` and
-/// `fold`.
+/// (one with `continue`), in `sum` (typed by turbofish and by `let`), `product` and
+/// `fold`, and in the items of a `vec!`.
 #[autodiff_forward(flattened_fwd, Dual, Dual)]
 #[autodiff_reverse(flattened_rev, Duplicated, Active)]
 fn flattened(x: &[f64]) -> f64 {
@@ -780,7 +788,8 @@ fn flattened(x: &[f64]) -> f64 {
         .map(|v| 1.0 + 0.1 * v)
         .product::<f64>();
     let q = x.chunks(2).flat_map(|r| r.iter()).sum::<f64>();
-    t + s * p + q
+    let row = vec![x.chunks(2).flatten().map(|v| v * v * v).sum::<f64>(); 2];
+    t + s * p + q + row[1]
 }
 
 fn flattened_o<D: Num>(x: &[D]) -> D {
@@ -799,7 +808,8 @@ fn flattened_o<D: Num>(x: &[D]) -> D {
     let s = x.iter().fold(c::<D>(0.0), |s, v| s + *v * *v);
     let p = x.iter().fold(c::<D>(1.0), |p, v| p * (*v * 0.1 + 1.0));
     let q = x.iter().fold(c::<D>(0.0), |s, v| s + *v);
-    t + s * p + q
+    let cubes = x.iter().fold(c::<D>(0.0), |s, v| s + *v * *v * *v);
+    t + s * p + q + cubes
 }
 
 /// The rows of a buffer parameter flattened: `m.iter().flatten()` in a `for` loop and a

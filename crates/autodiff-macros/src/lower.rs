@@ -10358,6 +10358,35 @@ fn closure_tokens(def: &ClosureDef, span: Span) -> TokenStream {
     quote_spanned!(span=> (|#(#params),*| #body))
 }
 
+/// Visits the items of `vec![..]` and `ndarray`'s `array![..]` with a syntactic pass:
+/// the lowering reads them as expressions, so the pass's forms must be written out
+/// there too (other macros are kept as written, with their tokens).
+fn visit_macro_items<V: VisitMut + ?Sized>(pass: &mut V, m: &mut syn::Macro) {
+    let names = path_names(&m.path);
+    if names.last().is_none_or(|n| n != "vec" && n != "array") {
+        return;
+    }
+    let list = syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated;
+    if let Ok(mut items) = m.parse_body_with(list) {
+        for item in items.iter_mut() {
+            pass.visit_expr_mut(item);
+        }
+        m.tokens = items.to_token_stream();
+        return;
+    }
+    // `vec![v; n]`.
+    let repeat = |input: syn::parse::ParseStream| {
+        let v: Expr = input.parse()?;
+        let semi: syn::Token![;] = input.parse()?;
+        let n: Expr = input.parse()?;
+        Ok((v, semi, n))
+    };
+    if let Ok((mut v, semi, n)) = m.parse_body_with(repeat) {
+        pass.visit_expr_mut(&mut v);
+        m.tokens = quote!(#v #semi #n);
+    }
+}
+
 /// The parameters that carry no float (`mask: &[usize]`, an enum): code that reads
 /// them is kept as written by the syntactic passes, as the lowering reads it as values
 /// without derivatives.

@@ -35,33 +35,8 @@ impl VisitMut for Splitter {
         }
     }
 
-    /// The items of `vec![..]` and `ndarray`'s `array![..]`, which the lowering reads as
-    /// expressions (other macros are kept as written, where a chain is as good as its
-    /// parts).
     fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
-        let names = path_names(&m.path);
-        if names.last().is_none_or(|n| n != "vec" && n != "array") {
-            return;
-        }
-        let list = syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated;
-        if let Ok(mut items) = m.parse_body_with(list) {
-            for item in items.iter_mut() {
-                self.visit_expr_mut(item);
-            }
-            m.tokens = items.to_token_stream();
-            return;
-        }
-        // `vec![v; n]`.
-        let repeat = |input: syn::parse::ParseStream| {
-            let v: Expr = input.parse()?;
-            let semi: syn::Token![;] = input.parse()?;
-            let n: Expr = input.parse()?;
-            Ok((v, semi, n))
-        };
-        if let Ok((mut v, semi, n)) = m.parse_body_with(repeat) {
-            self.visit_expr_mut(&mut v);
-            m.tokens = quote!(#v #semi #n);
-        }
+        visit_macro_items(self, m);
     }
 }
 

@@ -34,6 +34,10 @@ pub(super) fn nest_flattened(body: &syn::Block) -> syn::Block {
 struct Nester;
 
 impl VisitMut for Nester {
+    fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
+        visit_macro_items(self, m);
+    }
+
     fn visit_expr_mut(&mut self, e: &mut Expr) {
         syn::visit_mut::visit_expr_mut(self, e);
         if let Some(nested) = nested(e) {

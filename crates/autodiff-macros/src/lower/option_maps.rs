@@ -39,6 +39,10 @@ struct Binder {
 }
 
 impl VisitMut for Binder {
+    fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
+        visit_macro_items(self, m);
+    }
+
     fn visit_expr_mut(&mut self, e: &mut Expr) {
         syn::visit_mut::visit_expr_mut(self, e);
         if let Some(bound) = bound(e, &self.never_differentiated) {

@@ -26,6 +26,10 @@ pub(super) fn count_prefixes(body: &syn::Block) -> syn::Block {
 struct Counter;
 
 impl VisitMut for Counter {
+    fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
+        visit_macro_items(self, m);
+    }
+
     fn visit_expr_mut(&mut self, e: &mut Expr) {
         syn::visit_mut::visit_expr_mut(self, e);
         if let Some(counted) = counted(e) {

@@ -40,6 +40,10 @@ struct Indexer {
 }
 
 impl VisitMut for Indexer {
+    fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
+        visit_macro_items(self, m);
+    }
+
     fn visit_expr_mut(&mut self, e: &mut Expr) {
         syn::visit_mut::visit_expr_mut(self, e);
         if let Some(indexed) = indexed(e, &self.never_differentiated) {
