@@ -647,6 +647,7 @@ fn extremes_o<D: Num>(x: &[D]) -> D {
 /// `position` (read by the lowering itself).
 #[autodiff_forward(mapped_finds_fwd, Dual, Dual)]
 #[autodiff_reverse(mapped_finds_rev, Duplicated, Active)]
+#[allow(clippy::useless_vec)] // (`vec!` is part of the language under test.)
 fn mapped_finds(x: &[f64]) -> f64 {
     let i = x
         .iter()
@@ -711,6 +712,7 @@ fn mapped_finds_o<D: Num>(x: &[D]) -> D {
 /// of every length.
 #[autodiff_forward(prefixes_fwd, Dual, Dual)]
 #[autodiff_reverse(prefixes_rev, Duplicated, Active)]
+#[allow(clippy::useless_vec)] // (`vec!` is part of the language under test.)
 fn prefixes(x: &[f64]) -> f64 {
     let mut s: f64 = x.iter().take_while(|v| **v > -0.5).map(|v| v.sin()).sum();
     for v in x.iter().skip_while(|v| **v < 0.5) {
@@ -763,6 +765,7 @@ fn prefixes_o<D: Num>(x: &[D]) -> D {
 /// `fold`, and in the items of a `vec!`.
 #[autodiff_forward(flattened_fwd, Dual, Dual)]
 #[autodiff_reverse(flattened_rev, Duplicated, Active)]
+#[allow(clippy::useless_vec)] // (`vec!` is part of the language under test.)
 fn flattened(x: &[f64]) -> f64 {
     let mut t = x
         .chunks(3)
