@@ -10420,8 +10420,9 @@ fn reads_from(e: &Expr, params: &HashSet<String>) -> bool {
     }
 }
 
-/// A function's own code with the forms that the lowering reads as other forms written
-/// as those, each by a syntactic pass (a companion's code, lowered again, has none).
+/// A function's own code with some forms of the language written as others that the
+/// lowering reads, each by a syntactic pass in `lower/` (a companion's code, lowered
+/// again, contains none of those forms).
 fn written_for_lowering(body: &syn::Block, sig: &SigInfo) -> syn::Block {
     let body = write_out_repeated_rows(body);
     let body = prefix_adapters::count_prefixes(&body);
@@ -12625,6 +12626,24 @@ fn contains_return_expr(e: &Expr) -> bool {
     let mut v = ReturnFinder { at: None };
     syn::visit::Visit::visit_expr(&mut v, e);
     v.at.is_some()
+}
+
+/// Whether a closure's body may `return` or use `?`, which written in a block would
+/// leave the function instead of the closure.
+fn leaves_the_closure(body: &Expr) -> bool {
+    struct Exits(bool);
+    impl<'a> syn::visit::Visit<'a> for Exits {
+        fn visit_expr(&mut self, e: &'a Expr) {
+            match e {
+                Expr::Return(_) | Expr::Try(_) => self.0 = true,
+                Expr::Closure(_) => {}
+                _ => syn::visit::visit_expr(self, e),
+            }
+        }
+    }
+    let mut exits = Exits(false);
+    syn::visit::Visit::visit_expr(&mut exits, body);
+    exits.0
 }
 
 struct ExitFinder {

@@ -12,15 +12,14 @@
 //!
 //! `rows.flatten()` is `rows.flat_map(|r| r.iter())`, read where `rows` yields references
 //! to a buffer's rows (`m.iter().flatten()` of `m: &[Vec<f64>]`) or parts of a slice
-//! (`x.chunks(k).flatten()`). A sum or product takes
-//! its type from its turbofish or from the `let` that binds it (`let s: f64 = ..`), and
-//! adds up each row first: the same terms, grouped by rows. A `continue` in the loop body
-//! goes on to the next item as before; a body that may `break` out of the loop is left
-//! as written, and so is code that names the closure's parameter again (the loop body, a
-//! later adapter's closure, `g`), where the parameter would hide another value. What is
-//! left is refused by the lowering, which names `flat_map` or `flatten`.
+//! (`x.chunks(k).flatten()`). A sum or product takes its type from its turbofish or from
+//! the `let` that binds it (`let s: f64 = ..`), and adds up each row first: the same
+//! terms, grouped by rows. A `continue` in the loop body goes on to the next item as
+//! before; a body that may `break` out of the loop is left as written, and so is code
+//! that names the closure's parameter again (the loop body, a later adapter's closure,
+//! `g`), where the parameter would hide another value. What is left is refused by the
+//! lowering, which names `flat_map` or `flatten`.
 
-use super::option_maps::leaves_the_closure;
 use super::*;
 
 /// `body` with the forms above written as nested iterations (a function's own code;

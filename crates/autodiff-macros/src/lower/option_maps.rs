@@ -181,21 +181,3 @@ fn called_without_arguments(e: &Expr) -> Option<Expr> {
         _ => None,
     }
 }
-
-/// Whether a closure's body may `return` or use `?`, which written in a block would
-/// leave the function instead of the closure.
-pub(super) fn leaves_the_closure(body: &Expr) -> bool {
-    struct Exits(bool);
-    impl<'a> syn::visit::Visit<'a> for Exits {
-        fn visit_expr(&mut self, e: &'a Expr) {
-            match e {
-                Expr::Return(_) | Expr::Try(_) => self.0 = true,
-                Expr::Closure(_) => {}
-                _ => syn::visit::visit_expr(self, e),
-            }
-        }
-    }
-    let mut exits = Exits(false);
-    syn::visit::Visit::visit_expr(&mut exits, body);
-    exits.0
-}
