@@ -494,8 +494,9 @@ fn optional_extremes_o<D: Num>(x: &[D]) -> D {
 }
 
 /// Two slices iterated as one (`a.chain(b)`, `b` also `&y[..k]`), followed by `map`,
-/// `filter` and `copied`: in `for` loops (elements by reference and by value) and in
-/// `sum`, `product` and `fold`, one part empty too, and in the items of `vec![..]`.
+/// `filter` and `copied`: in `for` loops (elements by reference and by value, a body
+/// with `continue` and `return`) and in `sum`, `product` and `fold`, one part empty too,
+/// and in the items of `vec![..]`.
 #[autodiff_forward(chained_fwd, Dual, Dual)]
 #[autodiff_reverse(chained_rev, Duplicated, Active)]
 #[allow(clippy::useless_vec)] // (`vec!` is part of the language under test.)
@@ -519,6 +520,16 @@ fn chained(x: &[f64]) -> f64 {
     for v in b.iter().chain(a.iter()) {
         s += v * p;
     }
+    // `continue` goes on to the next element, `return` leaves the function.
+    for v in b.iter().chain(a.iter()) {
+        if *v < -1.0 {
+            continue;
+        }
+        if *v > 1.15 {
+            return s * 0.5 + v;
+        }
+        s += v * v * 0.25;
+    }
     // In a `vec!` (whose items the lowering reads), and repeated.
     let parts = vec![a.iter().chain(b.iter()).map(|v| v * v).sum::<f64>(), 0.5];
     let row = vec![b.iter().chain(a.iter()).fold(0.0, |m, v| m * 0.5 + v); 2];
@@ -541,6 +552,15 @@ fn chained_o<D: Num>(x: &[D]) -> D {
     }
     for v in b.iter().chain(a) {
         s += *v * p;
+    }
+    for v in b.iter().chain(a) {
+        if v.re() < -1.0 {
+            continue;
+        }
+        if v.re() > 1.15 {
+            return s * 0.5 + *v;
+        }
+        s += *v * *v * 0.25;
     }
     let squares = x.iter().fold(c::<D>(-0.0), |q, v| q + *v * *v);
     let mut m = c::<D>(0.0);

@@ -12604,7 +12604,7 @@ fn stmt_may_exit(s: &syn::Stmt) -> bool {
 /// What the error at an iterator adapter that the chains are not read through says.
 fn unread_adapter_message(adapter: &str) -> String {
     format!(
-        "the iterator adapter `.{adapter}()` (chains of `iter`, `map`, `zip`, `enumerate`, `filter`, `rev`, `skip`, `take`, `step_by`, `take_while`, `skip_while`, `chunks`, `windows`, `copied` are read, and `chain`, `flat_map` or `flatten` followed only by `map`, `filter` or `copied` in a `for` loop without `break` (nor `continue` or `return` after `chain`), or in `sum`, `product` or `fold`; write the loop by index)"
+        "the iterator adapter `.{adapter}()` (chains of `iter`, `map`, `zip`, `enumerate`, `filter`, `rev`, `skip`, `take`, `step_by`, `take_while`, `skip_while`, `chunks`, `windows`, `copied` are read, and `chain`, `flat_map` or `flatten` followed only by `map`, `filter` or `copied` in a `for` loop without `break`, or in `sum`, `product` or `fold`; write the loop by index)"
     )
 }
 
@@ -12626,6 +12626,35 @@ fn contains_return_expr(e: &Expr) -> bool {
     let mut v = ReturnFinder { at: None };
     syn::visit::Visit::visit_expr(&mut v, e);
     v.at.is_some()
+}
+
+/// Whether a loop body has a `break` that leaves the loop itself (not one of its own
+/// loops, nor a labelled one, which leaves the nested loops as it left the one loop).
+fn breaks_out(body: &syn::Block) -> bool {
+    struct Breaks {
+        depth: usize,
+        found: bool,
+    }
+    impl<'a> syn::visit::Visit<'a> for Breaks {
+        fn visit_expr(&mut self, e: &'a Expr) {
+            match e {
+                Expr::Break(b) if b.label.is_none() && self.depth == 0 => self.found = true,
+                Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => {
+                    self.depth += 1;
+                    syn::visit::visit_expr(self, e);
+                    self.depth -= 1;
+                }
+                Expr::Closure(_) => {}
+                _ => syn::visit::visit_expr(self, e),
+            }
+        }
+    }
+    let mut b = Breaks {
+        depth: 0,
+        found: false,
+    };
+    syn::visit::Visit::visit_block(&mut b, body);
+    b.found
 }
 
 /// Whether a closure's body may `return` or use `?`, which written in a block would

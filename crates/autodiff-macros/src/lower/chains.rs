@@ -11,9 +11,11 @@
 //!
 //! The sums and products add (multiply) the second part's elements into the first
 //! part's result one by one, as the chained iterator does, so the value is the same to
-//! the bit. A loop body that may leave the loop (`break`, `continue`, `return`) is left
-//! as written, and so are adapters that count positions after `chain` (`enumerate`,
-//! `zip`, `skip`, `rev`, ..): the lowering then refuses `chain` by name.
+//! the bit. In the loops, `continue` goes on to the next element and `return` leaves the
+//! function, as they did; a body that may `break` out of the loop (which would leave
+//! the first part only) is left as written, and so are adapters that count positions
+//! after `chain` (`enumerate`, `zip`, `skip`, `rev`, ..): the lowering then refuses
+//! `chain` by name.
 
 use super::*;
 
@@ -45,7 +47,7 @@ fn split(e: &Expr) -> Option<Expr> {
     let span = e.span();
     match e {
         Expr::ForLoop(f) if f.label.is_none() => {
-            if block_may_exit_loop(&f.body) || contains_return(&f.body) {
+            if breaks_out(&f.body) {
                 return None;
             }
             let (a, b) = parts(&f.expr)?;

@@ -203,32 +203,3 @@ fn hides(row: &Pat, code: &[TokenStream]) -> bool {
             .any(|n| crate::member_writes::mentions(c.clone(), &n.to_string()))
     })
 }
-
-/// Whether a loop body has a `break` that leaves the loop itself (not one of its own
-/// loops, nor a labelled one, which leaves the nested loops as it left the one loop).
-fn breaks_out(body: &syn::Block) -> bool {
-    struct Breaks {
-        depth: usize,
-        found: bool,
-    }
-    impl<'a> syn::visit::Visit<'a> for Breaks {
-        fn visit_expr(&mut self, e: &'a Expr) {
-            match e {
-                Expr::Break(b) if b.label.is_none() && self.depth == 0 => self.found = true,
-                Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => {
-                    self.depth += 1;
-                    syn::visit::visit_expr(self, e);
-                    self.depth -= 1;
-                }
-                Expr::Closure(_) => {}
-                _ => syn::visit::visit_expr(self, e),
-            }
-        }
-    }
-    let mut b = Breaks {
-        depth: 0,
-        found: false,
-    };
-    syn::visit::Visit::visit_block(&mut b, body);
-    b.found
-}
