@@ -836,7 +836,7 @@ fn flattened_o<D: Num>(x: &[D]) -> D {
 }
 
 /// The rows of a buffer parameter flattened: `m.iter().flatten()` in a `for` loop and a
-/// `sum`, `flat_map` with `map` in a `fold`.
+/// `sum`, `flat_map` with `map` in a `fold` (and `squared_rows` below).
 #[autodiff_forward(flattened_rows_fwd, Dual, Dual)]
 #[autodiff_reverse(flattened_rows_rev, Duplicated, Active)]
 fn flattened_rows(m: &[Vec<f64>]) -> f64 {
@@ -850,6 +850,13 @@ fn flattened_rows(m: &[Vec<f64>]) -> f64 {
         .flat_map(|r| r.iter().map(|v| v * 2.0))
         .fold(1.0, |a, v| a * 0.5 + v);
     t * s + f
+}
+
+/// `Σ v²` over the rows flattened, the sum typed by the function's result.
+#[autodiff_forward(squared_rows_fwd, Dual, Dual)]
+#[autodiff_reverse(squared_rows_rev, Duplicated, Active)]
+fn squared_rows(m: &[Vec<f64>]) -> f64 {
+    m.iter().flatten().map(|v| v * v).sum()
 }
 
 fn flattened_rows_o<D: Num>(x: &[D]) -> D {
@@ -1480,6 +1487,15 @@ proptest! {
         let (_, want_t) = oracle_jvp(|d| vec![flattened_rows_o(d)], &x, &v[..x.len()]);
         check("rows_flattened forward value", fv, want);
         check("rows_flattened tangent", ft, want_t[0]);
+        // Σ v²: the gradient 2 m, the tangent Σ 2 v dv.
+        let mut shadow = s0m.clone();
+        let value = squared_rows_rev(&m, &mut shadow, seed);
+        check("squared_rows value", value, x.iter().map(|v| v * v).sum());
+        for (g, (s0, v)) in shadow.concat().iter().zip(s0.iter().zip(&x)) {
+            check("squared_rows gradient", *g - s0, 2.0 * v * seed);
+        }
+        let (_, t) = squared_rows_fwd(&m, &dm);
+        check("squared_rows tangent", t, x.iter().zip(&v).map(|(a, b)| 2.0 * a * b).sum());
     }
 
     #[test]

@@ -10428,7 +10428,7 @@ fn written_for_lowering(body: &syn::Block, sig: &SigInfo) -> syn::Block {
     let body = prefix_adapters::count_prefixes(&body);
     let body = slice_patterns::index_slice_patterns(&body, sig);
     let body = option_maps::bind_option_maps(&body, sig);
-    let body = flattened::nest_flattened(&body);
+    let body = flattened::nest_flattened(&body, sig);
     chains::split_chains(&body)
 }
 

@@ -12,22 +12,42 @@
 //!
 //! `rows.flatten()` is `rows.flat_map(|r| r.iter())`, read where `rows` yields references
 //! to a buffer's rows (`m.iter().flatten()` of `m: &[Vec<f64>]`) or parts of a slice
-//! (`x.chunks(k).flatten()`). A sum or product takes its type from its turbofish or from
-//! the `let` that binds it (`let s: f64 = ..`), and adds up each row first: the same
-//! terms, grouped by rows. A `continue` in the loop body goes on to the next item as
-//! before; a body that may `break` out of the loop is left as written, and so is code
-//! that names the closure's parameter again (the loop body, a later adapter's closure,
-//! `g`), where the parameter would hide another value. What is left is refused by the
-//! lowering, which names `flat_map` or `flatten`.
+//! (`x.chunks(k).flatten()`). A sum or product takes its type from its turbofish, from
+//! the `let` that binds it (`let s: f64 = ..`) or, as the function's last expression,
+//! from the function's result type, and adds up each row first: the same terms, grouped
+//! by rows. A `continue` in the loop body goes on to the next item as before; a body
+//! that may `break` out of the loop is left as written, and so is code that names the
+//! closure's parameter again (the loop body, a later adapter's closure, `g`), where the
+//! parameter would hide another value. What is left is refused by the lowering, which
+//! names `flat_map` or `flatten`.
 
 use super::*;
 
 /// `body` with the forms above written as nested iterations (a function's own code;
 /// nested blocks and closures included).
-pub(super) fn nest_flattened(body: &syn::Block) -> syn::Block {
+pub(super) fn nest_flattened(body: &syn::Block, sig: &SigInfo) -> syn::Block {
     let mut b = body.clone();
+    // The function's last expression takes the function's result type.
+    if let (Some(syn::Stmt::Expr(tail, None)), crate::signature::Ret::Ty(ty)) =
+        (b.stmts.last_mut(), &sig.ret)
+    {
+        typed_by(tail, ty);
+    }
     Nester.visit_block_mut(&mut b);
     b
+}
+
+/// `rows.flatten()..sum()` (or `product()`) without a turbofish, given `ty` as one: the
+/// type that its `let` or the function's result gives it.
+fn typed_by(e: &mut Expr, ty: &syn::Type) {
+    if let Expr::MethodCall(m) = e
+        && matches!(m.method.to_string().as_str(), "sum" | "product")
+        && m.turbofish.is_none()
+        && m.args.is_empty()
+        && flattened(&m.receiver).is_some()
+    {
+        m.turbofish = Some(syn::parse_quote!(::<#ty>));
+    }
 }
 
 struct Nester;
@@ -46,15 +66,8 @@ impl VisitMut for Nester {
 
     /// `let s: T = rows.flatten()..sum();`: the sum takes `T` as its turbofish.
     fn visit_local_mut(&mut self, l: &mut syn::Local) {
-        if let (Pat::Type(pt), Some(init)) = (&l.pat, &mut l.init)
-            && let Expr::MethodCall(m) = &mut *init.expr
-            && matches!(m.method.to_string().as_str(), "sum" | "product")
-            && m.turbofish.is_none()
-            && m.args.is_empty()
-            && flattened(&m.receiver).is_some()
-        {
-            let ty = &pt.ty;
-            m.turbofish = Some(syn::parse_quote!(::<#ty>));
+        if let (Pat::Type(pt), Some(init)) = (&l.pat, &mut l.init) {
+            typed_by(&mut init.expr, &pt.ty);
         }
         syn::visit_mut::visit_local_mut(self, l);
     }
