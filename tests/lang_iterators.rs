@@ -1491,6 +1491,10 @@ proptest! {
         let mut shadow = s0m.clone();
         let value = squared_rows_rev(&m, &mut shadow, seed);
         check("squared_rows value", value, x.iter().map(|v| v * v).sum());
+        // The items are added one by one, as the flattened iterator adds them: the
+        // values are the function's to the bit.
+        prop_assert_eq!(value.to_bits(), squared_rows(&m).to_bits());
+        prop_assert_eq!(flattened_rows_fwd(&m, &dm).0.to_bits(), flattened_rows(&m).to_bits());
         for (g, (s0, v)) in shadow.concat().iter().zip(s0.iter().zip(&x)) {
             check("squared_rows gradient", *g - s0, 2.0 * v * seed);
         }

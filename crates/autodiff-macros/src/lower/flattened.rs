@@ -5,17 +5,18 @@
 //!
 //! ```text
 //! for v in rows.flat_map(|r| items).map(f) { body }  →  for r in rows { for v in items.map(f) { body } }
-//! rows.flat_map(|r| items).map(f).sum::<T>()         →  rows.map(|r| items.map(f).sum::<T>()).sum::<T>()
-//! rows.flat_map(|r| items).map(f).product::<T>()     →  rows.map(|r| items.map(f).product::<T>()).product::<T>()
+//! rows.flat_map(|r| items).map(f).sum::<T>()         →  rows.fold(-0.0, |s, r| items.map(f).fold(s, |s, v| s + v))
+//! rows.flat_map(|r| items).map(f).product::<T>()     →  rows.fold(1.0, |p, r| items.map(f).fold(p, |p, v| p * v))
 //! rows.flat_map(|r| items).map(f).fold(init, g)      →  rows.fold(init, |acc, r| items.map(f).fold(acc, g))
 //! ```
 //!
 //! `rows.flatten()` is `rows.flat_map(|r| r.iter())`, read where `rows` yields references
 //! to a buffer's rows (`m.iter().flatten()` of `m: &[Vec<f64>]`) or parts of a slice
-//! (`x.chunks(k).flatten()`). A sum or product takes its type from its turbofish, from
-//! the `let` that binds it (`let s: f64 = ..`) or, as the function's last expression,
-//! from the function's result type, and adds up each row first: the same terms, grouped
-//! by rows. A `continue` in the loop body goes on to the next item as before; a body
+//! (`x.chunks(k).flatten()`). A sum or product takes its type, `f64` or `f32`, from its
+//! turbofish, from the `let` that binds it (`let s: f64 = ..`) or, as the function's
+//! last expression, from the function's result type; it adds (multiplies) the items one
+//! by one from `std`'s start, in order, so the value is the flattened one to the bit
+//! (grouped by rows, sums of large terms that cancel would differ). A `continue` in the loop body goes on to the next item as before; a body
 //! that may `break` out of the loop is left as written, and so is code that names the
 //! closure's parameter again (the loop body, a later adapter's closure, `g`), where the
 //! parameter would hide another value. What is left is refused by the lowering, which
@@ -107,16 +108,26 @@ fn nested(e: &Expr) -> Option<Expr> {
             let fl = flattened(&m.receiver)?;
             let method = &m.method;
             match (method.to_string().as_str(), m.args.len()) {
-                ("sum" | "product", 0) if m.turbofish.is_some() => {
+                ("sum" | "product", 0) => {
+                    // `std`'s sum starts at -0.0 and its product at 1.0, of the type the
+                    // turbofish names (`f64` or `f32`).
+                    let suffix = float_suffix(m.turbofish.as_ref()?)?;
+                    let (start, op) = if method == "sum" {
+                        (format!("-0.0{suffix}"), quote!(+))
+                    } else {
+                        (format!("1.0{suffix}"), quote!(*))
+                    };
+                    let start: syn::LitFloat = syn::LitFloat::new(&start, span);
                     if hides(&fl.row, std::slice::from_ref(&fl.adapters)) {
                         return None;
                     }
                     let Flattened {
                         rows, row, items, ..
                     } = fl;
-                    let turbofish = &m.turbofish;
                     Some(syn::parse_quote_spanned!(span=>
-                        #rows.map(|#row| #items.#method #turbofish ()).#method #turbofish ()))
+                    #rows.fold(#start, |__ad_acc, #row| {
+                        #items.fold(__ad_acc, |__ad_a, __ad_v| __ad_a #op __ad_v)
+                    })))
                 }
                 ("fold", 2) => {
                     let (init, g) = (&m.args[0], &m.args[1]);
@@ -129,6 +140,20 @@ fn nested(e: &Expr) -> Option<Expr> {
                     Some(syn::parse_quote_spanned!(span=>
                         #rows.fold(#init, |__ad_acc, #row| #items.fold(__ad_acc, #g))))
                 }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// `f64` or `f32`, of the turbofish `::<f64>` or `::<f32>`.
+fn float_suffix(t: &syn::AngleBracketedGenericArguments) -> Option<&'static str> {
+    match t.args.iter().collect::<Vec<_>>()[..] {
+        [syn::GenericArgument::Type(syn::Type::Path(p))] if p.qself.is_none() => {
+            match p.path.get_ident()?.to_string().as_str() {
+                "f64" => Some("f64"),
+                "f32" => Some("f32"),
                 _ => None,
             }
         }
