@@ -10424,12 +10424,14 @@ fn reads_from(e: &Expr, params: &HashSet<String>) -> bool {
 /// lowering reads, each by a syntactic pass in `lower/` (a companion's code, lowered
 /// again, contains none of those forms).
 fn written_for_lowering(body: &syn::Block, sig: &SigInfo) -> syn::Block {
-    let body = write_out_repeated_rows(body);
-    let body = prefix_adapters::count_prefixes(&body);
-    let body = slice_patterns::index_slice_patterns(&body, sig);
-    let body = option_maps::bind_option_maps(&body, sig);
-    let body = flattened::nest_flattened(&body, sig);
-    chains::split_chains(&body)
+    let mut body = write_out_repeated_rows(body);
+    let never_differentiated = never_differentiated(sig);
+    prefix_adapters::count_prefixes(&mut body);
+    slice_patterns::index_slice_patterns(&mut body, &never_differentiated);
+    option_maps::bind_option_maps(&mut body, &never_differentiated);
+    flattened::nest_flattened(&mut body, sig);
+    chains::split_chains(&mut body);
+    body
 }
 
 /// `body` with the rows of matrices written as repeats (`[[0.0; 2]; 2]`, `[[x[0]; 2],

@@ -19,12 +19,10 @@
 
 use super::*;
 
-/// `body` with the chains above written as iterations over their parts (a function's
-/// own code; nested blocks and closures included).
-pub(super) fn split_chains(body: &syn::Block) -> syn::Block {
-    let mut b = body.clone();
-    Splitter.visit_block_mut(&mut b);
-    b
+/// Writes the chains above in `body` as iterations over their parts (a function's own
+/// code; nested blocks and closures included).
+pub(super) fn split_chains(body: &mut syn::Block) {
+    Splitter.visit_block_mut(body);
 }
 
 struct Splitter;

@@ -24,18 +24,16 @@
 
 use super::*;
 
-/// `body` with the forms above written as nested iterations (a function's own code;
-/// nested blocks and closures included).
-pub(super) fn nest_flattened(body: &syn::Block, sig: &SigInfo) -> syn::Block {
-    let mut b = body.clone();
+/// Writes the forms above in `body` as nested iterations (a function's own code; nested
+/// blocks and closures included).
+pub(super) fn nest_flattened(b: &mut syn::Block, sig: &SigInfo) {
     // The function's last expression takes the function's result type.
     if let (Some(syn::Stmt::Expr(tail, None)), crate::signature::Ret::Ty(ty)) =
         (b.stmts.last_mut(), &sig.ret)
     {
         typed_by(tail, ty);
     }
-    Nester.visit_block_mut(&mut b);
-    b
+    Nester.visit_block_mut(b);
 }
 
 /// `rows.flatten()..sum()` (or `product()`) without a turbofish, given `ty` as one: the

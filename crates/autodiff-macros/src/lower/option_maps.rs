@@ -9,9 +9,6 @@
 //! found.map_or(d, |p| body)                  (the same)
 //! ```
 //!
-//! (A reduction is found unless its iterator is empty: it tests `it.next().is_some()`
-//! and binds `found.unwrap()`, as the lowering reads `if let Some(v)` of one.)
-//!
 //! where `found` is `x.first()`, `x.last()`, `x.get(i)` or a reduction (`reduce`,
 //! `max_by`, `min_by`): the argmin idiom `x.iter().enumerate().min_by(cmp).map(|(i, _)|
 //! i).unwrap()` among them. The closure's parameter is bound as a `let` binds it, and its
@@ -21,31 +18,29 @@
 
 use super::*;
 
-/// `body` with the forms above written as bindings (a function's own code; nested
-/// blocks and closures included).
-pub(super) fn bind_option_maps(body: &syn::Block, sig: &SigInfo) -> syn::Block {
-    let mut b = body.clone();
+/// Writes the forms above in `body` as bindings (a function's own code; nested blocks
+/// and closures included), except searches in `never_differentiated` parameters.
+pub(super) fn bind_option_maps(body: &mut syn::Block, never_differentiated: &HashSet<String>) {
     Binder {
-        never_differentiated: never_differentiated(sig),
+        never_differentiated,
     }
-    .visit_block_mut(&mut b);
-    b
+    .visit_block_mut(body);
 }
 
-struct Binder {
+struct Binder<'a> {
     /// The parameters that carry no float (`mask: &[usize]`): searches in them are
     /// kept as written, as the lowering reads them as values without derivatives.
-    never_differentiated: HashSet<String>,
+    never_differentiated: &'a HashSet<String>,
 }
 
-impl VisitMut for Binder {
+impl VisitMut for Binder<'_> {
     fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
         visit_macro_items(self, m);
     }
 
     fn visit_expr_mut(&mut self, e: &mut Expr) {
         syn::visit_mut::visit_expr_mut(self, e);
-        if let Some(bound) = bound(e, &self.never_differentiated) {
+        if let Some(bound) = bound(e, self.never_differentiated) {
             *e = bound;
         }
     }
@@ -116,26 +111,14 @@ fn bound(e: &Expr, never_differentiated: &HashSet<String>) -> Option<Expr> {
                 Fallback::Eager(_) => syn::parse_quote_spanned!(span=> __ad_default),
                 Fallback::Lazy(d) => d.clone(),
             };
-            // A reduction is found unless its iterator is empty; the others are read
-            // by `if let`.
-            let found_or_not: Expr = match strip(found) {
-                Expr::MethodCall(r) if is_reduction(r) => {
-                    let recv = &r.receiver;
-                    syn::parse_quote_spanned!(span=> if #recv.next().is_some() {
-                        let #pat = #found.unwrap();
-                        #body
-                    } else {
-                        #none
-                    })
-                }
-                _ => syn::parse_quote_spanned!(span=>
-                if let Some(__ad_found) = #found {
-                    let #pat = __ad_found;
-                    #body
-                } else {
-                    #none
-                }),
-            };
+            // (The lowering reads `if let Some(v)` of each of these.)
+            let found_or_not: Expr = syn::parse_quote_spanned!(span=>
+            if let Some(__ad_found) = #found {
+                let #pat = __ad_found;
+                #body
+            } else {
+                #none
+            });
             match d {
                 Fallback::Eager(d) => syn::parse_quote_spanned!(span=> {
                     let __ad_default = #d;
@@ -166,10 +149,8 @@ fn is_reduction(m: &syn::ExprMethodCall) -> bool {
 /// the lowering reads (the lowering reads `position`'s `Option` taken apart by closures
 /// itself).
 fn finds_an_element(e: &Expr) -> bool {
-    matches!(strip(e), Expr::MethodCall(m) if matches!(
-        m.method.to_string().as_str(),
-        "first" | "last" | "get" | "reduce" | "max_by" | "min_by"
-    ))
+    matches!(strip(e), Expr::MethodCall(m)
+        if is_reduction(m) || matches!(m.method.to_string().as_str(), "first" | "last" | "get"))
 }
 
 /// The body of `|| d`, a closure without parameters that cannot leave itself.

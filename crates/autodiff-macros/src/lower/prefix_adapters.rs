@@ -15,12 +15,10 @@
 
 use super::*;
 
-/// `body` with `take_while` and `skip_while` written as above (a function's own code;
+/// Writes `take_while` and `skip_while` in `body` as above (a function's own code;
 /// nested blocks and closures included).
-pub(super) fn count_prefixes(body: &syn::Block) -> syn::Block {
-    let mut b = body.clone();
-    Counter.visit_block_mut(&mut b);
-    b
+pub(super) fn count_prefixes(body: &mut syn::Block) {
+    Counter.visit_block_mut(body);
 }
 
 struct Counter;

@@ -22,31 +22,30 @@
 
 use super::*;
 
-/// `body` with the slice patterns above written as tests and bindings (a function's own
-/// code; nested blocks and closures included).
-pub(super) fn index_slice_patterns(body: &syn::Block, sig: &SigInfo) -> syn::Block {
-    let mut b = body.clone();
+/// Writes the slice patterns above in `body` as tests and bindings (a function's own
+/// code; nested blocks and closures included), except on `never_differentiated`
+/// parameters.
+pub(super) fn index_slice_patterns(body: &mut syn::Block, never_differentiated: &HashSet<String>) {
     Indexer {
-        never_differentiated: never_differentiated(sig),
+        never_differentiated,
     }
-    .visit_block_mut(&mut b);
-    b
+    .visit_block_mut(body);
 }
 
-struct Indexer {
+struct Indexer<'a> {
     /// The parameters that carry no float (`idx: &[usize]`): their patterns are kept as
     /// written, as the lowering reads them as values without derivatives.
-    never_differentiated: HashSet<String>,
+    never_differentiated: &'a HashSet<String>,
 }
 
-impl VisitMut for Indexer {
+impl VisitMut for Indexer<'_> {
     fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
         visit_macro_items(self, m);
     }
 
     fn visit_expr_mut(&mut self, e: &mut Expr) {
         syn::visit_mut::visit_expr_mut(self, e);
-        if let Some(indexed) = indexed(e, &self.never_differentiated) {
+        if let Some(indexed) = indexed(e, self.never_differentiated) {
             *e = indexed;
         }
     }
@@ -59,7 +58,7 @@ impl VisitMut for Indexer {
             if let syn::Stmt::Local(l) = &s
                 && let Some(init) = &l.init
                 && let Some((_, diverge)) = &init.diverge
-                && !reads_from(&init.expr, &self.never_differentiated)
+                && !reads_from(&init.expr, self.never_differentiated)
                 && let Some(m) = slice_match(&l.pat, &init.expr)
             {
                 let span = l.span();
