@@ -1917,8 +1917,59 @@ fn slice_patterns_o<D: Num>(x: &[D]) -> D {
     s + (x[0] + 1.0) * x[1] + t + x[n - 2] * x[n - 1]
 }
 
+// ---------------------------------------------------------------- while let
+
+/// `while let`: over `x.get(i)` with a counter and a `continue`, and over a slice
+/// pattern that steps through the slice (`[a, b, rest @ ..]`, the rest bound again),
+/// leaving by a labelled `break`.
+#[autodiff_forward(while_lets_fwd, Dual, Dual)]
+#[autodiff_reverse(while_lets_rev, Duplicated, Active)]
+fn while_lets(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    let mut i = 0;
+    while let Some(&v) = x.get(i) {
+        i += 1;
+        if v < -0.8 {
+            continue;
+        }
+        s = s * 0.5 + v * v;
+    }
+    let mut w = x;
+    'pairs: while let [a, b, rest @ ..] = w {
+        w = rest;
+        if a * b > 0.9 {
+            break 'pairs;
+        }
+        s += a.sin() * b;
+    }
+    s
+}
+
+fn while_lets_o<D: Num>(x: &[D]) -> D {
+    let mut s = c::<D>(0.0);
+    for &v in x {
+        if v.re() >= -0.8 {
+            s = s * 0.5 + v * v;
+        }
+    }
+    for w in x.chunks_exact(2) {
+        if (w[0] * w[1]).re() > 0.9 {
+            break;
+        }
+        s += w[0].sin() * w[1];
+    }
+    s
+}
+
 proptest! {
     #![proptest_config(config())]
+
+    #[test]
+    fn while_lets_step_through_slices(case in slice_seed_case(-1.5, 1.5, 0..10)) {
+        let (x, v, s0, s) = case;
+        check_slice("while_lets", (&x, &v, &s0, s), while_lets, while_lets_fwd, while_lets_rev, while_lets_o::<Dual64>);
+        check_hvp_of::<while_lets_rev>(&x, &v, while_lets_o);
+    }
 
     #[test]
     fn slice_patterns_tested_and_bound(case in slice_seed_case(-1.5, 1.5, 1..10)) {

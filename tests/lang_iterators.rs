@@ -779,6 +779,50 @@ fn prefixes_o<D: Num>(x: &[D]) -> D {
     s + t * u + part * 2.0
 }
 
+/// `next`, `nth` and `last` of iterator chains: of `iter`, after `map`, `rev`, `skip` and
+/// `filter`, of `windows` and of a range, read by `copied().unwrap()`, `map_or`,
+/// `unwrap_or` and `if let`, and in the items of a `vec!`.
+#[autodiff_forward(chain_items_fwd, Dual, Dual)]
+#[autodiff_reverse(chain_items_rev, Duplicated, Active)]
+#[allow(
+    clippy::useless_vec,
+    clippy::iter_nth_zero,
+    clippy::iter_next_slice,
+    clippy::double_ended_iterator_last,
+    clippy::iter_skip_next,
+    clippy::filter_next,
+    clippy::iter_nth,
+    clippy::manual_next_back
+)] // (the forms under test)
+fn chain_items(x: &[f64]) -> f64 {
+    let n = x.len();
+    let first = x.iter().next().copied().unwrap();
+    let second = x.iter().nth(1).map_or(0.5, |v| v * v);
+    let last_sin = x.iter().map(|v| v.sin()).last().unwrap();
+    let back = x.iter().rev().skip(1).nth(1).copied().unwrap_or(0.25);
+    let big = if let Some(&b) = x.iter().filter(|v| **v > 0.0).next() {
+        b.exp()
+    } else {
+        1.0
+    };
+    let step = x.windows(2).map(|w| w[1] - w[0]).last().unwrap_or(0.0);
+    let k = (0..n).rev().next().unwrap();
+    let parts = vec![x.iter().map(|v| v * 3.0).nth(0).unwrap(), 2.0];
+    first * second + last_sin + back * x[k] + big + step * step + parts[0] * parts[1]
+}
+
+fn chain_items_o<D: Num>(x: &[D]) -> D {
+    let n = x.len();
+    let second = if n > 1 { x[1] * x[1] } else { c(0.5) };
+    let back = if n > 2 { x[n - 3] } else { c(0.25) };
+    let big = match x.iter().find(|v| v.re() > 0.0) {
+        Some(b) => b.exp(),
+        None => c(1.0),
+    };
+    let step = if n > 1 { x[n - 1] - x[n - 2] } else { c(0.0) };
+    x[0] * second + x[n - 1].sin() + back * x[n - 1] + big + step * step + x[0] * 3.0 * 2.0
+}
+
 /// The parts of a slice flattened again: `flat_map` (a typed parameter, a block body,
 /// `skip` inside, `filter` after) and `flatten` of `chunks` and `windows`, in `for` loops
 /// (one with `continue`), in `sum` (typed by turbofish and by `let`), `product` and
@@ -1463,6 +1507,12 @@ proptest! {
     fn prefixes_taken_and_skipped_while((x, v, s0, seed) in case(1)) {
         check_slice("prefixes", (&x, &v, &s0, seed), prefixes, prefixes_fwd, prefixes_rev, prefixes_o);
         check_hvp_of::<prefixes_rev>(&x, &v, prefixes_o);
+    }
+
+    #[test]
+    fn first_nth_and_last_items_of_chains((x, v, s0, seed) in case(1)) {
+        check_slice("chain_items", (&x, &v, &s0, seed), chain_items, chain_items_fwd, chain_items_rev, chain_items_o);
+        check_hvp_of::<chain_items_rev>(&x, &v, chain_items_o);
     }
 
     #[test]

@@ -27,12 +27,14 @@ mod array_reductions;
 mod array_views;
 mod chains;
 mod flattened;
+mod iterator_items;
 mod option_maps;
 mod prefix_adapters;
 mod slice_cursors;
 mod slice_patterns;
 mod struct_operators;
 mod struct_vectors;
+mod while_lets;
 use slice_cursors::SliceCursor;
 
 type Result<T> = syn::Result<T>;
@@ -4075,7 +4077,7 @@ impl Lowerer {
             return unsupported(
                 &m.method,
                 &format!(
-                    "`.{name}()` of an iterator (iterators are read by `for`, `sum`, `product`, `fold`, `collect`, `for_each` and the searches; index the buffer instead, `x[x.len() - 1]`, or use the buffer's own `x.last()`)"
+                    "`.{name}()` of an iterator held in a variable or after an adapter that is not read (iterators are read by `for`, `sum`, `product`, `fold`, `collect`, `for_each` and the searches, and `next`, `nth` and `last` of a chain written in place, `x.iter().map(f).last()`; index the buffer instead, `x[x.len() - 1]`, or use the buffer's own `x.last()`)"
                 ),
             );
         }
@@ -5165,7 +5167,7 @@ impl Lowerer {
             if pat_binds(&l.pat) && !self.binds_constants(&l.expr, &l.pat) {
                 return unsupported(
                     l,
-                    "`if let` that binds variables, except slice patterns of bindings and `_` (`[a, b]`, `[first, .., last]`, `[h, rest @ ..]`) on a slice named by a variable or a member or on a range of one, `Some(v)` of `x.get(i)`, `x.first()`, `x.last()` or a reduction (`reduce`, `max_by`, `min_by`), `Some((a, rest))` of `x.split_first()` or `x.split_last()`, and patterns on a by-value parameter that is never differentiated (an enum, an `Option`, an integer), a struct parameter or `no_grad(..)` of a value without a derivative",
+                    "`if let` (or `while let`) that binds variables, except slice patterns of bindings and `_` (`[a, b]`, `[first, .., last]`, `[h, rest @ ..]`) on a slice named by a variable or a member or on a range of one, `Some(v)` of `x.get(i)`, `x.first()`, `x.last()` or a reduction (`reduce`, `max_by`, `min_by`), `Some((a, rest))` of `x.split_first()` or `x.split_last()`, and patterns on a by-value parameter that is never differentiated (an enum, an `Option`, an integer), a struct parameter or `no_grad(..)` of a value without a derivative",
                 );
             }
             let (scrutinee, pat, then) = (&l.expr, &l.pat, &i.then_branch);
@@ -6362,9 +6364,7 @@ impl Lowerer {
     }
 
     fn lower_while(&mut self, w: &syn::ExprWhile) -> Result<()> {
-        if let Expr::Let(l) = &*w.cond {
-            return unsupported(l, "`while let`");
-        }
+        // (A `while let` is a `loop` of an `if let` by now: `lower/while_lets.rs`.)
         let (brk, cont) = self.open_loop(w.span(), w.label.as_ref());
         let exit = self.loop_exit(&brk);
         let cond = (*w.cond).clone();
@@ -10426,6 +10426,8 @@ fn reads_from(e: &Expr, params: &HashSet<String>) -> bool {
 fn written_for_lowering(body: &syn::Block, sig: &SigInfo) -> syn::Block {
     let mut body = write_out_repeated_rows(body);
     let never_differentiated = never_differentiated(sig);
+    while_lets::loop_while_lets(&mut body);
+    iterator_items::reduce_iterator_items(&mut body);
     prefix_adapters::count_prefixes(&mut body);
     slice_patterns::index_slice_patterns(&mut body, &never_differentiated);
     option_maps::bind_option_maps(&mut body, &never_differentiated);
