@@ -221,6 +221,10 @@ pub const FEATURES: &[(&str, &str)] = &[
         "`.chunks(2).flat_map(|r| r.iter()).map(..).sum::<f64>()` and `.chunks(3).flatten()`",
     ),
     (
+        "items",
+        "`next()`, `nth(k)` and `last()` of `x.iter()` (after `rev`, `skip` or `step_by`, before or after `map`), read by `unwrap_or` and `match`",
+    ),
+    (
         "extreme",
         "the element found by `reduce`, `max_by`, `min_by` (then `unwrap`), `*x.last().unwrap()`, and `x.get(i)`/`x.last()` matched by `match`/`if let Some(v)`",
     ),
@@ -1409,6 +1413,36 @@ impl<'a> FnGen<'a> {
         }
     }
 
+    /// `next()`, `nth(k)` or `last()` of an iterator over `s`, which may have no such
+    /// item: the value mapped from it, or a default (the oracle runs the same code on
+    /// num-dual numbers, through `std`'s own `next`, `nth` and `last`).
+    fn chain_item(&mut self, s: &str, d: usize) -> E {
+        let v = self.name("v");
+        self.add_elem(&v);
+        let e = self.fexpr_with(d, true);
+        let e = involve(&mut self.rng, e, &v, &format!("(*{v})"), &format!("(*{v})"));
+        let adapter = *self
+            .rng
+            .pick(&["", ".rev()", ".skip(1)", ".skip(2)", ".step_by(2)"]);
+        let item = *self
+            .rng
+            .pick(&["next()", "nth(0)", "nth(1)", "nth(2)", "last()"]);
+        let it = format!("{s}.iter(){adapter}");
+        let mapped = self.rng.chance(0.5);
+        let write = |body: &str| {
+            if mapped {
+                format!("{it}.map(|{v}| {body}).{item}.unwrap_or({s}[0] * 0.5)")
+            } else {
+                format!("(match {it}.{item} {{ Some({v}) => {body}, None => {s}[0] * 0.5 }})")
+            }
+        };
+        E {
+            p: write(&e.p),
+            o: write(&e.o),
+            lit: false,
+        }
+    }
+
     /// [`Self::map_sum`] over an iterator written differently in the oracle.
     fn map_sum_over(&mut self, iter_p: &str, iter_o: &str, d: usize) -> E {
         let v = self.name("v");
@@ -1498,6 +1532,7 @@ impl<'a> FnGen<'a> {
             } else {
                 0
             },
+            if self.on("items") { 1 } else { 0 },
         ];
         if kinds.iter().all(|k| *k == 0) {
             return self.leaf(false, false);
@@ -1573,6 +1608,7 @@ impl<'a> FnGen<'a> {
                 };
                 self.map_sum_over(&iter, &iter, d)
             }
+            12 => self.chain_item(&s, d),
             7 => {
                 let k = fmt_lit(*self.rng.pick(&LITS));
                 let op = *self.rng.pick(&["<", ">"]);
