@@ -1917,6 +1917,72 @@ fn slice_patterns_o<D: Num>(x: &[D]) -> D {
     s + (x[0] + 1.0) * x[1] + t + x[n - 2] * x[n - 1]
 }
 
+// ---------------------------------------------------------------- Option locals
+
+/// `let mut` locals of an `Option` of a number: the previous element (`if let Some(p)`),
+/// the best so far (`is_none_or`, `unwrap_or`, `map_or`), an index found once
+/// (`is_none`, `match`), a product started as `Some(1.0)` (`unwrap`, `let .. else`).
+#[autodiff_forward(option_locals_fwd, Dual, Dual)]
+#[autodiff_reverse(option_locals_rev, Duplicated, Active)]
+fn option_locals(x: &[f64]) -> f64 {
+    let mut prev: Option<f64> = None;
+    let mut best: Option<f64> = None;
+    let mut s = 0.0;
+    for &v in x {
+        if let Some(p) = prev {
+            s += (v - p).powi(2);
+        }
+        prev = Some(v);
+        if best.is_none_or(|b| v * v > b) {
+            best = Some(v * v);
+        }
+    }
+    let mut found: Option<usize> = None;
+    for i in 0..x.len() {
+        if x[i] > 0.0 && found.is_none() {
+            found = Some(i);
+        }
+    }
+    let first_positive = match found {
+        Some(i) => x[i].sin(),
+        None => 0.5,
+    };
+    let mut product = Some(1.0);
+    for &v in x {
+        if v < 0.0 {
+            product = Some(product.unwrap() * (1.0 + v * v));
+        }
+    }
+    let Some(p) = product else {
+        return 0.0;
+    };
+    s + best.unwrap_or(0.0) * 2.0 + best.map_or(1.0, |b| (b + 1.0).sqrt()) + first_positive + p
+        - prev.unwrap()
+}
+
+fn option_locals_o<D: Num>(x: &[D]) -> D {
+    let mut s = c::<D>(0.0);
+    for w in x.windows(2) {
+        s += (w[1] - w[0]) * (w[1] - w[0]);
+    }
+    // The first of the largest squares, as `v * v > b` keeps it.
+    let mut best = x[0] * x[0];
+    for &v in x {
+        if (v * v).re() > best.re() {
+            best = v * v;
+        }
+    }
+    let first_positive = match x.iter().find(|v| v.re() > 0.0) {
+        Some(v) => v.sin(),
+        None => c(0.5),
+    };
+    let p = x
+        .iter()
+        .filter(|v| v.re() < 0.0)
+        .fold(c::<D>(1.0), |p, v| p * (*v * *v + 1.0));
+    s + best * 2.0 + (best + 1.0).sqrt() + first_positive + p - x[x.len() - 1]
+}
+
 // ---------------------------------------------------------------- while let
 
 /// `while let`: over `x.get(i)` with a counter and a `continue`, and over a slice
@@ -1963,6 +2029,13 @@ fn while_lets_o<D: Num>(x: &[D]) -> D {
 
 proptest! {
     #![proptest_config(config())]
+
+    #[test]
+    fn option_locals_split_into_flag_and_value(case in slice_seed_case(-1.5, 1.5, 1..10)) {
+        let (x, v, s0, s) = case;
+        check_slice("option_locals", (&x, &v, &s0, s), option_locals, option_locals_fwd, option_locals_rev, option_locals_o::<Dual64>);
+        check_hvp_of::<option_locals_rev>(&x, &v, option_locals_o);
+    }
 
     #[test]
     fn while_lets_step_through_slices(case in slice_seed_case(-1.5, 1.5, 0..10)) {

@@ -28,6 +28,7 @@ mod array_views;
 mod chains;
 mod flattened;
 mod iterator_items;
+mod option_locals;
 mod option_maps;
 mod prefix_adapters;
 mod slice_cursors;
@@ -1948,7 +1949,7 @@ impl Lowerer {
         if pat_binds(pat) && !self.binds_constants(scrutinee, pat) {
             return unsupported(
                 pat,
-                "`let .. else` that binds variables, except slice patterns of bindings and `_` (`[a, b]`, `[first, .., last]`, `[h, rest @ ..]`) on a slice named by a variable or a member or on a range of one, `Some(v)` of `x.get(i)`, `x.first()`, `x.last()` or a reduction (`reduce`, `max_by`, `min_by`), `Some((a, rest))` of `x.split_first()` or `x.split_last()`, and patterns on a by-value parameter that is never differentiated (an enum, an `Option`, an integer), a struct parameter or `no_grad(..)` of a value without a derivative",
+                "`let .. else` that binds variables, except slice patterns of bindings and `_` (`[a, b]`, `[first, .., last]`, `[h, rest @ ..]`) on a slice named by a variable or a member or on a range of one, `Some(v)` of `x.get(i)`, `x.first()`, `x.last()` or a reduction (`reduce`, `max_by`, `min_by`), `Some((a, rest))` of `x.split_first()` or `x.split_last()`, `Some(p)` of a `let mut` local of an `Option` of a number with its type written (`let mut prev: Option<f64> = None;`), and patterns on a by-value parameter that is never differentiated (an enum, an `Option`, an integer), a struct parameter or `no_grad(..)` of a value without a derivative",
             );
         }
         let scrut = self.scrutinee_tokens(scrutinee);
@@ -5167,7 +5168,7 @@ impl Lowerer {
             if pat_binds(&l.pat) && !self.binds_constants(&l.expr, &l.pat) {
                 return unsupported(
                     l,
-                    "`if let` (or `while let`) that binds variables, except slice patterns of bindings and `_` (`[a, b]`, `[first, .., last]`, `[h, rest @ ..]`) on a slice named by a variable or a member or on a range of one, `Some(v)` of `x.get(i)`, `x.first()`, `x.last()` or a reduction (`reduce`, `max_by`, `min_by`), `Some((a, rest))` of `x.split_first()` or `x.split_last()`, and patterns on a by-value parameter that is never differentiated (an enum, an `Option`, an integer), a struct parameter or `no_grad(..)` of a value without a derivative",
+                    "`if let` (or `while let`) that binds variables, except slice patterns of bindings and `_` (`[a, b]`, `[first, .., last]`, `[h, rest @ ..]`) on a slice named by a variable or a member or on a range of one, `Some(v)` of `x.get(i)`, `x.first()`, `x.last()` or a reduction (`reduce`, `max_by`, `min_by`), `Some((a, rest))` of `x.split_first()` or `x.split_last()`, `Some(p)` of a `let mut` local of an `Option` of a number with its type written (`let mut prev: Option<f64> = None;`), and patterns on a by-value parameter that is never differentiated (an enum, an `Option`, an integer), a struct parameter or `no_grad(..)` of a value without a derivative",
                 );
             }
             let (scrutinee, pat, then) = (&l.expr, &l.pat, &i.then_branch);
@@ -5776,6 +5777,11 @@ impl Lowerer {
         }
         let names = path_names(path);
         let last = names.last()?;
+        if last == "Some" {
+            return Some(
+                "building a value of `Some` (an enum variant; a `let mut` local of an `Option` of a number, its type written where it starts as `None`, `let mut best: Option<f64> = None`, is read where it is only assigned `Some(e)` or `None` and read by `if let`, `match`, `let .. else`, `unwrap`, `unwrap_or`, `map_or`, `is_some`, `is_none`, `is_some_and` or `is_none_or`)".to_string(),
+            );
+        }
         if last.starts_with(|c: char| c.is_ascii_uppercase()) {
             return Some(format!("building a value of `{last}` (an enum variant)"));
         }
@@ -10427,6 +10433,8 @@ fn written_for_lowering(body: &syn::Block, sig: &SigInfo) -> syn::Block {
     let mut body = write_out_repeated_rows(body);
     let never_differentiated = never_differentiated(sig);
     while_lets::loop_while_lets(&mut body);
+    let params = sig.params.iter().map(|p| p.name.to_string()).collect();
+    option_locals::split_option_locals(&mut body, &params);
     iterator_items::reduce_iterator_items(&mut body);
     prefix_adapters::count_prefixes(&mut body);
     slice_patterns::index_slice_patterns(&mut body, &never_differentiated);
