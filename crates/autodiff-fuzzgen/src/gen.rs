@@ -249,6 +249,10 @@ pub const FEATURES: &[(&str, &str)] = &[
         "`truncate`, `clear` and `resize` of a local vector (back to its length, with a float fill)",
     ),
     (
+        "option_local",
+        "a `let mut o: Option<f64> = None` local over a slice's elements: the previous one read by `if let Some(p)`, the largest kept through `is_none_or`, then `unwrap_or` or `map_or`",
+    ),
+    (
         "scratch",
         "a local vector filled at the top of a `for` body by `for j in 0..e { b[j] = .. }`, `e` its length or a smaller loop variable",
     ),
@@ -1815,7 +1819,7 @@ impl<'a> FnGen<'a> {
             .bufs
             .iter()
             .any(|b| b.local && b.borrowed == 0 && !b.growing && b.len != Len::Unknown);
-        let w: [u32; 30] = [
+        let w: [u32; 31] = [
             4,                                   // 0 let
             2,                                   // 1 let mut
             if muts.is_empty() { 0 } else { 3 }, // 2 assign
@@ -1921,6 +1925,11 @@ impl<'a> FnGen<'a> {
             } else {
                 0
             }, // 29 reshape
+            if self.on("option_local") && self.readable().iter().any(|(_, l)| *l != Len::Unknown) {
+                1
+            } else {
+                0
+            }, // 30 option local
         ];
         let d = 3;
         match self.rng.weighted(&w) {
@@ -1987,6 +1996,7 @@ impl<'a> FnGen<'a> {
             }
             8 => self.for_range(),
             9 => self.for_iter(),
+            30 => self.option_local(),
             10 | 11 => {
                 let as_loop = self.on("loop") && (!self.on("while") || self.rng.chance(0.5));
                 self.while_loop(as_loop)
@@ -2336,6 +2346,72 @@ impl<'a> FnGen<'a> {
             growing: false,
             used: false,
         });
+    }
+
+    /// An `Option<f64>` local over the elements of a slice: the previous element, read
+    /// by `if let Some(p)` into an accumulator, or the largest element so far (`is_none_or`);
+    /// then read by `unwrap_or` or `map_or` into a new scalar. The oracle runs the same
+    /// code on num-dual numbers.
+    fn option_local(&mut self) {
+        let slices: Vec<String> = self
+            .readable()
+            .into_iter()
+            .filter(|(_, l)| *l != Len::Unknown)
+            .map(|(n, _)| n)
+            .collect();
+        let s = self.rng.pick(&slices).clone();
+        let (o, a, v, p, t) = (
+            self.name("o"),
+            self.name("a"),
+            self.name("v"),
+            self.name("p"),
+            self.name("t"),
+        );
+        let k = self.damp();
+        let e = self.fexpr(1);
+        let lit = fmt_lit(*self.rng.pick(&LITS));
+        self.line(
+            &format!("let mut {o}: Option<f64> = None; let mut {a} = 0.0;"),
+            &format!("let mut {o}: Option<D> = None; let mut {a} = D::from(0.0);"),
+        );
+        let (update_p, update_o) = if self.rng.chance(0.5) {
+            (format!("{o} = Some(*{v});"), format!("{o} = Some(*{v});"))
+        } else {
+            (
+                format!("if {o}.is_none_or(|b| *{v} > b) {{ {o} = Some(*{v}); }}"),
+                format!("if {o}.is_none_or(|b| {v}.re() > b.re()) {{ {o} = Some(*{v}); }}"),
+            )
+        };
+        self.line(
+            &format!(
+                "for {v} in {s}.iter() {{ if let Some({p}) = {o} {{ {a} = {a} * {} + ((*{v}) - {p}) * {}; }} {update_p} }}",
+                k.p, e.p
+            ),
+            &format!(
+                "for {v} in {s}.iter() {{ if let Some({p}) = {o} {{ {a} = tr({a} * {} + ((*{v}) - {p}) * {}); }} {update_o} }}",
+                k.o, e.o
+            ),
+        );
+        let (read_p, read_o) = if self.rng.chance(0.5) {
+            (
+                format!("{o}.unwrap_or({lit})"),
+                format!("{o}.unwrap_or(D::from({lit}))"),
+            )
+        } else {
+            (
+                format!("{o}.map_or({lit}, |w| w * w)"),
+                format!("{o}.map_or(D::from({lit}), |w| w * w)"),
+            )
+        };
+        self.let_line(
+            &t,
+            &E {
+                p: format!("{a} + {read_p}"),
+                o: format!("{a} + {read_o}"),
+                lit: false,
+            },
+        );
+        self.add_scalar(&t, false);
     }
 
     fn for_iter(&mut self) {
