@@ -823,6 +823,63 @@ fn chain_items_o<D: Num>(x: &[D]) -> D {
     x[0] * second + x[n - 1].sin() + back * x[n - 1] + big + step * step + x[0] * 3.0 * 2.0
 }
 
+/// `scan` that always goes on: a running sum collected into a `Vec` (typed by the `let`),
+/// a running product of a map read by a `for` loop with `continue`, and a sum (typed by
+/// the turbofish) of running maxima with a typed state parameter.
+#[autodiff_forward(scans_fwd, Dual, Dual)]
+#[autodiff_reverse(scans_rev, Duplicated, Active)]
+fn scans(x: &[f64]) -> f64 {
+    let running: Vec<f64> = x
+        .iter()
+        .scan(0.0, |acc, &v| {
+            *acc += v;
+            Some(*acc)
+        })
+        .collect();
+    let mut s = 0.0;
+    for p in x.iter().map(|v| v.sin()).scan(1.0, |prod, v| {
+        *prod *= 1.0 + 0.5 * v;
+        Some(*prod * 2.0)
+    }) {
+        if p < 0.5 {
+            continue;
+        }
+        s += p;
+    }
+    let top = x
+        .iter()
+        .scan(f64::NEG_INFINITY, |best: &mut f64, v| {
+            *best = best.max(*v);
+            Some(*best)
+        })
+        .sum::<f64>();
+    running.iter().map(|r| r * r).sum::<f64>() + s + top
+}
+
+fn scans_o<D: Num>(x: &[D]) -> D {
+    let mut acc = c::<D>(0.0);
+    let mut total = c::<D>(0.0);
+    for v in x {
+        acc += *v;
+        total += acc * acc;
+    }
+    let mut prod = c::<D>(1.0);
+    for v in x {
+        prod *= v.sin() * 0.5 + 1.0;
+        if (prod * 2.0).re() >= 0.5 {
+            total += prod * 2.0;
+        }
+    }
+    let mut best = x[0];
+    for v in x {
+        if v.re() > best.re() {
+            best = *v;
+        }
+        total += best;
+    }
+    total
+}
+
 /// The parts of a slice flattened again: `flat_map` (a typed parameter, a block body,
 /// `skip` inside, `filter` after) and `flatten` of `chunks` and `windows`, in `for` loops
 /// (one with `continue`), in `sum` (typed by turbofish and by `let`), `product` and
@@ -1513,6 +1570,12 @@ proptest! {
     fn first_nth_and_last_items_of_chains((x, v, s0, seed) in case(1)) {
         check_slice("chain_items", (&x, &v, &s0, seed), chain_items, chain_items_fwd, chain_items_rev, chain_items_o);
         check_hvp_of::<chain_items_rev>(&x, &v, chain_items_o);
+    }
+
+    #[test]
+    fn scans_that_always_go_on((x, v, s0, seed) in case(1)) {
+        check_slice("scans", (&x, &v, &s0, seed), scans, scans_fwd, scans_rev, scans_o);
+        check_hvp_of::<scans_rev>(&x, &v, scans_o);
     }
 
     #[test]

@@ -1,6 +1,6 @@
 // An iterator adapter that the chains are not read through (`chain` followed by an
-// adapter that counts positions, `scan`) is named in the error, not the `map` after it
-// nor the `iter` before it.
+// adapter that counts positions, a `scan` read by another adapter) is named in the
+// error, not the `map` after it nor the `iter` before it.
 use autodiff_core::prelude::*;
 
 #[autodiff_reverse(d_f, Duplicated, Active)]
@@ -21,6 +21,7 @@ fn running(x: &[f64]) -> f64 {
             *st += v;
             Some(*st * v)
         })
+        .map(|r| r * 2.0)
         .collect();
     v[0]
 }

@@ -31,6 +31,7 @@ mod iterator_items;
 mod option_locals;
 mod option_maps;
 mod prefix_adapters;
+mod scans;
 mod slice_cursors;
 mod slice_patterns;
 mod struct_operators;
@@ -10436,6 +10437,7 @@ fn written_for_lowering(body: &syn::Block, sig: &SigInfo) -> syn::Block {
     let params = sig.params.iter().map(|p| p.name.to_string()).collect();
     option_locals::split_option_locals(&mut body, &params);
     iterator_items::reduce_iterator_items(&mut body);
+    scans::loop_scans(&mut body);
     prefix_adapters::count_prefixes(&mut body);
     slice_patterns::index_slice_patterns(&mut body, &never_differentiated);
     option_maps::bind_option_maps(&mut body, &never_differentiated);
@@ -12616,7 +12618,7 @@ fn stmt_may_exit(s: &syn::Stmt) -> bool {
 /// What the error at an iterator adapter that the chains are not read through says.
 fn unread_adapter_message(adapter: &str) -> String {
     format!(
-        "the iterator adapter `.{adapter}()` (chains of `iter`, `map`, `zip`, `enumerate`, `filter`, `rev`, `skip`, `take`, `step_by`, `take_while`, `skip_while`, `chunks`, `windows`, `copied` are read, and `chain`, `flat_map` or `flatten` followed only by `map`, `filter` or `copied` in a `for` loop without `break`, or in `sum`, `product` or `fold`; write the loop by index)"
+        "the iterator adapter `.{adapter}()` (chains of `iter`, `map`, `zip`, `enumerate`, `filter`, `rev`, `skip`, `take`, `step_by`, `take_while`, `skip_while`, `chunks`, `windows`, `copied` are read, and `chain`, `flat_map` or `flatten` followed only by `map`, `filter` or `copied` in a `for` loop without `break`, or in `sum`, `product` or `fold`, and `scan` whose closure always goes on, `Some(e)`, read by a `for` loop, `collect` or `sum`; write the loop by index)"
     )
 }
 
