@@ -824,8 +824,9 @@ fn chain_items_o<D: Num>(x: &[D]) -> D {
 }
 
 /// `scan` that always goes on: a running sum collected into a `Vec` (typed by the `let`),
-/// a running product of a map read by a `for` loop with `continue`, and a sum (typed by
-/// the turbofish) of running maxima with a typed state parameter.
+/// a running product of a map read by a `for` loop with `continue`, a sum (typed by the
+/// turbofish) of running maxima with a typed state parameter, and a scan inside another's
+/// closure that reads the outer state.
 #[autodiff_forward(scans_fwd, Dual, Dual)]
 #[autodiff_reverse(scans_rev, Duplicated, Active)]
 fn scans(x: &[f64]) -> f64 {
@@ -853,7 +854,22 @@ fn scans(x: &[f64]) -> f64 {
             Some(*best)
         })
         .sum::<f64>();
-    running.iter().map(|r| r * r).sum::<f64>() + s + top
+    // A scan inside another's closure, reading the outer state.
+    let nested = x
+        .iter()
+        .scan(0.5, |outer, &v| {
+            let inner = x
+                .iter()
+                .scan(0.0, |acc, &w| {
+                    *acc += w * *outer;
+                    Some(*acc)
+                })
+                .sum::<f64>();
+            *outer += v * 0.1;
+            Some(inner)
+        })
+        .sum::<f64>();
+    running.iter().map(|r| r * r).sum::<f64>() + s + top + nested
 }
 
 fn scans_o<D: Num>(x: &[D]) -> D {
@@ -876,6 +892,15 @@ fn scans_o<D: Num>(x: &[D]) -> D {
             best = *v;
         }
         total += best;
+    }
+    let mut outer = c::<D>(0.5);
+    for v in x {
+        let mut acc = c::<D>(0.0);
+        for w in x {
+            acc += *w * outer;
+            total += acc;
+        }
+        outer += *v * 0.1;
     }
     total
 }

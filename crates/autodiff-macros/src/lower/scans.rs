@@ -23,10 +23,15 @@ use super::*;
 /// Writes the scans above in `body` as loops (a function's own code; nested blocks and
 /// closures included).
 pub(super) fn loop_scans(body: &mut syn::Block) {
-    Looper.visit_block_mut(body);
+    Looper { scans: 0 }.visit_block_mut(body);
 }
 
-struct Looper;
+struct Looper {
+    /// Scans written so far: each one's state gets its own name, so that a scan inside
+    /// another's closure does not hide the outer state, which the outer closure may read
+    /// there.
+    scans: usize,
+}
 
 impl VisitMut for Looper {
     fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
@@ -39,15 +44,17 @@ impl VisitMut for Looper {
         let (syn::Pat::Type(t), Some(init)) = (&l.pat, &mut l.init) else {
             return;
         };
-        if let Some(looped) = consumed(&init.expr, Some(&t.ty)) {
+        if let Some(looped) = consumed(&init.expr, Some(&t.ty), self.scans + 1) {
             *init.expr = looped;
+            self.scans += 1;
         }
     }
 
     fn visit_expr_mut(&mut self, e: &mut Expr) {
         syn::visit_mut::visit_expr_mut(self, e);
-        if let Some(looped) = consumed(e, None) {
+        if let Some(looped) = consumed(e, None, self.scans + 1) {
             *e = looped;
+            self.scans += 1;
         }
     }
 }
@@ -55,6 +62,8 @@ impl VisitMut for Looper {
 /// A scan's parts: the iterator, the state's start, the closure's state and item
 /// patterns, its statements and its value.
 struct Scan<'a> {
+    /// The local that holds the state.
+    state: Ident,
     it: &'a Expr,
     start: &'a Expr,
     item: &'a Pat,
@@ -62,15 +71,15 @@ struct Scan<'a> {
     value: Expr,
 }
 
-/// `e` as a loop, where it is a scan consumed as above; `ty` is the type of the `let` it
-/// initialises, if any.
-fn consumed(e: &Expr, ty: Option<&syn::Type>) -> Option<Expr> {
+/// `e` as a loop, where it is a scan consumed as above, its state in the local numbered
+/// `number`; `ty` is the type of the `let` it initialises, if any.
+fn consumed(e: &Expr, ty: Option<&syn::Type>, number: usize) -> Option<Expr> {
     let span = e.span();
-    let state = Ident::new("__ad_scan_state", span);
     match e {
         Expr::ForLoop(f) => {
-            let s = scan(&f.expr, &state)?;
+            let s = scan(&f.expr, number)?;
             let (start, it, item, stmts, value) = (s.start, s.it, s.item, &s.stmts, &s.value);
+            let state = &s.state;
             let (label, pat, body) = (&f.label, &f.pat, &f.body);
             Some(syn::parse_quote_spanned!(span=> {
                 let mut #state = #start;
@@ -89,8 +98,9 @@ fn consumed(e: &Expr, ty: Option<&syn::Type>) -> Option<Expr> {
                     _ => None,
                 });
             let ty = named.or(ty)?;
-            let s = scan(&m.receiver, &state)?;
+            let s = scan(&m.receiver, number)?;
             let (start, it, item, stmts, value) = (s.start, s.it, s.item, &s.stmts, &s.value);
+            let state = &s.state;
             match m.method.to_string().as_str() {
                 "collect" if names_vec(ty) => Some(syn::parse_quote_spanned!(span=> {
                     let mut #state = #start;
@@ -123,14 +133,16 @@ fn names_vec(ty: &syn::Type) -> bool {
         && p.path.segments.last().is_some_and(|s| s.ident == "Vec"))
 }
 
-/// The parts of `it.scan(s0, |st, p| { ..; Some(e) })`, with `*st` written as `state`.
-fn scan<'a>(e: &'a Expr, state: &Ident) -> Option<Scan<'a>> {
+/// The parts of `it.scan(s0, |st, p| { ..; Some(e) })`, with `*st` written as the local
+/// numbered `number`.
+fn scan(e: &Expr, number: usize) -> Option<Scan<'_>> {
     let Expr::MethodCall(m) = strip(e) else {
         return None;
     };
     if m.method != "scan" || m.args.len() != 2 {
         return None;
     }
+    let state = Ident::new(&format!("__ad_scan_state{number}"), m.method.span());
     let Expr::Closure(c) = strip(&m.args[1]) else {
         return None;
     };
@@ -167,7 +179,7 @@ fn scan<'a>(e: &'a Expr, state: &Ident) -> Option<Scan<'a>> {
     let mut value_block: syn::Block = syn::parse_quote!({ #value });
     let mut named = StateNamed {
         st,
-        state,
+        state: &state,
         other_use: false,
     };
     named.visit_block_mut(&mut stmts);
@@ -180,6 +192,7 @@ fn scan<'a>(e: &'a Expr, state: &Ident) -> Option<Scan<'a>> {
         return None;
     };
     Some(Scan {
+        state,
         it: &m.receiver,
         start: &m.args[0],
         item: &c.inputs[1],
