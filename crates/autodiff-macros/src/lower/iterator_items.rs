@@ -10,8 +10,8 @@
 //!
 //! Each gives the item it gave, or `None` where there is none, and the reduction's
 //! derivative reaches the item it keeps. `it` must be an iterator by its own form: a
-//! range, or a chain that ends in a source or an adapter (`x.iter()`, `.map(f)`,
-//! `.windows(2)`). A slice's own `x.last()` and a user type's `next()` are other methods,
+//! range, or a chain that ends in a source or an adapter (`x.iter()`, `.map(f)`), and
+//! not in one whose items are slices (`x.windows(2)`: map them to values first). A slice's own `x.last()` and a user type's `next()` are other methods,
 //! and an iterator held in a variable, which `next` advances, is left as written: the
 //! lowering names the method.
 
@@ -43,7 +43,7 @@ fn reduced(e: &Expr) -> Option<Expr> {
     let Expr::MethodCall(m) = e else {
         return None;
     };
-    if !is_iterator_chain(&m.receiver) {
+    if !is_iterator_chain(&m.receiver) || yields_slices(&m.receiver) {
         return None;
     }
     let span = m.method.span();
@@ -65,6 +65,13 @@ fn reduced(e: &Expr) -> Option<Expr> {
         ("last", 0) => syn::parse_quote_spanned!(span=> #it.reduce(|_, __ad_last| __ad_last)),
         _ => return None,
     })
+}
+
+/// Whether the items of the chain `it` are slices (`x.windows(2)`, `x.chunks(3)`), which
+/// a reduction does not keep: a `map` to values must come first.
+fn yields_slices(it: &Expr) -> bool {
+    matches!(strip(it), Expr::MethodCall(m)
+        if matches!(m.method.to_string().as_str(), "windows" | "chunks" | "chunks_exact"))
 }
 
 /// Whether the chain `it` has a `filter`.
