@@ -825,7 +825,7 @@ fn chain_items_o<D: Num>(x: &[D]) -> D {
 
 /// `scan` that always goes on: a running sum collected into a `Vec` (typed by the `let`),
 /// a running product of a map read by a `for` loop with `continue`, a sum (typed by the
-/// turbofish) of running maxima with a typed state parameter, and a scan inside another's
+/// turbofish) of running maxima with typed parameters, and a scan inside another's
 /// closure that reads the outer state.
 #[autodiff_forward(scans_fwd, Dual, Dual)]
 #[autodiff_reverse(scans_rev, Duplicated, Active)]
@@ -849,7 +849,7 @@ fn scans(x: &[f64]) -> f64 {
     }
     let top = x
         .iter()
-        .scan(f64::NEG_INFINITY, |best: &mut f64, v| {
+        .scan(f64::NEG_INFINITY, |best: &mut f64, v: &f64| {
             *best = best.max(*v);
             Some(*best)
         })

@@ -195,7 +195,12 @@ fn scan(e: &Expr, number: usize) -> Option<Scan<'_>> {
         state,
         it: &m.receiver,
         start: &m.args[0],
-        item: &c.inputs[1],
+        // (A type written on the item, `|st, v: &f64|`, is the iterator's item type: a
+        // `for` pattern takes none.)
+        item: match &c.inputs[1] {
+            Pat::Type(t) => &t.pat,
+            p => p,
+        },
         stmts: stmts.stmts,
         value,
     })
