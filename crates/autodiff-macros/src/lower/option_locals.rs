@@ -44,7 +44,7 @@ pub(super) fn split_option_locals(body: &mut syn::Block, params: &HashSet<String
         };
         splitter.visit_block_mut(&mut written);
         // A use left as written names the local still: the option stays whole.
-        if !mentions(&written.to_token_stream(), &local.name) {
+        if !crate::member_writes::mentions(written.to_token_stream(), &local.name.to_string()) {
             *body = written;
         }
     }
@@ -123,7 +123,7 @@ fn is_none(e: &Expr) -> bool {
 }
 
 /// `e` of `Some(e)`.
-fn some_of(e: &Expr) -> Option<&Expr> {
+pub(super) fn some_of(e: &Expr) -> Option<&Expr> {
     match strip(e) {
         Expr::Call(c) if c.args.len() == 1 => match strip(&c.func) {
             Expr::Path(p) if p.qself.is_none() && p.path.is_ident("Some") => Some(&c.args[0]),
@@ -148,14 +148,6 @@ fn bindings_of(body: &mut syn::Block, name: &Ident) -> usize {
     let mut count = Count(name, 0);
     count.visit_block_mut(body);
     count.1
-}
-
-fn mentions(ts: &TokenStream, name: &Ident) -> bool {
-    ts.clone().into_iter().any(|t| match t {
-        TokenTree::Ident(i) => i == *name,
-        TokenTree::Group(g) => mentions(&g.stream(), name),
-        _ => false,
-    })
 }
 
 struct Splitter<'a> {
@@ -234,13 +226,10 @@ impl Splitter<'_> {
                             if #has { #some } else { __ad_default }
                         })
                     }
-                    ("unwrap_or_else", 1) => match strip(args[0]) {
-                        Expr::Closure(c) if c.inputs.is_empty() && !leaves_the_closure(&c.body) => {
-                            let d = &c.body;
-                            syn::parse_quote_spanned!(span=> if #has { #some } else { #d })
-                        }
-                        _ => return None,
-                    },
+                    ("unwrap_or_else", 1) => {
+                        let d = super::option_maps::called_without_arguments(args[0])?;
+                        syn::parse_quote_spanned!(span=> if #has { #some } else { #d })
+                    }
                     ("map_or", 2) => {
                         let (pat, body) = closure(1)?;
                         let (d, then) = (args[0], self.bound(pat, body));

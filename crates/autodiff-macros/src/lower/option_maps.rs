@@ -154,7 +154,7 @@ fn finds_an_element(e: &Expr) -> bool {
 }
 
 /// The body of `|| d`, a closure without parameters that cannot leave itself.
-fn called_without_arguments(e: &Expr) -> Option<Expr> {
+pub(super) fn called_without_arguments(e: &Expr) -> Option<Expr> {
     match strip(e) {
         Expr::Closure(c) if c.inputs.is_empty() && !leaves_the_closure(&c.body) => {
             Some((*c.body).clone())

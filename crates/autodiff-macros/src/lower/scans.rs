@@ -165,13 +165,7 @@ fn scan(e: &Expr, number: usize) -> Option<Scan<'_>> {
     let Some(syn::Stmt::Expr(last, None)) = body.stmts.pop() else {
         return None;
     };
-    let value = match strip(&last) {
-        Expr::Call(call) if call.args.len() == 1 => match strip(&call.func) {
-            Expr::Path(p) if p.qself.is_none() && p.path.is_ident("Some") => call.args[0].clone(),
-            _ => return None,
-        },
-        _ => return None,
-    };
+    let value = super::option_locals::some_of(&last)?.clone();
     let mut stmts = syn::Block {
         brace_token: body.brace_token,
         stmts: body.stmts,
@@ -185,7 +179,9 @@ fn scan(e: &Expr, number: usize) -> Option<Scan<'_>> {
     named.visit_block_mut(&mut stmts);
     named.visit_block_mut(&mut value_block);
     let tokens = quote!(#stmts #value_block);
-    if named.other_use || mentions_option(&tokens) {
+    // (`Some` or `None` elsewhere: a scan that may stop early.)
+    let mentions = |name| crate::member_writes::mentions(tokens.clone(), name);
+    if named.other_use || mentions("Some") || mentions("None") {
         return None;
     }
     let Some(syn::Stmt::Expr(value, None)) = value_block.stmts.pop() else {
@@ -242,21 +238,8 @@ impl VisitMut for StateNamed<'_> {
 
     fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
         // (A macro's tokens are not parsed here: one that names the state keeps the scan.)
-        if m.tokens
-            .clone()
-            .into_iter()
-            .any(|t| matches!(&t, TokenTree::Ident(i) if i == self.st))
-        {
+        if crate::member_writes::mentions(m.tokens.clone(), &self.st.to_string()) {
             self.other_use = true;
         }
     }
-}
-
-/// Whether `ts` names `Some` or `None` (a scan that may stop early).
-fn mentions_option(ts: &TokenStream) -> bool {
-    ts.clone().into_iter().any(|t| match t {
-        TokenTree::Ident(i) => i == "Some" || i == "None",
-        TokenTree::Group(g) => mentions_option(&g.stream()),
-        _ => false,
-    })
 }
