@@ -1366,10 +1366,7 @@ impl<'a> FnGen<'a> {
                 lit: false,
             },
             3 => {
-                let v = self.name("v");
-                self.add_elem(&v);
-                let e = self.fexpr_with(d, true);
-                let e = involve(&mut self.rng, e, &v, &format!("(*{v})"), &format!("(*{v})"));
+                let (v, e) = self.element_expr(d);
                 E {
                     p: format!(
                         "{s}.iter().map(|{v}| {}).min_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal)).unwrap()",
@@ -1385,10 +1382,7 @@ impl<'a> FnGen<'a> {
             4 => {
                 // An element by position that may be missing, bound by `match` or
                 // `if let` (the oracle runs the same code on num-dual numbers).
-                let v = self.name("v");
-                self.add_elem(&v);
-                let e = self.fexpr_with(d, true);
-                let e = involve(&mut self.rng, e, &v, &format!("(*{v})"), &format!("(*{v})"));
+                let (v, e) = self.element_expr(d);
                 let at = match self.rng.below(4) {
                     0 => format!("{s}.get(1)"),
                     1 => format!("{s}.get({s}.len() / 2)"),
@@ -1421,10 +1415,7 @@ impl<'a> FnGen<'a> {
     /// item: the value mapped from it, or a default (the oracle runs the same code on
     /// num-dual numbers, through `std`'s own `next`, `nth` and `last`).
     fn chain_item(&mut self, s: &str, d: usize) -> E {
-        let v = self.name("v");
-        self.add_elem(&v);
-        let e = self.fexpr_with(d, true);
-        let e = involve(&mut self.rng, e, &v, &format!("(*{v})"), &format!("(*{v})"));
+        let (v, e) = self.element_expr(d);
         let adapter = *self
             .rng
             .pick(&["", ".rev()", ".skip(1)", ".skip(2)", ".step_by(2)"]);
@@ -1447,12 +1438,19 @@ impl<'a> FnGen<'a> {
         }
     }
 
-    /// [`Self::map_sum`] over an iterator written differently in the oracle.
-    fn map_sum_over(&mut self, iter_p: &str, iter_o: &str, d: usize) -> E {
+    /// A fresh element `v` of a slice (a `&f64`) and an expression of depth `d` that
+    /// reads it as `(*v)`.
+    fn element_expr(&mut self, d: usize) -> (String, E) {
         let v = self.name("v");
         self.add_elem(&v);
         let e = self.fexpr_with(d, true);
         let e = involve(&mut self.rng, e, &v, &format!("(*{v})"), &format!("(*{v})"));
+        (v, e)
+    }
+
+    /// [`Self::map_sum`] over an iterator written differently in the oracle.
+    fn map_sum_over(&mut self, iter_p: &str, iter_o: &str, d: usize) -> E {
+        let (v, e) = self.element_expr(d);
         E {
             p: format!("{iter_p}.map(|{v}| {}).sum::<f64>()", e.p),
             o: format!("osum({iter_o}.map(|{v}| {}))", e.o),
