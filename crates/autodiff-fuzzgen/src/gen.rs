@@ -253,6 +253,10 @@ pub const FEATURES: &[(&str, &str)] = &[
         "a `let mut o: Option<f64> = None` local over a slice's elements: the previous one read by `if let Some(p)`, the largest kept through `is_none_or`, then `unwrap_or` or `map_or`",
     ),
     (
+        "iter_var",
+        "an iterator held in a variable, `let mut it = x.iter()<adapter>.map(|v| ..);`: items taken by `next()`/`nth(k)`, then the rest read by `for`, `while let Some(w) = it.next()` or `sum`",
+    ),
+    (
         "scratch",
         "a local vector filled at the top of a `for` body by `for j in 0..e { b[j] = .. }`, `e` its length or a smaller loop variable",
     ),
@@ -1817,7 +1821,7 @@ impl<'a> FnGen<'a> {
             .bufs
             .iter()
             .any(|b| b.local && b.borrowed == 0 && !b.growing && b.len != Len::Unknown);
-        let w: [u32; 31] = [
+        let w: [u32; 32] = [
             4,                                   // 0 let
             2,                                   // 1 let mut
             if muts.is_empty() { 0 } else { 3 }, // 2 assign
@@ -1928,6 +1932,11 @@ impl<'a> FnGen<'a> {
             } else {
                 0
             }, // 30 option local
+            if self.on("iter_var") && self.readable().iter().any(|(_, l)| *l != Len::Unknown) {
+                1
+            } else {
+                0
+            }, // 31 iterator variable
         ];
         let d = 3;
         match self.rng.weighted(&w) {
@@ -1995,6 +2004,7 @@ impl<'a> FnGen<'a> {
             8 => self.for_range(),
             9 => self.for_iter(),
             30 => self.option_local(),
+            31 => self.iterator_variable(),
             10 | 11 => {
                 let as_loop = self.on("loop") && (!self.on("while") || self.rng.chance(0.5));
                 self.while_loop(as_loop)
@@ -2344,6 +2354,80 @@ impl<'a> FnGen<'a> {
             growing: false,
             used: false,
         });
+    }
+
+    /// An iterator over a slice held in a variable: one or two items taken by `next()`
+    /// or `nth(k)` (each read by `unwrap_or`), then the rest read by a `for` loop, a
+    /// `while let Some(w) = it.next()` loop or `sum`, into a new scalar. The oracle runs
+    /// the same code on num-dual numbers, through `std`'s iterators.
+    fn iterator_variable(&mut self) {
+        let slices: Vec<String> = self
+            .readable()
+            .into_iter()
+            .filter(|(_, l)| *l != Len::Unknown)
+            .map(|(n, _)| n)
+            .collect();
+        let s = self.rng.pick(&slices).clone();
+        let (it, acc, w, t) = (
+            self.name("it"),
+            self.name("acc"),
+            self.name("w"),
+            self.name("t"),
+        );
+        let m = self.mark();
+        let (v, e) = self.element_expr(1);
+        self.reset(m);
+        let k = self.damp();
+        let adapter = *self.rng.pick(&["", ".rev()", ".skip(1)", ".step_by(2)"]);
+        self.line(
+            &format!("let mut {it} = {s}.iter(){adapter}.map(|{v}| {});", e.p),
+            &format!("let mut {it} = {s}.iter(){adapter}.map(|{v}| {});", e.o),
+        );
+        let lit = fmt_lit(*self.rng.pick(&LITS));
+        let mut taken = vec![];
+        for _ in 0..self.rng.below(2) + 1 {
+            let item = *self.rng.pick(&["next()", "nth(0)", "nth(1)"]);
+            taken.push(format!("{it}.{item}.unwrap_or({lit})"));
+        }
+        let first = taken.join(" + ");
+        let first_o = first.replace(
+            &format!("unwrap_or({lit})"),
+            &format!("unwrap_or(D::from({lit}))"),
+        );
+        self.line(
+            &format!("let mut {acc} = {first};"),
+            &format!("let mut {acc} = {first_o};"),
+        );
+        let (rest_p, rest_o) = match self.rng.below(3) {
+            0 => (
+                format!("for {w} in {it} {{ {acc} = {acc} * {} + {w}; }}", k.p),
+                format!("for {w} in {it} {{ {acc} = tr({acc} * {} + {w}); }}", k.o),
+            ),
+            1 => (
+                format!(
+                    "while let Some({w}) = {it}.next() {{ {acc} = {acc} * {} + {w}.sin(); }}",
+                    k.p
+                ),
+                format!(
+                    "while let Some({w}) = {it}.next() {{ {acc} = tr({acc} * {} + {w}.sin()); }}",
+                    k.o
+                ),
+            ),
+            _ => (
+                format!("{acc} += {it}.sum::<f64>();"),
+                format!("{acc} += {it}.fold(D::from(0.0), |x, y| x + y);"),
+            ),
+        };
+        self.line(&rest_p, &rest_o);
+        self.let_line(
+            &t,
+            &E {
+                p: acc.clone(),
+                o: acc,
+                lit: false,
+            },
+        );
+        self.add_scalar(&t, false);
     }
 
     /// An `Option<f64>` local over the elements of a slice: the previous element, read
