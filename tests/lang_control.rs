@@ -1919,14 +1919,15 @@ fn slice_patterns_o<D: Num>(x: &[D]) -> D {
 
 // ---------------------------------------------------------------- Option locals
 
-/// `let mut` locals of an `Option` of a number: the previous element (`if let Some(p)`),
-/// the best so far (`is_none_or`, `unwrap_or`, `map_or`), an index found once
-/// (`is_none`, `match`), a product started as `Some(1.0)` (`unwrap`, `let .. else`).
+/// `let mut` locals of an `Option` of a number: the previous element (`if let Some(p)`,
+/// its type written), the best so far (`is_none_or`, `unwrap_or`, `map_or`, its type
+/// inferred), an index found once (`is_none`, `match`, an integer inferred), a product
+/// started as `Some(1.0)` (`unwrap`, `let .. else`).
 #[autodiff_forward(option_locals_fwd, Dual, Dual)]
 #[autodiff_reverse(option_locals_rev, Duplicated, Active)]
 fn option_locals(x: &[f64]) -> f64 {
     let mut prev: Option<f64> = None;
-    let mut best: Option<f64> = None;
+    let mut best = None;
     let mut s = 0.0;
     for &v in x {
         if let Some(p) = prev {
@@ -1937,7 +1938,7 @@ fn option_locals(x: &[f64]) -> f64 {
             best = Some(v * v);
         }
     }
-    let mut found: Option<usize> = None;
+    let mut found = None;
     for i in 0..x.len() {
         if x[i] > 0.0 && found.is_none() {
             found = Some(i);
@@ -1981,6 +1982,76 @@ fn option_locals_o<D: Num>(x: &[D]) -> D {
         .filter(|v| v.re() < 0.0)
         .fold(c::<D>(1.0), |p, v| p * (*v * *v + 1.0));
     s + best * 2.0 + (best + 1.0).sqrt() + first_positive + p - x[x.len() - 1]
+}
+
+// ---------------------------------------------------------------- names bound in conditions
+
+/// Names bound inside a condition that shadow the function's locals: a block's `let b`
+/// (also as `is_none_or`'s closure parameter, which the `Option` local's form writes as
+/// such a block), a `match` arm's `b`, an `if let`'s `b`, a `for` loop's `b`. Each
+/// condition reads its own `b`; the sum reads the function's.
+#[autodiff_forward(condition_bindings_fwd, Dual, Dual)]
+#[autodiff_reverse(condition_bindings_rev, Duplicated, Active)]
+#[allow(clippy::blocks_in_conditions, clippy::match_single_binding)] // (the forms under test)
+fn condition_bindings(x: &[f64]) -> f64 {
+    let b = x[0] * 0.5 + 2.0;
+    let mut s = 0.0;
+    let mut best: Option<f64> = None;
+    for (i, &v) in x.iter().enumerate() {
+        s += v * b;
+        if {
+            let b = v * 2.0;
+            b > 0.5
+        } {
+            s += v.sin();
+        }
+        if match i % 2 {
+            0 => v > 0.0,
+            b => (b as f64) < v,
+        } {
+            s += 0.5 * v * v;
+        }
+        if {
+            let mut t = 0.0;
+            for b in x.iter().take(i) {
+                t += b;
+            }
+            t
+        } > 1.0
+        {
+            s += 0.25 * v;
+        }
+        if best.is_none_or(|b| v > b) {
+            best = Some(v);
+        }
+        s += 0.1 * b;
+    }
+    s + best.unwrap_or(0.0) * b
+}
+
+fn condition_bindings_o<D: Num>(x: &[D]) -> D {
+    let b = x[0] * 0.5 + 2.0;
+    let mut s = c::<D>(0.0);
+    let mut best = x[0];
+    let mut prefix = 0.0;
+    for (i, &v) in x.iter().enumerate() {
+        s += v * b;
+        if v.re() * 2.0 > 0.5 {
+            s += v.sin();
+        }
+        if (i % 2 == 0 && v.re() > 0.0) || (i % 2 == 1 && 1.0 < v.re()) {
+            s += v * v * 0.5;
+        }
+        if prefix > 1.0 {
+            s += v * 0.25;
+        }
+        prefix += v.re();
+        if v.re() > best.re() {
+            best = v;
+        }
+        s += b * 0.1;
+    }
+    s + best * b
 }
 
 // ---------------------------------------------------------------- while let
@@ -2035,6 +2106,13 @@ proptest! {
         let (x, v, s0, s) = case;
         check_slice("option_locals", (&x, &v, &s0, s), option_locals, option_locals_fwd, option_locals_rev, option_locals_o::<Dual64>);
         check_hvp_of::<option_locals_rev>(&x, &v, option_locals_o);
+    }
+
+    #[test]
+    fn names_bound_in_conditions_are_their_own(case in slice_seed_case(-1.5, 1.5, 1..10)) {
+        let (x, v, s0, s) = case;
+        check_slice("condition_bindings", (&x, &v, &s0, s), condition_bindings, condition_bindings_fwd, condition_bindings_rev, condition_bindings_o::<Dual64>);
+        check_hvp_of::<condition_bindings_rev>(&x, &v, condition_bindings_o);
     }
 
     #[test]

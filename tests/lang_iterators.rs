@@ -823,6 +823,64 @@ fn chain_items_o<D: Num>(x: &[D]) -> D {
     x[0] * second + x[n - 1].sin() + back * x[n - 1] + big + step * step + x[0] * 3.0 * 2.0
 }
 
+/// Iterators held in variables: the first item taken by `next`, then the rest read by a
+/// `for` loop (the running maximum); items taken by `next` and `nth` of a mapped chain,
+/// then the rest read by `while let Some(v) = it.next()`; a range's first index, then
+/// the rest summed; the first item of a filter; a reversed chain summed.
+#[autodiff_forward(iterator_variables_fwd, Dual, Dual)]
+#[autodiff_reverse(iterator_variables_rev, Duplicated, Active)]
+#[allow(clippy::while_let_on_iterator, clippy::filter_next)] // (the forms under test)
+fn iterator_variables(x: &[f64]) -> f64 {
+    let mut it = x.iter();
+    let first = *it.next().unwrap();
+    let mut top = first;
+    for &v in it {
+        top = top.max(v);
+    }
+    let mut squares = x.iter().map(|v| v * v);
+    let a = squares.next().unwrap();
+    let b = squares.nth(1).unwrap_or(0.5);
+    let mut s = a * b;
+    while let Some(q) = squares.next() {
+        if q > 2.0 {
+            break;
+        }
+        s += q.sin();
+    }
+    let mut r = 0..x.len();
+    let i0 = r.next().unwrap();
+    let rest: f64 = r.map(|i| x[i] * x[i0]).sum();
+    let mut positive = x.iter().filter(|v| **v > 0.0);
+    let p = positive.next().map_or(0.25, |v| v * 3.0);
+    let backwards = x.iter().rev().step_by(2);
+    let t: f64 = backwards.sum();
+    top + s + rest + p + t.cos()
+}
+
+fn iterator_variables_o<D: Num>(x: &[D]) -> D {
+    let n = x.len();
+    let top = x
+        .iter()
+        .skip(1)
+        .fold(x[0], |m, &v| if v.re() > m.re() { v } else { m });
+    let b = if n > 2 { x[2] * x[2] } else { c(0.5) };
+    let mut s = x[0] * x[0] * b;
+    for v in x.iter().skip(3) {
+        let q = *v * *v;
+        if q.re() > 2.0 {
+            break;
+        }
+        s += q.sin();
+    }
+    let rest = x.iter().skip(1).fold(c::<D>(0.0), |r, &v| r + v * x[0]);
+    let p = match x.iter().find(|v| v.re() > 0.0) {
+        Some(&v) => v * 3.0,
+        None => c(0.25),
+    };
+    let t = x.iter().rev().step_by(2).fold(c::<D>(0.0), |t, &v| t + v);
+    top + s + rest + p + t.cos()
+}
+
 /// `scan` that always goes on: a running sum collected into a `Vec` (typed by the `let`),
 /// a running product of a map read by a `for` loop with `continue`, a sum (typed by the
 /// turbofish) of running maxima with typed parameters, and a scan inside another's
@@ -1595,6 +1653,12 @@ proptest! {
     fn first_nth_and_last_items_of_chains((x, v, s0, seed) in case(1)) {
         check_slice("chain_items", (&x, &v, &s0, seed), chain_items, chain_items_fwd, chain_items_rev, chain_items_o);
         check_hvp_of::<chain_items_rev>(&x, &v, chain_items_o);
+    }
+
+    #[test]
+    fn iterators_held_in_variables((x, v, s0, seed) in case(1)) {
+        check_slice("iterator_variables", (&x, &v, &s0, seed), iterator_variables, iterator_variables_fwd, iterator_variables_rev, iterator_variables_o);
+        check_hvp_of::<iterator_variables_rev>(&x, &v, iterator_variables_o);
     }
 
     #[test]

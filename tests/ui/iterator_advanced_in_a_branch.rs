@@ -1,11 +1,16 @@
 use autodiff_core::prelude::*;
 
-// `last` of a chain is read as a reduction; of an iterator held in a variable it is not
-// (`next` and `nth` would advance it): the error names it.
+// An iterator held in a variable is read where `next` and `nth` take items from it
+// unconditionally, before the rest is consumed; a `next` in a branch may or may not have
+// taken an item, so the rest cannot be written as the chain past a known count: the
+// error names the iterator.
 #[autodiff_reverse(d_f, Duplicated, Active)]
 fn f(x: &[f64]) -> f64 {
-    let doubled = x.iter().map(|v| v * 2.0);
-    doubled.last().unwrap()
+    let mut it = x.iter().map(|v| v * 2.0);
+    if x[0] > 1.0 {
+        it.next();
+    }
+    it.sum()
 }
 
 fn main() {}

@@ -28,6 +28,7 @@ mod array_views;
 mod chains;
 mod flattened;
 mod iterator_items;
+mod iterator_variables;
 mod option_locals;
 mod option_maps;
 mod prefix_adapters;
@@ -1950,7 +1951,7 @@ impl Lowerer {
         if pat_binds(pat) && !self.binds_constants(scrutinee, pat) {
             return unsupported(
                 pat,
-                "`let .. else` that binds variables, except slice patterns of bindings and `_` (`[a, b]`, `[first, .., last]`, `[h, rest @ ..]`) on a slice named by a variable or a member or on a range of one, `Some(v)` of `x.get(i)`, `x.first()`, `x.last()` or a reduction (`reduce`, `max_by`, `min_by`), `Some((a, rest))` of `x.split_first()` or `x.split_last()`, `Some(p)` of a `let mut` local of an `Option` of a number with its type written (`let mut prev: Option<f64> = None;`), and patterns on a by-value parameter that is never differentiated (an enum, an `Option`, an integer), a struct parameter or `no_grad(..)` of a value without a derivative",
+                "`let .. else` that binds variables, except slice patterns of bindings and `_` (`[a, b]`, `[first, .., last]`, `[h, rest @ ..]`) on a slice named by a variable or a member or on a range of one, `Some(v)` of `x.get(i)`, `x.first()`, `x.last()` or a reduction (`reduce`, `max_by`, `min_by`), `Some((a, rest))` of `x.split_first()` or `x.split_last()`, `Some(p)` of a `let mut` local of an `Option` of a number (`let mut prev: Option<f64> = None;`), and patterns on a by-value parameter that is never differentiated (an enum, an `Option`, an integer), a struct parameter or `no_grad(..)` of a value without a derivative",
             );
         }
         let scrut = self.scrutinee_tokens(scrutinee);
@@ -4079,7 +4080,7 @@ impl Lowerer {
             return unsupported(
                 &m.method,
                 &format!(
-                    "`.{name}()` of an iterator held in a variable or after an adapter that is not read (iterators are read by `for`, `sum`, `product`, `fold`, `collect`, `for_each` and the searches, and `next`, `nth` and `last` of a chain written in place, `x.iter().map(f).last()`; index the buffer instead, `x[x.len() - 1]`, or use the buffer's own `x.last()`)"
+                    "`.{name}()` of an iterator held in a variable or after an adapter that is not read (iterators are read by `for`, `sum`, `product`, `fold`, `collect`, `for_each` and the searches, and `next`, `nth` and `last` of a chain written in place, `x.iter().map(f).last()`, or of one held in a variable where they take items from it unconditionally before one last statement consumes the rest; index the buffer instead, `x[x.len() - 1]`, or use the buffer's own `x.last()`)"
                 ),
             );
         }
@@ -5169,7 +5170,7 @@ impl Lowerer {
             if pat_binds(&l.pat) && !self.binds_constants(&l.expr, &l.pat) {
                 return unsupported(
                     l,
-                    "`if let` (or `while let`) that binds variables, except slice patterns of bindings and `_` (`[a, b]`, `[first, .., last]`, `[h, rest @ ..]`) on a slice named by a variable or a member or on a range of one, `Some(v)` of `x.get(i)`, `x.first()`, `x.last()` or a reduction (`reduce`, `max_by`, `min_by`), `Some((a, rest))` of `x.split_first()` or `x.split_last()`, `Some(p)` of a `let mut` local of an `Option` of a number with its type written (`let mut prev: Option<f64> = None;`), and patterns on a by-value parameter that is never differentiated (an enum, an `Option`, an integer), a struct parameter or `no_grad(..)` of a value without a derivative",
+                    "`if let` (or `while let`) that binds variables, except slice patterns of bindings and `_` (`[a, b]`, `[first, .., last]`, `[h, rest @ ..]`) on a slice named by a variable or a member or on a range of one, `Some(v)` of `x.get(i)`, `x.first()`, `x.last()` or a reduction (`reduce`, `max_by`, `min_by`), `Some((a, rest))` of `x.split_first()` or `x.split_last()`, `Some(p)` of a `let mut` local of an `Option` of a number (`let mut prev: Option<f64> = None;`), and patterns on a by-value parameter that is never differentiated (an enum, an `Option`, an integer), a struct parameter or `no_grad(..)` of a value without a derivative",
                 );
             }
             let (scrutinee, pat, then) = (&l.expr, &l.pat, &i.then_branch);
@@ -5780,7 +5781,7 @@ impl Lowerer {
         let last = names.last()?;
         if last == "Some" {
             return Some(
-                "building a value of `Some` (an enum variant; a `let mut` local of an `Option` of a number, its type written where it starts as `None`, `let mut best: Option<f64> = None`, is read where it is only assigned `Some(e)` or `None` and read by `if let`, `match`, `let .. else`, `unwrap`, `unwrap_or`, `map_or`, `is_some`, `is_none`, `is_some_and` or `is_none_or`)".to_string(),
+                "building a value of `Some` (an enum variant; a `let mut` local of an `Option` of a number, `let mut best = None` or `let mut best: Option<f64> = None`, is read where it is only assigned `Some(e)` of one number or `None` and read by `if let`, `match`, `let .. else`, `unwrap`, `unwrap_or`, `map_or`, `is_some`, `is_none`, `is_some_and` or `is_none_or`)".to_string(),
             );
         }
         if last.starts_with(|c: char| c.is_ascii_uppercase()) {
@@ -8198,7 +8199,7 @@ impl Lowerer {
                 return unsupported(
                     m,
                     &format!(
-                        "an iterator (`.{name}()`) that is not consumed by `for`, `sum`, `product`, `fold`, `collect` or `for_each`"
+                        "an iterator (`.{name}()`) that is not consumed by `for`, `sum`, `product`, `fold`, `collect` or `for_each` (one held in a variable is read where `next()` and `nth(k)`, `k` a literal, take items from it unconditionally, outside loops, closures and branches, before one last statement consumes the rest, and the chain's names keep their values until then)"
                     ),
                 );
             }
@@ -10433,6 +10434,7 @@ fn reads_from(e: &Expr, params: &HashSet<String>) -> bool {
 fn written_for_lowering(body: &syn::Block, sig: &SigInfo) -> syn::Block {
     let mut body = write_out_repeated_rows(body);
     let never_differentiated = never_differentiated(sig);
+    iterator_variables::inline_iterator_variables(&mut body);
     while_lets::loop_while_lets(&mut body);
     let params = sig.params.iter().map(|p| p.name.to_string()).collect();
     option_locals::split_option_locals(&mut body, &params);
@@ -10657,6 +10659,41 @@ impl VisitMut for Renamer<'_> {
                 self.visit_expr_mut(&mut c.body);
                 self.shadowed.pop();
             }
+            // Names bound inside the expression (`{ let b = ..; b > 0.5 }`, `for`, `match`
+            // and `if let` patterns) are its own where they are bound, not the function's
+            // locals of the same name.
+            Expr::ForLoop(l) => {
+                self.visit_expr_mut(&mut l.expr);
+                self.shadowed.push(names_bound_by(&l.pat));
+                self.visit_block_mut(&mut l.body);
+                self.shadowed.pop();
+            }
+            Expr::Match(m) => {
+                self.visit_expr_mut(&mut m.expr);
+                for arm in &mut m.arms {
+                    self.shadowed.push(names_bound_by(&arm.pat));
+                    if let Some((_, g)) = &mut arm.guard {
+                        self.visit_expr_mut(g);
+                    }
+                    self.visit_expr_mut(&mut arm.body);
+                    self.shadowed.pop();
+                }
+            }
+            Expr::If(i) => {
+                self.shadowed.push(HashSet::default());
+                self.visit_condition(&mut i.cond);
+                self.visit_block_mut(&mut i.then_branch);
+                self.shadowed.pop();
+                if let Some((_, e)) = &mut i.else_branch {
+                    self.visit_expr_mut(e);
+                }
+            }
+            Expr::While(w) => {
+                self.shadowed.push(HashSet::default());
+                self.visit_condition(&mut w.cond);
+                self.visit_block_mut(&mut w.body);
+                self.shadowed.pop();
+            }
             Expr::Macro(m) => {
                 m.mac.tokens = rename_tokens_in(self.scopes, &m.mac.tokens);
             }
@@ -10689,6 +10726,65 @@ impl VisitMut for Renamer<'_> {
             _ => syn::visit_mut::visit_expr_mut(self, e),
         }
     }
+
+    fn visit_block_mut(&mut self, b: &mut syn::Block) {
+        self.shadowed.push(HashSet::default());
+        for stmt in &mut b.stmts {
+            match stmt {
+                syn::Stmt::Local(l) => {
+                    if let Some(init) = &mut l.init {
+                        self.visit_expr_mut(&mut init.expr);
+                        if let Some((_, els)) = &mut init.diverge {
+                            self.visit_expr_mut(els);
+                        }
+                    }
+                    // The names are the block's own from here on.
+                    let names = names_bound_by(&l.pat);
+                    if let Some(top) = self.shadowed.last_mut() {
+                        top.extend(names);
+                    }
+                }
+                stmt => self.visit_stmt_mut(stmt),
+            }
+        }
+        self.shadowed.pop();
+    }
+}
+
+impl Renamer<'_> {
+    /// The condition of an `if` or a `while`: the names its `let`s bind are shadowed from
+    /// there on (the rest of a `&&` chain, and the body, whose set the caller pushed).
+    fn visit_condition(&mut self, cond: &mut Expr) {
+        match cond {
+            Expr::Let(l) => {
+                self.visit_expr_mut(&mut l.expr);
+                let names = names_bound_by(&l.pat);
+                if let Some(top) = self.shadowed.last_mut() {
+                    top.extend(names);
+                }
+            }
+            Expr::Binary(b) if matches!(b.op, syn::BinOp::And(_)) => {
+                self.visit_condition(&mut b.left);
+                self.visit_condition(&mut b.right);
+            }
+            e => self.visit_expr_mut(e),
+        }
+    }
+}
+
+/// The names that the pattern `p` binds, at any depth (`Some((a, b))`, `P { x, .. }`,
+/// `[first, rest @ ..]`).
+fn names_bound_by(p: &Pat) -> HashSet<String> {
+    struct Names(HashSet<String>);
+    impl<'v> syn::visit::Visit<'v> for Names {
+        fn visit_pat_ident(&mut self, p: &'v syn::PatIdent) {
+            self.0.insert(p.ident.to_string());
+            syn::visit::visit_pat_ident(self, p);
+        }
+    }
+    let mut names = Names(HashSet::default());
+    syn::visit::Visit::visit_pat(&mut names, p);
+    names.0
 }
 
 fn collect_pat_idents(p: &Pat, out: &mut HashSet<String>) {

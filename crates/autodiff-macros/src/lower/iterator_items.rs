@@ -69,13 +69,13 @@ fn reduced(e: &Expr) -> Option<Expr> {
 
 /// Whether the items of the chain `it` are slices (`x.windows(2)`, `x.chunks(3)`), which
 /// a reduction does not keep: a `map` to values must come first.
-fn yields_slices(it: &Expr) -> bool {
+pub(super) fn yields_slices(it: &Expr) -> bool {
     matches!(strip(it), Expr::MethodCall(m)
         if matches!(m.method.to_string().as_str(), "windows" | "chunks" | "chunks_exact"))
 }
 
 /// Whether the chain `it` has a `filter`.
-fn filters(it: &Expr) -> bool {
+pub(super) fn filters(it: &Expr) -> bool {
     match strip(it) {
         Expr::MethodCall(m) => m.method == "filter" || filters(&m.receiver),
         _ => false,
@@ -84,7 +84,7 @@ fn filters(it: &Expr) -> bool {
 
 /// Whether `it` is an iterator by its form: a range, or a method chain ending in one of
 /// the sources and adapters the lowering reads.
-fn is_iterator_chain(it: &Expr) -> bool {
+pub(super) fn is_iterator_chain(it: &Expr) -> bool {
     match strip(it) {
         Expr::Range(_) => true,
         Expr::MethodCall(m) => matches!(

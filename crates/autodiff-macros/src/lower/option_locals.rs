@@ -18,9 +18,11 @@
 //! let Some(p) = o else { b };          →  let p = if has_o { some_o } else { b };
 //! ```
 //!
-//! The value of a `None` is never read, so its zero carries nothing. The type must be
-//! written where the local starts as `None` (the zero is that of the type), and it must
-//! be a float or an integer type; the local must be bound once in the function (no
+//! The value of a `None` is never read, so its zero carries nothing. Where the local
+//! starts as `None`, a written type must be a float or an integer type, and the zero is
+//! that type's; without one (`let mut o = None;`), the value starts as
+//! `Default::default()` and rustc infers its type from the values assigned, as it
+//! would the option's. The local must be bound once in the function (no
 //! parameter, closure parameter or other `let` of its name), and every use of it must be
 //! one of the above: anything else (returning it, passing it to a call, `o.take()`)
 //! leaves the local as written, and the lowering names what it cannot read.
@@ -53,8 +55,10 @@ pub(super) fn split_option_locals(body: &mut syn::Block, params: &HashSet<String
 /// A `let mut o` of an `Option` of a number.
 struct OptionLocal {
     name: Ident,
-    /// Its type and that type's zero, where it starts as `None` (`None` for `Some(e)`).
-    zero: Option<(syn::Type, Expr)>,
+    /// Its type (where written) and that type's zero, where it starts as `None` (`None`
+    /// for `Some(e)`). Without a written type the zero is `Default::default()`, whose
+    /// type rustc infers from the `Some(e)` assigned later, as it infers the option's.
+    zero: Option<(Option<syn::Type>, Expr)>,
 }
 
 /// Collects the `let mut o: Option<T> = None` and `let mut o = Some(e)` of a body.
@@ -83,8 +87,11 @@ impl VisitMut for Candidates<'_> {
         }
         let number = ty.map(option_of_number);
         let zero = match (strip(&init.expr), number) {
-            (e, Some(Some(zero))) if is_none(e) => Some(zero),
-            (e, None | Some(Some(_))) if some_of(e).is_some() => None,
+            (e, Some(Some((ty, zero)))) if is_none(e) => Some((Some(ty), zero)),
+            (e, None) if is_none(e) => {
+                Some((None, syn::parse_quote!(::core::default::Default::default())))
+            }
+            (e, None | Some(Some(_))) if some_of(e).is_some_and(|v| !is_aggregate(v)) => None,
             _ => return,
         };
         self.0.push(OptionLocal { name, zero });
@@ -131,6 +138,15 @@ pub(super) fn some_of(e: &Expr) -> Option<&Expr> {
         },
         _ => None,
     }
+}
+
+/// Whether `e` is written as a tuple, an array or a struct (`Some((i, v))`): a value
+/// that is not one number, which the option's value local could not hold either.
+fn is_aggregate(e: &Expr) -> bool {
+    matches!(
+        strip(e),
+        Expr::Tuple(_) | Expr::Array(_) | Expr::Repeat(_) | Expr::Struct(_)
+    )
 }
 
 /// The number of patterns in `body` (`let`s, closure parameters, `for`, `match` and `if
@@ -199,7 +215,7 @@ impl Splitter<'_> {
                 if is_none(&a.right) {
                     return Some(syn::parse_quote_spanned!(span=> #has = false));
                 }
-                let v = some_of(&a.right)?;
+                let v = some_of(&a.right).filter(|v| !is_aggregate(v))?;
                 Some(syn::parse_quote_spanned!(span=> { #some = #v; #has = true; }))
             }
             Expr::MethodCall(m) if self.is_local(&m.receiver) => {
@@ -336,7 +352,10 @@ impl Splitter<'_> {
             return Some(match (&self.local.zero, some_of(&init.expr)) {
                 (Some((ty, zero)), _) => vec![
                     syn::parse_quote_spanned!(span=> let mut #has = false;),
-                    syn::parse_quote_spanned!(span=> let mut #some: #ty = #zero;),
+                    match ty {
+                        Some(ty) => syn::parse_quote_spanned!(span=> let mut #some: #ty = #zero;),
+                        None => syn::parse_quote_spanned!(span=> let mut #some = #zero;),
+                    },
                 ],
                 (None, Some(v)) => vec![
                     syn::parse_quote_spanned!(span=> let mut #has = true;),
