@@ -1984,6 +1984,62 @@ fn option_locals_o<D: Num>(x: &[D]) -> D {
     s + best * 2.0 + (best + 1.0).sqrt() + first_positive + p - x[x.len() - 1]
 }
 
+/// `Option` locals of a tuple: the largest element and its index (untyped, through
+/// `map_or` with a tuple closure, then `unwrap` taken apart), the smallest (typed, a
+/// `match` with a guard and `_`), a pair started as `Some(..)` (`let .. else`), and the
+/// previous pair read by `if let Some((j, p))`.
+#[autodiff_forward(option_tuples_fwd, Dual, Dual)]
+#[autodiff_reverse(option_tuples_rev, Duplicated, Active)]
+#[allow(clippy::unnecessary_map_or)] // (the form under test)
+fn option_tuples(x: &[f64]) -> f64 {
+    let mut best = None;
+    for (i, &v) in x.iter().enumerate() {
+        if best.map_or(true, |(_, b)| v > b) {
+            best = Some((i, v));
+        }
+    }
+    let (i, top) = best.unwrap();
+    let mut low: Option<(usize, f64)> = None;
+    let mut s = 0.0;
+    for (i, &v) in x.iter().enumerate() {
+        match low {
+            Some((_, l)) if l <= v => {}
+            _ => low = Some((i, v)),
+        }
+    }
+    let mut prev: Option<(usize, f64)> = None;
+    for (k, &v) in x.iter().enumerate() {
+        if let Some((j, p)) = prev {
+            s += (v - p).sin() * (k - j) as f64;
+        }
+        prev = Some((k, v));
+    }
+    let first = Some((0, x[0].cos()));
+    let Some((k, q)) = first else {
+        return 0.0;
+    };
+    let z = low.map_or(0.0, |(j, p)| p * x[j]);
+    2.0 * top * x[i] + z + q * x[k] + s
+}
+
+fn option_tuples_o<D: Num>(x: &[D]) -> D {
+    let mut i = 0;
+    let mut j = 0;
+    for (k, v) in x.iter().enumerate() {
+        if v.re() > x[i].re() {
+            i = k;
+        }
+        if v.re() < x[j].re() {
+            j = k;
+        }
+    }
+    let mut s = c::<D>(0.0);
+    for w in x.windows(2) {
+        s += (w[1] - w[0]).sin();
+    }
+    x[i] * 2.0 * x[i] + x[j] * x[j] + x[0].cos() * x[0] + s
+}
+
 // ---------------------------------------------------------------- names bound in conditions
 
 /// Names bound inside a condition that shadow the function's locals: a block's `let b`
@@ -2106,6 +2162,13 @@ proptest! {
         let (x, v, s0, s) = case;
         check_slice("option_locals", (&x, &v, &s0, s), option_locals, option_locals_fwd, option_locals_rev, option_locals_o::<Dual64>);
         check_hvp_of::<option_locals_rev>(&x, &v, option_locals_o);
+    }
+
+    #[test]
+    fn option_locals_of_tuples(case in slice_seed_case(-1.5, 1.5, 1..10)) {
+        let (x, v, s0, s) = case;
+        check_slice("option_tuples", (&x, &v, &s0, s), option_tuples, option_tuples_fwd, option_tuples_rev, option_tuples_o::<Dual64>);
+        check_hvp_of::<option_tuples_rev>(&x, &v, option_tuples_o);
     }
 
     #[test]

@@ -1951,7 +1951,7 @@ impl Lowerer {
         if pat_binds(pat) && !self.binds_constants(scrutinee, pat) {
             return unsupported(
                 pat,
-                "`let .. else` that binds variables, except slice patterns of bindings and `_` (`[a, b]`, `[first, .., last]`, `[h, rest @ ..]`) on a slice named by a variable or a member or on a range of one, `Some(v)` of `x.get(i)`, `x.first()`, `x.last()` or a reduction (`reduce`, `max_by`, `min_by`), `Some((a, rest))` of `x.split_first()` or `x.split_last()`, `Some(p)` of a `let mut` local of an `Option` of a number (`let mut prev: Option<f64> = None;`), and patterns on a by-value parameter that is never differentiated (an enum, an `Option`, an integer), a struct parameter or `no_grad(..)` of a value without a derivative",
+                "`let .. else` that binds variables, except slice patterns of bindings and `_` (`[a, b]`, `[first, .., last]`, `[h, rest @ ..]`) on a slice named by a variable or a member or on a range of one, `Some(v)` of `x.get(i)`, `x.first()`, `x.last()` or a reduction (`reduce`, `max_by`, `min_by`), `Some((a, rest))` of `x.split_first()` or `x.split_last()`, `Some(p)` (or `Some((i, p))`) of a `let mut` local of an `Option` of a number or of a tuple of numbers (`let mut prev: Option<f64> = None;`), and patterns on a by-value parameter that is never differentiated (an enum, an `Option`, an integer), a struct parameter or `no_grad(..)` of a value without a derivative",
             );
         }
         let scrut = self.scrutinee_tokens(scrutinee);
@@ -5170,7 +5170,7 @@ impl Lowerer {
             if pat_binds(&l.pat) && !self.binds_constants(&l.expr, &l.pat) {
                 return unsupported(
                     l,
-                    "`if let` (or `while let`) that binds variables, except slice patterns of bindings and `_` (`[a, b]`, `[first, .., last]`, `[h, rest @ ..]`) on a slice named by a variable or a member or on a range of one, `Some(v)` of `x.get(i)`, `x.first()`, `x.last()` or a reduction (`reduce`, `max_by`, `min_by`), `Some((a, rest))` of `x.split_first()` or `x.split_last()`, `Some(p)` of a `let mut` local of an `Option` of a number (`let mut prev: Option<f64> = None;`), and patterns on a by-value parameter that is never differentiated (an enum, an `Option`, an integer), a struct parameter or `no_grad(..)` of a value without a derivative",
+                    "`if let` (or `while let`) that binds variables, except slice patterns of bindings and `_` (`[a, b]`, `[first, .., last]`, `[h, rest @ ..]`) on a slice named by a variable or a member or on a range of one, `Some(v)` of `x.get(i)`, `x.first()`, `x.last()` or a reduction (`reduce`, `max_by`, `min_by`), `Some((a, rest))` of `x.split_first()` or `x.split_last()`, `Some(p)` (or `Some((i, p))`) of a `let mut` local of an `Option` of a number or of a tuple of numbers (`let mut prev: Option<f64> = None;`), and patterns on a by-value parameter that is never differentiated (an enum, an `Option`, an integer), a struct parameter or `no_grad(..)` of a value without a derivative",
                 );
             }
             let (scrutinee, pat, then) = (&l.expr, &l.pat, &i.then_branch);
@@ -5781,7 +5781,7 @@ impl Lowerer {
         let last = names.last()?;
         if last == "Some" {
             return Some(
-                "building a value of `Some` (an enum variant; a `let mut` local of an `Option` of a number, `let mut best = None` or `let mut best: Option<f64> = None`, is read where it is only assigned `Some(e)` of one number or `None` and read by `if let`, `match`, `let .. else`, `unwrap`, `unwrap_or`, `map_or`, `is_some`, `is_none`, `is_some_and` or `is_none_or`)".to_string(),
+                "building a value of `Some` (an enum variant; a `let mut` local of an `Option` of a number or of a tuple of numbers, `let mut best = None` or `let mut best: Option<f64> = None`, is read where it is only assigned `Some(e)` (`Some((i, v))` for a tuple) or `None` and read by `if let`, `match`, `let .. else`, `unwrap`, `unwrap_or`, `map_or`, `is_some`, `is_none`, `is_some_and` or `is_none_or`)".to_string(),
             );
         }
         if last.starts_with(|c: char| c.is_ascii_uppercase()) {
