@@ -250,7 +250,7 @@ pub const FEATURES: &[(&str, &str)] = &[
     ),
     (
         "option_local",
-        "a `let mut o: Option<f64> = None` local over a slice's elements: the previous one read by `if let Some(p)`, the largest kept through `is_none_or`, then `unwrap_or` or `map_or`",
+        "a `let mut o: Option<f64> = None` (or `Option<(usize, f64)>` with the index) local over a slice's elements: the previous one read by `if let Some(p)`, the largest kept through `is_none_or`, then `map_or` or `match`",
     ),
     (
         "iter_var",
@@ -2430,9 +2430,10 @@ impl<'a> FnGen<'a> {
         self.add_scalar(&t, false);
     }
 
-    /// An `Option<f64>` local over the elements of a slice: the previous element, read
-    /// by `if let Some(p)` into an accumulator, or the largest element so far (`is_none_or`);
-    /// then read by `unwrap_or` or `map_or` into a new scalar. The oracle runs the same
+    /// An `Option<f64>` (or `Option<(usize, f64)>`, with the element's index) local over
+    /// the elements of a slice: the previous element, read by `if let Some(p)` into an
+    /// accumulator, or the largest element so far (`is_none_or`); then read by `map_or`
+    /// or `match` into a new scalar. The oracle runs the same
     /// code on num-dual numbers.
     fn option_local(&mut self) {
         let slices: Vec<String> = self
@@ -2452,37 +2453,83 @@ impl<'a> FnGen<'a> {
         let k = self.damp();
         let e = self.fexpr(1);
         let lit = fmt_lit(*self.rng.pick(&LITS));
-        self.line(
-            &format!("let mut {o}: Option<f64> = None; let mut {a} = 0.0;"),
-            &format!("let mut {o}: Option<D> = None; let mut {a} = D::from(0.0);"),
-        );
-        let (update_p, update_o) = if self.rng.chance(0.5) {
-            (format!("{o} = Some(*{v});"), format!("{o} = Some(*{v});"))
+        // Half the time the option holds the element's index too (`Option<(usize, f64)>`).
+        let i = self.name("i");
+        let (j, ty_p, ty_o, item, some, pat, gap) = if self.rng.chance(0.5) {
+            let j = self.name("j");
+            (
+                j.clone(),
+                "(usize, f64)",
+                "(usize, D)",
+                format!("({i}, {v})"),
+                format!("({i}, *{v})"),
+                format!("(_, {p})"),
+                format!(" * (({i} - {j}) as f64 * 0.5)"),
+            )
         } else {
             (
-                format!("if {o}.is_none_or(|b| *{v} > b) {{ {o} = Some(*{v}); }}"),
-                format!("if {o}.is_none_or(|b| {v}.re() > b.re()) {{ {o} = Some(*{v}); }}"),
+                String::new(),
+                "f64",
+                "D",
+                v.clone(),
+                format!("*{v}"),
+                p.clone(),
+                String::new(),
             )
         };
+        let bound = if j.is_empty() {
+            p.clone()
+        } else {
+            format!("({j}, {p})")
+        };
+        let iter = if j.is_empty() {
+            format!("{s}.iter()")
+        } else {
+            format!("{s}.iter().enumerate()")
+        };
+        self.line(
+            &format!("let mut {o}: Option<{ty_p}> = None; let mut {a} = 0.0;"),
+            &format!("let mut {o}: Option<{ty_o}> = None; let mut {a} = D::from(0.0);"),
+        );
+        let (update_p, update_o) = if self.rng.chance(0.5) {
+            (
+                format!("{o} = Some({some});"),
+                format!("{o} = Some({some});"),
+            )
+        } else {
+            let b = if j.is_empty() {
+                "b".to_string()
+            } else {
+                "(_, b)".to_string()
+            };
+            (
+                format!("if {o}.is_none_or(|{b}| *{v} > b) {{ {o} = Some({some}); }}"),
+                format!("if {o}.is_none_or(|{b}| {v}.re() > b.re()) {{ {o} = Some({some}); }}"),
+            )
+        };
+        // (`* ((i - j) as f64 * 0.5)` in the oracle's numbers.)
+        let gap_o = gap.replacen(" * (", " * D::from(", 1);
         self.line(
             &format!(
-                "for {v} in {s}.iter() {{ if let Some({p}) = {o} {{ {a} = {a} * {} + ((*{v}) - {p}) * {}; }} {update_p} }}",
+                "for {item} in {iter} {{ if let Some({bound}) = {o} {{ {a} = {a} * {} + ((*{v}) - {p}) * {}{gap}; }} {update_p} }}",
                 k.p, e.p
             ),
             &format!(
-                "for {v} in {s}.iter() {{ if let Some({p}) = {o} {{ {a} = tr({a} * {} + ((*{v}) - {p}) * {}); }} {update_o} }}",
+                "for {item} in {iter} {{ if let Some({bound}) = {o} {{ {a} = tr({a} * {} + ((*{v}) - {p}) * {}{gap_o}); }} {update_o} }}",
                 k.o, e.o
             ),
         );
         let (read_p, read_o) = if self.rng.chance(0.5) {
             (
-                format!("{o}.unwrap_or({lit})"),
-                format!("{o}.unwrap_or(D::from({lit}))"),
+                format!("{o}.map_or({lit}, |{pat}| {p} * {p})"),
+                format!("{o}.map_or(D::from({lit}), |{pat}| {p} * {p})"),
             )
         } else {
             (
-                format!("{o}.map_or({lit}, |w| w * w)"),
-                format!("{o}.map_or(D::from({lit}), |w| w * w)"),
+                format!("(match {o} {{ Some({pat}) => {p} * 0.5, None => {lit} }})"),
+                format!(
+                    "(match {o} {{ Some({pat}) => {p} * D::from(0.5), None => D::from({lit}) }})"
+                ),
             )
         };
         self.let_line(
