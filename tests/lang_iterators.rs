@@ -808,7 +808,18 @@ fn chain_items(x: &[f64]) -> f64 {
     let step = x.windows(2).map(|w| w[1] - w[0]).last().unwrap_or(0.0);
     let k = (0..n).rev().next().unwrap();
     let parts = vec![x.iter().map(|v| v * 3.0).nth(0).unwrap(), 2.0];
-    first * second + last_sin + back * x[k] + big + step * step + parts[0] * parts[1]
+    // The item of a reference chain read through `*v` in a condition.
+    let sign = match x.iter().skip(1).nth(0) {
+        Some(v) => {
+            if (*v) >= 0.0 {
+                1.0
+            } else {
+                -1.0
+            }
+        }
+        None => 0.0,
+    };
+    first * second + last_sin + back * x[k] + big + step * step + parts[0] * parts[1] + sign * x[0]
 }
 
 fn chain_items_o<D: Num>(x: &[D]) -> D {
@@ -820,7 +831,18 @@ fn chain_items_o<D: Num>(x: &[D]) -> D {
         None => c(1.0),
     };
     let step = if n > 1 { x[n - 1] - x[n - 2] } else { c(0.0) };
-    x[0] * second + x[n - 1].sin() + back * x[n - 1] + big + step * step + x[0] * 3.0 * 2.0
+    let sign = match x.get(1) {
+        Some(v) if v.re() >= 0.0 => 1.0,
+        Some(_) => -1.0,
+        None => 0.0,
+    };
+    x[0] * second
+        + x[n - 1].sin()
+        + back * x[n - 1]
+        + big
+        + step * step
+        + x[0] * 3.0 * 2.0
+        + x[0] * sign
 }
 
 /// Iterators held in variables: the first item taken by `next`, then the rest read by a

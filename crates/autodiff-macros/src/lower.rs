@@ -247,6 +247,10 @@ pub struct Lowerer {
     /// Locals declared with an integer type or `bool` (`let mut k: usize = 0;`): a call
     /// in a value assigned to one carries no derivative.
     integer_locals: HashSet<String>,
+    /// Locals holding the element a reduction over a buffer's own elements found
+    /// (`Some(v)` of `x.iter().reduce(..)`): a reference in the user's code, the value
+    /// here, so that `*v` in code kept as written (a condition) reads `*(&v)`.
+    found_references: HashSet<String>,
     /// The parameters holding data without derivatives: integers, `bool`, text, and
     /// slices, arrays and vectors of them (`ks: &[usize]`), whose methods are constants.
     data_params: HashSet<String>,
@@ -417,6 +421,7 @@ impl Lowerer {
             struct_scrutinees: HashMap::default(),
             generic_params: generic_params(sig),
             integer_locals: HashSet::default(),
+            found_references: HashSet::default(),
             inert_params: sig
                 .params
                 .iter()
@@ -516,6 +521,7 @@ impl Lowerer {
             struct_scrutinees: self.struct_scrutinees.clone(),
             inert_params: self.inert_params.clone(),
             integer_locals: self.integer_locals.clone(),
+            found_references: self.found_references.clone(),
             data_params: self.data_params.clone(),
             generic_params: self.generic_params.clone(),
             const_copies: self.const_copies.clone(),
@@ -1447,6 +1453,18 @@ impl Lowerer {
     // ---------------------------------------------------------------- let
 
     fn lower_local(&mut self, l: &syn::Local) -> Result<()> {
+        if l.attrs.iter().any(|a| a.path().is_ident(FOUND_REFERENCE)) {
+            // (See `option_element`.)
+            let mut l = l.clone();
+            l.attrs.clear();
+            self.lower_local(&l)?;
+            if let Pat::Ident(p) = &l.pat
+                && let Some(Binding::Var(v)) = self.lookup(&p.ident.to_string())
+            {
+                self.found_references.insert(v.to_string());
+            }
+            return Ok(());
+        }
         // `let y = &a + &b;`, `let h = (w.dot(x) + b).mapv(f64::tanh);`: arrays made with
         // `zeros`, then written.
         if !self.companion && self.lower_array_let(l)? {
@@ -4366,9 +4384,13 @@ impl Lowerer {
         {
             let span = scrutinee.span();
             let (recv, v) = (&found.receiver, &ts.elems[0]);
+            // Over a buffer's own elements (`x.iter().skip(1)`) the user's `v` is a
+            // reference, which a condition may dereference: the local is marked.
+            let mark = yields_references(recv).then(|| Ident::new(FOUND_REFERENCE, span));
+            let mark = mark.iter();
             return Ok(Some((
                 syn::parse_quote_spanned!(span=> #recv.next().is_some()),
-                syn::parse_quote_spanned!(span=> let #v = #found.unwrap();),
+                syn::parse_quote_spanned!(span=> #(#[#mark])* let #v = #found.unwrap();),
             )));
         }
         let (inner, copied) = strip_copied(scrutinee);
@@ -9554,6 +9576,7 @@ impl Lowerer {
         let mut e = e.clone();
         let mut r = Renamer {
             scopes: &self.scopes,
+            found_references: Some(&self.found_references),
             shadowed: vec![],
         };
         r.visit_expr_mut(&mut e);
@@ -10359,6 +10382,7 @@ fn closure_tokens(def: &ClosureDef, span: Span) -> TokenStream {
     let mut body = def.body.clone();
     let mut r = Renamer {
         scopes: &def.scopes,
+        found_references: None,
         shadowed: vec![params],
     };
     r.visit_expr_mut(&mut body);
@@ -10632,12 +10656,39 @@ fn has_effects(e: &Expr) -> bool {
 /// Renames locals inside an expression that is kept as written.
 struct Renamer<'a> {
     scopes: &'a [HashMap<String, Binding>],
+    /// The lowering's `found_references`, where known.
+    found_references: Option<&'a HashSet<String>>,
     shadowed: Vec<HashSet<String>>,
+}
+
+impl Renamer<'_> {
+    /// The local that `e` names where it holds the value of what the user's code holds
+    /// a reference to (see `Lowerer::found_references`).
+    fn found_reference(&self, e: &Expr) -> Option<Ident> {
+        let Expr::Path(p) = strip(e) else { return None };
+        let name = p.path.get_ident()?.to_string();
+        if p.qself.is_some() || self.shadowed.iter().any(|s| s.contains(&name)) {
+            return None;
+        }
+        match lookup_in(self.scopes, &name)? {
+            Binding::Var(v) if self.found_references?.contains(&v.to_string()) => Some(v.clone()),
+            _ => None,
+        }
+    }
 }
 
 impl VisitMut for Renamer<'_> {
     fn visit_expr_mut(&mut self, e: &mut Expr) {
         match e {
+            Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => {
+                match self.found_reference(&u.expr) {
+                    Some(v) => {
+                        let span = u.expr.span();
+                        *u.expr = syn::parse_quote_spanned!(span=> (&#v));
+                    }
+                    None => self.visit_expr_mut(&mut u.expr),
+                }
+            }
             Expr::Path(p) if p.qself.is_none() => {
                 if let Some(id) = p.path.get_ident() {
                     let name = id.to_string();
@@ -11001,6 +11052,10 @@ fn walk_value_idents(ts: &TokenStream, f: &mut impl FnMut(&Ident)) {
         }
     }
 }
+
+/// The attribute that marks the `let` of a reduction's element that the user's code holds
+/// by reference (see `Lowerer::found_references`); the lowering removes it.
+const FOUND_REFERENCE: &str = "__autodiff_found_reference";
 
 /// The name a struct value written in place is bound to (see `Lowerer::lower_expr`).
 fn value_name(span: Span) -> Ident {

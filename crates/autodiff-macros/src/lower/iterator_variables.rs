@@ -84,7 +84,9 @@ fn from_a_source(e: &Expr) -> bool {
     match strip(e) {
         Expr::Range(_) => true,
         Expr::MethodCall(m) => match m.method.to_string().as_str() {
-            "iter" | "into_iter" | "chunks" | "chunks_exact" | "windows" => m.args.len() <= 1,
+            // (Not `into_iter`, which may move a vector: written twice, it would move it
+            // twice.)
+            "iter" | "chunks" | "chunks_exact" | "windows" => m.args.len() <= 1,
             _ => is_iterator_chain(e) && from_a_source(&m.receiver),
         },
         _ => false,
@@ -155,9 +157,31 @@ fn keeps_chain(var: &IteratorLet, between: &[syn::Stmt]) -> bool {
     });
     // (The variable itself is written by its `next` and `nth`, which are read here.)
     !bound.contains(&var.name.to_string())
+        && !writes(var.chain)
         && names
             .iter()
             .all(|n| !bound.contains(&n.to_string()) && !writes_local(&block, n))
+}
+
+/// Whether the chain `e` writes anything (`.map(|v| { count += 1; v })`): written again,
+/// it would give other items.
+fn writes(e: &Expr) -> bool {
+    struct Writes(bool);
+    impl<'v> syn::visit::Visit<'v> for Writes {
+        fn visit_expr(&mut self, e: &'v Expr) {
+            self.0 |= match e {
+                Expr::Assign(_) => true,
+                Expr::Binary(b) => is_compound(&b.op),
+                Expr::Reference(r) => r.mutability.is_some(),
+                Expr::MethodCall(m) => is_buffer_method_name(&m.method.to_string()),
+                _ => false,
+            };
+            syn::visit::visit_expr(self, e);
+        }
+    }
+    let mut w = Writes(false);
+    syn::visit::Visit::visit_expr(&mut w, e);
+    w.0
 }
 
 /// Collects the names bound by the patterns of a block (`let`s, closure parameters,
@@ -417,6 +441,15 @@ mod tests {
             written("{ let it = x.iter().rev(); let t: f64 = it.sum(); t }"),
             written("{ let t: f64 = x.iter().rev().sum(); t }")
         );
+        // A mapped chain of windows.
+        assert_eq!(
+            written(
+                "{ let mut d = x.windows(2).map(|w| w[1] - w[0]); let a = d.next(); d.sum::<f64>() }"
+            ),
+            written(
+                "{ let a = x.windows(2).map(|w| w[1] - w[0]).next(); x.windows(2).map(|w| w[1] - w[0]).skip(1).sum::<f64>() }"
+            )
+        );
         // The last use, whatever it is, reads the rest.
         assert_eq!(
             written("{ let mut it = x.iter(); let a = it.next(); g(&mut it, a) }"),
@@ -450,6 +483,9 @@ mod tests {
         // Positions past a filter, and slices.
         same("{ let mut f = x.iter().filter(|v| **v > 0.0); f.next(); f.sum::<f64>() }");
         same("{ let mut w = x.windows(2); let a = w.next(); a }");
+        // A chain that writes what it reads; a vector moved by `into_iter`.
+        same("{ let mut it = x.iter().map(|v| { k += 1.0; v * k }); it.next(); it.sum::<f64>() }");
+        same("{ let mut it = v.into_iter(); it.next(); it.sum::<f64>() }");
         // Values computed where they stand: an array's `map`, an `Option`'s.
         same("{ let m = a.map(|v| v * 2.0); m.sum() }");
         same("{ let f = x.iter().position(|&v| v > 1.0).map(|i| x[i]); f.unwrap_or(0.0) }");
