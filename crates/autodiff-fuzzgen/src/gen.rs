@@ -2356,18 +2356,24 @@ impl<'a> FnGen<'a> {
         });
     }
 
-    /// An iterator over a slice held in a variable: one or two items taken by `next()`
-    /// or `nth(k)` (each read by `unwrap_or`), then the rest read by a `for` loop, a
-    /// `while let Some(w) = it.next()` loop or `sum`, into a new scalar. The oracle runs
-    /// the same code on num-dual numbers, through `std`'s iterators.
-    fn iterator_variable(&mut self) {
+    /// A readable slice of known length, drawn at random (the caller checks that there
+    /// is one).
+    fn known_length_slice(&mut self) -> String {
         let slices: Vec<String> = self
             .readable()
             .into_iter()
             .filter(|(_, l)| *l != Len::Unknown)
             .map(|(n, _)| n)
             .collect();
-        let s = self.rng.pick(&slices).clone();
+        self.rng.pick(&slices).clone()
+    }
+
+    /// An iterator over a slice held in a variable: one or two items taken by `next()`
+    /// or `nth(k)` (each read by `unwrap_or`), then the rest read by a `for` loop, a
+    /// `while let Some(w) = it.next()` loop or `sum`, into a new scalar. The oracle runs
+    /// the same code on num-dual numbers, through `std`'s iterators.
+    fn iterator_variable(&mut self) {
+        let s = self.known_length_slice();
         let (it, acc, w, t) = (
             self.name("it"),
             self.name("acc"),
@@ -2436,13 +2442,7 @@ impl<'a> FnGen<'a> {
     /// or `match` into a new scalar. The oracle runs the same
     /// code on num-dual numbers.
     fn option_local(&mut self) {
-        let slices: Vec<String> = self
-            .readable()
-            .into_iter()
-            .filter(|(_, l)| *l != Len::Unknown)
-            .map(|(n, _)| n)
-            .collect();
-        let s = self.rng.pick(&slices).clone();
+        let s = self.known_length_slice();
         let (o, a, v, p, t) = (
             self.name("o"),
             self.name("a"),
