@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! let mut it = x.iter();                      (removed)
-//! let a = *it.next().unwrap();            →   let a = *x.iter().nth(0).unwrap();
+//! let a = *it.next().unwrap();            →   let a = *x.iter().next().unwrap();
 //! let b = it.nth(2);                      →   let b = x.iter().nth(3);
 //! for v in it { .. }                      →   for v in x.iter().skip(4) { .. }
 //! while let Some(v) = it.next() { .. }    →   for v in x.iter().skip(4) { .. }
@@ -15,15 +15,18 @@
 //! past the items taken. The chain gives the same items each time it is written again
 //! where its names keep their values, so the pass applies only where:
 //!
-//! - the variable is bound by a `let` of its own (`let mut it = chain;`) to a chain that
-//!   `iterator_items` reads (a range, or a method chain ending in a source or an adapter);
+//! - the variable is bound by a `let` of its own (`let mut it = chain;`) to a lazy chain:
+//!   a range, or `iter`, `windows`, `chunks` or `chunks_exact` of a buffer followed by
+//!   the adapters `iterator_items` reads, writing nothing (not `into_iter`, which may
+//!   move a vector: written twice, it would move it twice);
 //! - the statements after it advance it only by `next()` and `nth(k)` with `k` an integer
 //!   literal, each evaluated once where it stands (not in a loop, a closure, a branch of
 //!   an `if` or `match`, or the right of `&&`/`||`), then name it in one last statement;
 //! - those statements neither write nor bind again any name of the chain, nor the
 //!   variable's own name;
-//! - after a `filter`, or over `windows`/`chunks` (whose items are slices), nothing is
-//!   taken before the last use but a first `next`.
+//! - past a `filter` (where the lowering counts no positions) only a first `next` is
+//!   taken, and nothing reads the rest; over `windows` and `chunks` themselves (whose
+//!   items are slices, which a reduction does not keep) nothing is taken.
 //!
 //! Anything else leaves the variable as written, and the lowering names the iterator it
 //! cannot read.
