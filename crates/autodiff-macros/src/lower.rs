@@ -10826,16 +10826,21 @@ impl Renamer<'_> {
 /// The names that the pattern `p` binds, at any depth (`Some((a, b))`, `P { x, .. }`,
 /// `[first, rest @ ..]`).
 fn names_bound_by(p: &Pat) -> HashSet<String> {
-    struct Names(HashSet<String>);
-    impl<'v> syn::visit::Visit<'v> for Names {
-        fn visit_pat_ident(&mut self, p: &'v syn::PatIdent) {
-            self.0.insert(p.ident.to_string());
-            syn::visit::visit_pat_ident(self, p);
-        }
-    }
-    let mut names = Names(HashSet::default());
+    let mut names = BoundNames::default();
     syn::visit::Visit::visit_pat(&mut names, p);
     names.0
+}
+
+/// Collects the names that the patterns of the code it visits bind (`let`s, closure
+/// parameters, `for`, `match` and `if let` patterns), at any depth.
+#[derive(Default)]
+struct BoundNames(HashSet<String>);
+
+impl<'v> syn::visit::Visit<'v> for BoundNames {
+    fn visit_pat_ident(&mut self, p: &'v syn::PatIdent) {
+        self.0.insert(p.ident.to_string());
+        syn::visit::visit_pat_ident(self, p);
+    }
 }
 
 fn collect_pat_idents(p: &Pat, out: &mut HashSet<String>) {

@@ -147,11 +147,13 @@ fn keeps_chain(var: &IteratorLet, between: &[syn::Stmt]) -> bool {
         brace_token: Default::default(),
         stmts: between.to_vec(),
     };
-    let mut bound = HashSet::default();
-    BoundNames(&mut bound).visit_block_mut(&mut block.clone());
+    let mut bound = BoundNames::default();
+    syn::visit::Visit::visit_block(&mut bound, &block);
+    let bound = bound.0;
     // The chain's own closure parameters are not names it reads from around it.
-    let mut own = HashSet::default();
-    BoundNames(&mut own).visit_expr_mut(&mut var.chain.clone());
+    let mut own = BoundNames::default();
+    syn::visit::Visit::visit_expr(&mut own, var.chain);
+    let own = own.0;
     let mut names = Vec::new();
     walk_idents(&var.chain.to_token_stream(), &mut |i| {
         if !own.contains(&i.to_string()) {
@@ -185,17 +187,6 @@ fn writes(e: &Expr) -> bool {
     let mut w = Writes(false);
     syn::visit::Visit::visit_expr(&mut w, e);
     w.0
-}
-
-/// Collects the names bound by the patterns of a block (`let`s, closure parameters,
-/// `for`, `match` and `if let` patterns).
-struct BoundNames<'a>(&'a mut HashSet<String>);
-
-impl VisitMut for BoundNames<'_> {
-    fn visit_pat_ident_mut(&mut self, p: &mut syn::PatIdent) {
-        syn::visit_mut::visit_pat_ident_mut(self, p);
-        self.0.insert(p.ident.to_string());
-    }
 }
 
 /// One use of the variable in a statement.
@@ -312,12 +303,18 @@ fn uses_in(s: &syn::Stmt, name: &Ident) -> Vec<Use> {
     f.uses
 }
 
-/// The chain past its first `taken` items (the chain itself where none is taken).
-fn skipped(chain: &Expr, taken: usize) -> Expr {
-    let chain = match strip(chain) {
+/// The chain as written in place of the variable: a range in parentheses, so that a
+/// method applies to the whole of it.
+fn in_place(chain: &Expr) -> Expr {
+    match strip(chain) {
         Expr::Range(_) => syn::parse_quote_spanned!(chain.span()=> (#chain)),
         _ => chain.clone(),
-    };
+    }
+}
+
+/// The chain past its first `taken` items (the chain itself where none is taken).
+fn skipped(chain: &Expr, taken: usize) -> Expr {
+    let chain = in_place(chain);
     match taken {
         0 => chain,
         k => {
@@ -340,7 +337,7 @@ impl VisitMut for Advancer<'_, '_> {
             return syn::visit_mut::visit_expr_mut(self, e);
         };
         let span = e.span();
-        let chain = skipped(self.var.chain, 0);
+        let chain = in_place(self.var.chain);
         // The item at the position reached: `next()` of the chain where it is the first.
         *e = match *self.taken + k - 1 {
             0 => syn::parse_quote_spanned!(span=> #chain.next()),
