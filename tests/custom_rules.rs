@@ -1314,6 +1314,51 @@ fn pair_first(x: &[f64]) -> f64 {
     pair_objective_jvp(x, &[1.0, 0.0]).1
 }
 
+/// `k·|w|²` of weights `w` taken by value: for a rule, a float array taken by value is a
+/// constant, which a differentiated caller lends to the protocol functions as it lends
+/// any array passed by value; they hand the rules a copy.
+#[custom_rule(forward = scaled_norm_fwd, reverse = scaled_norm_rev)]
+fn scaled_norm(w: [f64; 3], k: f64) -> f64 {
+    k * (w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
+}
+
+fn scaled_norm_fwd(w: [f64; 3], k: f64, dk: f64) -> (f64, f64) {
+    let n = w[0] * w[0] + w[1] * w[1] + w[2] * w[2];
+    (k * n, dk * n)
+}
+
+fn scaled_norm_rev(w: [f64; 3], k: f64) -> (f64, impl FnOnce(f64) -> f64) {
+    let n = w[0] * w[0] + w[1] * w[1] + w[2] * w[2];
+    (k * n, move |g: f64| g * n)
+}
+
+/// The rule given a local array of constants and an array literal.
+#[autodiff_reverse(d_constant_weights, Duplicated, Active)]
+#[autodiff_forward(constant_weights_jvp, Dual, Dual)]
+fn constant_weights(x: &[f64]) -> f64 {
+    let w = [0.5, -1.0, 2.0];
+    scaled_norm(w, x[0]) + x[1] * scaled_norm([1.0, 2.0, 3.0], x[0] * x[1])
+}
+
+#[test]
+fn a_rule_of_an_array_taken_by_value() {
+    let x = [1.5, -2.0];
+    let (a, b) = (x[0], x[1]);
+    // 5.25·a + 14·a·b².
+    let want = 5.25 * a + 14.0 * a * b * b;
+    let want_g = [5.25 + 14.0 * b * b, 28.0 * a * b];
+    let mut g = [0.0; 2];
+    let v = d_constant_weights(&x, &mut g, 1.0);
+    assert!((v - want).abs() <= 1e-12, "{v}");
+    assert!(
+        (g[0] - want_g[0]).abs() <= 1e-12 && (g[1] - want_g[1]).abs() <= 1e-12,
+        "{g:?}"
+    );
+    let (v, t) = constant_weights_jvp(&x, &[0.5, 1.0]);
+    assert!((v - want).abs() <= 1e-12);
+    assert!((t - (0.5 * want_g[0] + want_g[1])).abs() <= 1e-12, "{t}");
+}
+
 #[test]
 fn a_rule_of_an_array_reference_in_every_mode_and_nested() {
     let x = [1.5, -2.0];

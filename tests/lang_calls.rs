@@ -2,8 +2,9 @@
 //! num-dual oracle: field access on struct parameters (nested structs, tuple fields), a
 //! model with a `#[differentiable]` method and a loss over it, companions of `&self` and
 //! `&mut self` methods, calls to `#[differentiable]` functions by name, through `use` and
-//! through `crate::`/`super::` paths, recursion, plain helpers called with constants, and
-//! buffers lent to a call with an argument that reads them (`shrink(u, u.len() / 2)`).
+//! through `crate::`/`super::` paths, recursion, plain helpers called with constants,
+//! buffers lent to a call with an argument that reads them (`shrink(u, u.len() / 2)`), and
+//! float arrays passed by value to helpers that take them so (`fn rhs(s: [f64; 2], ..)`).
 
 // Index loops are constructs under test.
 #![allow(clippy::needless_range_loop)]
@@ -829,6 +830,93 @@ fn price_delta(s: f64, k: f64, r: f64, v: f64, t: f64) -> f64 {
     ds
 }
 
+// ---------------------------------------------------------------- arrays taken by value
+
+/// The right-hand side of a damped oscillator: its state taken and returned by value.
+#[differentiable]
+fn oscillator(s: [f64; 2], k: f64) -> [f64; 2] {
+    [s[1], -k * s[0] - 0.1 * s[1]]
+}
+
+/// `|a × b'|²` with `b' = b + e₀`, written into the callee's own copy of `b` (`mut b`): the
+/// caller's array does not change. Its named companions take the arrays by reference.
+#[autodiff_forward(cross_sq_fwd, Dual, Const, Dual)]
+#[autodiff_reverse(cross_sq_rev, Duplicated, Const, Active)]
+fn cross_sq(a: [f64; 3], mut b: [f64; 3]) -> f64 {
+    b[0] += 1.0;
+    let c = [
+        a[1] * b[2] - a[2] * b[1],
+        a[2] * b[0] - a[0] * b[2],
+        a[0] * b[1] - a[1] * b[0],
+    ];
+    c[0] * c[0] + c[1] * c[1] + c[2] * c[2]
+}
+
+fn cross_sq_o<D: Num>(a: &[D], b: &[D]) -> D {
+    let b0 = b[0] + 1.0;
+    let c = [
+        a[1] * b[2] - a[2] * b[1],
+        a[2] * b0 - a[0] * b[2],
+        a[0] * b[1] - a[1] * b0,
+    ];
+    c[0] * c[0] + c[1] * c[1] + c[2] * c[2]
+}
+
+/// Arrays passed by value to helpers: a local array (RK4 steps of the oscillator, whose
+/// stages are array literals), elements of a vector of arrays, an element read through a
+/// reference (`*r`), a local array passed again after the callee changed its copy, and an
+/// array of constants.
+#[autodiff_forward(arrays_by_value_fwd, Dual, Dual)]
+#[autodiff_reverse(arrays_by_value_rev, Duplicated, Active)]
+fn arrays_by_value(x: &[f64]) -> f64 {
+    let mut s = [x[0], x[1]];
+    let (h, k) = (0.1, 1.0 + x[2] * x[2]);
+    for _ in 0..8 {
+        let k1 = oscillator(s, k);
+        let k2 = oscillator([s[0] + 0.5 * h * k1[0], s[1] + 0.5 * h * k1[1]], k);
+        let k3 = oscillator([s[0] + 0.5 * h * k2[0], s[1] + 0.5 * h * k2[1]], k);
+        let k4 = oscillator([s[0] + h * k3[0], s[1] + h * k3[1]], k);
+        for i in 0..2 {
+            s[i] += h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]);
+        }
+    }
+    let mut pts: Vec<[f64; 3]> = Vec::new();
+    for c in x.chunks_exact(3) {
+        pts.push([c[0], c[1], c[2]]);
+    }
+    let mut acc = s[0] * s[1];
+    for i in 1..pts.len() {
+        acc += 0.1 * cross_sq(pts[i - 1], pts[i]);
+    }
+    let r = &pts[0];
+    let b = [x[1], s[0], x[0]];
+    acc += cross_sq(*r, b) + b[0] * cross_sq(b, [1.0, 0.5, 0.25]);
+    acc
+}
+
+fn arrays_by_value_o<D: Num>(x: &[D]) -> D {
+    let osc = |s: [D; 2], k: D| [s[1], -k * s[0] - s[1] * 0.1];
+    let mut s = [x[0], x[1]];
+    let (h, k) = (0.1, x[2] * x[2] + 1.0);
+    for _ in 0..8 {
+        let k1 = osc(s, k);
+        let k2 = osc([s[0] + k1[0] * (0.5 * h), s[1] + k1[1] * (0.5 * h)], k);
+        let k3 = osc([s[0] + k2[0] * (0.5 * h), s[1] + k2[1] * (0.5 * h)], k);
+        let k4 = osc([s[0] + k3[0] * h, s[1] + k3[1] * h], k);
+        for i in 0..2 {
+            s[i] += (k1[i] + k2[i] * 2.0 + k3[i] * 2.0 + k4[i]) * (h / 6.0);
+        }
+    }
+    let pts: Vec<&[D]> = x.chunks_exact(3).collect();
+    let mut acc = s[0] * s[1];
+    for i in 1..pts.len() {
+        acc += cross_sq_o(pts[i - 1], pts[i]) * 0.1;
+    }
+    let b = [x[1], s[0], x[0]];
+    let consts = [c::<D>(1.0), c(0.5), c(0.25)];
+    acc + cross_sq_o(pts[0], &b) + b[0] * cross_sq_o(&b, &consts)
+}
+
 proptest! {
     #![proptest_config(config())]
 
@@ -854,6 +942,25 @@ proptest! {
     #[test]
     fn constant_arrays_passed_by_value(x in float(-1.5, 1.5), v in dir(), s in seed()) {
         check1("by_value_table", (x, v, s), by_value_table, by_value_table_fwd, by_value_table_rev, by_value_table_o::<Dual64>);
+    }
+
+    #[test]
+    fn float_arrays_passed_by_value((x, v, s0) in slice_case(-1.2, 1.2, 3..8, 0), s in seed()) {
+        check_slice("arrays_by_value", (&x, &v, &s0, s), arrays_by_value, arrays_by_value_fwd, arrays_by_value_rev, arrays_by_value_o::<Dual64>);
+        check_hvp_of::<arrays_by_value_rev>(&x, &v, arrays_by_value_o);
+    }
+
+    #[test]
+    fn named_companions_of_arrays_taken_by_value(a in vecf(-1.0, 1.0, 3), b in vecf(-1.0, 1.0, 3), v in dirs(3), s in seed()) {
+        let (aa, bb) = ([a[0], a[1], a[2]], [b[0], b[1], b[2]]);
+        let (want, grad) = oracle_grad(|d| cross_sq_o(d, &[c(b[0]), c(b[1]), c(b[2])]), &a);
+        let mut da = [0.0; 3];
+        check("primal", cross_sq_rev(&aa, &mut da, &bb, s), want);
+        check("function", cross_sq(aa, bb), want);
+        check_all("gradient", &da, &grad.iter().map(|g| g * s).collect::<Vec<_>>());
+        let (p, t) = cross_sq_fwd(&aa, &[v[0], v[1], v[2]], &bb);
+        check("forward primal", p, want);
+        check("tangent", t, (0..3).map(|i| grad[i] * v[i]).sum());
     }
 
     #[test]

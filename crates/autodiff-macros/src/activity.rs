@@ -375,6 +375,12 @@ fn check_input(mode: Mode, act: Activity, span: Span, p: &Param) -> syn::Result<
         },
         (Mode::Reverse, Activity::Active) => match p.shape {
             Shape::Scalar => Ok(()),
+            Shape::Slice { .. } if p.copied => {
+                let ty = p.ty.as_ref().map(type_text).unwrap_or_default();
+                err(format!(
+                    "`Active` on `{name}`, an array taken by value: the companions read it through a reference, so it is `Duplicated` (the companion takes `{name}: {ty}` and a shadow of the same type, `&mut`, that receives the gradient) or `Const`"
+                ))
+            }
             Shape::Slice { .. } | Shape::Struct { .. } => err(format!(
                 "`Active` on `{name}`, a reference: references are `Duplicated` (a shadow receives the gradient)"
             )),

@@ -273,7 +273,7 @@ impl Analysis {
     pub fn arg_active(&self, a: &Arg) -> bool {
         match a {
             Arg::Val(o) => self.operand_active(o),
-            Arg::Ref(p, _) => self.place_active(p),
+            Arg::Ref(p, _) | Arg::Copied(p) => self.place_active(p),
             Arg::Closure(c) => c.captures.iter().any(|v| self.is_active(v)),
             // A closure parameter may carry the derivatives of what it captured.
             Arg::ClosureParam(_) => !self.primal_only,
@@ -496,7 +496,7 @@ fn call_reads(c: &Call, out: &mut HashSet<String>) {
     for a in &c.args {
         match a {
             Arg::Val(o) => operand_reads(o, out),
-            Arg::Ref(p, _) => place_reads(p, out),
+            Arg::Ref(p, _) | Arg::Copied(p) => place_reads(p, out),
             Arg::Closure(cl) => out.extend(cl.captures.iter().map(|v| v.to_string())),
             Arg::ClosureParam(v) => {
                 out.insert(v.to_string());

@@ -106,7 +106,17 @@ pub fn is_protocol_callee(c: &Call) -> bool {
 
 /// The primal call.
 pub fn primal_call(c: &Call, refs: &Refs) -> TokenStream {
-    let args: Vec<TokenStream> = c.args.iter().map(|a| primal_arg(a, refs)).collect();
+    let args: Vec<TokenStream> = c
+        .args
+        .iter()
+        .map(|a| match a {
+            Arg::Copied(p) => {
+                let r = refs.reference(p, p.primal(), false);
+                quote!(*#r)
+            }
+            a => primal_arg(a, refs),
+        })
+        .collect();
     match &c.callee {
         Callee::Path(p) => quote!(#p(#(#args),*)),
         Callee::Assoc(ty, name) => quote!(#ty::#name(#(#args),*)),
@@ -125,6 +135,7 @@ pub fn primal_arg(a: &Arg, refs: &Refs) -> TokenStream {
     match a {
         Arg::Val(o) => o.primal(),
         Arg::Ref(p, m) => refs.reference(p, p.primal(), *m),
+        Arg::Copied(p) => refs.reference(p, p.primal(), false),
         Arg::Closure(c) => {
             let id = &c.id;
             quote!(#id)
@@ -183,6 +194,7 @@ pub fn forward_call(c: &Call, an: &Analysis, refs: &Refs) -> TokenStream {
                 quote!(#t)
             }
             Arg::Ref(p, m) if an.place_active(p) => refs.reference(p, p.tangent(), *m),
+            Arg::Copied(p) if an.place_active(p) => refs.reference(p, p.tangent(), false),
             Arg::Ref(p, m) if is_struct_value(an, p) => {
                 struct_zero(an, p, *m, &mut zeros, format_ident!("__ad_zero{}", i))
             }
@@ -230,7 +242,7 @@ pub fn forward_call(c: &Call, an: &Analysis, refs: &Refs) -> TokenStream {
             let lent = c
                 .args
                 .iter()
-                .any(|a| matches!(a, Arg::Ref(p, false) if p.base == recv.base));
+                .any(|a| matches!(a, Arg::Ref(p, false) | Arg::Copied(p) if p.base == recv.base));
             let mutable = (refs.is_mutable(recv)
                 || (recv.is_whole() && an.mutable_lets.contains(&recv.base.to_string())))
                 && !lent;
@@ -349,7 +361,7 @@ pub fn pullback_call(
         args.push(primal_arg(a, refs));
         let base = match a {
             Arg::Val(o) if an.operand_active(o) => o.var().map(|v| v.to_string()),
-            Arg::Ref(p, _) if an.place_active(p) => Some(p.base.to_string()),
+            Arg::Ref(p, _) | Arg::Copied(p) if an.place_active(p) => Some(p.base.to_string()),
             _ => None,
         };
         let shared = base.as_ref().is_some_and(|b| lent.contains(b));
@@ -368,7 +380,7 @@ pub fn pullback_call(
                     quote!(&mut #b)
                 }
             }
-            Arg::Ref(p, _) if an.place_active(p) => {
+            Arg::Ref(p, _) | Arg::Copied(p) if an.place_active(p) => {
                 if shared {
                     let scratch = format_ident!("__ad_scratch{}", i);
                     let adj = refs.reference(p, p.adjoint(), false);

@@ -566,7 +566,7 @@ fn walk_call(c: &Call, u: &mut Uses) {
     for a in &c.args {
         match a {
             Arg::Val(o) => u.operand(o),
-            Arg::Ref(p, _) => u.place(p),
+            Arg::Ref(p, _) | Arg::Copied(p) => u.place(p),
             Arg::Closure(cl) => {
                 for v in &cl.captures {
                     u.other.insert(v.to_string());

@@ -139,7 +139,30 @@ fn unbounded_result(sig: &SigInfo) -> syn::Result<()> {
 /// The items generated for `func`, and the statement that a function that may be a
 /// forward rule runs first (see [`crate::rule_nesting::forward_rule_offer`]).
 fn expand_fn(trigger: Trigger, func: &ImplItemFn) -> syn::Result<(TokenStream, Option<syn::Stmt>)> {
-    let sig_info = crate::signature::analyse_fn(func)?;
+    let floats = crate::signature::analyse_fn(func)?.float_params;
+    match crate::by_value_arrays::read_by_reference(func, &floats) {
+        // Derived from the function reading its arrays through references. It offers no
+        // forward derivative to a rule: the offer's type is written from the parameters
+        // as the function itself takes them.
+        Some(by_reference) => {
+            let copied = crate::by_value_arrays::array_params(func, &floats);
+            expand_derived(trigger, &by_reference, &copied).map(|(items, _)| (items, None))
+        }
+        None => expand_derived(trigger, func, &[]),
+    }
+}
+
+/// [`expand_fn`] of a function whose float arrays are all taken by reference; those
+/// named in `copied` are taken by value by the function itself.
+fn expand_derived(
+    trigger: Trigger,
+    func: &ImplItemFn,
+    copied: &[Ident],
+) -> syn::Result<(TokenStream, Option<syn::Stmt>)> {
+    let mut sig_info = crate::signature::analyse_fn(func)?;
+    for p in &mut sig_info.params {
+        p.copied = copied.contains(&p.name);
+    }
     unbounded_result(&sig_info)?;
     let mut raw_specs: Vec<(Mode, TokenStream)> = Vec::new();
     if let Trigger::Companion(mode, args) = trigger {
@@ -1216,7 +1239,10 @@ impl Gen<'_> {
             .params
             .iter()
             .filter(|p| !p.is_self())
-            .map(closure_as_fn)
+            .map(|p| {
+                let a = closure_as_fn(p);
+                if p.copied { quote!(*#a) } else { a }
+            })
             .collect();
         let call = self.call_sibling(&self.func.sig.ident, &args);
         let r = ret_type(&self.sig.ret);

@@ -175,6 +175,7 @@ fn call(c: &Call, changed: &mut HashSet<String>, bound: &mut HashSet<String>) {
     for a in &c.args {
         match a {
             Arg::Val(o) => operand(o, changed),
+            Arg::Copied(p) => place(p, changed),
             Arg::Ref(p, mutable) => {
                 // `&mut v` may be a `&mut Vec` that the callee resizes.
                 if *mutable && p.is_whole() {

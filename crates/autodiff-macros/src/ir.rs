@@ -146,6 +146,11 @@ pub enum Arg {
     Val(Operand),
     /// `&place` or `&mut place`.
     Ref(Place, bool),
+    /// A float array passed by value (`rhs(s, k)`, `rhs(pts[i], k)`, `rhs(*p, k)`): the
+    /// primal call copies it, and the calls of the callee's companions lend it shared,
+    /// as `Ref(place, false)`, since they take such arrays by reference (see
+    /// `crate::by_value_arrays`).
+    Copied(Place),
     /// A closure written at the call (or bound to a local): the callee receives it as a
     /// `DiffFn` built from its differentiated body.
     Closure(Box<ClosureIr>),

@@ -149,7 +149,7 @@ fn call_keeps_no_borrow(c: &Call) -> bool {
     matches!(c.callee, Callee::Path(_) | Callee::Assoc(..))
         && c.args
             .iter()
-            .all(|a| matches!(a, Arg::Val(_) | Arg::Ref(..)))
+            .all(|a| matches!(a, Arg::Val(_) | Arg::Ref(..) | Arg::Copied(_)))
 }
 
 fn op_keeps_no_borrow(op: &Op) -> bool {

@@ -8,6 +8,7 @@
 mod activity;
 mod analysis;
 mod builtins;
+mod by_value_arrays;
 mod calls;
 mod carry;
 mod closures;

@@ -8583,7 +8583,9 @@ impl Lowerer {
         Ok(match v {
             // A struct built in the body, passed by value (an options struct).
             Val::Place(p, _) if self.is_struct_value(&p) => Arg::Val(Operand::Var(p.base)),
-            Val::Place(p, m) if !is_scalar_place(&p, self) => Arg::Ref(p, m),
+            Val::Place(p, m) if !is_scalar_place(&p, self) || self.is_row_element(&p) => {
+                Arg::Ref(p, m)
+            }
             v => Arg::Val(self.operand(v, span)?),
         })
     }
@@ -8667,11 +8669,6 @@ impl Lowerer {
             }
             _ => {}
         }
-        // An array of constants passed by value (`sumsq([1.0, 2.0, 3.0])` to `v: [f64;
-        // 3]`): a constant, as written.
-        if matches!(strip(e), Expr::Array(_) | Expr::Repeat(_)) && !self.mentions_locals(e) {
-            return Ok(Arg::Val(Operand::Lit(self.render(e))));
-        }
         if let Expr::Reference(r) = strip(e) {
             match self.lower_expr(&r.expr)? {
                 Val::Place(p, _) => return Ok(Arg::Ref(p, r.mutability.is_some())),
@@ -8685,7 +8682,35 @@ impl Lowerer {
             }
         }
         let v = self.lower_expr(e)?;
-        self.val_arg(v, e.span())
+        Ok(match self.val_arg(v, e.span())? {
+            // No `&` written: a reference passed on (`norm(x)` of `x: &[f64]`), or an
+            // array passed by value (`rhs(s, k)`, `rhs(pts[i], k)`, `rhs(*p, k)`).
+            Arg::Ref(p, _) if !self.passes_reference(e, &p) => Arg::Copied(p),
+            a => a,
+        })
+    }
+
+    /// Whether the argument `e`, written without `&`, lowered to the place `p`, passes a
+    /// reference: a name bound to one (a reference parameter, `let (a, b) =
+    /// s.split_at_mut(n)`, `let r = &x[1..]`), or a part of a buffer.
+    fn passes_reference(&self, e: &Expr, p: &Place) -> bool {
+        if matches!(p.proj.last(), Some(Proj::Index(t)) if is_range_tokens(t)) {
+            return true;
+        }
+        let Expr::Path(path) = strip(e) else {
+            return false;
+        };
+        match path
+            .path
+            .get_ident()
+            .and_then(|id| self.lookup(&id.to_string()))
+        {
+            Some(Binding::Alias(..) | Binding::Cursor(_)) => true,
+            Some(Binding::Var(v)) => {
+                matches!(self.kinds.get(&v.to_string()), Some(VarKind::Ref { .. }))
+            }
+            _ => false,
+        }
     }
 
     fn lower_call_expr(&mut self, c: &syn::ExprCall) -> Result<Val> {
@@ -8951,7 +8976,13 @@ impl Lowerer {
         for (i, a) in c.args.iter().enumerate() {
             args.push(self.lower_arg(a, i)?);
         }
-        let constant_args = args.iter().all(|a| matches!(a, Arg::Val(Operand::Lit(_))));
+        // A constant scalar, or an array of constants passed by value (`quadratic([1.0,
+        // 2.0, 3.0], 0.5)`, lent to the companions as a local array).
+        let constant_args = args.iter().zip(&c.args).all(|(a, e)| {
+            matches!(a, Arg::Val(Operand::Lit(_)))
+                || (matches!(strip(e), Expr::Array(_) | Expr::Repeat(_))
+                    && !self.mentions_locals(e))
+        });
         // `f64::rem_euclid(x, 2.0)`: a float method that is not a builtin one, called
         // through its type, has no derivative (as `x.rem_euclid(2.0)` has none).
         if let [ty, _] = path_names(path).as_slice()
@@ -8986,10 +9017,7 @@ impl Lowerer {
             _ => false,
         });
         let effect_only = protocol || ((statement || lends) && !is_std_path(path));
-        if !args.is_empty()
-            && !effect_only
-            && args.iter().all(|a| matches!(a, Arg::Val(Operand::Lit(_))))
-        {
+        if !args.is_empty() && !effect_only && constant_args {
             return Ok(Val::Op(Operand::Lit(self.render(&Expr::Call(c.clone())))));
         }
         let callee = if is_assoc_path(path) {

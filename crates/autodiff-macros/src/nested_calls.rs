@@ -669,7 +669,10 @@ fn forward_over_pullback(g: &Gen, declared: &[Param]) -> TokenStream {
                 let primal_args: Vec<TokenStream> = declared
                     .iter()
                     .filter(|p| !p.is_self())
-                    .map(|p| from_slice_arg(p, &mut copies, &mut written_back))
+                    .map(|p| {
+                        let a = from_slice_arg(p, &mut copies, &mut written_back);
+                        if p.copied { quote!(*#a) } else { a }
+                    })
                     .collect();
                 let f = &g.func.sig.ident;
                 let primal = match (g.receiver(), g.assoc) {

@@ -291,7 +291,7 @@ impl<'a> Reverse<'a> {
         let arg = primal_arg(a, &self.refs);
         match a {
             // (A local the lowering took for a float may hold a vector a call returned.)
-            Arg::Ref(p, false)
+            Arg::Ref(p, false) | Arg::Copied(p)
                 if (self.is_lendable_buffer(&p.base)
                     || (p.is_whole()
                         && matches!(
@@ -2384,7 +2384,7 @@ impl Frame {
 fn collect_placed(b: &Block, out: &mut HashSet<String>) {
     fn call(c: &Call, out: &mut HashSet<String>) {
         for a in &c.args {
-            if let Arg::Ref(p, _) = a {
+            if let Arg::Ref(p, _) | Arg::Copied(p) = a {
                 out.insert(p.base.to_string());
             }
         }
@@ -2538,11 +2538,14 @@ impl MemberUses {
 
     fn call(&mut self, c: &Call, rev: &Reverse) {
         for a in &c.args {
-            if let Arg::Ref(p, mutable) = a {
-                self.whole(p);
-                if *mutable && p.is_whole() {
-                    self.lent.insert(p.base.to_string());
-                }
+            let (p, mutable) = match a {
+                Arg::Ref(p, mutable) => (p, *mutable),
+                Arg::Copied(p) => (p, false),
+                _ => continue,
+            };
+            self.whole(p);
+            if mutable && p.is_whole() {
+                self.lent.insert(p.base.to_string());
             }
         }
         if let Callee::Method(p, _) = &c.callee {

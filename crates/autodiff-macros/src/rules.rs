@@ -10,7 +10,8 @@
 //! function and the missing mode.
 
 use crate::signature::{
-    ClosureSig, Ret, Shape, closure_sig, companion_generics, float_type_params, shape_of,
+    ClosureSig, Ret, Shape, closure_sig, companion_generics, float_type_params, is_float_type,
+    shape_of,
 };
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
@@ -94,6 +95,10 @@ struct RuleParam {
     /// The element type of a slice, the referent of a struct reference.
     inner: Option<Type>,
     kind: Kind,
+    /// A float array taken by value (a constant here): the protocol functions take it by
+    /// reference, as a differentiated caller lends it (see `crate::by_value_arrays`), and
+    /// hand the rules and the function a copy.
+    copied: bool,
 }
 
 impl RuleParam {
@@ -213,6 +218,7 @@ fn classify(func: &ImplItemFn, markers: &[Markers]) -> syn::Result<Vec<RuleParam
                     ty: None,
                     inner: None,
                     kind,
+                    copied: false,
                 });
             }
             FnArg::Typed(t) => {
@@ -258,11 +264,14 @@ fn classify(func: &ImplItemFn, markers: &[Markers]) -> syn::Result<Vec<RuleParam
                     },
                     _ => None,
                 };
+                let copied = matches!(kind, Kind::Constant)
+                    && matches!(&*t.ty, Type::Array(a) if is_float_type(&a.elem, &floats));
                 out.push(RuleParam {
                     name,
                     ty: Some((*t.ty).clone()),
                     inner,
                     kind,
+                    copied,
                 });
             }
         }
@@ -363,8 +372,17 @@ fn expand_rule(
         (Some(t), _) => {
             let n = &p.name;
             let t = if lifetimes { named(t) } else { t.clone() };
-            quote!(#n: #t)
+            match (p.copied, lifetimes) {
+                (true, true) => quote!(#n: &'__ad #t),
+                (true, false) => quote!(#n: &#t),
+                (false, _) => quote!(#n: #t),
+            }
         }
+    };
+    // How the protocol functions hand a parameter to the rules and to the function.
+    let passed = |p: &RuleParam| {
+        let n = &p.name;
+        if p.copied { quote!(*#n) } else { quote!(#n) }
     };
     // A mode without a rule keeps its protocol function, whose body fails to compile
     // once a named companion instantiates it (the mode marker is a generic parameter
@@ -408,7 +426,7 @@ fn expand_rule(
                 .map(|t| quote!(#t))
                 .unwrap_or_else(|| receiver_decl.clone().unwrap_or_default());
         if p.ty.is_some() {
-            rule_args.push(quote!(#n));
+            rule_args.push(passed(p));
             rule_tys.push(pty.clone());
         }
         match &p.kind {
@@ -534,10 +552,10 @@ fn expand_rule(
     };
     let pb_bound = quote!(::core::ops::FnOnce(#(#pb_inputs),*) -> #adj_ty);
     let aug_params: Vec<TokenStream> = params.iter().map(|p| decl(p, true)).collect();
-    let call_args: Vec<&Ident> = params
+    let call_args: Vec<TokenStream> = params
         .iter()
         .filter(|p| p.ty.is_some())
-        .map(|p| &p.name)
+        .map(passed)
         .collect();
     // The primal takes closures: a `DiffFn` is called through `call`.
     let primal_args: Vec<TokenStream> = params
@@ -547,10 +565,7 @@ fn expand_rule(
             Kind::Closure(c) => {
                 crate::expand::diff_fn_as_closure(&p.name, c.arity(), p.by_reference())
             }
-            _ => {
-                let n = &p.name;
-                quote!(#n)
-            }
+            _ => passed(p),
         })
         .collect();
     let state_ty = quote!(impl ::core::marker::Sized);
@@ -722,7 +737,7 @@ fn expand_rule(
         && func.sig.generics.type_params().next().is_none()
         && params
             .iter()
-            .all(|p| !matches!(p.kind, Kind::Closure(_) | Kind::Struct { .. }));
+            .all(|p| !p.copied && !matches!(p.kind, Kind::Closure(_) | Kind::Struct { .. }));
     let nested_reverse = args.reverse.as_ref().filter(|_| nestable).map(|rule| {
         forward_over_reverse_rule(
             fname,

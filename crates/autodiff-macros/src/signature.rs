@@ -127,6 +127,10 @@ pub struct Param {
     pub elem: Option<Type>,
     /// `mut x: f64`
     pub by_value_mut: bool,
+    /// A float array that the function takes by value and its derivative code reads
+    /// through a reference (see `crate::by_value_arrays`): the function itself is called
+    /// with `*name`.
+    pub copied: bool,
 }
 
 impl Param {
@@ -575,6 +579,7 @@ pub fn analyse(sig: &Signature) -> syn::Result<SigInfo> {
                     },
                     elem: None,
                     by_value_mut: false,
+                    copied: false,
                 });
             }
             FnArg::Typed(pt) => {
@@ -608,6 +613,7 @@ pub fn analyse(sig: &Signature) -> syn::Result<SigInfo> {
                     shape,
                     elem,
                     by_value_mut,
+                    copied: false,
                 });
             }
         }
