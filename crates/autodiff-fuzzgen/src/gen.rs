@@ -257,6 +257,10 @@ pub const FEATURES: &[(&str, &str)] = &[
         "an iterator held in a variable, `let mut it = x.iter()<adapter>.map(|v| ..);`: items taken by `next()`/`nth(k)`, then the rest read by `for`, `while let Some(w) = it.next()` or `sum`",
     ),
     (
+        "array_arg",
+        "helpers taking a float array by value, `h(v: [f64; 2], a: f64)` (some writing their copy, `mut v`), called with array literals",
+    ),
+    (
         "scratch",
         "a local vector filled at the top of a `for` body by `for j in 0..e { b[j] = .. }`, `e` its length or a smaller loop variable",
     ),
@@ -367,6 +371,8 @@ enum PKind {
     Slice,
     Scalar,
     Int,
+    /// `[f64; 2]` by value.
+    Array,
 }
 
 #[derive(Clone, Debug)]
@@ -384,6 +390,8 @@ enum HSig {
     TwoScalars,
     /// `(x: &[f64])`
     Slice,
+    /// `(v: [f64; 2], a: f64)`
+    ArrayScalar,
 }
 
 impl HSig {
@@ -396,12 +404,25 @@ impl HSig {
             HSig::SliceScalar => vec![p("x", PKind::Slice), p("a", PKind::Scalar)],
             HSig::TwoScalars => vec![p("a", PKind::Scalar), p("b", PKind::Scalar)],
             HSig::Slice => vec![p("x", PKind::Slice)],
+            HSig::ArrayScalar => vec![p("v", PKind::Array), p("a", PKind::Scalar)],
         }
     }
 
-    fn of(j: usize, seed: u64) -> HSig {
+    fn of(j: usize, seed: u64, f: &Features) -> HSig {
         let mut r = Rng::stream(seed, 0x4E4C_5000 + j as u64);
-        *r.pick(&[HSig::SliceScalar, HSig::TwoScalars, HSig::Slice])
+        let sig = *r.pick(&[HSig::SliceScalar, HSig::TwoScalars, HSig::Slice]);
+        // (A stream of its own, so that the other helpers keep their signatures.)
+        let mut arrays = Rng::stream(seed, 0x4152_5241_0000 + j as u64);
+        if f.has("array_arg") && arrays.chance(0.3) {
+            HSig::ArrayScalar
+        } else {
+            sig
+        }
+    }
+
+    /// Whether the helper's array parameter is `mut` (it writes its own copy first).
+    fn writes_array(j: usize, seed: u64) -> bool {
+        Rng::stream(seed, 0x4152_4D55_0000 + j as u64).chance(0.5)
     }
 }
 
@@ -1265,7 +1286,9 @@ impl<'a> FnGen<'a> {
             .callable
             .iter()
             .copied()
-            .filter(|(_, s)| !slices.is_empty() || matches!(s, HSig::TwoScalars))
+            .filter(|(_, s)| {
+                !slices.is_empty() || matches!(s, HSig::TwoScalars | HSig::ArrayScalar)
+            })
             .collect();
         if options.is_empty() {
             return self.leaf(false, false);
@@ -1282,6 +1305,14 @@ impl<'a> FnGen<'a> {
                     let r = if is_param { s } else { format!("&{s}") };
                     ap.push(r.clone());
                     ao.push(r);
+                }
+                PKind::Array => {
+                    // Shallow elements: a helper reads each several times, and deep ones
+                    // make values too large to check.
+                    let d = depth.saturating_sub(1).min(1);
+                    let (e0, e1) = (self.fexpr_with(0, true), self.fexpr_with(d, false));
+                    ap.push(format!("[{}, {}]", e0.p, e1.p));
+                    ao.push(format!("[{}, {}]", e0.o, e1.o));
                 }
                 _ => {
                     let e = self.fexpr_with(depth.saturating_sub(1).min(2), true);
@@ -3130,6 +3161,15 @@ fn body<'a>(
                 });
             }
             PKind::Int => g.has_m = true,
+            // Read as a buffer of two: indexed and iterated as a slice parameter is.
+            PKind::Array => g.scope.bufs.push(Buf {
+                name: p.name.clone(),
+                len: Len::Fixed(2),
+                local: false,
+                borrowed: 0,
+                growing: false,
+                used: true,
+            }),
         }
     }
     if let Some(x) = first_slice {
@@ -3175,35 +3215,46 @@ fn body<'a>(
 fn signature(params: &[P], oracle: bool) -> String {
     params
         .iter()
-        .map(|p| match (p.kind, oracle) {
-            (PKind::Slice, false) => format!("{}: &[f64]", p.name),
-            (PKind::Slice, true) => format!("{}: &[D]", p.name),
-            (PKind::Scalar, false) => format!("{}: f64", p.name),
-            (PKind::Scalar, true) => format!("{}: D", p.name),
-            (PKind::Int, _) => format!("{}: usize", p.name),
-        })
+        .map(|p| param_decl(p, oracle))
         .collect::<Vec<_>>()
         .join(", ")
 }
 
+/// `name: type` of a parameter, in the plain rendering or the oracle's.
+fn param_decl(p: &P, oracle: bool) -> String {
+    match (p.kind, oracle) {
+        (PKind::Slice, false) => format!("{}: &[f64]", p.name),
+        (PKind::Slice, true) => format!("{}: &[D]", p.name),
+        (PKind::Scalar, false) => format!("{}: f64", p.name),
+        (PKind::Scalar, true) => format!("{}: D", p.name),
+        (PKind::Int, _) => format!("{}: usize", p.name),
+        (PKind::Array, false) => format!("{}: [f64; 2]", p.name),
+        (PKind::Array, true) => format!("{}: [D; 2]", p.name),
+    }
+}
+
 /// Helper `j` (`#[differentiable]`), which may call helpers `0..j`.
 pub fn helper(seed: u64, j: usize, f: &Features) -> FnOut {
-    let sig = HSig::of(j, seed);
+    let sig = HSig::of(j, seed, f);
     let params = sig.params();
     let rng = Rng::stream(seed, 0x4845_4C50_0000 + j as u64);
-    let callable: Vec<(usize, HSig)> = (0..j).map(|i| (i, HSig::of(i, seed))).collect();
+    let callable: Vec<(usize, HSig)> = (0..j).map(|i| (i, HSig::of(i, seed, f))).collect();
     let mut g = body(rng, f, &params, callable, 5);
     let name = format!("h{j}");
+    let mut sig_p = signature(&params, false);
+    let mut sig_o = signature(&params, true);
+    if matches!(sig, HSig::ArrayScalar) && HSig::writes_array(j, seed) {
+        // The helper writes its own copy of the array, which the caller's keeps apart from.
+        sig_p = format!("mut {sig_p}");
+        sig_o = format!("mut {sig_o}");
+        g.p = format!("    v[0] = v[0] * 0.5 + v[1];\n{}", g.p);
+        g.o = format!("    v[0] = v[0] * 0.5 + v[1];\n{}", g.o);
+    }
     let plain = format!(
-        "#[differentiable]\npub fn {name}({}) -> f64 {{\n{}}}\n",
-        signature(&params, false),
+        "#[differentiable]\npub fn {name}({sig_p}) -> f64 {{\n{}}}\n",
         g.p
     );
-    let oracle = format!(
-        "pub fn {name}_o<D: Num>({}) -> D {{\n{}}}\n",
-        signature(&params, true),
-        g.o
-    );
+    let oracle = format!("pub fn {name}_o<D: Num>({sig_o}) -> D {{\n{}}}\n", g.o);
     let helpers = std::mem::take(&mut g.called);
     FnOut {
         name,
@@ -3270,7 +3321,7 @@ pub fn function(seed: u64, k: usize, f: &Features) -> FnOut {
     let modes = rng.weighted(&[6, 1, 1]);
     let (has_fwd, has_rev) = (modes != 2, modes != 1);
 
-    let helpers: Vec<(usize, HSig)> = (0..HELPERS).map(|j| (j, HSig::of(j, seed))).collect();
+    let helpers: Vec<(usize, HSig)> = (0..HELPERS).map(|j| (j, HSig::of(j, seed, f))).collect();
     let budget = rng.range(4, 14) as i32;
     let body_rng = Rng::stream(seed, 0x424F_4459_0000 + k as u64);
     let mut g = body(body_rng, f, &params, helpers, budget);
@@ -3364,6 +3415,7 @@ pub fn function(seed: u64, k: usize, f: &Features) -> FnOut {
                 af.push("m".into());
                 ar.push("m".into());
             }
+            PKind::Array => unreachable!("only helpers take arrays by value"),
         }
     }
     let uses_m = params.iter().any(|p| p.kind == PKind::Int);
@@ -3443,11 +3495,7 @@ pub fn function(seed: u64, k: usize, f: &Features) -> FnOut {
     let (mut gw_params, mut gw_acts, mut gw_body) = (Vec::new(), Vec::new(), String::new());
     let (mut gw_args, mut hvp_args) = (Vec::new(), Vec::new());
     for p in &params {
-        gw_params.push(match p.kind {
-            PKind::Slice => format!("{}: &[f64]", p.name),
-            PKind::Scalar => format!("{}: f64", p.name),
-            PKind::Int => format!("{}: usize", p.name),
-        });
+        gw_params.push(param_decl(p, false));
         gw_acts.push(if p.kind == PKind::Int {
             "Const"
         } else {
@@ -3490,6 +3538,7 @@ pub fn function(seed: u64, k: usize, f: &Features) -> FnOut {
                 gw_args.push(p.name.clone());
                 hvp_args.push("m".into());
             }
+            PKind::Array => unreachable!("only helpers take arrays by value"),
         }
     }
     let gw_pat = match out_pat.len() {
