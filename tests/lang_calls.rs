@@ -894,6 +894,25 @@ fn arrays_by_value(x: &[f64]) -> f64 {
     acc
 }
 
+/// A body whose position and velocity are arrays, each passed by value to a helper.
+struct Body {
+    pos: [f64; 3],
+    vel: [f64; 3],
+}
+
+/// `½·m·|v|²`.
+#[differentiable]
+fn kinetic(v: [f64; 3], m: f64) -> f64 {
+    0.5 * m * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+}
+
+/// Members passed by value: the body indexes them too, which tells the macro they are
+/// arrays (a member it never indexes is taken for a float).
+#[autodiff_reverse(body_energy_rev, Duplicated, Active)]
+fn body_energy(b: &Body) -> f64 {
+    kinetic(b.vel, 2.0) + kinetic(b.pos, 0.5) + b.pos[0] * b.vel[1]
+}
+
 fn arrays_by_value_o<D: Num>(x: &[D]) -> D {
     let osc = |s: [D; 2], k: D| [s[1], -k * s[0] - s[1] * 0.1];
     let mut s = [x[0], x[1]];
@@ -961,6 +980,20 @@ proptest! {
         let (p, t) = cross_sq_fwd(&aa, &[v[0], v[1], v[2]], &bb);
         check("forward primal", p, want);
         check("tangent", t, (0..3).map(|i| grad[i] * v[i]).sum());
+    }
+
+    #[test]
+    fn array_members_passed_by_value(p in vecf(-1.5, 1.5, 3), w in vecf(-1.5, 1.5, 3), s in seed()) {
+        let b = Body { pos: [p[0], p[1], p[2]], vel: [w[0], w[1], w[2]] };
+        let mut db = Body { pos: [0.5; 3], vel: [0.5; 3] };
+        let want = (w[0] * w[0] + w[1] * w[1] + w[2] * w[2]) + 0.25 * (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]) + p[0] * w[1];
+        check("primal", body_energy_rev(&b, &mut db, s), want);
+        for i in 0..3 {
+            let dp = 0.5 * p[i] + if i == 0 { w[1] } else { 0.0 };
+            let dv = 2.0 * w[i] + if i == 1 { p[0] } else { 0.0 };
+            check(&format!("∂pos[{i}]"), db.pos[i] - 0.5, s * dp);
+            check(&format!("∂vel[{i}]"), db.vel[i] - 0.5, s * dv);
+        }
     }
 
     #[test]

@@ -8583,7 +8583,12 @@ impl Lowerer {
         Ok(match v {
             // A struct built in the body, passed by value (an options struct).
             Val::Place(p, _) if self.is_struct_value(&p) => Arg::Val(Operand::Var(p.base)),
-            Val::Place(p, m) if !is_scalar_place(&p, self) || self.is_row_element(&p) => {
+            // (A member of a struct parameter that the body indexes, `b.vel`, is an array.)
+            Val::Place(p, m)
+                if !is_scalar_place(&p, self)
+                    || self.is_row_element(&p)
+                    || self.member_indexed_later(&p) =>
+            {
                 Arg::Ref(p, m)
             }
             v => Arg::Val(self.operand(v, span)?),
