@@ -863,9 +863,9 @@ fn cross_sq_o<D: Num>(a: &[D], b: &[D]) -> D {
 }
 
 /// Arrays passed by value to helpers: a local array (RK4 steps of the oscillator, whose
-/// stages are array literals), elements of a vector of arrays, an element read through a
-/// reference (`*r`), a local array passed again after the callee changed its copy, and an
-/// array of constants.
+/// stages are array literals), elements of vectors of arrays (collected from a `map` that
+/// makes an array each), an element read through a reference (`*r`, `*p`), a local array
+/// passed again after the callee changed its copy, and an array of constants.
 #[autodiff_forward(arrays_by_value_fwd, Dual, Dual)]
 #[autodiff_reverse(arrays_by_value_rev, Duplicated, Active)]
 fn arrays_by_value(x: &[f64]) -> f64 {
@@ -880,13 +880,18 @@ fn arrays_by_value(x: &[f64]) -> f64 {
             s[i] += h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]);
         }
     }
-    let mut pts: Vec<[f64; 3]> = Vec::new();
-    for c in x.chunks_exact(3) {
-        pts.push([c[0], c[1], c[2]]);
-    }
+    let pts: Vec<[f64; 3]> = x.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect();
     let mut acc = s[0] * s[1];
     for i in 1..pts.len() {
         acc += 0.1 * cross_sq(pts[i - 1], pts[i]);
+    }
+    let pairs: Vec<[f64; 2]> = x
+        .iter()
+        .zip(x.iter().skip(1))
+        .map(|(a, b)| [*a, *b])
+        .collect();
+    for p in pairs.iter() {
+        acc += 0.01 * oscillator(*p, 1.0)[1];
     }
     let r = &pts[0];
     let b = [x[1], s[0], x[0]];
@@ -930,6 +935,9 @@ fn arrays_by_value_o<D: Num>(x: &[D]) -> D {
     let mut acc = s[0] * s[1];
     for i in 1..pts.len() {
         acc += cross_sq_o(pts[i - 1], pts[i]) * 0.1;
+    }
+    for w in x.windows(2) {
+        acc += osc([w[0], w[1]], c(1.0))[1] * 0.01;
     }
     let b = [x[1], s[0], x[0]];
     let consts = [c::<D>(1.0), c(0.5), c(0.25)];

@@ -5758,6 +5758,10 @@ impl Lowerer {
         };
         let var = self.fresh("array", e.span());
         self.kinds.insert(var.to_string(), VarKind::Buffer);
+        // (An array, not a `vec!`: a value of its own, as `let p = [a, b];` binds one.)
+        if matches!(op, Op::ArrLit(_, false) | Op::ArrRepeat(..)) {
+            self.array_locals.insert(var.to_string());
+        }
         self.emit_owned(&var, false, op);
         Ok(Val::Place(Place::local(var), false))
     }
@@ -7108,11 +7112,19 @@ impl Lowerer {
         });
         let v2 = v.clone();
         self.lower_chain_loop(chain, span, |l, elem| {
-            let val = l.pushed_as(
-                elem,
-                span,
-                "collecting arrays or vectors into a vector (push each array in a loop: `let mut ps: Vec<[f64; 2]> = Vec::new();`, then `ps.push([a, b]);`)",
-            )?;
+            let val = match elem {
+                // An array each (`.map(|i| [x[2 * i], x[2 * i + 1]])`): a vector of rows,
+                // as pushing each array makes.
+                Val::Place(p, _) if p.is_whole() && l.array_locals.contains(&p.base.to_string()) => {
+                    l.matrix_vars.insert(v2.to_string());
+                    Operand::Var(p.base)
+                }
+                elem => l.pushed_as(
+                    elem,
+                    span,
+                    "collecting vectors into a vector (build a matrix with `vec![vec![0.0; m]; n]` and write its rows, or collect arrays: `.map(|i| [a, b]).collect::<Vec<[f64; 2]>>()`)",
+                )?,
+            };
             l.emit(Stmt::Push {
                 place: Place::local(v2),
                 val,
