@@ -1018,7 +1018,24 @@ fn flattened(x: &[f64]) -> f64 {
         .product::<f64>();
     let q = x.chunks(2).flat_map(|r| r.iter()).sum::<f64>();
     let row = vec![x.chunks(2).flatten().map(|v| v * v * v).sum::<f64>(); 2];
-    t + s * p + q + row[1]
+    // A sum of rows inside the closure of another, both rows named `r`; a loop body that
+    // names an outer `r`.
+    let nested = x
+        .chunks(2)
+        .flat_map(|r| r.iter())
+        .map(|v| {
+            v * x
+                .chunks(3)
+                .flat_map(|r| r.iter())
+                .map(|w| w - 1.0)
+                .sum::<f64>()
+        })
+        .sum::<f64>();
+    let r = x[0];
+    for v in x.chunks(3).flat_map(|r| r.iter()) {
+        t += 0.1 * v * r;
+    }
+    t + s * p + q + row[1] + 0.1 * nested
 }
 
 fn flattened_o<D: Num>(x: &[D]) -> D {
@@ -1038,7 +1055,9 @@ fn flattened_o<D: Num>(x: &[D]) -> D {
     let p = x.iter().fold(c::<D>(1.0), |p, v| p * (*v * 0.1 + 1.0));
     let q = x.iter().fold(c::<D>(0.0), |s, v| s + *v);
     let cubes = x.iter().fold(c::<D>(0.0), |s, v| s + *v * *v * *v);
-    t + s * p + q + cubes
+    let nested = q * (q - x.len() as f64);
+    t += q * x[0] * 0.1;
+    t + s * p + q + cubes + nested * 0.1
 }
 
 /// The rows of a buffer parameter flattened: `m.iter().flatten()` in a `for` loop and a

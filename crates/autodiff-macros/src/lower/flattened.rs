@@ -16,11 +16,14 @@
 //! turbofish, from the `let` that binds it (`let s: f64 = ..`) or, as the function's
 //! last expression, from the function's result type; it adds (multiplies) the items one
 //! by one from `std`'s start, in order, so the value is the flattened one to the bit
-//! (grouped by rows, sums of large terms that cancel would differ). A `continue` in the loop body goes on to the next item as before; a body
-//! that may `break` out of the loop is left as written, and so is code that names the
-//! closure's parameter again (the loop body, a later adapter's closure, `g`), where the
-//! parameter would hide another value. What is left is refused by the lowering, which
-//! names `flat_map` or `flatten`.
+//! (grouped by rows, sums of large terms that cancel would differ). A `continue` in the
+//! loop body goes on to the next item as before; a body that may `break` out of the loop
+//! is left as written. The row is bound by a name of its own (`__ad_row0`, ..), so that
+//! the code now inside its binding (the loop body, a later adapter's closure, `g`) reads
+//! what it read before, a sum of rows nested in another included; a row bound by a
+//! pattern keeps it, and code that names one of its names again is left as written,
+//! where the pattern would hide another value. What is left is refused by the lowering,
+//! which names `flat_map` or `flatten`.
 
 use super::*;
 
@@ -33,7 +36,7 @@ pub(super) fn nest_flattened(b: &mut syn::Block, sig: &SigInfo) {
     {
         typed_by(tail, ty);
     }
-    Nester.visit_block_mut(b);
+    Nester { rows: 0 }.visit_block_mut(b);
 }
 
 /// `rows.flatten()..sum()` (or `product()`) without a turbofish, given `ty` as one: the
@@ -43,13 +46,17 @@ fn typed_by(e: &mut Expr, ty: &syn::Type) {
         && matches!(m.method.to_string().as_str(), "sum" | "product")
         && m.turbofish.is_none()
         && m.args.is_empty()
-        && flattened(&m.receiver).is_some()
+        && flattened(&m.receiver, 0).is_some()
     {
         m.turbofish = Some(syn::parse_quote!(::<#ty>));
     }
 }
 
-struct Nester;
+/// `rows` counts the rows bound so far, which each get a name of their own (see
+/// [`own_row_name`]).
+struct Nester {
+    rows: usize,
+}
 
 impl VisitMut for Nester {
     fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
@@ -58,8 +65,9 @@ impl VisitMut for Nester {
 
     fn visit_expr_mut(&mut self, e: &mut Expr) {
         syn::visit_mut::visit_expr_mut(self, e);
-        if let Some(nested) = nested(e) {
+        if let Some(nested) = nested(e, self.rows) {
             *e = nested;
+            self.rows += 1;
         }
     }
 
@@ -82,12 +90,13 @@ struct Flattened {
     adapters: TokenStream,
 }
 
-/// `e` written as nested iterations, where it is one of the forms above.
-fn nested(e: &Expr) -> Option<Expr> {
+/// `e` written as nested iterations, where it is one of the forms above; `k` numbers its
+/// row's name.
+fn nested(e: &Expr, k: usize) -> Option<Expr> {
     let span = e.span();
     match e {
         Expr::ForLoop(f) if f.label.is_none() => {
-            let fl = flattened(&f.expr)?;
+            let fl = flattened(&f.expr, k)?;
             let body = &f.body;
             if breaks_out(body) || hides(&fl.row, &[quote!(#body), fl.adapters.clone()]) {
                 return None;
@@ -103,7 +112,7 @@ fn nested(e: &Expr) -> Option<Expr> {
             }))
         }
         Expr::MethodCall(m) => {
-            let fl = flattened(&m.receiver)?;
+            let fl = flattened(&m.receiver, k)?;
             let method = &m.method;
             match (method.to_string().as_str(), m.args.len()) {
                 ("sum" | "product", 0) => {
@@ -159,8 +168,9 @@ fn float_suffix(t: &syn::AngleBracketedGenericArguments) -> Option<&'static str>
     }
 }
 
-/// `rows.flat_map(|r| items)` or `rows.flatten()`, followed by element-wise adapters.
-fn flattened(e: &Expr) -> Option<Flattened> {
+/// `rows.flat_map(|r| items)` or `rows.flatten()`, followed by element-wise adapters; the
+/// row bound by a name of its own, numbered `k`.
+fn flattened(e: &Expr, k: usize) -> Option<Flattened> {
     let Expr::MethodCall(m) = strip(e) else {
         return None;
     };
@@ -184,24 +194,26 @@ fn flattened(e: &Expr) -> Option<Flattened> {
                 e @ (Expr::MethodCall(_) | Expr::Path(_) | Expr::Field(_)) => e,
                 e => syn::parse_quote_spanned!(e.span()=> (#e)),
             };
+            let (row, items) = own_row_name(&c.inputs[0], items, k);
             Some(Flattened {
                 rows,
-                row: c.inputs[0].clone(),
+                row,
                 items,
                 adapters: TokenStream::new(),
             })
         }
         ("flatten", 0) if yields_references(&m.receiver) || yields_slices(&m.receiver) => {
             let span = m.method.span();
+            let row = format_ident!("__ad_row{}", k, span = span);
             Some(Flattened {
                 rows,
-                row: syn::parse_quote_spanned!(span=> __ad_row),
-                items: syn::parse_quote_spanned!(span=> __ad_row.iter()),
+                row: syn::parse_quote_spanned!(span=> #row),
+                items: syn::parse_quote_spanned!(span=> #row.iter()),
                 adapters: TokenStream::new(),
             })
         }
         ("map" | "filter" | "copied" | "cloned", _) => {
-            let mut fl = flattened(&m.receiver)?;
+            let mut fl = flattened(&m.receiver, k)?;
             let mut again = m.clone();
             *again.receiver = fl.items;
             let (method, args) = (&m.method, &m.args);
@@ -211,6 +223,42 @@ fn flattened(e: &Expr) -> Option<Flattened> {
         }
         _ => None,
     }
+}
+
+/// The row's pattern and its items, the row named `__ad_row{k}` where the closure binds it
+/// by one name (`|r| r.iter()`, `|r: &Vec<f64>| ..`) that `items` does not bind again:
+/// the code that the row's iteration then encloses (the adapters after it, a `for` body,
+/// a fold's closure) may name the user's `r` itself, as a nested sum of rows does
+/// (`.flat_map(|r| r.iter()).map(|v| v * m.iter().flat_map(|r| r.iter()).sum::<f64>())`),
+/// and would otherwise be left as written (see [`hides`]).
+fn own_row_name(row: &Pat, mut items: Expr, k: usize) -> (Pat, Expr) {
+    let Pat::Ident(pi) = without_type(row.clone()) else {
+        return (row.clone(), items);
+    };
+    if pi.by_ref.is_some() || pi.subpat.is_some() || binds(&items, &pi.ident) {
+        return (row.clone(), items);
+    }
+    let own = format_ident!("__ad_row{}", k, span = pi.ident.span());
+    struct Rename<'a>(&'a Ident, &'a Ident);
+    impl VisitMut for Rename<'_> {
+        fn visit_expr_path_mut(&mut self, p: &mut syn::ExprPath) {
+            if p.qself.is_none() && p.path.is_ident(self.0) {
+                p.path = self.1.clone().into();
+            }
+        }
+        fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
+            visit_macro_items(self, m);
+        }
+    }
+    Rename(&pi.ident, &own).visit_expr_mut(&mut items);
+    (syn::parse_quote_spanned!(pi.ident.span()=> #own), items)
+}
+
+/// Whether `e` binds the name `n` (a closure's parameter, a `let`, a pattern).
+fn binds(e: &Expr, n: &Ident) -> bool {
+    let mut names = BoundNames::default();
+    syn::visit::Visit::visit_expr(&mut names, e);
+    names.0.contains(&n.to_string())
 }
 
 /// Whether an iterator yields parts of a slice: `x.chunks(k)`, `x.chunks_exact(k)`,
