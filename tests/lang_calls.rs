@@ -899,6 +899,60 @@ fn arrays_by_value(x: &[f64]) -> f64 {
     acc
 }
 
+/// A spring between two points taken by value by a method.
+struct Spring {
+    k: f64,
+    rest: f64,
+}
+
+#[differentiable]
+impl Spring {
+    fn energy(&self, a: [f64; 2], b: [f64; 2]) -> f64 {
+        let d = ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2)).sqrt();
+        0.5 * self.k * (d - self.rest).powi(2)
+    }
+}
+
+/// Points passed by value to a method and to local closures, one of which writes its own
+/// copy (`mut p`): the point it was given stays as it was for the next call.
+#[autodiff_forward(springs_fwd, Dual, Dual)]
+#[autodiff_reverse(springs_rev, Duplicated, Active)]
+fn springs(x: &[f64]) -> f64 {
+    let s = Spring { k: 2.0, rest: 0.5 };
+    let pts: Vec<[f64; 2]> = x.chunks_exact(2).map(|c| [c[0], c[1]]).collect();
+    let mut e = 0.0;
+    for w in pts.windows(2) {
+        e += s.energy(w[0], w[1]);
+    }
+    let area = |p: [f64; 2], q: [f64; 2]| p[0] * q[1] - p[1] * q[0];
+    let shifted = |mut p: [f64; 2], q: [f64; 2]| {
+        p[0] += 1.0;
+        p[0] * q[1] - p[1] * q[0]
+    };
+    for i in 1..pts.len() {
+        e += 0.1 * area(pts[i - 1], pts[i]) + shifted(pts[0], pts[i]) * shifted(pts[0], pts[i]);
+    }
+    e
+}
+
+fn springs_o<D: Num>(x: &[D]) -> D {
+    let pts: Vec<&[D]> = x.chunks_exact(2).collect();
+    let mut e = c::<D>(0.0);
+    for w in pts.windows(2) {
+        let (a, b) = (w[0], w[1]);
+        let d = ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2)).sqrt();
+        e += (d - 0.5).powi(2);
+    }
+    for i in 1..pts.len() {
+        let (p, q) = (pts[i - 1], pts[i]);
+        e += (p[0] * q[1] - p[1] * q[0]) * 0.1;
+        let (p0, q) = (pts[0], pts[i]);
+        let a = (p0[0] + 1.0) * q[1] - p0[1] * q[0];
+        e += a * a;
+    }
+    e
+}
+
 /// A body whose position and velocity are arrays, each passed by value to a helper.
 struct Body {
     pos: [f64; 3],
@@ -988,6 +1042,12 @@ proptest! {
         let (p, t) = cross_sq_fwd(&aa, &[v[0], v[1], v[2]], &bb);
         check("forward primal", p, want);
         check("tangent", t, (0..3).map(|i| grad[i] * v[i]).sum());
+    }
+
+    #[test]
+    fn arrays_passed_by_value_to_methods_and_closures((x, v, s0) in slice_case(-1.2, 1.2, 4..9, 0), s in seed()) {
+        check_slice("springs", (&x, &v, &s0, s), springs, springs_fwd, springs_rev, springs_o::<Dual64>);
+        check_hvp_of::<springs_rev>(&x, &v, springs_o);
     }
 
     #[test]

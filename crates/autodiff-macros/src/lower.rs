@@ -2429,6 +2429,14 @@ impl Lowerer {
                 self.bind_copy(name, mutable, p);
                 Ok(())
             }
+            // A closure's `mut` parameter given a row (`|mut p: [f64; 2]| ..` called with
+            // `pts[i]`): the closure's own copy, as the call makes.
+            Val::Place(p, _)
+                if self.binding_ref && mutable && !self.companion && self.is_row(&p) =>
+            {
+                self.bind_copy(name, mutable, p);
+                Ok(())
+            }
             // `let p = ps[i];` of a slice of structs, and `let mut r = p;` of such a copy: a
             // copy, as the struct's `Copy` makes.
             Val::Place(p, _)
@@ -8761,9 +8769,12 @@ impl Lowerer {
                 let mut args = Vec::new();
                 for a in &c.args {
                     let v = match self.lower_expr(a)? {
+                        // (A row, `pts[i]` of a vector of arrays, is named as it is: an
+                        // array the closure reads.)
                         Val::Place(p, m)
                             if is_scalar_place(&p, self)
                                 && !self.is_struct_element(&p)
+                                && !self.is_row_element(&p)
                                 && !matches!(strip(a), Expr::Reference(_)) =>
                         {
                             let _ = m;
