@@ -865,7 +865,8 @@ fn cross_sq_o<D: Num>(a: &[D], b: &[D]) -> D {
 /// Arrays passed by value to helpers: a local array (RK4 steps of the oscillator, whose
 /// stages are array literals), elements of vectors of arrays (collected from a `map` that
 /// makes an array each), an element read through a reference (`*r`, `*p`), a local array
-/// passed again after the callee changed its copy, and an array of constants.
+/// passed again after the callee changed its copy, an array of constants, and an array a
+/// call returned (bound by a name that the body indexes).
 #[autodiff_forward(arrays_by_value_fwd, Dual, Dual)]
 #[autodiff_reverse(arrays_by_value_rev, Duplicated, Active)]
 fn arrays_by_value(x: &[f64]) -> f64 {
@@ -896,7 +897,10 @@ fn arrays_by_value(x: &[f64]) -> f64 {
     let r = &pts[0];
     let b = [x[1], s[0], x[0]];
     acc += cross_sq(*r, b) + b[0] * cross_sq(b, [1.0, 0.5, 0.25]);
-    acc
+    // An array a call returned, bound and indexed, passed on by value.
+    let u = oscillator(s, k);
+    let w = oscillator(u, 0.5);
+    acc + u[0] * w[1]
 }
 
 /// A spring between two points taken by value by a method.
@@ -995,7 +999,10 @@ fn arrays_by_value_o<D: Num>(x: &[D]) -> D {
     }
     let b = [x[1], s[0], x[0]];
     let consts = [c::<D>(1.0), c(0.5), c(0.25)];
-    acc + cross_sq_o(pts[0], &b) + b[0] * cross_sq_o(&b, &consts)
+    acc += cross_sq_o(pts[0], &b) + b[0] * cross_sq_o(&b, &consts);
+    let u = osc(s, k);
+    let w = osc(u, c(0.5));
+    acc + u[0] * w[1]
 }
 
 proptest! {

@@ -8711,8 +8711,28 @@ impl Lowerer {
             // No `&` written: a reference passed on (`norm(x)` of `x: &[f64]`), or an
             // array passed by value (`rhs(s, k)`, `rhs(pts[i], k)`, `rhs(*p, k)`).
             Arg::Ref(p, _) if !self.passes_reference(e, &p) => Arg::Copied(p),
+            // The array a call returned, bound by name and indexed by the body (`let v =
+            // rot(s, a);` then `v[0]` and `rot(v, b)`): passed by value as well.
+            Arg::Val(Operand::Var(v)) if self.names_indexed_call_result(e, &v) => {
+                Arg::Copied(Place::local(v))
+            }
             a => a,
         })
+    }
+
+    /// Whether `e` is a name bound to `v`, a local the lowering holds as a value, that the
+    /// body indexes somewhere (`v[0]`): an array a call returned.
+    fn names_indexed_call_result(&self, e: &Expr, v: &Ident) -> bool {
+        let Expr::Path(p) = strip(e) else {
+            return false;
+        };
+        let Some(id) = p.path.get_ident() else {
+            return false;
+        };
+        !self.companion
+            && self.indexed_owners.contains(&id.to_string())
+            && matches!(self.lookup(&id.to_string()), Some(Binding::Var(b)) if b == v)
+            && matches!(self.kinds.get(&v.to_string()), Some(VarKind::Scalar))
     }
 
     /// Whether the argument `e`, written without `&`, lowered to the place `p`, passes a
