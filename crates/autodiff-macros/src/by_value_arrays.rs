@@ -14,45 +14,29 @@ use crate::collections::HashSet;
 use crate::signature::is_float_type;
 use syn::{FnArg, ImplItemFn, Pat, Type};
 
-/// The names of the float arrays `func` takes by value, each bound by a plain name.
-pub fn array_params(func: &ImplItemFn, floats: &HashSet<String>) -> Vec<syn::Ident> {
-    func.sig
-        .inputs
-        .iter()
-        .filter_map(|input| match input {
-            FnArg::Typed(pt) => match (&*pt.pat, &*pt.ty) {
-                (Pat::Ident(pi), Type::Array(a))
-                    if pi.subpat.is_none()
-                        && pi.by_ref.is_none()
-                        && is_float_type(&a.elem, floats) =>
-                {
-                    Some(pi.ident.clone())
-                }
-                _ => None,
-            },
-            FnArg::Receiver(_) => None,
-        })
-        .collect()
+/// Whether `ty` is an array of floats, `[f64; 2]`, `[T; N]` (of a float type parameter).
+pub fn is_float_array(ty: &Type, floats: &HashSet<String>) -> bool {
+    matches!(ty, Type::Array(a) if is_float_type(&a.elem, floats))
 }
 
 /// `func` with its float arrays taken by value read through references instead (see the
-/// module's documentation), or `None` when it takes none.
-pub fn read_by_reference(func: &ImplItemFn, floats: &HashSet<String>) -> Option<ImplItemFn> {
-    let names = array_params(func, floats);
-    if names.is_empty() {
-        return None;
-    }
+/// module's documentation), and their names; `None` when it takes none.
+pub fn read_by_reference(
+    func: &ImplItemFn,
+    floats: &HashSet<String>,
+) -> Option<(ImplItemFn, Vec<syn::Ident>)> {
     let mut out = func.clone();
-    let mut copies: Vec<syn::Stmt> = Vec::new();
+    let (mut names, mut copies) = (Vec::new(), Vec::<syn::Stmt>::new());
     for input in out.sig.inputs.iter_mut() {
         let FnArg::Typed(pt) = input else { continue };
         let Pat::Ident(pi) = &mut *pt.pat else {
             continue;
         };
-        if !names.contains(&pi.ident) || !matches!(&*pt.ty, Type::Array(_)) {
+        if pi.subpat.is_some() || pi.by_ref.is_some() || !is_float_array(&pt.ty, floats) {
             continue;
         }
         let name = pi.ident.clone();
+        names.push(name.clone());
         let copy: syn::Stmt = match pi.mutability.take() {
             Some(m) => syn::parse_quote_spanned!(name.span()=> let #m #name = *#name;),
             None => syn::parse_quote_spanned!(name.span()=> let #name = *#name;),
@@ -61,8 +45,11 @@ pub fn read_by_reference(func: &ImplItemFn, floats: &HashSet<String>) -> Option<
         let ty = &pt.ty;
         *pt.ty = syn::parse_quote_spanned!(name.span()=> &#ty);
     }
+    if names.is_empty() {
+        return None;
+    }
     out.block.stmts.splice(0..0, copies);
-    Some(out)
+    Some((out, names))
 }
 
 #[cfg(test)]
@@ -78,7 +65,8 @@ mod tests {
             }
         };
         let floats: HashSet<String> = ["T".to_string()].into_iter().collect();
-        let g = read_by_reference(&f, &floats).expect("two arrays of floats");
+        let (g, names) = read_by_reference(&f, &floats).expect("two arrays of floats");
+        assert_eq!(names, ["s", "u"]);
         let text = g.to_token_stream().to_string();
         assert!(text.contains("s : & [f64 ; 2]"), "{text}");
         assert!(text.contains("u : & [T ; 3]"), "{text}");

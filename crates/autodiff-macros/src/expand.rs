@@ -144,8 +144,7 @@ fn expand_fn(trigger: Trigger, func: &ImplItemFn) -> syn::Result<(TokenStream, O
         // Derived from the function reading its arrays through references. It offers no
         // forward derivative to a rule: the offer's type is written from the parameters
         // as the function itself takes them.
-        Some(by_reference) => {
-            let copied = crate::by_value_arrays::array_params(func, &floats);
+        Some((by_reference, copied)) => {
             expand_derived(trigger, &by_reference, &copied).map(|(items, _)| (items, None))
         }
         None => expand_derived(trigger, func, &[]),

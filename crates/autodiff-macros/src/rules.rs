@@ -10,8 +10,7 @@
 //! function and the missing mode.
 
 use crate::signature::{
-    ClosureSig, Ret, Shape, closure_sig, companion_generics, float_type_params, is_float_type,
-    shape_of,
+    ClosureSig, Ret, Shape, closure_sig, companion_generics, float_type_params, shape_of,
 };
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
@@ -265,7 +264,7 @@ fn classify(func: &ImplItemFn, markers: &[Markers]) -> syn::Result<Vec<RuleParam
                     _ => None,
                 };
                 let copied = matches!(kind, Kind::Constant)
-                    && matches!(&*t.ty, Type::Array(a) if is_float_type(&a.elem, &floats));
+                    && crate::by_value_arrays::is_float_array(&t.ty, &floats);
                 out.push(RuleParam {
                     name,
                     ty: Some((*t.ty).clone()),
