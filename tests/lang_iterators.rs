@@ -845,6 +845,96 @@ fn chain_items_o<D: Num>(x: &[D]) -> D {
         + x[0] * sign
 }
 
+/// `find` of chains, read by `copied().unwrap_or`, `if let`, `match` and `map_or` (of
+/// `iter`, after `map`, and of a range), and `filter_map` of closures that choose between
+/// `Some(e)` and `None` (with either arm first, or by `c.then(|| e)` and
+/// `c.then_some(e)`), summed, collected, and read by a `for` loop over `windows`.
+#[autodiff_forward(searches_fwd, Dual, Dual)]
+#[autodiff_reverse(searches_rev, Duplicated, Active)]
+#[allow(clippy::filter_map_bool_then)] // (the form under test)
+fn searches(x: &[f64]) -> f64 {
+    let big = x.iter().copied().find(|v| *v > 0.5).unwrap_or(0.25);
+    let neg = if let Some(v) = x.iter().find(|v| **v < 0.0) {
+        v * v
+    } else {
+        1.0
+    };
+    let sq = match x.iter().map(|v| v * v).find(|s| *s > 0.1) {
+        Some(s) => s.sqrt(),
+        None => 0.0,
+    };
+    let k = (1..x.len())
+        .find(|i| x[*i] > -0.5)
+        .map_or(0.0, |i| x[i] * i as f64);
+    let pos: f64 = x
+        .iter()
+        .filter_map(|v| if *v > 0.0 { Some(v.exp()) } else { None })
+        .sum();
+    let odd: f64 = x
+        .iter()
+        .enumerate()
+        .filter_map(|(i, &v)| if i % 2 == 0 { None } else { Some(v * v) })
+        .sum();
+    let kept: Vec<f64> = x
+        .iter()
+        .filter_map(|&v| if v.abs() < 1.0 { Some(v.sin()) } else { None })
+        .collect();
+    let cubes: f64 = x.iter().filter_map(|v| (*v < 0.3).then(|| v * v * v)).sum();
+    let halves: f64 = (0..x.len())
+        .filter_map(|i| (i > 1).then_some(x[i] * 0.5))
+        .sum();
+    let mut rises = 0.0;
+    for s in x
+        .windows(2)
+        .filter_map(|w| if w[0] < w[1] { Some(w[1] - w[0]) } else { None })
+    {
+        rises += s * s;
+    }
+    big * big + neg + sq + k + pos + odd + kept.iter().sum::<f64>() * 0.5 + rises + cubes + halves
+}
+
+fn searches_o<D: Num>(x: &[D]) -> D {
+    let mut big = c(0.25);
+    if let Some(v) = x.iter().position(|v| v.re() > 0.5) {
+        big = x[v];
+    }
+    let neg = match x.iter().position(|v| v.re() < 0.0) {
+        Some(i) => x[i] * x[i],
+        None => c(1.0),
+    };
+    let sq = match x.iter().position(|v| v.re() * v.re() > 0.1) {
+        Some(i) => (x[i] * x[i]).sqrt(),
+        None => c(0.0),
+    };
+    let k = match (1..x.len()).find(|i| x[*i].re() > -0.5) {
+        Some(i) => x[i] * i as f64,
+        None => c(0.0),
+    };
+    let (mut pos, mut odd, mut kept, mut rises): (D, D, D, D) = (c(0.0), c(0.0), c(0.0), c(0.0));
+    let (mut cubes, mut halves): (D, D) = (c(0.0), c(0.0));
+    for (i, v) in x.iter().enumerate() {
+        if v.re() > 0.0 {
+            pos += v.exp();
+        }
+        if i % 2 == 1 {
+            odd += *v * *v;
+        }
+        if v.re().abs() < 1.0 {
+            kept += v.sin();
+        }
+        if v.re() < 0.3 {
+            cubes += *v * *v * *v;
+        }
+        if i > 1 {
+            halves += *v * 0.5;
+        }
+        if i > 0 && x[i - 1].re() < v.re() {
+            rises += (*v - x[i - 1]) * (*v - x[i - 1]);
+        }
+    }
+    big * big + neg + sq + k + pos + odd + kept * 0.5 + rises + cubes + halves
+}
+
 /// Iterators held in variables: the first item taken by `next`, then the rest read by a
 /// `for` loop (the running maximum); items taken by `next` and `nth` of a mapped chain,
 /// then the rest read by `while let Some(v) = it.next()`; a range's first index, then
@@ -1694,6 +1784,12 @@ proptest! {
     fn first_nth_and_last_items_of_chains((x, v, s0, seed) in case(1)) {
         check_slice("chain_items", (&x, &v, &s0, seed), chain_items, chain_items_fwd, chain_items_rev, chain_items_o);
         check_hvp_of::<chain_items_rev>(&x, &v, chain_items_o);
+    }
+
+    #[test]
+    fn items_found_and_filtered_maps((x, v, s0, seed) in case(1)) {
+        check_slice("searches", (&x, &v, &s0, seed), searches, searches_fwd, searches_rev, searches_o);
+        check_hvp_of::<searches_rev>(&x, &v, searches_o);
     }
 
     #[test]

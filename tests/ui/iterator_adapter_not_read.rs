@@ -60,4 +60,10 @@ fn prefix(x: &[f64]) -> f64 {
     squares.take_while(|s| *s < 1.0).sum()
 }
 
+// A `filter_map` whose closure is not a choice between `Some(e)` and `None` is named.
+#[autodiff_reverse(d_logs, Duplicated, Active)]
+fn logs(x: &[f64]) -> f64 {
+    x.iter().filter_map(|v| if *v > 0.0 { Some(v.ln()) } else { Some(0.0) }).sum()
+}
+
 fn main() {}

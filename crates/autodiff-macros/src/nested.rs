@@ -376,6 +376,7 @@ fn mixes_floats(t: &TokenStream) -> bool {
 /// The body of a protocol function that cannot be built: it compiles, and fails with
 /// `msg` once a caller instantiates it (its mode marker is a generic parameter).
 pub fn failure(msg: &str) -> TokenStream {
+    let msg = panic_literal(msg);
     quote! {
         struct __AdUnsupported<M>(::core::marker::PhantomData<M>);
         impl<M> __AdUnsupported<M> {
@@ -387,6 +388,12 @@ pub fn failure(msg: &str) -> TokenStream {
         __ad_fail(__ad_mark);
         ::core::unreachable!()
     }
+}
+
+/// `msg` as the literal of a `panic!` in a constant, which reads it as a format string:
+/// its braces (`if c { Some(e) }` in a message) doubled.
+pub fn panic_literal(msg: &str) -> String {
+    msg.replace('{', "{{").replace('}', "}}")
 }
 
 #[cfg(test)]

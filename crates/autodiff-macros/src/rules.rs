@@ -391,6 +391,7 @@ fn expand_rule(
         let msg = format!(
             "`{fname}` has a custom rule without a {mode} rule, and differentiated code uses it in {mode} mode: add `{mode} = ..` to its `#[custom_rule]` (its body is not differentiated in place of the rule)"
         );
+        let msg = crate::nested::panic_literal(&msg);
         quote! {
             struct __AdMissingRule<M>(::core::marker::PhantomData<M>);
             impl<M> __AdMissingRule<M> {
@@ -1084,6 +1085,7 @@ fn forward_over_reverse_rule(
     };
     // The rule's derivatives, and the check (by its pullback's type) that it has them.
     // The error points at the rule's path.
+    let msg = crate::nested::panic_literal(&msg);
     let error = quote_spanned!(rule.span()=> const ERROR: () = ::core::panic!(#msg););
     // The request runs the rule, which may write its `&mut` outputs (`y[0] += a * a`):
     // they are put back before the rule's derivatives run its statements again.

@@ -1,15 +1,23 @@
-//! `next`, `nth` and `last` of an iterator chain, written before lowering as the
+//! `next`, `nth`, `last` and `find` of an iterator chain, written before lowering as the
 //! reductions that the lowering reads (`Some(v)` of a reduction, and `Option::map` of
-//! one, see `option_maps`):
+//! one, see `option_maps`), and `filter_map` of a closure that chooses between
+//! `Some(e)` and `None`, written as the `filter` and `map` that it is:
 //!
 //! ```text
 //! it.next()    →  it.take(1).reduce(|first, _| first)   (`it.reduce(..)` after a `filter`)
 //! it.nth(k)    →  it.skip(k).take(1).reduce(|first, _| first)
 //! it.last()    →  it.reduce(|_, last| last)
+//! it.find(p)   →  it.filter(p).reduce(|first, _| first)
+//! it.filter_map(|v| if c { Some(e) } else { None })
+//!              →  it.filter(|r| { let v = *r; c }).map(|v| e)
+//!                 (also of `|v| c.then(|| e)` and `|v| c.then_some(e)`)
 //! ```
 //!
 //! Each gives the item it gave, or `None` where there is none, and the reduction's
-//! derivative reaches the item it keeps. `it` must be an iterator by its own form: a
+//! derivative reaches the item it keeps. The condition of a `filter_map` runs on a copy
+//! of the item, as `filter` lends its predicate a reference (the items of a chain over
+//! a buffer, references, indices and pairs of them, are `Copy`); it carries no
+//! derivative, as a `filter`'s predicate carries none. `it` must be an iterator by its own form: a
 //! range, or a chain that ends in a source or an adapter (`x.iter()`, `.map(f)`), and
 //! not in one whose items are slices (`x.windows(2)`: map them to values first). A slice's own `x.last()` and a user type's `next()` are other methods,
 //! and an iterator held in a variable, which `next` advances, is left as written: the
@@ -38,16 +46,24 @@ impl VisitMut for Reducer {
     }
 }
 
-/// `e` written as a reduction, where it is `it.next()`, `it.nth(k)` or `it.last()`.
+/// `e` written as a reduction, where it is `it.next()`, `it.nth(k)`, `it.last()` or
+/// `it.find(p)`, or as a `filter` and a `map`, where it is such a `filter_map`.
 fn reduced(e: &Expr) -> Option<Expr> {
     let Expr::MethodCall(m) = e else {
         return None;
     };
-    if !is_iterator_chain(&m.receiver) || yields_slices(&m.receiver) {
+    if !is_iterator_chain(&m.receiver) {
         return None;
     }
     let span = m.method.span();
     let it = &m.receiver;
+    // (A slice may be an item of `filter` and `map`, not of a reduction.)
+    if m.method == "filter_map" && m.args.len() == 1 {
+        return filtered_and_mapped(it, &m.args[0], span);
+    }
+    if yields_slices(it) {
+        return None;
+    }
     Some(match (m.method.to_string().as_str(), m.args.len()) {
         // (`take` does not follow a `filter`, whose positions the lowering does not count:
         // the reduction then goes on past the first item, keeping it.)
@@ -63,8 +79,82 @@ fn reduced(e: &Expr) -> Option<Expr> {
                 #it.skip(#k).take(1).reduce(|__ad_first, _| __ad_first))
         }
         ("last", 0) => syn::parse_quote_spanned!(span=> #it.reduce(|_, __ad_last| __ad_last)),
+        ("find", 1) => {
+            let p = &m.args[0];
+            syn::parse_quote_spanned!(span=>
+                #it.filter(#p).reduce(|__ad_first, _| __ad_first))
+        }
         _ => return None,
     })
+}
+
+/// `it.filter(..).map(..)` of `it.filter_map(f)`, where `f` is a closure of one parameter
+/// whose body is `if c { Some(e) } else { None }` (or the arms the other way round),
+/// `c.then(|| e)` or `c.then_some(e)`.
+fn filtered_and_mapped(it: &Expr, f: &Expr, span: Span) -> Option<Expr> {
+    let Expr::Closure(c) = strip(f) else {
+        return None;
+    };
+    let [param] = c.inputs.iter().collect::<Vec<_>>()[..] else {
+        return None;
+    };
+    let (cond, value): (Expr, Expr) = match strip(&c.body) {
+        Expr::If(choice) => {
+            let (_, other) = choice.else_branch.as_ref()?;
+            let (kept, dropped) = (block_value(&choice.then_branch)?, block_value_of(other)?);
+            let cond = &choice.cond;
+            match (option_value(kept), option_value(dropped)) {
+                (Some(Some(e)), Some(None)) => (syn::parse_quote_spanned!(span=> #cond), e),
+                (Some(None), Some(Some(e))) => (syn::parse_quote_spanned!(span=> !(#cond)), e),
+                _ => return None,
+            }
+        }
+        // `c.then(|| e)` and `c.then_some(e)`.
+        Expr::MethodCall(t) if t.args.len() == 1 => {
+            let value = match (t.method.to_string().as_str(), strip(&t.args[0])) {
+                ("then", Expr::Closure(e)) if e.inputs.is_empty() => (*e.body).clone(),
+                ("then_some", e) => e.clone(),
+                _ => return None,
+            };
+            (t.receiver.as_ref().clone(), value)
+        }
+        _ => return None,
+    };
+    // The item's pattern without its type: the reference `filter` lends is to the item.
+    let pat = match param {
+        Pat::Type(t) => (*t.pat).clone(),
+        p => p.clone(),
+    };
+    Some(syn::parse_quote_spanned!(span=>
+        #it.filter(|__ad_item| { let #pat = *__ad_item; #cond }).map(|#param| #value)))
+}
+
+/// The value of a block that is one expression.
+fn block_value(b: &syn::Block) -> Option<&Expr> {
+    match &b.stmts[..] {
+        [syn::Stmt::Expr(e, None)] => Some(e),
+        _ => None,
+    }
+}
+
+/// The value of an `else` branch that is a block of one expression.
+fn block_value_of(e: &Expr) -> Option<&Expr> {
+    match strip(e) {
+        Expr::Block(b) if b.label.is_none() => block_value(&b.block),
+        _ => None,
+    }
+}
+
+/// `Some(Some(e))` of `Some(e)`, `Some(None)` of `None`, `None` of anything else.
+fn option_value(e: &Expr) -> Option<Option<Expr>> {
+    match strip(e) {
+        Expr::Call(c) if c.args.len() == 1 => match strip(&c.func) {
+            Expr::Path(p) if p.path.is_ident("Some") => Some(Some(c.args[0].clone())),
+            _ => None,
+        },
+        Expr::Path(p) if p.path.is_ident("None") => Some(None),
+        _ => None,
+    }
 }
 
 /// Whether the items of the chain `it` are slices (`x.windows(2)`, `x.chunks(3)`), which
