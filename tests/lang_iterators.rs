@@ -846,7 +846,7 @@ fn chain_items_o<D: Num>(x: &[D]) -> D {
 }
 
 /// `find` of chains, read by `copied().unwrap_or`, `if let`, `match` and `map_or` (of
-/// `iter`, after `map`, and of a range), and `filter_map` of closures that choose between
+/// `iter`, after `map`, of a range, and of pairs of `enumerate` and `zip`), and `filter_map` of closures that choose between
 /// `Some(e)` and `None` (with either arm first, or by `c.then(|| e)` and
 /// `c.then_some(e)`), summed, collected, and read by a `for` loop over `windows`.
 #[autodiff_forward(searches_fwd, Dual, Dual)]
@@ -866,6 +866,17 @@ fn searches(x: &[f64]) -> f64 {
     let k = (1..x.len())
         .find(|i| x[*i] > -0.5)
         .map_or(0.0, |i| x[i] * i as f64);
+    let at = x
+        .iter()
+        .enumerate()
+        .find(|(_, v)| **v > 0.2)
+        .map(|(i, _)| i)
+        .unwrap_or(0);
+    let rise = x
+        .iter()
+        .zip(x.iter().skip(1))
+        .find(|(a, b)| a < b)
+        .map_or(0.0, |(a, b)| a * b);
     let pos: f64 = x
         .iter()
         .filter_map(|v| if *v > 0.0 { Some(v.exp()) } else { None })
@@ -890,7 +901,18 @@ fn searches(x: &[f64]) -> f64 {
     {
         rises += s * s;
     }
-    big * big + neg + sq + k + pos + odd + kept.iter().sum::<f64>() * 0.5 + rises + cubes + halves
+    big * big
+        + neg
+        + sq
+        + k
+        + x[at]
+        + rise
+        + pos
+        + odd
+        + kept.iter().sum::<f64>() * 0.5
+        + rises
+        + cubes
+        + halves
 }
 
 fn searches_o<D: Num>(x: &[D]) -> D {
@@ -908,6 +930,11 @@ fn searches_o<D: Num>(x: &[D]) -> D {
     };
     let k = match (1..x.len()).find(|i| x[*i].re() > -0.5) {
         Some(i) => x[i] * i as f64,
+        None => c(0.0),
+    };
+    let at = x.iter().position(|v| v.re() > 0.2).unwrap_or(0);
+    let rise = match (1..x.len()).find(|i| x[i - 1].re() < x[*i].re()) {
+        Some(i) => x[i - 1] * x[i],
         None => c(0.0),
     };
     let (mut pos, mut odd, mut kept, mut rises): (D, D, D, D) = (c(0.0), c(0.0), c(0.0), c(0.0));
@@ -932,7 +959,46 @@ fn searches_o<D: Num>(x: &[D]) -> D {
             rises += (*v - x[i - 1]) * (*v - x[i - 1]);
         }
     }
-    big * big + neg + sq + k + pos + odd + kept * 0.5 + rises + cubes + halves
+    big * big + neg + sq + k + x[at] + rise + pos + odd + kept * 0.5 + rises + cubes + halves
+}
+
+/// Elements bound by `&mut` through `last_mut`, `first_mut` and `get_mut` in `if let`
+/// (nested, of two buffers) and in a `match` with a `None` arm, written through `*v`.
+#[autodiff_forward(mutable_elements_fwd, Dual, Dual)]
+#[autodiff_reverse(mutable_elements_rev, Duplicated, Active)]
+fn mutable_elements(x: &[f64]) -> f64 {
+    let mut v = x.to_vec();
+    let mut w = [1.0; 3];
+    if let Some(l) = v.last_mut() {
+        *l *= 2.0;
+        if let Some(b) = w.get_mut(1) {
+            *b += *l * x[0];
+        }
+        *l += w[1];
+    }
+    if let Some(f) = v.first_mut() {
+        *f = f.sin() + 1.0;
+    }
+    match v.get_mut(4) {
+        Some(m) => *m -= x[0] * x[0],
+        None => v[0] *= 3.0,
+    }
+    v.iter().map(|a| a * a).sum::<f64>() + w[1]
+}
+
+fn mutable_elements_o<D: Num>(x: &[D]) -> D {
+    let mut v = x.to_vec();
+    let n = v.len();
+    v[n - 1] *= 2.0;
+    let w1 = c::<D>(1.0) + v[n - 1] * x[0];
+    v[n - 1] += w1;
+    v[0] = v[0].sin() + 1.0;
+    if n > 4 {
+        v[4] -= x[0] * x[0];
+    } else {
+        v[0] *= 3.0;
+    }
+    v.iter().fold(c::<D>(0.0), |s, a| s + *a * *a) + w1
 }
 
 /// Iterators held in variables: the first item taken by `next`, then the rest read by a
@@ -1790,6 +1856,12 @@ proptest! {
     fn items_found_and_filtered_maps((x, v, s0, seed) in case(1)) {
         check_slice("searches", (&x, &v, &s0, seed), searches, searches_fwd, searches_rev, searches_o);
         check_hvp_of::<searches_rev>(&x, &v, searches_o);
+    }
+
+    #[test]
+    fn elements_bound_by_mutable_reference((x, v, s0, seed) in case(1)) {
+        check_slice("mutable_elements", (&x, &v, &s0, seed), mutable_elements, mutable_elements_fwd, mutable_elements_rev, mutable_elements_o);
+        check_hvp_of::<mutable_elements_rev>(&x, &v, mutable_elements_o);
     }
 
     #[test]

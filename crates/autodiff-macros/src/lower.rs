@@ -139,7 +139,7 @@ struct RetCtl {
 /// the scrutinee's local, or the element a `let Some(v) = x.get(i)` reads by index.
 enum LetElse {
     Pattern(Ident, Pat),
-    Element(syn::Stmt),
+    Element(Vec<syn::Stmt>),
 }
 
 pub struct Lowerer {
@@ -1292,7 +1292,7 @@ impl Lowerer {
                 Some(LetElse::Pattern(scrutinee, pat)) => {
                     l.bind_pattern(scrutinee, pat, pat.span())
                 }
-                Some(LetElse::Element(stmt)) => l.lower_stmt(stmt),
+                Some(LetElse::Element(stmts)) => stmts.iter().try_for_each(|s| l.lower_stmt(s)),
                 None => Ok(()),
             };
             if !is_last && stmt_may_exit(s) {
@@ -1969,7 +1969,7 @@ impl Lowerer {
         if pat_binds(pat) && !self.binds_constants(scrutinee, pat) {
             return unsupported(
                 pat,
-                "`let .. else` that binds variables, except slice patterns of bindings and `_` (`[a, b]`, `[first, .., last]`, `[h, rest @ ..]`) on a slice named by a variable or a member or on a range of one, `Some(v)` of `x.get(i)`, `x.first()`, `x.last()` or a reduction (`reduce`, `max_by`, `min_by`), `Some((a, rest))` of `x.split_first()` or `x.split_last()`, `Some(p)` (or `Some((i, p))`) of a `let mut` local of an `Option` of a number or of a tuple of numbers (`let mut prev: Option<f64> = None;`), and patterns on a by-value parameter that is never differentiated (an enum, an `Option`, an integer), a struct parameter or `no_grad(..)` of a value without a derivative",
+                "`let .. else` that binds variables, except slice patterns of bindings and `_` (`[a, b]`, `[first, .., last]`, `[h, rest @ ..]`) on a slice named by a variable or a member or on a range of one, `Some(v)` of `x.get(i)`, `x.first()`, `x.last()` (or `get_mut`, `first_mut`, `last_mut`) or a reduction (`reduce`, `max_by`, `min_by`, `find`), `Some((a, rest))` of `x.split_first()` or `x.split_last()`, `Some(p)` (or `Some((i, p))`) of a `let mut` local of an `Option` of a number or of a tuple of numbers (`let mut prev: Option<f64> = None;`), and patterns on a by-value parameter that is never differentiated (an enum, an `Option`, an integer), a struct parameter or `no_grad(..)` of a value without a derivative",
             );
         }
         let scrut = self.scrutinee_tokens(scrutinee);
@@ -4350,14 +4350,18 @@ impl Lowerer {
         let stmts = &then.stmts;
         let span = l.span();
         Ok(Some(syn::parse_quote_spanned!(span=>
-            if #holds { #bind #(#stmts)* } else #els)))
+            if #holds { #(#bind)* #(#stmts)* } else #els)))
     }
 
     /// For the pattern `Some(v)` or `Some(&v)` of `x.get(i)`, `x.first()` or `x.last()`
     /// of a float buffer (through `copied()`/`cloned()`), or of a reduction (`reduce`,
     /// `max_by`, `min_by`): whether it matches, and the `let` that binds `v` where it does
     /// (`let v = &x[i];`, or `x[i]` for a copy; the reduction's `unwrap()`).
-    fn option_element(&mut self, pat: &Pat, scrutinee: &Expr) -> Result<Option<(Expr, syn::Stmt)>> {
+    fn option_element(
+        &mut self,
+        pat: &Pat,
+        scrutinee: &Expr,
+    ) -> Result<Option<(Expr, Vec<syn::Stmt>)>> {
         let Pat::TupleStruct(ts) = pat else {
             return Ok(None);
         };
@@ -4376,7 +4380,7 @@ impl Lowerer {
             let recv = &found.receiver;
             return Ok(Some((
                 syn::parse_quote_spanned!(span=> !#recv.is_empty()),
-                syn::parse_quote_spanned!(span=> let #parts = #found.unwrap();),
+                vec![syn::parse_quote_spanned!(span=> let #parts = #found.unwrap();)],
             )));
         }
         // `Some(m)` of `chain.reduce(f)`, `chain.max_by(cmp)` or `chain.min_by(cmp)`:
@@ -4398,13 +4402,41 @@ impl Lowerer {
             let mark = mark.iter();
             return Ok(Some((
                 syn::parse_quote_spanned!(span=> #recv.next().is_some()),
-                syn::parse_quote_spanned!(span=> #(#[#mark])* let #v = #found.unwrap();),
+                vec![syn::parse_quote_spanned!(span=> #(#[#mark])* let #v = #found.unwrap();)],
             )));
         }
         let (inner, copied) = strip_copied(scrutinee);
         let Expr::MethodCall(found) = inner else {
             return Ok(None);
         };
+        // `x.first_mut()`, `x.last_mut()`, `x.get_mut(i)`: the element's position is the
+        // one of `first`, `last`, `get`, and `v` a mutable reference to it.
+        if let Some(read) = found.method.to_string().strip_suffix("_mut")
+            && matches!(read, "first" | "last" | "get")
+            && !copied
+        {
+            let Pat::Ident(pi) = &ts.elems[0] else {
+                return Ok(None);
+            };
+            if pi.subpat.is_some() || pi.by_ref.is_some() {
+                return Ok(None);
+            }
+            let mut shared = found.clone();
+            shared.method = Ident::new(read, found.method.span());
+            let Some((index, holds)) = self.element_position(&shared)? else {
+                return Ok(None);
+            };
+            let (recv, name, span) = (&found.receiver, &pi.ident, scrutinee.span());
+            // The position is computed once, before the element is borrowed: written in
+            // each use (`v[v.len() - 1] *= 2.0`), it would read `v` while it is borrowed.
+            return Ok(Some((
+                holds,
+                vec![
+                    syn::parse_quote_spanned!(span=> let __ad_at = #index;),
+                    syn::parse_quote_spanned!(span=> let #name = &mut #recv[__ad_at];),
+                ],
+            )));
+        }
         // The binding: `v` of the element itself (copied) or of a reference to it, `&v`
         // of the element behind that reference.
         let (ident, by_ref) = match (&ts.elems[0], copied) {
@@ -4426,7 +4458,7 @@ impl Lowerer {
         } else {
             syn::parse_quote_spanned!(span=> let #name = #recv[#index];)
         };
-        Ok(Some((holds, bind)))
+        Ok(Some((holds, vec![bind])))
     }
 
     /// `chain.reduce(f)`, `chain.max_by(cmp)`, `chain.min_by(cmp)`, `x.first()`,
@@ -4526,10 +4558,17 @@ impl Lowerer {
             )));
         }
         if yields_pairs(recv) {
-            if method == "reduce" || name == "unwrap_or" {
+            // A reduction that keeps the first or the last pair (`next`, `last`, `find`
+            // of pairs, see `iterator_items`) is one that never compares.
+            let method = match (method.as_str(), kept_item(f)) {
+                ("reduce", Some(kept)) => kept,
+                ("reduce", None) => return Ok(None),
+                (m, _) => m,
+            };
+            if name == "unwrap_or" {
                 return Ok(None);
             }
-            return Ok(Some(pair_extremum(&method, f, recv, &empty, span)));
+            return Ok(Some(pair_extremum(method, f, recv, &empty, span)));
         }
         Ok(Some(syn::parse_quote_spanned!(span=> {
             #bind_f
@@ -5200,7 +5239,7 @@ impl Lowerer {
             if pat_binds(&l.pat) && !self.binds_constants(&l.expr, &l.pat) {
                 return unsupported(
                     l,
-                    "`if let` (or `while let`) that binds variables, except slice patterns of bindings and `_` (`[a, b]`, `[first, .., last]`, `[h, rest @ ..]`) on a slice named by a variable or a member or on a range of one, `Some(v)` of `x.get(i)`, `x.first()`, `x.last()` or a reduction (`reduce`, `max_by`, `min_by`), `Some((a, rest))` of `x.split_first()` or `x.split_last()`, `Some(p)` (or `Some((i, p))`) of a `let mut` local of an `Option` of a number or of a tuple of numbers (`let mut prev: Option<f64> = None;`), and patterns on a by-value parameter that is never differentiated (an enum, an `Option`, an integer), a struct parameter or `no_grad(..)` of a value without a derivative",
+                    "`if let` (or `while let`) that binds variables, except slice patterns of bindings and `_` (`[a, b]`, `[first, .., last]`, `[h, rest @ ..]`) on a slice named by a variable or a member or on a range of one, `Some(v)` of `x.get(i)`, `x.first()`, `x.last()` (or `get_mut`, `first_mut`, `last_mut`) or a reduction (`reduce`, `max_by`, `min_by`, `find`), `Some((a, rest))` of `x.split_first()` or `x.split_last()`, `Some(p)` (or `Some((i, p))`) of a `let mut` local of an `Option` of a number or of a tuple of numbers (`let mut prev: Option<f64> = None;`), and patterns on a by-value parameter that is never differentiated (an enum, an `Option`, an integer), a struct parameter or `no_grad(..)` of a value without a derivative",
                 );
             }
             let (scrutinee, pat, then) = (&l.expr, &l.pat, &i.then_branch);
@@ -5453,11 +5492,11 @@ impl Lowerer {
                 for (some, (holds, bind)) in somes.iter().zip(tests).rev() {
                     // A guard on `Some(v)` reads the element too.
                     let cond: Expr = match &some.guard {
-                        Some((_, g)) => syn::parse_quote!(#holds && { #bind #g }),
+                        Some((_, g)) => syn::parse_quote!(#holds && { #(#bind)* #g }),
                         None => holds,
                     };
                     let a = &some.body;
-                    chain = syn::parse_quote!(if #cond { #bind #a } else { #chain });
+                    chain = syn::parse_quote!(if #cond { #(#bind)* #a } else { #chain });
                 }
                 let Expr::If(indexed) = chain else {
                     unreachable!("built as an `if` above")
@@ -12410,9 +12449,28 @@ fn yields_references(chain: &Expr) -> bool {
     false
 }
 
+/// `"first"` of a reduction's closure `|a, _| a`, `"last"` of `|_, b| b`: the item that
+/// such a reduction keeps.
+fn kept_item(f: &Expr) -> Option<&'static str> {
+    let Expr::Closure(c) = strip(f) else {
+        return None;
+    };
+    let Expr::Path(body) = strip(&c.body) else {
+        return None;
+    };
+    let returned = body.path.get_ident()?;
+    let names = |p: &Pat| matches!(p, Pat::Ident(i) if i.ident == *returned && i.subpat.is_none());
+    match &c.inputs.iter().collect::<Vec<_>>()[..] {
+        [a, Pat::Wild(_)] if names(a) => Some("first"),
+        [Pat::Wild(_), b] if names(b) => Some("last"),
+        _ => None,
+    }
+}
+
 /// `chain.max_by(cmp).unwrap()` (or `min_by`, `expect`) of a chain of pairs (the argmax
 /// idiom, `x.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1))`): the loop of
 /// [`Lowerer::unwrapped_element`] with the kept pair in two locals, compared as pairs.
+/// `"first"` and `"last"` keep the first pair or the last one (`cmp` is not called).
 fn pair_extremum(method: &str, cmp: &Expr, chain: &Expr, empty: &syn::Stmt, span: Span) -> Expr {
     // The kept pair holds values; the chain's items are references where it yields them
     // (an element bound by the loop is written as a borrow of the buffer's element).
@@ -12422,14 +12480,15 @@ fn pair_extremum(method: &str, cmp: &Expr, chain: &Expr, empty: &syn::Stmt, span
         if by_ref { quote!(&#id) } else { quote!(#id) }
     };
     let (k0, k1) = (kept("__ad_k0", r0), kept("__ad_k1", r1));
-    let replace: Expr = if method == "max_by" {
-        syn::parse_quote_spanned!(span=>
+    let replace: Expr = match method {
+        "max_by" => syn::parse_quote_spanned!(span=>
             __ad::compare(#cmp, &(#k0, #k1), &(__ad_n0, __ad_n1))
-                != ::core::cmp::Ordering::Greater)
-    } else {
-        syn::parse_quote_spanned!(span=>
+                != ::core::cmp::Ordering::Greater),
+        "first" => syn::parse_quote!(false),
+        "last" => syn::parse_quote!(true),
+        _ => syn::parse_quote_spanned!(span=>
             __ad::compare(#cmp, &(__ad_n0, __ad_n1), &(#k0, #k1))
-                == ::core::cmp::Ordering::Less)
+                == ::core::cmp::Ordering::Less),
     };
     syn::parse_quote_spanned!(span=> {
         let mut __ad_k0 = ::core::default::Default::default();
