@@ -261,6 +261,10 @@ pub const FEATURES: &[(&str, &str)] = &[
         "helpers taking a float array by value, `h(v: [f64; 2], a: f64)` (some writing their copy, `mut v`), called with array literals",
     ),
     (
+        "search",
+        "`find` of `x.iter()` and of `x.iter().enumerate()`, read by `map_or`, `match` and `map(..).unwrap_or`, and `filter_map` sums of closures that choose between `Some(e)` and `None` (`if`/`else` or `bool::then`)",
+    ),
+    (
         "scratch",
         "a local vector filled at the top of a `for` body by `for j in 0..e { b[j] = .. }`, `e` its length or a smaller loop variable",
     ),
@@ -1473,6 +1477,58 @@ impl<'a> FnGen<'a> {
         }
     }
 
+    /// An element of `s` that `find` finds (or a default where none passes), or a
+    /// `filter_map` sum over `s` (the oracle runs the same code on num-dual numbers,
+    /// comparing primal values).
+    fn search(&mut self, s: &str, d: usize) -> E {
+        let k = fmt_lit(*self.rng.pick(&LITS));
+        let op = *self.rng.pick(&["<", ">"]);
+        // The test of an element reached through `refs` references, on the primal value
+        // (`find` lends its predicate a `&&f64`, `filter_map` its closure a `&f64`).
+        let test_p = |w: &str, refs: usize| format!("{}{w} {op} {k}", "*".repeat(refs));
+        let test_o = |w: &str| format!("{w}.re() {op} {k}");
+        let form = self.rng.below(5);
+        if form == 4 {
+            // The position of the first element that passes, by `enumerate().find`.
+            let j = self.name("j");
+            let at = |test: String| {
+                format!(
+                    "{s}[{s}.iter().enumerate().find(|(_, w)| {test}).map(|({j}, _)| {j}).unwrap_or(0)]"
+                )
+            };
+            return E {
+                p: at(test_p("w", 2)),
+                o: at(test_o("w")),
+                lit: false,
+            };
+        }
+        let (v, e) = self.element_expr(d);
+        let default = format!("{s}[0] * 0.5");
+        let write = |test: String, body: &str| match form {
+            0 => format!("{s}.iter().find(|w| {test}).map_or({default}, |{v}| {body})"),
+            1 => format!(
+                "(match {s}.iter().find(|w| {test}) {{ Some({v}) => {body}, None => {default} }})"
+            ),
+            2 => {
+                format!("{s}.iter().filter_map(|{v}| if {test} {{ Some({body}) }} else {{ None }})")
+            }
+            _ => format!("{s}.iter().filter_map(|{v}| ({test}).then(|| {body}))"),
+        };
+        if form < 2 {
+            E {
+                p: write(test_p("w", 2), &e.p),
+                o: write(test_o("w"), &e.o),
+                lit: false,
+            }
+        } else {
+            E {
+                p: format!("{}.sum::<f64>()", write(test_p(&v, 1), &e.p)),
+                o: format!("osum({})", write(test_o(&v), &e.o)),
+                lit: false,
+            }
+        }
+    }
+
     /// A fresh element `v` of a slice (a `&f64`) and an expression of depth `d` that
     /// reads it as `(*v)`.
     fn element_expr(&mut self, d: usize) -> (String, E) {
@@ -1570,6 +1626,7 @@ impl<'a> FnGen<'a> {
                 0
             },
             if self.on("items") { 1 } else { 0 },
+            if self.on("search") { 1 } else { 0 },
         ];
         if kinds.iter().all(|k| *k == 0) {
             return self.leaf(false, false);
@@ -1646,6 +1703,7 @@ impl<'a> FnGen<'a> {
                 self.map_sum_over(&iter, &iter, d)
             }
             12 => self.chain_item(&s, d),
+            13 => self.search(&s, d),
             7 => {
                 let k = fmt_lit(*self.rng.pick(&LITS));
                 let op = *self.rng.pick(&["<", ">"]);
