@@ -639,3 +639,114 @@ proptest! {
         check_hvp_of::<split_layers_rev>(&x, &v, split_layers_o);
     }
 }
+
+/// Vectors pushed whole as the rows of a vector of vectors (`hs.push(next)`, rows of
+/// different lengths, each a copy of the vector pushed), then read by index, by rows
+/// iterated, and through `last()`.
+#[autodiff_forward(pushed_rows_fwd, Dual, Dual)]
+#[autodiff_reverse(pushed_rows_rev, Duplicated, Active)]
+fn pushed_rows(x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut hs: Vec<Vec<f64>> = Vec::new();
+    let h0 = x.to_vec();
+    hs.push(h0);
+    for l in 0..3 {
+        let mut next = vec![0.0; n - l - 1];
+        for i in 0..n - l - 1 {
+            next[i] = (hs[l][i] * hs[l][i + 1]).sin() + hs[l][i];
+        }
+        hs.push(next);
+    }
+    let mut s = 0.0;
+    for h in hs.iter() {
+        s += h.iter().map(|v| v * v).sum::<f64>();
+    }
+    s + hs[3][0] * hs.last().unwrap()[0]
+}
+
+fn pushed_rows_o<D: Num>(x: &[D]) -> D {
+    let n = x.len();
+    let mut hs = vec![x.to_vec()];
+    for l in 0..3 {
+        let next: Vec<D> = (0..n - l - 1)
+            .map(|i| (hs[l][i] * hs[l][i + 1]).sin() + hs[l][i])
+            .collect();
+        hs.push(next);
+    }
+    let s = hs.iter().flatten().fold(D::from(0.0), |s, v| s + *v * *v);
+    s + hs[3][0] * hs[3][0]
+}
+
+/// Vectors collected into a vector of vectors, named by the `let`'s type or a turbofish:
+/// copies of parts (`c.to_vec()`), the vectors a call returns for each part, and inner
+/// `collect`s; then zipped by rows.
+#[autodiff_forward(collected_rows_fwd, Dual, Dual)]
+#[autodiff_reverse(collected_rows_rev, Duplicated, Active)]
+fn collected_rows(x: &[f64]) -> f64 {
+    let parts: Vec<Vec<f64>> = x.chunks(2).map(|c| c.to_vec()).collect();
+    let outs = parts
+        .iter()
+        .map(|r| dense(&x[..4], &x[4..6], r))
+        .collect::<Vec<Vec<f64>>>();
+    let squares: Vec<Vec<f64>> = (0..parts.len())
+        .map(|i| parts[i].iter().map(|v| v * v).collect())
+        .collect();
+    let mut s = 0.0;
+    for (o, q) in outs.iter().zip(squares.iter()) {
+        s += o.iter().sum::<f64>() * q[0];
+    }
+    s
+}
+
+fn collected_rows_o<D: Num>(x: &[D]) -> D {
+    x.chunks(2).fold(D::from(0.0), |s, r| {
+        let o = dense_o(&x[..4], &x[4..6], r);
+        s + o.iter().fold(D::from(0.0), |a, v| a + *v) * r[0] * r[0]
+    })
+}
+
+/// The vectors a call returns pushed onto a vector of vectors named so by its type
+/// (`hs.push(h)`, `hs.push(dense(..))`, `hs.push(x[..2].to_vec())`), read by index
+/// and summed by rows into a vector collected with a turbofish.
+#[autodiff_forward(layer_stack_fwd, Dual, Dual)]
+#[autodiff_reverse(layer_stack_rev, Duplicated, Active)]
+fn layer_stack(x: &[f64]) -> f64 {
+    let mut hs: Vec<Vec<f64>> = Vec::new();
+    hs.push(x[..2].to_vec());
+    for l in 0..3 {
+        let h = dense(&x[..4], &x[4..6], &hs[l]);
+        hs.push(h);
+    }
+    hs.push(dense(&x[2..6], &x[..2], &hs[3]));
+    let sums = (0..hs.len())
+        .map(|i| hs[i].iter().sum::<f64>())
+        .collect::<Vec<f64>>();
+    sums.iter().sum::<f64>() + hs[4][1] * hs[1][0]
+}
+
+fn layer_stack_o<D: Num>(x: &[D]) -> D {
+    let mut hs = vec![x[..2].to_vec()];
+    for l in 0..3 {
+        let h = dense_o(&x[..4], &x[4..6], &hs[l]);
+        hs.push(h);
+    }
+    let last = dense_o(&x[2..6], &x[..2], &hs[3]);
+    hs.push(last);
+    let s = hs.iter().flatten().fold(D::from(0.0), |s, v| s + *v);
+    s + hs[4][1] * hs[1][0]
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn vectors_pushed_and_collected_as_rows(case in slice_seed_case(-1.5, 1.5, 6..7)) {
+        let (x, v, s0, s) = case;
+        check_slice("pushed_rows", (&x, &v, &s0, s), pushed_rows, pushed_rows_fwd, pushed_rows_rev, pushed_rows_o::<Dual64>);
+        check_hvp_of::<pushed_rows_rev>(&x, &v, pushed_rows_o);
+        check_slice("collected_rows", (&x, &v, &s0, s), collected_rows, collected_rows_fwd, collected_rows_rev, collected_rows_o::<Dual64>);
+        check_hvp_of::<collected_rows_rev>(&x, &v, collected_rows_o);
+        check_slice("layer_stack", (&x, &v, &s0, s), layer_stack, layer_stack_fwd, layer_stack_rev, layer_stack_o::<Dual64>);
+        check_hvp_of::<layer_stack_rev>(&x, &v, layer_stack_o);
+    }
+}

@@ -369,7 +369,7 @@ fn activity_block(b: &Block, active: &mut HashSet<String>, frozen: &HashSet<Stri
                 outs.iter().for_each(|v| mark(active, frozen, v));
             }
             Stmt::Assign { place, val, .. }
-            | Stmt::Push { place, val }
+            | Stmt::Push { place, val, .. }
             | Stmt::Fill { place, val } => {
                 if viewing(active, |an| an.operand_active(val)) {
                     mark(active, frozen, &place.base);
@@ -595,7 +595,7 @@ fn live_reads_block(b: &[Stmt], dead: Option<&Dead>, out: &mut HashSet<String>) 
                     out.insert(place.base.to_string());
                 }
             }
-            Stmt::Push { place, val } | Stmt::Fill { place, val } => {
+            Stmt::Push { place, val, .. } | Stmt::Fill { place, val } => {
                 operand_reads(val, out);
                 index_reads(place, out);
             }

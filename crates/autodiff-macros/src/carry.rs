@@ -497,7 +497,9 @@ fn walk_block(b: &Block, u: &mut Uses) {
 fn walk_stmt(s: &Stmt, u: &mut Uses) {
     match s {
         Stmt::Let { op, .. } | Stmt::LetTuple { op, .. } => walk_op(op, u),
-        Stmt::Assign { place, val, .. } | Stmt::Push { place, val } | Stmt::Fill { place, val } => {
+        Stmt::Assign { place, val, .. }
+        | Stmt::Push { place, val, .. }
+        | Stmt::Fill { place, val } => {
             u.place(place);
             u.operand(val);
         }

@@ -93,7 +93,7 @@ fn stmt(s: &Stmt, changed: &mut HashSet<String>, bound: &mut HashSet<String>) {
             self::place(place, changed);
             operand(val, changed);
         }
-        Stmt::Push { place, val } => {
+        Stmt::Push { place, val, .. } => {
             changed.insert(place.base.to_string());
             self::place(place, changed);
             operand(val, changed);
@@ -301,6 +301,7 @@ mod tests {
         let pushed = Stmt::Push {
             place: Place::local(format_ident!("a")),
             val: Operand::Lit(quote!(1.0)),
+            copy: false,
         };
         let replaced = Stmt::Assign {
             place: Place::local(format_ident!("b")),

@@ -548,12 +548,12 @@ impl Forward<'_> {
             }
             Stmt::LetTuple { vars, op } => self.let_tuple(vars, op),
             Stmt::Assign { place, kind, val } => self.assign(place, *kind, val),
-            Stmt::Push { place, val } => {
-                let (p, v) = (place.primal(), val.primal());
+            Stmt::Push { place, val, copy } => {
+                let (p, v) = (place.primal(), pushed_value(val.primal(), *copy));
                 let mut out = quote!(#p.push(#v););
                 if self.an.place_active(place) {
                     let t = place.tangent();
-                    let tv = self.tan_or_zero(val);
+                    let tv = pushed_value(self.tan_or_zero(val), *copy);
                     out.extend(quote!(#t.push(#tv);));
                 }
                 out

@@ -284,10 +284,12 @@ pub enum Stmt {
         kind: AssignKind,
         val: Operand,
     },
-    /// `place.push(val)`
+    /// `place.push(val)`; `copy`: a copy of the buffer `val` (a vector pushed as a row,
+    /// which the function may read afterwards), not `val` moved.
     Push {
         place: Place,
         val: Operand,
+        copy: bool,
     },
     /// `place.fill(val)`
     Fill {
@@ -476,4 +478,13 @@ pub struct Body {
     /// forward transform may replay the indices marked replayed (`forward::Replays`).
     /// Elsewhere a marked index is indexing as written.
     pub replays_marked: bool,
+}
+
+/// The value a [`Stmt::Push`] pushes: `v` itself, or a copy of it where it pushes one.
+pub fn pushed_value(v: TokenStream, copy: bool) -> TokenStream {
+    if copy {
+        quote!(::core::clone::Clone::clone(&#v))
+    } else {
+        v
+    }
 }

@@ -285,6 +285,13 @@ pub struct Lowerer {
     /// The locals built as matrices (`[[a, b], [c, d]]`, `vec![vec![0.0; m]; n]`), whose
     /// elements are rows even where the function indexes them once.
     matrix_vars: HashSet<String>,
+    /// Set while a `collect` whose written type is a vector of vectors is lowered (`let
+    /// rows: Vec<Vec<f64>> = ..collect();`): each item, a vector a call or a closure
+    /// returned, is pushed as a row.
+    rows_collected: bool,
+    /// The locals that are vectors of vectors by their written type or their `collect`
+    /// (`let mut hs: Vec<Vec<f64>> = Vec::new();`): a push onto one is of a row.
+    vector_rows: HashSet<String>,
     /// The locals bound to a fixed-size array literal (`let p = [a, b];`, `[c; 2]`): a
     /// value of its own that a push onto a vector of arrays copies, as it copies a literal.
     array_locals: HashSet<String>,
@@ -450,6 +457,8 @@ impl Lowerer {
             rows_indexed: HashSet::default(),
             tuple_slots: HashSet::default(),
             matrix_vars: HashSet::default(),
+            rows_collected: false,
+            vector_rows: HashSet::default(),
             array_locals: HashSet::default(),
             mutable_locals: HashSet::default(),
             fixed_structs: HashSet::default(),
@@ -532,6 +541,8 @@ impl Lowerer {
             rows_indexed: self.rows_indexed.clone(),
             tuple_slots: self.tuple_slots.clone(),
             matrix_vars: self.matrix_vars.clone(),
+            rows_collected: false,
+            vector_rows: self.vector_rows.clone(),
             array_locals: self.array_locals.clone(),
             mutable_locals: self.mutable_locals.clone(),
             fixed_structs: HashSet::default(),
@@ -1453,6 +1464,36 @@ impl Lowerer {
     // ---------------------------------------------------------------- let
 
     fn lower_local(&mut self, l: &syn::Local) -> Result<()> {
+        // `let mut hs: Vec<Vec<f64>> = ..`: a vector of vectors, onto which a push is of a
+        // row, whatever gives it (a vector a call returned, whose type the call does not
+        // show); and a `collect` into one (by that type or a turbofish) collects rows.
+        if self.companion {
+            return self.lower_local_typed(l);
+        }
+        let (pat, rows) = match &l.pat {
+            Pat::Type(pt) => (&*pt.pat, is_vector_rows_type(&pt.ty)),
+            p => (p, false),
+        };
+        let collects = l.init.as_ref().is_some_and(|i| {
+            let hint = rows.then(|| syn::parse_quote!(Vec<Vec<f64>>));
+            collects_rows(&i.expr, hint.as_ref())
+        });
+        let outer = std::mem::replace(&mut self.rows_collected, collects);
+        let r = self.lower_local_typed(l);
+        self.rows_collected = outer;
+        r?;
+        if (rows || collects)
+            && let Pat::Ident(pi) = pat
+            && let Some(Binding::Var(v)) = self.lookup(&pi.ident.to_string())
+        {
+            let v = v.to_string();
+            self.vector_rows.insert(v.clone());
+            self.matrix_vars.insert(v);
+        }
+        Ok(())
+    }
+
+    fn lower_local_typed(&mut self, l: &syn::Local) -> Result<()> {
         if l.attrs.iter().any(|a| a.path().is_ident(FOUND_REFERENCE)) {
             // (See `option_element`.)
             let mut l = l.clone();
@@ -3726,7 +3767,11 @@ impl Lowerer {
                 if let Operand::Var(var) = &copy {
                     self.kinds.insert(var.to_string(), VarKind::Buffer);
                 }
-                self.emit(Stmt::Push { place, val: copy });
+                self.emit(Stmt::Push {
+                    place,
+                    val: copy,
+                    copy: false,
+                });
                 Ok(())
             }
             // (A struct's own `push`, `fill` or `copy_from_slice` is the user's method.)
@@ -3764,7 +3809,43 @@ impl Lowerer {
                         "`push` onto a `&mut Vec` parameter (return the vector, `-> Vec<f64>`, or give the parameter its final length and write its elements by index)",
                     );
                 }
+                // `hs.push(::core::clone::Clone::clone(&h))`, as a companion writes the push
+                // of a row: differentiated again, the row's tangent is pushed too.
+                if self.companion
+                    && !is_store(&m.receiver)
+                    && let Some(row) = cloned_operand(&m.args[0])
+                {
+                    let row = match self.lower_expr(row)? {
+                        Val::Place(p, _) if p.is_whole() => p.base,
+                        Val::Op(Operand::Var(v)) => v,
+                        _ => return unsupported(m, "this push of a copy"),
+                    };
+                    self.matrix_vars.insert(place.base.to_string());
+                    self.emit(Stmt::Push {
+                        place,
+                        val: Operand::Var(row),
+                        copy: true,
+                    });
+                    return Ok(());
+                }
                 let mut v = self.lower_expr(&m.args[0])?;
+                // A vector made in place (`hs.push(x.to_vec())`), or, onto a vector of
+                // vectors by its type (`let mut hs: Vec<Vec<f64>>`), a vector a call
+                // returned (`hs.push(layer(w, &h))`): a row.
+                if !self.companion
+                    && place.is_whole()
+                    && let Val::Op(Operand::Var(row)) = &v
+                    && (self.vector_rows.contains(&place.base.to_string())
+                        || matches!(self.kinds.get(&row.to_string()), Some(VarKind::Buffer)))
+                {
+                    self.kinds.insert(row.to_string(), VarKind::Buffer);
+                    self.emit(Stmt::Push {
+                        place,
+                        val: Operand::Var(row.clone()),
+                        copy: true,
+                    });
+                    return Ok(());
+                }
                 // A row of a parameter of rows (`ps.push(ctrl[i])`): a copy of it.
                 if let Val::Place(p, _) = &v
                     && !p.is_whole()
@@ -3781,6 +3862,17 @@ impl Lowerer {
                 // the array's elements.
                 let array = matches!(&m.args[0], Expr::Array(_) | Expr::Repeat(_));
                 let val = match v {
+                    // A local vector pushed as a row (`hs.push(h)`): a copy of it, which
+                    // the push moves, so that the companions may read `h` after it.
+                    Val::Place(p, _) if p.is_whole() && self.pushes_local_vector(&p) => {
+                        self.matrix_vars.insert(place.base.to_string());
+                        self.emit(Stmt::Push {
+                            place,
+                            val: Operand::Var(p.base),
+                            copy: true,
+                        });
+                        return Ok(());
+                    }
                     Val::Place(p, _)
                         if p.is_whole()
                             && (array || self.array_locals.contains(&p.base.to_string())) =>
@@ -3792,7 +3884,11 @@ impl Lowerer {
                     v if array => self.operand(v, m.args[0].span())?,
                     v => self.pushed(v, m.args[0].span())?,
                 };
-                self.emit(Stmt::Push { place, val });
+                self.emit(Stmt::Push {
+                    place,
+                    val,
+                    copy: false,
+                });
                 Ok(())
             }
             "fill" if m.args.len() == 1 && !self.is_struct_receiver(&m.receiver) => {
@@ -5604,14 +5700,20 @@ impl Lowerer {
         )
     }
 
-    /// The operand of a value pushed onto a vector: a float, not a buffer (a matrix built
-    /// row by row would need shadows built row by row). Array literals are pushed as
-    /// they are (see the `push` arm of the method calls).
+    /// Whether `p` is a local vector, pushed whole as a row of a vector of vectors (a copy
+    /// of it: the function may read it after the push, and the companions do).
+    fn pushes_local_vector(&self, p: &Place) -> bool {
+        !self.companion && matches!(self.kinds.get(&p.base.to_string()), Some(VarKind::Buffer))
+    }
+
+    /// The operand of a value pushed onto a vector: a float, not a slice or another part of
+    /// a buffer. Array literals and whole vectors are pushed as rows (see the `push` arm
+    /// of the method calls).
     fn pushed(&mut self, v: Val, span: Span) -> Result<Operand> {
         self.pushed_as(
             v,
             span,
-            "pushing a vector onto a vector (build a matrix with `vec![vec![0.0; m]; n]` and write its rows, or push arrays onto a `Vec<[f64; 2]>`: `ps.push([a, b])`)",
+            "pushing a slice onto a vector (push a copy of it as a row, `ps.push(x[..2].to_vec())`, or an array, `ps.push([x[0], x[1]])`)",
         )
     }
 
@@ -7150,6 +7252,8 @@ impl Lowerer {
     }
 
     fn lower_collect(&mut self, chain: Chain, span: Span) -> Result<Operand> {
+        // (Told for this `collect` alone: one in its closures collects what it collects.)
+        let rows = std::mem::replace(&mut self.rows_collected, false);
         let v = self.fresh("collected", span);
         self.kinds.insert(v.to_string(), VarKind::Buffer);
         self.emit(Stmt::Let {
@@ -7166,15 +7270,41 @@ impl Lowerer {
                     l.matrix_vars.insert(v2.to_string());
                     Operand::Var(p.base)
                 }
+                // A vector each (`.map(|r| layer(w, r))`, `.map(|c| c.to_vec())`): a vector
+                // of rows, as pushing each vector makes.
+                Val::Place(p, _) if p.is_whole() && l.pushes_local_vector(&p) => {
+                    l.matrix_vars.insert(v2.to_string());
+                    l.emit(Stmt::Push {
+                        place: Place::local(v2),
+                        val: Operand::Var(p.base),
+                        copy: true,
+                    });
+                    return Ok(());
+                }
+                Val::Op(Operand::Var(b))
+                    if !l.companion
+                        && (rows || matches!(l.kinds.get(&b.to_string()), Some(VarKind::Buffer))) =>
+                {
+                    // (A call's result, whose type the call does not show: a vector.)
+                    l.kinds.insert(b.to_string(), VarKind::Buffer);
+                    l.matrix_vars.insert(v2.to_string());
+                    l.emit(Stmt::Push {
+                        place: Place::local(v2),
+                        val: Operand::Var(b),
+                        copy: true,
+                    });
+                    return Ok(());
+                }
                 elem => l.pushed_as(
                     elem,
                     span,
-                    "collecting vectors into a vector (build a matrix with `vec![vec![0.0; m]; n]` and write its rows, or collect arrays: `.map(|i| [a, b]).collect::<Vec<[f64; 2]>>()`)",
+                    "collecting slices into a vector (collect copies of them, `.map(|c| c.to_vec())`, or arrays, `.map(|c| [c[0], c[1]])`)",
                 )?,
             };
             l.emit(Stmt::Push {
                 place: Place::local(v2),
                 val,
+                copy: false,
             });
             Ok(())
         })?;
@@ -11883,6 +12013,54 @@ fn assigned_in_branches(target: &Expr, e: &Expr) -> Expr {
 /// Whether `t` is `Vec<..>`.
 fn is_vec_type(t: &syn::Type) -> bool {
     matches!(t, syn::Type::Path(p) if crate::signature::vec_elem(&p.path).is_some())
+}
+
+/// Whether `e` names one of a reverse companion's stores (`__ad_tape3`, `__ad_keep_h`),
+/// into which its forward sweep records values (a loop's range by a copy) for its
+/// reverse sweep.
+fn is_store(e: &Expr) -> bool {
+    matches!(strip(e), Expr::Path(p) if p.path.get_ident().is_some_and(|id| {
+        let name = id.to_string();
+        name.starts_with("__ad_tape") || name.starts_with("__ad_keep_")
+    }))
+}
+
+/// `v` of `::core::clone::Clone::clone(&v)`.
+fn cloned_operand(e: &Expr) -> Option<&Expr> {
+    let Expr::Call(c) = strip(e) else {
+        return None;
+    };
+    let Expr::Path(f) = strip(&c.func) else {
+        return None;
+    };
+    let names = path_names(&f.path);
+    if names.len() < 2 || names[names.len() - 2..] != ["Clone".to_string(), "clone".to_string()] {
+        return None;
+    }
+    match &c.args.iter().collect::<Vec<_>>()[..] {
+        [Expr::Reference(r)] if r.mutability.is_none() => Some(&r.expr),
+        _ => None,
+    }
+}
+
+/// Whether `t` is a vector of vectors (`Vec<Vec<f64>>`, `Vec<Vec<T>>`).
+fn is_vector_rows_type(t: &syn::Type) -> bool {
+    matches!(t, syn::Type::Path(p)
+        if crate::signature::vec_elem(&p.path).is_some_and(is_vec_type))
+}
+
+/// Whether `e` is a `collect` into a vector of vectors, by its turbofish or by `hint`, the
+/// written type of the `let` it initialises.
+fn collects_rows(e: &Expr, hint: Option<&syn::Type>) -> bool {
+    let Expr::MethodCall(m) = strip(e) else {
+        return false;
+    };
+    let turbofish = m.turbofish.as_ref().and_then(|t| match t.args.first() {
+        Some(syn::GenericArgument::Type(t)) => Some(t),
+        _ => None,
+    });
+    m.method == "collect"
+        && (turbofish.is_some_and(is_vector_rows_type) || hint.is_some_and(is_vector_rows_type))
 }
 
 /// A callee's state or result kept in a companion through `autodiff_core`'s

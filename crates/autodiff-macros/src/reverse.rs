@@ -1153,8 +1153,8 @@ impl<'a> Reverse<'a> {
                 let old = self.old_value_local(place, block, k);
                 self.assign(place, *kind, val, level, old)
             }
-            Stmt::Push { place, val } => {
-                let (p, v) = (place.primal(), val.primal());
+            Stmt::Push { place, val, copy } => {
+                let (p, v) = (place.primal(), pushed_value(val.primal(), *copy));
                 let mut fwd = quote!(#p.push(#v););
                 let mut rev = TokenStream::new();
                 if self.an.place_active(place) {
@@ -2412,6 +2412,15 @@ fn collect_placed(b: &Block, out: &mut HashSet<String>) {
                 kind: AssignKind::Set,
                 val: Operand::Var(v),
             } if place.is_whole() => {
+                out.insert(place.base.to_string());
+                out.insert(v.to_string());
+            }
+            // A vector pushed as a row is read (copied) there.
+            Stmt::Push {
+                place,
+                val: Operand::Var(v),
+                copy: true,
+            } => {
                 out.insert(place.base.to_string());
                 out.insert(v.to_string());
             }
