@@ -261,6 +261,10 @@ pub const FEATURES: &[(&str, &str)] = &[
         "helpers taking a float array by value, `h(v: [f64; 2], a: f64)` (some writing their copy, `mut v`), called with array literals",
     ),
     (
+        "rows",
+        "a vector of vectors, `let rs: Vec<Vec<f64>>`, collected from a slice's chunks mapped to vectors or built by pushing a vector made in a loop; one element and a row's sum read",
+    ),
+    (
         "search",
         "`find` of `x.iter()` and of `x.iter().enumerate()`, read by `map_or`, `match` and `map(..).unwrap_or`, and `filter_map` sums of closures that choose between `Some(e)` and `None` (`if`/`else` or `bool::then`)",
     ),
@@ -1910,7 +1914,7 @@ impl<'a> FnGen<'a> {
             .bufs
             .iter()
             .any(|b| b.local && b.borrowed == 0 && !b.growing && b.len != Len::Unknown);
-        let w: [u32; 32] = [
+        let w: [u32; 33] = [
             4,                                   // 0 let
             2,                                   // 1 let mut
             if muts.is_empty() { 0 } else { 3 }, // 2 assign
@@ -2026,6 +2030,11 @@ impl<'a> FnGen<'a> {
             } else {
                 0
             }, // 31 iterator variable
+            if self.on("rows") && self.readable().iter().any(|(_, l)| *l != Len::Unknown) {
+                1
+            } else {
+                0
+            }, // 32 vector of vectors
         ];
         let d = 3;
         match self.rng.weighted(&w) {
@@ -2094,6 +2103,7 @@ impl<'a> FnGen<'a> {
             9 => self.for_iter(),
             30 => self.option_local(),
             31 => self.iterator_variable(),
+            32 => self.vector_rows(),
             10 | 11 => {
                 let as_loop = self.on("loop") && (!self.on("while") || self.rng.chance(0.5));
                 self.while_loop(as_loop)
@@ -2455,6 +2465,49 @@ impl<'a> FnGen<'a> {
             .map(|(n, _)| n)
             .collect();
         self.rng.pick(&slices).clone()
+    }
+
+    /// A vector of vectors built from a slice of known length, by `collect`ing its chunks
+    /// mapped to vectors or by pushing a vector collected in each turn of a loop; then
+    /// its first element and the sum of its last row read into a new scalar. The oracle
+    /// runs the same code on num-dual numbers.
+    fn vector_rows(&mut self) {
+        let s = self.known_length_slice();
+        let (rs, r, j, t) = (
+            self.name("rs"),
+            self.name("r"),
+            self.name("j"),
+            self.name("t"),
+        );
+        let m = self.mark();
+        let (v, e) = self.element_expr(1);
+        self.reset(m);
+        if self.rng.chance(0.5) {
+            let rows = |ty: &str, e: &str| {
+                format!(
+                    "let {rs}: Vec<Vec<{ty}>> = {s}.chunks(2).map(|{r}| {r}.iter().map(|{v}| {e}).collect()).collect();"
+                )
+            };
+            self.line(&rows("f64", &e.p), &rows("D", &e.o));
+        } else {
+            self.line(
+                &format!(
+                    "let mut {rs}: Vec<Vec<f64>> = Vec::new(); for {j} in 0..2 {{ let {r}: Vec<f64> = {s}.iter().map(|{v}| {} * ({j} as f64 + 1.0)).collect(); {rs}.push({r}); }}",
+                    e.p
+                ),
+                &format!(
+                    "let mut {rs}: Vec<Vec<D>> = Vec::new(); for {j} in 0..2 {{ let {r}: Vec<D> = {s}.iter().map(|{v}| {} * D::from({j} as f64 + 1.0)).collect(); {rs}.push({r}); }}",
+                    e.o
+                ),
+            );
+        }
+        self.line(
+            &format!("let {t} = {rs}[0][0] * 0.5 + {rs}[{rs}.len() - 1].iter().sum::<f64>();"),
+            &format!(
+                "let {t} = {rs}[0][0] * D::from(0.5) + osum({rs}[{rs}.len() - 1].iter().copied());"
+            ),
+        );
+        self.add_scalar(&t, false);
     }
 
     /// An iterator over a slice held in a variable: one or two items taken by `next()`
