@@ -2850,3 +2850,48 @@ fn hessian_vector_products_refuse_a_short_gradient_buffer() {
     let (mut g, mut hv) = (vec![0.0; 2], vec![0.0; 3]);
     replayed_objective_hvp(&[0.1, 0.2, 0.3], &[1.0, 0.0, 0.0], &mut g, &mut hv);
 }
+
+/// `pop` of a local vector: `pop().unwrap()`, a statement `v.pop();` (of an empty vector
+/// too), `if let Some(u) = q.pop()`, `pop().unwrap_or(d)` of an empty vector, and a stack
+/// emptied by `while let Some(t) = st.pop()` that pops again inside.
+#[autodiff_forward(popped_fwd, Dual, Dual)]
+#[autodiff_reverse(popped_rev, Duplicated, Active)]
+fn popped(x: &[f64]) -> f64 {
+    let mut st = x.to_vec();
+    let a = st.pop().unwrap();
+    st.pop();
+    let mut s = a * a;
+    let mut q = vec![x[0] * 2.0];
+    if let Some(u) = q.pop() {
+        s += u.sin();
+    }
+    q.pop();
+    let e = q.pop().unwrap_or(0.25);
+    while let Some(t) = st.pop() {
+        s = s * 0.5 + t * t;
+        st.pop();
+    }
+    s + e + st.len() as f64
+}
+
+fn popped_o<N: Num>(x: &[N]) -> N {
+    let n = x.len();
+    let mut s = x[n - 1] * x[n - 1] + (x[0] * 2.0).sin();
+    // The stack holds x[..n - 2]; each turn takes the last and drops the one before.
+    let mut k = n - 2;
+    while k > 0 {
+        s = s * 0.5 + x[k - 1] * x[k - 1];
+        k = k.saturating_sub(2);
+    }
+    s + 0.25
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn values_popped_off_local_vectors((x, v, s0) in slice_case(-1.2, 1.2, 2..9, 0), s in seed()) {
+        check_slice("popped", (&x, &v, &s0, s), popped, popped_fwd, popped_rev, popped_o::<Dual64>);
+        check_hvp_of::<popped_rev>(&x, &v, popped_o);
+    }
+}

@@ -3758,6 +3758,13 @@ impl Lowerer {
                 self.let_op(Op::Pop(place), m.span());
                 Ok(())
             }
+            // `v.pop();` of a local vector: its last value dropped (see `popped`).
+            "pop" if m.args.is_empty() && self.is_local_buffer_expr(&m.receiver)? => {
+                let v = &m.receiver;
+                let shortened: syn::Stmt = syn::parse_quote_spanned!(m.span()=>
+                    #v.truncate(#v.len().saturating_sub(1)););
+                self.lower_stmts(&[shortened], Tail::Unit).map(|_| ())
+            }
             // A companion saving a buffer in a store of copies (`__ad::SavedSlices`): a
             // copy of it pushed, with its tangent's.
             "save" if m.args.len() == 1 && self.companion => {
@@ -4501,6 +4508,25 @@ impl Lowerer {
                 vec![syn::parse_quote_spanned!(span=> #(#[#mark])* let #v = #found.unwrap();)],
             )));
         }
+        // `Some(t)` of `v.pop()` of a local vector: its last value, taken off it.
+        if let Expr::MethodCall(found) = strip(scrutinee)
+            && found.method == "pop"
+            && found.args.is_empty()
+            && let Pat::Ident(pi) = &ts.elems[0]
+            && pi.subpat.is_none()
+            && pi.by_ref.is_none()
+            && self.is_local_buffer_expr(&found.receiver)?
+        {
+            let (recv, span) = (&found.receiver, scrutinee.span());
+            let (mut bind, value) = popped(recv, span);
+            let name = &pi.ident;
+            let mutability = &pi.mutability;
+            bind.push(syn::parse_quote_spanned!(span=> let #mutability #name = #value;));
+            return Ok(Some((
+                syn::parse_quote_spanned!(span=> !#recv.is_empty()),
+                bind,
+            )));
+        }
         let (inner, copied) = strip_copied(scrutinee);
         let Expr::MethodCall(found) = inner else {
             return Ok(None);
@@ -4571,6 +4597,27 @@ impl Lowerer {
         let span = m.span();
         let recv = &found.receiver;
         let method = found.method.to_string();
+        if method == "pop" && found.args.is_empty() && self.is_local_buffer_expr(recv)? {
+            let (bind, value) = popped(recv, span);
+            return Ok(match m.method.to_string().as_str() {
+                "unwrap" | "expect" => {
+                    let msg = unwrap_message(m);
+                    Some(syn::parse_quote_spanned!(span=> {
+                        ::core::assert!(!#recv.is_empty(), "{}", #msg);
+                        #(#bind)*
+                        #value
+                    }))
+                }
+                "unwrap_or" if m.args.len() == 1 => {
+                    let d = &m.args[0];
+                    Some(syn::parse_quote_spanned!(span=> {
+                        let __ad_default = #d;
+                        if #recv.is_empty() { __ad_default } else { #(#bind)* #value }
+                    }))
+                }
+                _ => None,
+            });
+        }
         if let Some((index, holds)) = self.element_position(found)? {
             return Ok(match m.method.to_string().as_str() {
                 // (A struct member's position is checked by `flat_index`, its length not
@@ -12013,6 +12060,20 @@ fn assigned_in_branches(target: &Expr, e: &Expr) -> Expr {
 /// Whether `t` is `Vec<..>`.
 fn is_vec_type(t: &syn::Type) -> bool {
     matches!(t, syn::Type::Path(p) if crate::signature::vec_elem(&p.path).is_some())
+}
+
+/// `v.pop()` of a local vector `v` that holds a value, as statements and the value they
+/// leave: the last value read into a local, then the vector truncated by one (the
+/// truncation is a copy of the rest assigned back, as `truncate` is; see
+/// `Lowerer::lower_resize`).
+fn popped(v: &Expr, span: Span) -> (Vec<syn::Stmt>, Expr) {
+    (
+        vec![
+            syn::parse_quote_spanned!(span=> let __ad_popped = #v[#v.len() - 1];),
+            syn::parse_quote_spanned!(span=> #v.truncate(#v.len() - 1);),
+        ],
+        syn::parse_quote_spanned!(span=> __ad_popped),
+    )
 }
 
 /// Whether `e` names one of a reverse companion's stores (`__ad_tape3`, `__ad_keep_h`),
