@@ -1032,7 +1032,11 @@ fn iterator_variables(x: &[f64]) -> f64 {
     let p = positive.next().map_or(0.25, |v| v * 3.0);
     let backwards = x.iter().rev().step_by(2);
     let t: f64 = backwards.sum();
-    top + s + rest + p + t.cos()
+    // A chain whose closure reads the buffer through `last()` (which writes nothing).
+    let mut scaled = x.iter().map(|v| v * *x.last().unwrap());
+    let u0 = scaled.next().unwrap_or(0.25);
+    let u = u0 + scaled.sum::<f64>();
+    top + s + rest + p + t.cos() + u
 }
 
 fn iterator_variables_o<D: Num>(x: &[D]) -> D {
@@ -1056,7 +1060,8 @@ fn iterator_variables_o<D: Num>(x: &[D]) -> D {
         None => c(0.25),
     };
     let t = x.iter().rev().step_by(2).fold(c::<D>(0.0), |t, &v| t + v);
-    top + s + rest + p + t.cos()
+    let u = x.iter().fold(c::<D>(0.0), |u, &v| u + v * x[n - 1]);
+    top + s + rest + p + t.cos() + u
 }
 
 /// `scan` that always goes on: a running sum collected into a `Vec` (typed by the `let`),

@@ -2010,7 +2010,7 @@ impl Lowerer {
         if pat_binds(pat) && !self.binds_constants(scrutinee, pat) {
             return unsupported(
                 pat,
-                "`let .. else` that binds variables, except slice patterns of bindings and `_` (`[a, b]`, `[first, .., last]`, `[h, rest @ ..]`) on a slice named by a variable or a member or on a range of one, `Some(v)` of `x.get(i)`, `x.first()`, `x.last()` (or `get_mut`, `first_mut`, `last_mut`) or a reduction (`reduce`, `max_by`, `min_by`, `find`), `Some((a, rest))` of `x.split_first()` or `x.split_last()`, `Some(p)` (or `Some((i, p))`) of a `let mut` local of an `Option` of a number or of a tuple of numbers (`let mut prev: Option<f64> = None;`), and patterns on a by-value parameter that is never differentiated (an enum, an `Option`, an integer), a struct parameter or `no_grad(..)` of a value without a derivative",
+                "`let .. else` that binds variables, except slice patterns of bindings and `_` (`[a, b]`, `[first, .., last]`, `[h, rest @ ..]`) on a slice named by a variable or a member or on a range of one, `Some(v)` of `x.get(i)`, `x.first()`, `x.last()` (or `get_mut`, `first_mut`, `last_mut`), `v.pop()` of a local vector of floats or a reduction (`reduce`, `max_by`, `min_by`, `find`), `Some((a, rest))` of `x.split_first()` or `x.split_last()`, `Some(p)` (or `Some((i, p))`) of a `let mut` local of an `Option` of a number or of a tuple of numbers (`let mut prev: Option<f64> = None;`), and patterns on a by-value parameter that is never differentiated (an enum, an `Option`, an integer), a struct parameter or `no_grad(..)` of a value without a derivative",
             );
         }
         let scrut = self.scrutinee_tokens(scrutinee);
@@ -5382,7 +5382,7 @@ impl Lowerer {
             if pat_binds(&l.pat) && !self.binds_constants(&l.expr, &l.pat) {
                 return unsupported(
                     l,
-                    "`if let` (or `while let`) that binds variables, except slice patterns of bindings and `_` (`[a, b]`, `[first, .., last]`, `[h, rest @ ..]`) on a slice named by a variable or a member or on a range of one, `Some(v)` of `x.get(i)`, `x.first()`, `x.last()` (or `get_mut`, `first_mut`, `last_mut`) or a reduction (`reduce`, `max_by`, `min_by`, `find`), `Some((a, rest))` of `x.split_first()` or `x.split_last()`, `Some(p)` (or `Some((i, p))`) of a `let mut` local of an `Option` of a number or of a tuple of numbers (`let mut prev: Option<f64> = None;`), and patterns on a by-value parameter that is never differentiated (an enum, an `Option`, an integer), a struct parameter or `no_grad(..)` of a value without a derivative",
+                    "`if let` (or `while let`) that binds variables, except slice patterns of bindings and `_` (`[a, b]`, `[first, .., last]`, `[h, rest @ ..]`) on a slice named by a variable or a member or on a range of one, `Some(v)` of `x.get(i)`, `x.first()`, `x.last()` (or `get_mut`, `first_mut`, `last_mut`), `v.pop()` of a local vector of floats or a reduction (`reduce`, `max_by`, `min_by`, `find`), `Some((a, rest))` of `x.split_first()` or `x.split_last()`, `Some(p)` (or `Some((i, p))`) of a `let mut` local of an `Option` of a number or of a tuple of numbers (`let mut prev: Option<f64> = None;`), and patterns on a by-value parameter that is never differentiated (an enum, an `Option`, an integer), a struct parameter or `no_grad(..)` of a value without a derivative",
                 );
             }
             let (scrutinee, pat, then) = (&l.expr, &l.pat, &i.then_branch);

@@ -178,7 +178,11 @@ fn writes(e: &Expr) -> bool {
                 Expr::Assign(_) => true,
                 Expr::Binary(b) => is_compound(&b.op),
                 Expr::Reference(r) => r.mutability.is_some(),
-                Expr::MethodCall(m) => is_buffer_method_name(&m.method.to_string()),
+                // (`x.last()`, `x.get(i)`, `x.split_at(k)` only read.)
+                Expr::MethodCall(m) => {
+                    let name = m.method.to_string();
+                    is_buffer_method_name(&name) && !reads_only(&name)
+                }
                 _ => false,
             };
             syn::visit::visit_expr(self, e);
@@ -187,6 +191,14 @@ fn writes(e: &Expr) -> bool {
     let mut w = Writes(false);
     syn::visit::Visit::visit_expr(&mut w, e);
     w.0
+}
+
+/// Whether the buffer method `name` reads the buffer and writes nothing of it.
+fn reads_only(name: &str) -> bool {
+    matches!(
+        name,
+        "first" | "last" | "get" | "split_at" | "split_first" | "split_last"
+    )
 }
 
 /// One use of the variable in a statement.
