@@ -1474,10 +1474,10 @@ impl Lowerer {
             Pat::Type(pt) => (&*pt.pat, is_vector_rows_type(&pt.ty)),
             p => (p, false),
         };
-        let collects = l.init.as_ref().is_some_and(|i| {
-            let hint = rows.then(|| syn::parse_quote!(Vec<Vec<f64>>));
-            collects_rows(&i.expr, hint.as_ref())
-        });
+        let collects = l
+            .init
+            .as_ref()
+            .is_some_and(|i| collects_rows(&i.expr, rows));
         let outer = std::mem::replace(&mut self.rows_collected, collects);
         let r = self.lower_local_typed(l);
         self.rows_collected = outer;
@@ -3827,30 +3827,14 @@ impl Lowerer {
                         Val::Op(Operand::Var(v)) => v,
                         _ => return unsupported(m, "this push of a copy"),
                     };
-                    self.matrix_vars.insert(place.base.to_string());
-                    self.emit(Stmt::Push {
-                        place,
-                        val: Operand::Var(row),
-                        copy: true,
-                    });
+                    self.push_row(place, row);
                     return Ok(());
                 }
                 let mut v = self.lower_expr(&m.args[0])?;
-                // A vector made in place (`hs.push(x.to_vec())`), or, onto a vector of
-                // vectors by its type (`let mut hs: Vec<Vec<f64>>`), a vector a call
-                // returned (`hs.push(layer(w, &h))`): a row.
-                if !self.companion
-                    && place.is_whole()
-                    && let Val::Op(Operand::Var(row)) = &v
-                    && (self.vector_rows.contains(&place.base.to_string())
-                        || matches!(self.kinds.get(&row.to_string()), Some(VarKind::Buffer)))
-                {
-                    self.kinds.insert(row.to_string(), VarKind::Buffer);
-                    self.emit(Stmt::Push {
-                        place,
-                        val: Operand::Var(row.clone()),
-                        copy: true,
-                    });
+                let of_rows =
+                    place.is_whole() && self.vector_rows.contains(&place.base.to_string());
+                if let Some(row) = self.vector_row(&v, of_rows) {
+                    self.push_row(place, row);
                     return Ok(());
                 }
                 // A row of a parameter of rows (`ps.push(ctrl[i])`): a copy of it.
@@ -3869,17 +3853,6 @@ impl Lowerer {
                 // the array's elements.
                 let array = matches!(&m.args[0], Expr::Array(_) | Expr::Repeat(_));
                 let val = match v {
-                    // A local vector pushed as a row (`hs.push(h)`): a copy of it, which
-                    // the push moves, so that the companions may read `h` after it.
-                    Val::Place(p, _) if p.is_whole() && self.pushes_local_vector(&p) => {
-                        self.matrix_vars.insert(place.base.to_string());
-                        self.emit(Stmt::Push {
-                            place,
-                            val: Operand::Var(p.base),
-                            copy: true,
-                        });
-                        return Ok(());
-                    }
                     Val::Place(p, _)
                         if p.is_whole()
                             && (array || self.array_locals.contains(&p.base.to_string())) =>
@@ -5747,10 +5720,39 @@ impl Lowerer {
         )
     }
 
-    /// Whether `p` is a local vector, pushed whole as a row of a vector of vectors (a copy
-    /// of it: the function may read it after the push, and the companions do).
-    fn pushes_local_vector(&self, p: &Place) -> bool {
-        !self.companion && matches!(self.kinds.get(&p.base.to_string()), Some(VarKind::Buffer))
+    /// The local that a push onto a vector, or an item of a `collect`, gives whole as a
+    /// row of a vector of vectors: a local vector (`hs.push(h)`), one made in place
+    /// (`hs.push(x.to_vec())`), or, where `of_rows` says that the receiver holds vectors,
+    /// the vector a call returned (whose type the call does not show), marked a buffer.
+    /// (A local array is pushed as a value; see the `push` arm.)
+    fn vector_row(&mut self, v: &Val, of_rows: bool) -> Option<Ident> {
+        if self.companion {
+            return None;
+        }
+        let (row, made) = match v {
+            Val::Place(p, _) if p.is_whole() => (&p.base, false),
+            Val::Op(Operand::Var(b)) => (b, true),
+            _ => return None,
+        };
+        let name = row.to_string();
+        let vector = matches!(self.kinds.get(&name), Some(VarKind::Buffer))
+            && !self.array_locals.contains(&name);
+        if !(vector || (of_rows && made)) {
+            return None;
+        }
+        self.kinds.insert(name, VarKind::Buffer);
+        Some(row.clone())
+    }
+
+    /// `place.push(row)` of a vector as a row: a copy of it, so that the function, and
+    /// the companions, may read `row` after the push.
+    fn push_row(&mut self, place: Place, row: Ident) {
+        self.matrix_vars.insert(place.base.to_string());
+        self.emit(Stmt::Push {
+            place,
+            val: Operand::Var(row),
+            copy: true,
+        });
     }
 
     /// The operand of a value pushed onto a vector: a float, not a slice or another part of
@@ -7319,27 +7321,8 @@ impl Lowerer {
                 }
                 // A vector each (`.map(|r| layer(w, r))`, `.map(|c| c.to_vec())`): a vector
                 // of rows, as pushing each vector makes.
-                Val::Place(p, _) if p.is_whole() && l.pushes_local_vector(&p) => {
-                    l.matrix_vars.insert(v2.to_string());
-                    l.emit(Stmt::Push {
-                        place: Place::local(v2),
-                        val: Operand::Var(p.base),
-                        copy: true,
-                    });
-                    return Ok(());
-                }
-                Val::Op(Operand::Var(b))
-                    if !l.companion
-                        && (rows || matches!(l.kinds.get(&b.to_string()), Some(VarKind::Buffer))) =>
-                {
-                    // (A call's result, whose type the call does not show: a vector.)
-                    l.kinds.insert(b.to_string(), VarKind::Buffer);
-                    l.matrix_vars.insert(v2.to_string());
-                    l.emit(Stmt::Push {
-                        place: Place::local(v2),
-                        val: Operand::Var(b),
-                        copy: true,
-                    });
+                elem if let Some(row) = l.vector_row(&elem, rows) => {
+                    l.push_row(Place::local(v2), row);
                     return Ok(());
                 }
                 elem => l.pushed_as(
@@ -12110,9 +12093,9 @@ fn is_vector_rows_type(t: &syn::Type) -> bool {
         if crate::signature::vec_elem(&p.path).is_some_and(is_vec_type))
 }
 
-/// Whether `e` is a `collect` into a vector of vectors, by its turbofish or by `hint`, the
-/// written type of the `let` it initialises.
-fn collects_rows(e: &Expr, hint: Option<&syn::Type>) -> bool {
+/// Whether `e` is a `collect` into a vector of vectors, by its turbofish or, where
+/// `rows_typed`, by the written type of the `let` it initialises.
+fn collects_rows(e: &Expr, rows_typed: bool) -> bool {
     let Expr::MethodCall(m) = strip(e) else {
         return false;
     };
@@ -12120,8 +12103,7 @@ fn collects_rows(e: &Expr, hint: Option<&syn::Type>) -> bool {
         Some(syn::GenericArgument::Type(t)) => Some(t),
         _ => None,
     });
-    m.method == "collect"
-        && (turbofish.is_some_and(is_vector_rows_type) || hint.is_some_and(is_vector_rows_type))
+    m.method == "collect" && (rows_typed || turbofish.is_some_and(is_vector_rows_type))
 }
 
 /// A callee's state or result kept in a companion through `autodiff_core`'s

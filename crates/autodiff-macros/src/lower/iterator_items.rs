@@ -23,6 +23,7 @@
 //! and an iterator held in a variable, which `next` advances, is left as written: the
 //! lowering names the method.
 
+use super::option_locals::{is_none, some_of};
 use super::*;
 
 /// Writes the forms above in `body` (a function's own code; nested blocks and closures
@@ -103,9 +104,9 @@ fn filtered_and_mapped(it: &Expr, f: &Expr, span: Span) -> Option<Expr> {
             let (_, other) = choice.else_branch.as_ref()?;
             let (kept, dropped) = (block_value(&choice.then_branch)?, block_value_of(other)?);
             let cond = &choice.cond;
-            match (option_value(kept), option_value(dropped)) {
-                (Some(Some(e)), Some(None)) => (syn::parse_quote_spanned!(span=> #cond), e),
-                (Some(None), Some(Some(e))) => (syn::parse_quote_spanned!(span=> !(#cond)), e),
+            match (some_of(kept), some_of(dropped)) {
+                (Some(e), None) if is_none(dropped) => (syn::parse_quote!(#cond), e.clone()),
+                (None, Some(e)) if is_none(kept) => (syn::parse_quote!(!(#cond)), e.clone()),
                 _ => return None,
             }
         }
@@ -141,18 +142,6 @@ fn block_value(b: &syn::Block) -> Option<&Expr> {
 fn block_value_of(e: &Expr) -> Option<&Expr> {
     match strip(e) {
         Expr::Block(b) if b.label.is_none() => block_value(&b.block),
-        _ => None,
-    }
-}
-
-/// `Some(Some(e))` of `Some(e)`, `Some(None)` of `None`, `None` of anything else.
-fn option_value(e: &Expr) -> Option<Option<Expr>> {
-    match strip(e) {
-        Expr::Call(c) if c.args.len() == 1 => match strip(&c.func) {
-            Expr::Path(p) if p.path.is_ident("Some") => Some(Some(c.args[0].clone())),
-            _ => None,
-        },
-        Expr::Path(p) if p.path.is_ident("None") => Some(None),
         _ => None,
     }
 }

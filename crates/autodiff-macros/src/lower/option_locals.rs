@@ -187,7 +187,8 @@ fn assigned_arity(body: &syn::Block, name: &Ident) -> Option<usize> {
     arities.1.iter().all(|a| *a == first).then_some(first)?
 }
 
-fn is_none(e: &Expr) -> bool {
+/// Whether `e` is `None`.
+pub(super) fn is_none(e: &Expr) -> bool {
     matches!(strip(e), Expr::Path(p) if p.qself.is_none() && p.path.is_ident("None"))
 }
 
