@@ -3,7 +3,9 @@
 //! of a member, whose length then changes, in the function or in the methods it calls
 //! (the caller reads the member after them, and may seed its final values). A member that holds integers (`ids:
 //! Vec<usize>`, cleared and filled again) carries no derivative. A matrix member
-//! (`[[f64; 2]; 2]`) copied whole and assigned a matrix literal. Checked against num-dual
+//! (`[[f64; 2]; 2]`) copied whole and assigned a matrix literal. Members of a struct built
+//! in the function (`let mut st = Pool { v: x.to_vec(), .. };`): reordered, lent, read
+//! through `get` and resized, by the function and by the struct's methods. Checked against num-dual
 //! in both modes and under forward over reverse.
 
 // Index loops are part of the language under test.
@@ -733,5 +735,134 @@ proptest! {
             let wc: Vec<_> = w.iter().map(|&wi| c(wi)).collect();
             picked_o(d, &wc)
         });
+    }
+}
+
+// ------------------------------------------------- members of structs built in the function
+
+/// A struct that the function builds itself (not a parameter), with a buffer member.
+#[differentiable]
+#[derive(Clone, Debug)]
+pub struct Pool {
+    pub v: Vec<f64>,
+    pub s: f64,
+}
+
+#[differentiable]
+impl Pool {
+    /// Reorders `v` in place (`swap`, `reverse`, `sort_by` of `self.v`), then scales its
+    /// first element.
+    pub fn reorder(&mut self, a: f64) -> f64 {
+        let n = self.v.len();
+        self.v.swap(0, n - 1);
+        self.v.reverse();
+        self.v.sort_by(|p, q| p.partial_cmp(q).unwrap());
+        self.v[0] *= a;
+        self.s * self.v[0]
+    }
+}
+
+/// `out[i] = out[i] a + x[i]`, for a member lent as `&mut st.v`.
+#[differentiable]
+fn relax_into(x: &[f64], a: f64, out: &mut [f64]) {
+    for i in 0..x.len() {
+        out[i] = out[i] * a + x[i];
+    }
+}
+
+/// The member of a local struct reordered by its method and by the function, lent to a
+/// callee that writes it, read through `get`, then shortened, grown and emptied.
+#[autodiff_forward(built_fwd, Dual, Dual)]
+#[autodiff_reverse(built_rev, Duplicated, Active)]
+fn built(x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut st = Pool {
+        v: x.to_vec(),
+        s: x[0] * 0.5,
+    };
+    let t = st.reorder(x[1]);
+    st.v.swap(0, n - 1);
+    st.v.reverse();
+    st.v.sort_by(|p, q| q.partial_cmp(p).unwrap());
+    relax_into(x, st.s, &mut st.v);
+    let mid = match st.v.get(n / 2) {
+        Some(m) => *m * st.v[0],
+        None => 0.0,
+    };
+    st.v.truncate(n - 1);
+    st.v.resize(n + 1, t);
+    let grown = st.v[n];
+    st.v.clear();
+    st.v.resize(2, mid);
+    t + mid + grown + st.v[1] * st.s
+}
+
+fn built_o<D: Num>(x: &[D]) -> D {
+    let n = x.len();
+    let mut v = x.to_vec();
+    let s = x[0] * c::<D>(0.5);
+    v.swap(0, n - 1);
+    v.reverse();
+    v.sort_by(|p, q| p.re().partial_cmp(&q.re()).unwrap());
+    v[0] *= x[1];
+    let t = s * v[0];
+    v.swap(0, n - 1);
+    v.reverse();
+    v.sort_by(|p, q| q.re().partial_cmp(&p.re()).unwrap());
+    for i in 0..n {
+        v[i] = v[i] * s + x[i];
+    }
+    let mid = v[n / 2] * v[0];
+    v.truncate(n - 1);
+    v.resize(n + 1, t);
+    let grown = v[n];
+    v.clear();
+    v.resize(2, mid);
+    t + mid + grown + v[1] * s
+}
+
+/// A local struct's member read through `get` inside an iterator's closure.
+#[autodiff_forward(read_in_closure_fwd, Dual, Dual)]
+#[autodiff_reverse(read_in_closure_rev, Duplicated, Active)]
+fn read_in_closure(x: &[f64]) -> f64 {
+    let st = Pool {
+        v: x.to_vec(),
+        s: x[1],
+    };
+    let t: f64 = x
+        .iter()
+        .map(|u| {
+            u * match st.v.get(1) {
+                Some(w) => *w - st.v[0],
+                None => st.s,
+            }
+        })
+        .sum();
+    t * st.s
+}
+
+fn read_in_closure_o<D: Num>(x: &[D]) -> D {
+    let w = x[1] - x[0];
+    x.iter().fold(c::<D>(-0.0), |acc, u| acc + *u * w) * x[1]
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn members_of_structs_built_in_the_function(
+        (x, v, s0, seed) in slice_seed_case(-1.2, 1.2, 2..8)
+    ) {
+        check_slice("built", (&x, &v, &s0, seed), built, built_fwd, built_rev, built_o);
+        check_hvp_of::<built_rev>(&x, &v, built_o);
+        check_slice(
+            "read_in_closure",
+            (&x, &v, &s0, seed),
+            read_in_closure,
+            read_in_closure_fwd,
+            read_in_closure_rev,
+            read_in_closure_o,
+        );
+        check_hvp_of::<read_in_closure_rev>(&x, &v, read_in_closure_o);
     }
 }

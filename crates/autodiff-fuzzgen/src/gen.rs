@@ -272,6 +272,22 @@ pub const FEATURES: &[(&str, &str)] = &[
         "scratch",
         "a local vector filled at the top of a `for` body by `for j in 0..e { b[j] = .. }`, `e` its length or a smaller loop variable",
     ),
+    (
+        "labelled_loop",
+        "labelled `for`, `while` and `loop` loops left by `break 'l;` and `continue 'l;` from loops, labelled blocks and `let t = loop { .. }` nested in them",
+    ),
+    (
+        "method",
+        "`&mut self` helper methods of a struct with a vector and a scalar member, `Acc { v, s }`, built in the function (`let mut st = Acc { v: x.to_vec(), s: e };`), called, then its members read and written",
+    ),
+    (
+        "subslice",
+        "helpers given windows of two elements, `h(&x[..2], a)`, `&x[(n - 2)..]`, `&b[i % (n - 1)..i % (n - 1) + 2]`, for their input and for their output (`&mut b[..2]`)",
+    ),
+    (
+        "out_param",
+        "helpers writing a `&mut [f64]` output, `h(x: &[f64], a: f64, out: &mut [f64])` returning `f64` or nothing, that read it too; called with a local vector (`h(x, e, &mut b);`) or passing their own on",
+    ),
 ];
 
 /// Constructs left out of the default (CI) batch because they currently trip the engine;
@@ -328,6 +344,13 @@ impl Features {
         Ok(f)
     }
 
+    /// The same set without `name`.
+    pub fn without(&self, name: &str) -> Self {
+        let mut f = self.clone();
+        f.on.remove(name);
+        f
+    }
+
     pub fn has(&self, name: &str) -> bool {
         debug_assert!(FEATURES.iter().any(|f| f.0 == name), "{name}");
         self.on.contains(name)
@@ -381,6 +404,10 @@ enum PKind {
     Int,
     /// `[f64; 2]` by value.
     Array,
+    /// `&mut [f64]`, of length `n`: an output that is read too.
+    Out,
+    /// `&mut self` of the struct `Acc { v: Vec<f64>, s: f64 }`, `v` of length `n`.
+    SelfAcc,
 }
 
 #[derive(Clone, Debug)]
@@ -400,6 +427,10 @@ enum HSig {
     Slice,
     /// `(v: [f64; 2], a: f64)`
     ArrayScalar,
+    /// `(x: &[f64], a: f64, out: &mut [f64])`, returning `f64` or, if `unit`, nothing.
+    SliceOut { unit: bool },
+    /// A method of `Acc`, `(&mut self, a: f64)`, returning `f64` or, if `unit`, nothing.
+    Method { unit: bool },
 }
 
 impl HSig {
@@ -413,7 +444,21 @@ impl HSig {
             HSig::TwoScalars => vec![p("a", PKind::Scalar), p("b", PKind::Scalar)],
             HSig::Slice => vec![p("x", PKind::Slice)],
             HSig::ArrayScalar => vec![p("v", PKind::Array), p("a", PKind::Scalar)],
+            HSig::SliceOut { .. } => vec![
+                p("x", PKind::Slice),
+                p("a", PKind::Scalar),
+                p("out", PKind::Out),
+            ],
+            HSig::Method { .. } => vec![p("self", PKind::SelfAcc), p("a", PKind::Scalar)],
         }
+    }
+
+    /// Whether the helper returns nothing.
+    fn unit(self) -> bool {
+        matches!(
+            self,
+            HSig::SliceOut { unit: true } | HSig::Method { unit: true }
+        )
     }
 
     fn of(j: usize, seed: u64, f: &Features) -> HSig {
@@ -421,8 +466,18 @@ impl HSig {
         let sig = *r.pick(&[HSig::SliceScalar, HSig::TwoScalars, HSig::Slice]);
         // (A stream of its own, so that the other helpers keep their signatures.)
         let mut arrays = Rng::stream(seed, 0x4152_5241_0000 + j as u64);
+        let mut outs = Rng::stream(seed, 0x4F55_5450_0000 + j as u64);
+        let mut methods = Rng::stream(seed, 0x4D45_5448_0000 + j as u64);
         if f.has("array_arg") && arrays.chance(0.3) {
             HSig::ArrayScalar
+        } else if f.has("out_param") && outs.chance(0.3) {
+            HSig::SliceOut {
+                unit: outs.chance(0.5),
+            }
+        } else if f.has("method") && methods.chance(0.25) {
+            HSig::Method {
+                unit: methods.chance(0.5),
+            }
         } else {
             sig
         }
@@ -490,6 +545,9 @@ struct Buf {
     borrowed: u8,
     /// Pushed to by an enclosing loop: no reads through iterators, no writes by index.
     growing: bool,
+    /// A `&mut [f64]` parameter (with `local`): written in place but never resized, and
+    /// passed to calls as it is.
+    out: bool,
     /// Read somewhere (see `Scalar::used`).
     used: bool,
 }
@@ -559,6 +617,11 @@ struct FnGen<'a> {
     loops: usize,
     /// Generating a closure's body.
     in_closure: bool,
+    /// Labels of the enclosing labelled loops that a `break 'l` or `continue 'l` here may
+    /// leave.
+    labels: Vec<String>,
+    /// The label of a loop whose head was just written, for its body.
+    pending_label: Option<String>,
 }
 
 impl<'a> FnGen<'a> {
@@ -574,6 +637,8 @@ impl<'a> FnGen<'a> {
             budget: 0,
             callable,
             called: BTreeSet::new(),
+            labels: Vec::new(),
+            pending_label: None,
             has_n: false,
             has_m: false,
             depth: 0,
@@ -1279,6 +1344,36 @@ impl<'a> FnGen<'a> {
         }
     }
 
+    /// Buffer `s` as a call's `&[f64]` argument: a parameter as it is (a `&mut [f64]`
+    /// one is lent as shared), a local vector by reference.
+    fn slice_arg(&self, s: &str) -> String {
+        let is_param = self
+            .scope
+            .bufs
+            .iter()
+            .any(|b| b.name == s && (!b.local || b.out));
+        if is_param {
+            s.to_string()
+        } else {
+            format!("&{s}")
+        }
+    }
+
+    /// A range of two elements of a buffer of length `n` (at least 2), as an index:
+    /// `[..2]`, `[(n - 2)..]`, or from an integer local.
+    fn window(&mut self) -> String {
+        let ints: Vec<String> = self.scope.ints.iter().map(|i| i.name.clone()).collect();
+        match self.rng.below(4) {
+            0 => "[..2]".into(),
+            1 => "[(n - 2)..]".into(),
+            2 if !ints.is_empty() => {
+                let i = self.rng.pick(&ints).clone();
+                format!("[({i} % (n - 1))..({i} % (n - 1)) + 2]")
+            }
+            _ => "[(n - 2)..n]".into(),
+        }
+    }
+
     /// Slices of length `n` that a helper or a reduction may read.
     fn n_slices(&self) -> Vec<String> {
         self.readable()
@@ -1294,8 +1389,11 @@ impl<'a> FnGen<'a> {
             .callable
             .iter()
             .copied()
-            .filter(|(_, s)| {
-                !slices.is_empty() || matches!(s, HSig::TwoScalars | HSig::ArrayScalar)
+            .filter(|(_, s)| match s {
+                // Called by statements of their own (`out_call`, `method_call`).
+                HSig::SliceOut { .. } | HSig::Method { .. } => false,
+                HSig::TwoScalars | HSig::ArrayScalar => true,
+                HSig::SliceScalar | HSig::Slice => !slices.is_empty(),
             })
             .collect();
         if options.is_empty() {
@@ -1309,8 +1407,12 @@ impl<'a> FnGen<'a> {
             match prm.kind {
                 PKind::Slice => {
                     let s = self.rng.pick(&slices).clone();
-                    let is_param = self.scope.bufs.iter().any(|b| b.name == s && !b.local);
-                    let r = if is_param { s } else { format!("&{s}") };
+                    let r = if self.on("subslice") && self.rng.chance(0.25) {
+                        let w = self.window();
+                        format!("&{s}{w}")
+                    } else {
+                        self.slice_arg(&s)
+                    };
                     ap.push(r.clone());
                     ao.push(r);
                 }
@@ -1914,7 +2016,16 @@ impl<'a> FnGen<'a> {
             .bufs
             .iter()
             .any(|b| b.local && b.borrowed == 0 && !b.growing && b.len != Len::Unknown);
-        let w: [u32; 33] = [
+        let has_resizable = self.writable().iter().any(|(b, _)| !self.is_out(b));
+        let out_call = self.on("out_param") && self.has_n && self.out_call_possible();
+        let method_call = self.on("method")
+            && self.has_n
+            && !self.n_slices().is_empty()
+            && self
+                .callable
+                .iter()
+                .any(|(_, s)| matches!(s, HSig::Method { .. }));
+        let w: [u32; 35] = [
             4,                                   // 0 let
             2,                                   // 1 let mut
             if muts.is_empty() { 0 } else { 3 }, // 2 assign
@@ -1955,12 +2066,12 @@ impl<'a> FnGen<'a> {
             } else {
                 0
             }, // 11 loop
-            if ctx.in_loop && self.on("break") {
+            if (ctx.in_loop || !self.labels.is_empty()) && self.on("break") {
                 2
             } else {
                 0
             }, // 12 break
-            if ctx.in_loop && self.on("continue") {
+            if (ctx.in_loop || !self.labels.is_empty()) && self.on("continue") {
                 2
             } else {
                 0
@@ -2015,7 +2126,7 @@ impl<'a> FnGen<'a> {
             } else {
                 0
             }, // 28 destructuring assignment
-            if has_local_n && self.on("reshape") {
+            if has_resizable && self.on("reshape") {
                 1
             } else {
                 0
@@ -2035,6 +2146,8 @@ impl<'a> FnGen<'a> {
             } else {
                 0
             }, // 32 vector of vectors
+            if out_call { 5 } else { 0 },        // 33 call writing a vector
+            if method_call { 3 } else { 0 },     // 34 struct with methods
         ];
         let d = 3;
         match self.rng.weighted(&w) {
@@ -2104,6 +2217,8 @@ impl<'a> FnGen<'a> {
             30 => self.option_local(),
             31 => self.iterator_variable(),
             32 => self.vector_rows(),
+            33 => self.out_call(),
+            34 => self.method_call(),
             10 | 11 => {
                 let as_loop = self.on("loop") && (!self.on("while") || self.rng.chance(0.5));
                 self.while_loop(as_loop)
@@ -2114,6 +2229,13 @@ impl<'a> FnGen<'a> {
                     "break"
                 } else {
                     "continue"
+                };
+                // A label where the innermost construct refuses a bare one, else sometimes.
+                let kw = if !self.labels.is_empty() && (!ctx.in_loop || self.rng.chance(0.4)) {
+                    let l = self.rng.pick(&self.labels).clone();
+                    format!("{kw} {l}")
+                } else {
+                    kw.to_string()
                 };
                 self.line(
                     &format!("if {} {{ {kw}; }}", c.0),
@@ -2358,11 +2480,29 @@ impl<'a> FnGen<'a> {
     }
 
     fn loop_body(&mut self, max: usize) {
+        let label = self.pending_label.take();
+        if let Some(l) = &label {
+            self.labels.push(l.clone());
+        }
         self.depth += 1;
         self.loops += 1;
         self.block(Ctx { in_loop: true }, max);
         self.loops -= 1;
         self.depth -= 1;
+        if label.is_some() {
+            self.labels.pop();
+        }
+    }
+
+    /// The head of a loop (`for .. {`, `while .. {`, `loop {`), sometimes with a label
+    /// that statements in its body may leave by (see [`Self::loop_body`]).
+    fn labelled(&mut self, head: String) -> String {
+        if !self.on("labelled_loop") || !self.rng.chance(0.3) {
+            return head;
+        }
+        let l = format!("'{}", self.name("l"));
+        self.pending_label = Some(l.clone());
+        format!("{l}: {head}")
     }
 
     fn for_range(&mut self) {
@@ -2392,7 +2532,8 @@ impl<'a> FnGen<'a> {
                 &format!("let mut {b} = vec![D::from(0.0); n];"),
             );
         }
-        self.open(&format!("for {i} in {r} {{"), &format!("for {i} in {r} {{"));
+        let head = self.labelled(format!("for {i} in {r} {{"));
+        self.open(&head, &head);
         let m = self.mark();
         self.add_int(&i, lt);
         if let Some(b) = scratch {
@@ -2451,6 +2592,7 @@ impl<'a> FnGen<'a> {
             local: true,
             borrowed: 1,
             growing: false,
+            out: false,
             used: false,
         });
     }
@@ -2740,7 +2882,7 @@ impl<'a> FnGen<'a> {
                 let v = self.name("v");
                 self.add_elem(&u);
                 self.add_elem(&v);
-                let h = format!("for ({u}, {v}) in {s}.iter().zip({t}.iter()) {{");
+                let h = self.labelled(format!("for ({u}, {v}) in {s}.iter().zip({t}.iter()) {{"));
                 self.open(&h, &h);
                 self.loop_body(4);
                 self.end_block(m);
@@ -2750,6 +2892,7 @@ impl<'a> FnGen<'a> {
                 return;
             }
         };
+        let head = self.labelled(head);
         self.open(&head, &head);
         self.loop_body(4);
         self.end_block(m);
@@ -2762,16 +2905,24 @@ impl<'a> FnGen<'a> {
         let i = self.name("i");
         self.same_line(&format!("let mut {k} = 0;"));
         if as_loop {
-            self.open("loop {", "loop {");
+            let head = self.labelled("loop {".into());
+            self.open(&head, &head);
             self.same_line(&format!("if {k} >= n {{ break; }}"));
         } else if self.rng.chance(0.3) && !self.mut_scalars().is_empty() {
             let s = self.rng.pick(&self.mut_scalars()).clone();
-            self.open(
-                &format!("while {k} < n && {s} < 5.0 {{"),
-                &format!("while {k} < n && {s}.re() < 5.0 {{"),
+            let (hp, ho) = (
+                self.labelled(format!("while {k} < n && {s} < 5.0 {{")),
+                format!("while {k} < n && {s}.re() < 5.0 {{"),
             );
+            // The same label in the oracle.
+            let ho = match hp.split_once(": while") {
+                Some((l, _)) => format!("{l}: {ho}"),
+                None => ho,
+            };
+            self.open(&hp, &ho);
         } else {
-            self.open(&format!("while {k} < n {{"), &format!("while {k} < n {{"));
+            let head = self.labelled(format!("while {k} < n {{"));
+            self.open(&head, &head);
         }
         // The counter moves first, so that `continue` cannot skip it.
         self.same_line(&format!("let {i} = {k};"));
@@ -2860,7 +3011,11 @@ impl<'a> FnGen<'a> {
 
     /// Shrinks a local vector and grows it back to its length with a float fill.
     fn reshape(&mut self) {
-        let w = self.writable();
+        let w: Vec<(String, Len)> = self
+            .writable()
+            .into_iter()
+            .filter(|(b, _)| !self.is_out(b))
+            .collect();
         let (b, len) = self.rng.pick(&w).clone();
         let full = match len {
             Len::Fixed(k) => k.to_string(),
@@ -2927,8 +3082,136 @@ impl<'a> FnGen<'a> {
             local: true,
             borrowed: 0,
             growing: false,
+            out: false,
             used: false,
         });
+    }
+
+    /// The members of the `Acc` named `st` (`self` in its methods): `st.v` as a local
+    /// vector of length `n`, `st.s` as a mutable scalar (neither captured by closures).
+    fn add_acc_members(&mut self, st: &str) {
+        self.scope.bufs.push(Buf {
+            name: format!("{st}.v"),
+            len: Len::N,
+            local: true,
+            borrowed: 0,
+            growing: false,
+            out: false,
+            used: false,
+        });
+        self.add_scalar(&format!("{st}.s"), true);
+    }
+
+    /// `let mut st = Acc { v: x.to_vec(), s: e };`, then one or two calls of its helper
+    /// methods (`st.h3(e);`, `let t = st.h5(e);`); its members are then read and written
+    /// as locals are.
+    fn method_call(&mut self) {
+        let options: Vec<(usize, bool)> = self
+            .callable
+            .iter()
+            .filter_map(|(j, s)| match s {
+                HSig::Method { unit } => Some((*j, *unit)),
+                _ => None,
+            })
+            .collect();
+        let st = self.name("st");
+        let src = self.rng.pick(&self.n_slices()).clone();
+        let e = self.fexpr(2);
+        self.line(
+            &format!("let mut {st} = Acc {{ v: {src}.to_vec(), s: {} }};", e.p),
+            &format!(
+                "let mut {st} = OAcc {{ v: {src}.to_vec(), s: tr({}) }};",
+                e.o
+            ),
+        );
+        for _ in 0..self.rng.range(1, 2) {
+            let (j, unit) = *self.rng.pick(&options);
+            self.called.insert(j);
+            let e = self.fexpr(2);
+            if unit {
+                self.line(
+                    &format!("{st}.h{j}({});", e.p),
+                    &format!("{st}.h{j}_o({});", e.o),
+                );
+            } else {
+                let t = self.name("t");
+                self.line(
+                    &format!("let {t} = {st}.h{j}({});", e.p),
+                    &format!("let {t} = {st}.h{j}_o({});", e.o),
+                );
+                self.add_scalar(&t, false);
+            }
+        }
+        self.add_acc_members(&st);
+    }
+
+    /// Whether buffer `b` is a `&mut [f64]` parameter.
+    fn is_out(&self, b: &str) -> bool {
+        self.scope.bufs.iter().any(|x| x.name == b && x.out)
+    }
+
+    /// Local vectors of length `n` that a helper may write through its output, each with
+    /// the helpers that may be called with it (their `x` another slice of length `n`).
+    fn out_targets(&self) -> Vec<String> {
+        self.writable()
+            .into_iter()
+            .filter(|(b, l)| *l == Len::N && self.n_slices().iter().any(|s| s != b))
+            .map(|(b, _)| b)
+            .collect()
+    }
+
+    fn out_call_possible(&self) -> bool {
+        self.callable
+            .iter()
+            .any(|(_, s)| matches!(s, HSig::SliceOut { .. }))
+            && !self.out_targets().is_empty()
+    }
+
+    /// A call of a helper that writes its `out` parameter, given a local vector (or the
+    /// function's own output) to write: `h(x, e, &mut b);` or `let t = h(x, e, &mut b);`.
+    fn out_call(&mut self) {
+        let options: Vec<(usize, bool)> = self
+            .callable
+            .iter()
+            .filter_map(|(j, s)| match s {
+                HSig::SliceOut { unit } => Some((*j, *unit)),
+                _ => None,
+            })
+            .collect();
+        let (j, unit) = *self.rng.pick(&options);
+        let b = self.rng.pick(&self.out_targets()).clone();
+        let srcs: Vec<String> = self.n_slices().into_iter().filter(|s| *s != b).collect();
+        let s = self.rng.pick(&srcs).clone();
+        // Both whole, or both windows of two (the helper reads `out` as long as `x`).
+        let windows = self.on("subslice") && self.rng.chance(0.3);
+        let x = if windows {
+            let w = self.window();
+            format!("&{s}{w}")
+        } else {
+            self.slice_arg(&s)
+        };
+        let e = self.fexpr(2);
+        // The function's own output is lent as it is, a local vector by `&mut`.
+        let out = if windows {
+            let w = self.window();
+            format!("&mut {b}{w}")
+        } else if self.is_out(&b) {
+            b.clone()
+        } else {
+            format!("&mut {b}")
+        };
+        self.called.insert(j);
+        let (cp, co) = (
+            format!("h{j}({x}, {}, {out})", e.p),
+            format!("h{j}_o({x}, {}, {out})", e.o),
+        );
+        if unit {
+            self.line(&format!("{cp};"), &format!("{co};"));
+        } else {
+            let t = self.name("t");
+            self.line(&format!("let {t} = {cp};"), &format!("let {t} = {co};"));
+            self.add_scalar(&t, false);
+        }
     }
 
     fn writable(&self) -> Vec<(String, Len)> {
@@ -3011,6 +3294,7 @@ impl<'a> FnGen<'a> {
             local: true,
             borrowed: 0,
             growing: false,
+            out: false,
             used: false,
         });
         if conditional {
@@ -3076,8 +3360,7 @@ impl<'a> FnGen<'a> {
                     return;
                 }
                 let s = self.rng.pick(&srcs).clone();
-                let is_param = self.scope.bufs.iter().any(|x| x.name == s && !x.local);
-                let r = if is_param { s } else { format!("&{s}") };
+                let r = self.slice_arg(&s);
                 self.same_line(&format!("{b}.copy_from_slice({r});"));
             }
         }
@@ -3237,12 +3520,15 @@ pub struct FnOut {
 
 /// Generates the body of a function with parameters `params`; returns the generator (its
 /// buffers hold the body) after the final expression.
+/// With `unit`, the function returns nothing: the final value is added into the last
+/// element of its output (`out` or `self.v`).
 fn body<'a>(
     rng: Rng,
     f: &'a Features,
     params: &[P],
     callable: Vec<(usize, HSig)>,
     budget: i32,
+    unit: bool,
 ) -> FnGen<'a> {
     let mut g = FnGen::new(rng, f, callable);
     g.budget = budget;
@@ -3257,6 +3543,7 @@ fn body<'a>(
                     local: false,
                     borrowed: 0,
                     growing: false,
+                    out: false,
                     used: true,
                 });
             }
@@ -3279,8 +3566,25 @@ fn body<'a>(
                 local: false,
                 borrowed: 0,
                 growing: false,
+                out: false,
                 used: true,
             }),
+            // Written as a local vector is (but never resized); its values come from the
+            // caller, so reading it before writing it is part of the test.
+            PKind::Out => g.scope.bufs.push(Buf {
+                name: p.name.clone(),
+                len: Len::N,
+                local: true,
+                borrowed: 0,
+                growing: false,
+                out: true,
+                used: false,
+            }),
+            // The members, as a local vector and a mutable scalar are.
+            PKind::SelfAcc => {
+                first_slice.get_or_insert("self.v".to_string());
+                g.add_acc_members("self");
+            }
         }
     }
     if let Some(x) = first_slice {
@@ -3295,13 +3599,32 @@ fn body<'a>(
         g.stmt(Ctx::default());
     }
     g.end_block(top);
+    let written = params.iter().find_map(|p| match p.kind {
+        PKind::Out => Some("out"),
+        PKind::SelfAcc => Some("self.v"),
+        _ => None,
+    });
+    if let Some(w) = written {
+        // Every output is written, from another of its elements.
+        let e = g.fexpr(1);
+        g.line(
+            &format!("{w}[0] = {w}[n - 1] * 0.5 + {};", e.p),
+            &format!("{w}[0] = tr({w}[n - 1] * D::from(0.5) + {});", e.o),
+        );
+    }
     let e = g.fexpr(2);
     let k = g.damp();
     let (p, o) = (
         format!("acc * {} + {}", k.p, e.p),
         format!("acc * {} + {}", k.o, e.o),
     );
-    if g.on("return") && g.rng.chance(0.25) {
+    if unit {
+        let w = written.expect("a helper returning nothing writes an output");
+        g.line(
+            &format!("{w}[n - 1] += {p};"),
+            &format!("{w}[n - 1] = tr({w}[n - 1] + ({o}));"),
+        );
+    } else if g.on("return") && g.rng.chance(0.25) {
         // A `return` inside the final expression: a branch of an `if`, or a block's
         // statement before its value.
         let c = g.cond(2);
@@ -3341,6 +3664,9 @@ fn param_decl(p: &P, oracle: bool) -> String {
         (PKind::Int, _) => format!("{}: usize", p.name),
         (PKind::Array, false) => format!("{}: [f64; 2]", p.name),
         (PKind::Array, true) => format!("{}: [D; 2]", p.name),
+        (PKind::Out, false) => format!("{}: &mut [f64]", p.name),
+        (PKind::Out, true) => format!("{}: &mut [D]", p.name),
+        (PKind::SelfAcc, _) => "&mut self".to_string(),
     }
 }
 
@@ -3350,7 +3676,11 @@ pub fn helper(seed: u64, j: usize, f: &Features) -> FnOut {
     let params = sig.params();
     let rng = Rng::stream(seed, 0x4845_4C50_0000 + j as u64);
     let callable: Vec<(usize, HSig)> = (0..j).map(|i| (i, HSig::of(i, seed, f))).collect();
-    let mut g = body(rng, f, &params, callable, 5);
+    let unit = sig.unit();
+    // (A function returning nothing has no `return` with a value.)
+    let without_return = f.without("return");
+    let body_features = if unit { &without_return } else { f };
+    let mut g = body(rng, body_features, &params, callable, 5, unit);
     let name = format!("h{j}");
     let mut sig_p = signature(&params, false);
     let mut sig_o = signature(&params, true);
@@ -3361,11 +3691,27 @@ pub fn helper(seed: u64, j: usize, f: &Features) -> FnOut {
         g.p = format!("    v[0] = v[0] * 0.5 + v[1];\n{}", g.p);
         g.o = format!("    v[0] = v[0] * 0.5 + v[1];\n{}", g.o);
     }
-    let plain = format!(
-        "#[differentiable]\npub fn {name}({sig_p}) -> f64 {{\n{}}}\n",
-        g.p
-    );
-    let oracle = format!("pub fn {name}_o<D: Num>({sig_o}) -> D {{\n{}}}\n", g.o);
+    let (ret_p, ret_o) = if unit { ("", "") } else { (" -> f64", " -> D") };
+    let (plain, oracle) = if matches!(sig, HSig::Method { .. }) {
+        (
+            format!(
+                "impl Acc {{\n#[differentiable]\npub fn {name}({sig_p}){ret_p} {{\n{}}}\n}}\n",
+                g.p
+            ),
+            format!(
+                "impl<D: Num> OAcc<D> {{\npub fn {name}_o({sig_o}){ret_o} {{\n{}}}\n}}\n",
+                g.o
+            ),
+        )
+    } else {
+        (
+            format!(
+                "#[differentiable]\npub fn {name}({sig_p}){ret_p} {{\n{}}}\n",
+                g.p
+            ),
+            format!("pub fn {name}_o<D: Num>({sig_o}){ret_o} {{\n{}}}\n", g.o),
+        )
+    };
     let helpers = std::mem::take(&mut g.called);
     FnOut {
         name,
@@ -3435,7 +3781,7 @@ pub fn function(seed: u64, k: usize, f: &Features) -> FnOut {
     let helpers: Vec<(usize, HSig)> = (0..HELPERS).map(|j| (j, HSig::of(j, seed, f))).collect();
     let budget = rng.range(4, 14) as i32;
     let body_rng = Rng::stream(seed, 0x424F_4459_0000 + k as u64);
-    let mut g = body(body_rng, f, &params, helpers, budget);
+    let mut g = body(body_rng, f, &params, helpers, budget, false);
 
     let name = format!("fz{k}");
     let fa: Vec<&str> = params
@@ -3526,7 +3872,9 @@ pub fn function(seed: u64, k: usize, f: &Features) -> FnOut {
                 af.push("m".into());
                 ar.push("m".into());
             }
-            PKind::Array => unreachable!("only helpers take arrays by value"),
+            PKind::Array | PKind::Out | PKind::SelfAcc => {
+                unreachable!("only helpers take arrays by value, outputs and `self`")
+            }
         }
     }
     let uses_m = params.iter().any(|p| p.kind == PKind::Int);
@@ -3649,7 +3997,9 @@ pub fn function(seed: u64, k: usize, f: &Features) -> FnOut {
                 gw_args.push(p.name.clone());
                 hvp_args.push("m".into());
             }
-            PKind::Array => unreachable!("only helpers take arrays by value"),
+            PKind::Array | PKind::Out | PKind::SelfAcc => {
+                unreachable!("only helpers take arrays by value, outputs and `self`")
+            }
         }
     }
     let gw_pat = match out_pat.len() {

@@ -329,6 +329,17 @@ macro_rules! called_by_batches {
         pub fn pt_cross(p: &Pt, q: &Pt) -> $f {
             p.a * q.b - p.b * q.a
         }
+
+        /// The struct of the `method` construct, whose `&mut self` helper methods the
+        /// batch defines. Marked, so that derivative code has a zero of it where it needs
+        /// one (a struct built in the function and lent to a method), and `Clone`, so
+        /// that the reverse sweep can save it around a method that changes it.
+        #[differentiable]
+        #[derive(Clone)]
+        pub struct Acc {
+            pub v: Vec<$f>,
+            pub s: $f,
+        }
     };
 }
 
@@ -344,6 +355,12 @@ impl<D: Num> OPt<D> {
     pub fn dot(&self, o: &OPt<D>) -> D {
         self.a * o.a + self.b * o.b
     }
+}
+
+/// The oracle of [`Acc`] (its methods are the batch's).
+pub struct OAcc<D> {
+    pub v: Vec<D>,
+    pub s: D,
 }
 
 /// The oracle of [`pt_cross`].

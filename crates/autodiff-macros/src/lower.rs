@@ -3631,9 +3631,10 @@ impl Lowerer {
                     }
                 }
                 // `s.w = v;` of a whole local buffer (`x.to_vec()`, a vector built in the
-                // function) to a member of a struct parameter: a copy that gives the
-                // member `v`'s length, as between local buffers.
-                if self.is_struct_param_member(&place) {
+                // function) to a member of a struct parameter (or of a struct built in the
+                // function): a copy that gives the member `v`'s length, as between local
+                // buffers.
+                if self.is_struct_param_member(&place) || self.is_local_struct_member(&place) {
                     let src = match &v {
                         Val::Place(p, _) => Some(p.clone()),
                         Val::Op(Operand::Var(o)) => Some(Place::local(o.clone())),
@@ -3909,7 +3910,8 @@ impl Lowerer {
             }
             "swap" | "reverse" | "sort_by" | "sort_unstable_by"
                 if m.args.len() == usize::from(name != "reverse") + usize::from(name == "swap")
-                    && self.is_float_buffer_expr(&m.receiver)? =>
+                    && (self.is_float_buffer_expr(&m.receiver)?
+                        || self.is_struct_member_expr(&m.receiver)?) =>
             {
                 self.lower_permutation(m)
             }
@@ -3931,7 +3933,7 @@ impl Lowerer {
             "clear" | "truncate" | "resize"
                 if m.args.len() == usize::from(name != "clear") + usize::from(name == "resize")
                     && (self.is_local_buffer_expr(&m.receiver)?
-                        || self.is_struct_param_member_expr(&m.receiver)?) =>
+                        || self.is_struct_member_expr(&m.receiver)?) =>
             {
                 self.lower_resize(m)
             }
@@ -4548,6 +4550,17 @@ impl Lowerer {
         let recv = &found.receiver;
         let name = &ident.ident;
         let span = scrutinee.span();
+        if by_ref && matches!(index, Expr::Call(_)) {
+            // An element of a struct's member (`flat_index(&s.w, i)`): `v` refers to a
+            // copy of it, which reads the same (a shared reference cannot write).
+            return Ok(Some((
+                holds,
+                vec![
+                    syn::parse_quote_spanned!(span=> let __ad_elem = #recv[#index];),
+                    syn::parse_quote_spanned!(span=> let #name = &__ad_elem;),
+                ],
+            )));
+        }
         let bind: syn::Stmt = if by_ref {
             syn::parse_quote_spanned!(span=> let #name = &#recv[#index];)
         } else {
@@ -4937,6 +4950,28 @@ impl Lowerer {
             Val::Place(p, _) => self.is_struct_param_member(&p),
             _ => false,
         })
+    }
+
+    /// Whether `e` is a member of a struct parameter or of a struct built in the body
+    /// (`s.w`, `self.hist`, `st.v`).
+    fn is_struct_member_expr(&mut self, e: &Expr) -> Result<bool> {
+        if self.companion || !matches!(strip(e), Expr::Field(_)) {
+            return Ok(false);
+        }
+        Ok(match self.lower_expr(e)? {
+            Val::Place(p, _) => self.is_struct_param_member(&p) || self.is_local_struct_member(&p),
+            _ => false,
+        })
+    }
+
+    /// Whether `p` is a member of a struct built in the body (`st.v` of `let mut st = St
+    /// { v: x.to_vec(), .. };`).
+    fn is_local_struct_member(&self, p: &Place) -> bool {
+        let base = p.base.to_string();
+        !self.companion
+            && !p.proj.is_empty()
+            && p.proj.iter().all(|q| matches!(q, Proj::Field(_)))
+            && (self.struct_values.contains(&base) || self.structs_with_buffers.contains(&base))
     }
 
     /// Whether `p`, read back from a companion, is an element of a vector of struct
@@ -9426,7 +9461,15 @@ impl Lowerer {
                 } else if self.is_struct_ref(&place) && !self.is_rows_param(&place) {
                     return unsupported(c, "restoring this value behind a reference");
                 } else if is_scalar_place(&place, self) && !self.is_row(&place) {
-                    self.lower_expr(&syn::parse_quote!(#dst = #src))?;
+                    // (`restore_from` leaves the saved value for the `restore` after the
+                    // pullback: a copy, which a member of a struct built in the function,
+                    // taken here for a float, may need, `st.v` lent to a callee.)
+                    let assign: Expr = if *name == "restore_from" {
+                        syn::parse_quote!(#dst = __ad::copy_of(&#src))
+                    } else {
+                        syn::parse_quote!(#dst = #src)
+                    };
+                    self.lower_expr(&assign)?;
                     return Ok(Some(Val::Op(Operand::Lit(quote!(())))));
                 } else {
                     CopyMode::Elements

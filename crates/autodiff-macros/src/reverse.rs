@@ -1160,7 +1160,7 @@ impl<'a> Reverse<'a> {
                 if self.an.place_active(place) {
                     let a = place.adjoint();
                     // The caller's shadow of a member grows with it (see `CopyFrom`).
-                    if is_member(place) {
+                    if self.is_param_member(place) {
                         fwd.extend(quote!(#a.push(__ad::zero_like(&#v));));
                     }
                     rev.extend(quote!(let __ad_g = __ad::take(#a.pop());));
@@ -1252,11 +1252,12 @@ impl<'a> Reverse<'a> {
                 let ad = dst.adjoint();
                 // A member of a struct parameter (`s.w = v;`) has the caller's shadow, of
                 // the member's length on entry: it takes the new length here, as the
-                // shadow of a local buffer is made with its final length after the sweep,
+                // shadow of a local buffer (or of a struct built in the function, whose
+                // member is `p`'s here) is made with its final length after the sweep,
                 // so that the code after reads its adjoint at every new index: the seed
                 // the caller gave, zero where the member grows. (Built as a copy, which a
                 // companion differentiated again reads back as one.)
-                if *resize && is_member(dst) && self.an.place_active(dst) {
+                if *resize && self.is_param_member(dst) && self.an.place_active(dst) {
                     let grown = self.fresh("grown");
                     fwd.extend(quote!(
                         let mut #grown = __ad::zero_like(&#s[..]);
@@ -2661,6 +2662,18 @@ fn only_nonzero(g: &TokenStream, propagate: TokenStream) -> TokenStream {
 /// struct built in the function holds no buffer. Its shadow is the caller's, of the
 /// member's length on entry, where a local buffer's is made after the forward sweep with
 /// the buffer's final length.
+impl Reverse<'_> {
+    /// Whether `p` is a member of a struct parameter (`s.w`, `self.hist`), whose shadow
+    /// the caller gave, rather than of a struct built in the function.
+    fn is_param_member(&self, p: &Place) -> bool {
+        is_member(p)
+            && matches!(
+                self.kinds.get(&p.base.to_string()),
+                Some(VarKind::Ref { .. })
+            )
+    }
+}
+
 fn is_member(p: &Place) -> bool {
     !p.is_whole() && p.proj.iter().all(|q| matches!(q, Proj::Field(_)))
 }
