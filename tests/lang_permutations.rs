@@ -1,7 +1,9 @@
 //! Buffers reordered in place, in both modes and under forward over reverse, at random
 //! points against a num-dual oracle: `swap`, `reverse`, and `sort_by` /
 //! `sort_unstable_by` with the comparisons users write (`partial_cmp`, `total_cmp`), on
-//! local buffers, on `&mut` parameters and on sub-slices, and a sort inside a loop.
+//! local buffers, on `&mut` parameters and on sub-slices, and a sort inside a loop;
+//! `retain`, `insert`, `remove`, `swap_remove`, `rotate_left` and `rotate_right` of local
+//! vectors, of a struct's `Vec` member, of a `&mut` parameter and of a sub-slice.
 
 // Index loops in the oracles mirror the constructs under test.
 #![allow(clippy::needless_range_loop)]
@@ -241,8 +243,95 @@ fn sorted_points_o<D: Num>(x: &[D]) -> D {
     s
 }
 
+/// Elements kept, inserted, removed and rotated: a local vector edited by every
+/// method, a struct's member, and a `&mut` parameter rotated by a callee.
+#[autodiff_forward(edited_fwd, Dual, Dual)]
+#[autodiff_reverse(edited_rev, Duplicated, Active)]
+fn edited(x: &[f64]) -> f64 {
+    let a = x[0];
+    let mut v: Vec<f64> = x.iter().map(|t| t * a).collect();
+    v.retain(|t| *t > -0.3);
+    v.insert(v.len() / 2, a * a);
+    v.insert(0, x[1]);
+    v.insert(v.len(), a * 0.25);
+    let r = v.remove(1);
+    v.remove(0);
+    let s = v.swap_remove(0);
+    let k = v.len() / 3;
+    v.rotate_left(k);
+    let m = v.len().min(1);
+    v.rotate_right(m);
+    let mut tot = r * s;
+    for (i, t) in v.iter().enumerate() {
+        tot += t * (i as f64 + 1.0);
+    }
+    let mut h = Hist {
+        w: x.to_vec(),
+        scale: x[1],
+    };
+    h.w.retain(|&t| t < 0.8);
+    h.w.insert(0, h.scale);
+    let q = h.w.remove(h.w.len() - 1);
+    let mut w = x.to_vec();
+    turned(&mut w, 1);
+    w[1..].rotate_left(1);
+    tot + q * h.w[0] + w[0] * w[w.len() - 1]
+}
+
+/// A struct with a vector member.
+#[differentiable]
+#[derive(Clone, Debug)]
+pub struct Hist {
+    pub w: Vec<f64>,
+    pub scale: f64,
+}
+
+/// Rotates a `&mut` parameter and doubles its first element.
+#[differentiable]
+fn turned(out: &mut [f64], k: usize) {
+    out.rotate_right(k);
+    out[0] *= 2.0;
+}
+
+fn edited_o<D: Num>(x: &[D]) -> D {
+    let a = x[0];
+    let mut v: Vec<D> = x.iter().map(|t| *t * a).collect();
+    v.retain(|t| t.re() > -0.3);
+    v.insert(v.len() / 2, a * a);
+    v.insert(0, x[1]);
+    v.insert(v.len(), a * 0.25);
+    let r = v.remove(1);
+    v.remove(0);
+    let s = v.swap_remove(0);
+    let k = v.len() / 3;
+    v.rotate_left(k);
+    let m = v.len().min(1);
+    v.rotate_right(m);
+    let mut tot = r * s;
+    for (i, t) in v.iter().enumerate() {
+        tot += *t * (i as f64 + 1.0);
+    }
+    let mut hw = x.to_vec();
+    hw.retain(|t| t.re() < 0.8);
+    hw.insert(0, x[1]);
+    let q = hw.remove(hw.len() - 1);
+    let mut w = x.to_vec();
+    w.rotate_right(1);
+    w[0] *= 2.0;
+    w[1..].rotate_left(1);
+    tot + q * hw[0] + w[0] * w[w.len() - 1]
+}
+
 proptest! {
     #![proptest_config(config())]
+
+    #[test]
+    fn elements_kept_inserted_removed_and_rotated(
+        (x, v, s0, seed) in slice_seed_case(-1.0, 1.0, 2..9)
+    ) {
+        check_slice("edited", (&x, &v, &s0, seed), edited, edited_fwd, edited_rev, edited_o);
+        check_hvp_of::<edited_rev>(&x, &v, edited_o);
+    }
 
     #[test]
     fn buffers_swapped_whole((x, v, s0, seed) in slice_seed_case(-1.0, 1.0, 3..8)) {

@@ -273,6 +273,10 @@ pub const FEATURES: &[(&str, &str)] = &[
         "a local vector filled at the top of a `for` body by `for j in 0..e { b[j] = .. }`, `e` its length or a smaller loop variable",
     ),
     (
+        "edit",
+        "`remove`, `insert`, `swap_remove` then `push`, `rotate_left`/`rotate_right`, and `retain` then `resize` of a local vector (back to its length)",
+    ),
+    (
         "labelled_loop",
         "labelled `for`, `while` and `loop` loops left by `break 'l;` and `continue 'l;` from loops, labelled blocks and `let t = loop { .. }` nested in them",
     ),
@@ -2126,7 +2130,7 @@ impl<'a> FnGen<'a> {
             } else {
                 0
             }, // 28 destructuring assignment
-            if has_resizable && self.on("reshape") {
+            if has_resizable && (self.on("reshape") || self.on("edit")) {
                 1
             } else {
                 0
@@ -3017,6 +3021,9 @@ impl<'a> FnGen<'a> {
             .filter(|(b, _)| !self.is_out(b))
             .collect();
         let (b, len) = self.rng.pick(&w).clone();
+        if self.on("edit") && (!self.on("reshape") || self.rng.chance(0.5)) {
+            return self.edit(&b, len);
+        }
         let full = match len {
             Len::Fixed(k) => k.to_string(),
             _ => "n".to_string(),
@@ -3033,6 +3040,62 @@ impl<'a> FnGen<'a> {
         }
         self.same_line(&format!("{b}.resize({full}, {fill});"));
         self.add_scalar(&fill, false);
+    }
+
+    /// Elements of the local vector `b` moved, taken out and put in, its length the same
+    /// after: `remove` then `insert`, `swap_remove` then `push`, a rotation, or `retain`
+    /// then `resize`.
+    fn edit(&mut self, b: &str, len: Len) {
+        let full = match len {
+            Len::Fixed(k) => k.to_string(),
+            _ => "n".to_string(),
+        };
+        let t = self.name("t");
+        match self.rng.below(4) {
+            0 => {
+                let (i, j) = (self.index(len), self.index(len));
+                // (Computed first: it may read the vector's last element.)
+                let u = self.name("t");
+                let e = self.fexpr(2);
+                self.let_line(&u, &e);
+                self.same_line(&format!("let {t} = {b}.remove({i});"));
+                self.line(
+                    &format!("{b}.insert({j}, {t} * 0.5 + {u});"),
+                    &format!("{b}.insert({j}, tr({t} * D::from(0.5) + {u}));"),
+                );
+                self.add_scalar(&u, false);
+            }
+            1 => {
+                let i = self.index(len);
+                let u = self.name("t");
+                let e = self.fexpr(2);
+                self.let_line(&u, &e);
+                self.same_line(&format!("let {t} = {b}.swap_remove({i});"));
+                self.line(
+                    &format!("{b}.push({t} - {u});"),
+                    &format!("{b}.push(tr({t} - {u}));"),
+                );
+                self.add_scalar(&u, false);
+            }
+            2 => {
+                let k = self.index(len);
+                let dir = *self.rng.pick(&["rotate_left", "rotate_right"]);
+                self.same_line(&format!("{b}.{dir}({k});"));
+                self.same_line(&format!("let {t} = {b}[0];"));
+            }
+            _ => {
+                // The fill is read before the vector shrinks (it may read the vector).
+                let e = self.fexpr(2);
+                self.let_line(&t, &e);
+                let c = *self.rng.pick(&LITS);
+                self.line(
+                    &format!("{b}.retain(|v| *v < {});", fmt_lit(c)),
+                    &format!("{b}.retain(|v| v.re() < {c:?});"),
+                );
+                self.same_line(&format!("{b}.resize({full}, {t});"));
+            }
+        }
+        self.add_scalar(&t, false);
     }
 
     fn new_vec(&mut self) {

@@ -37,6 +37,7 @@ mod slice_cursors;
 mod slice_patterns;
 mod struct_operators;
 mod struct_vectors;
+mod vector_edits;
 mod while_lets;
 use slice_cursors::SliceCursor;
 
@@ -3936,6 +3937,11 @@ impl Lowerer {
                         || self.is_struct_member_expr(&m.receiver)?) =>
             {
                 self.lower_resize(m)
+            }
+            "retain" | "insert" | "rotate_left" | "rotate_right"
+                if self.edited_vector(m)?.is_some() =>
+            {
+                Ok(())
             }
             "for_each" if m.args.len() == 1 => {
                 let Some(chain) = self.parse_chain(&m.receiver)? else {
@@ -8305,6 +8311,9 @@ impl Lowerer {
             && !on_struct
             && let Some(e) = self.unwrapped_element(m)?
         {
+            return self.lower_expr_hint(&e, hint);
+        }
+        if let Some(e) = self.removed_element(m)? {
             return self.lower_expr_hint(&e, hint);
         }
         // A consumer of a chain through an adapter that chains are not read through
