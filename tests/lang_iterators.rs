@@ -901,7 +901,18 @@ fn searches(x: &[f64]) -> f64 {
     {
         rises += s * s;
     }
+    let lead: f64 = x
+        .iter()
+        .map_while(|v| if *v < 0.8 { Some(v * 2.0) } else { None })
+        .sum();
+    let warm: f64 = x
+        .iter()
+        .copied()
+        .map_while(|v| (v > -0.6).then(|| v.exp()))
+        .sum();
     big * big
+        + lead
+        + warm
         + neg
         + sq
         + k
@@ -959,7 +970,28 @@ fn searches_o<D: Num>(x: &[D]) -> D {
             rises += (*v - x[i - 1]) * (*v - x[i - 1]);
         }
     }
-    big * big + neg + sq + k + x[at] + rise + pos + odd + kept * 0.5 + rises + cubes + halves
+    let mut lead: D = c(0.0);
+    for v in x.iter().take_while(|v| v.re() < 0.8) {
+        lead += *v * 2.0;
+    }
+    let mut warm: D = c(0.0);
+    for v in x.iter().take_while(|v| v.re() > -0.6) {
+        warm += v.exp();
+    }
+    big * big
+        + lead
+        + warm
+        + neg
+        + sq
+        + k
+        + x[at]
+        + rise
+        + pos
+        + odd
+        + kept * 0.5
+        + rises
+        + cubes
+        + halves
 }
 
 /// Elements bound by `&mut` through `last_mut`, `first_mut` and `get_mut` in `if let`

@@ -66,4 +66,10 @@ fn logs(x: &[f64]) -> f64 {
     x.iter().filter_map(|v| if *v > 0.0 { Some(v.ln()) } else { Some(0.0) }).sum()
 }
 
+// `map_while` of a closure that does not choose between `Some(e)` and `None`.
+#[autodiff_reverse(d_doubled, Duplicated, Active)]
+fn doubled(x: &[f64]) -> f64 {
+    x.iter().map_while(|v| Some(v * 2.0)).sum()
+}
+
 fn main() {}

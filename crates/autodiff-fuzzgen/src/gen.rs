@@ -266,7 +266,7 @@ pub const FEATURES: &[(&str, &str)] = &[
     ),
     (
         "search",
-        "`find` of `x.iter()` and of `x.iter().enumerate()`, read by `map_or`, `match` and `map(..).unwrap_or`, and `filter_map` sums of closures that choose between `Some(e)` and `None` (`if`/`else` or `bool::then`)",
+        "`find` of `x.iter()` and of `x.iter().enumerate()`, read by `map_or`, `match` and `map(..).unwrap_or`, and `filter_map` and `map_while` sums of closures that choose between `Some(e)` and `None` (`if`/`else` or `bool::then`)",
     ),
     (
         "scratch",
@@ -1614,15 +1614,21 @@ impl<'a> FnGen<'a> {
         }
         let (v, e) = self.element_expr(d);
         let default = format!("{s}[0] * 0.5");
+        // (`map_while` keeps the prefix that `filter_map` would filter.)
+        let adapter = if self.rng.chance(0.3) {
+            "map_while"
+        } else {
+            "filter_map"
+        };
         let write = |test: String, body: &str| match form {
             0 => format!("{s}.iter().find(|w| {test}).map_or({default}, |{v}| {body})"),
             1 => format!(
                 "(match {s}.iter().find(|w| {test}) {{ Some({v}) => {body}, None => {default} }})"
             ),
             2 => {
-                format!("{s}.iter().filter_map(|{v}| if {test} {{ Some({body}) }} else {{ None }})")
+                format!("{s}.iter().{adapter}(|{v}| if {test} {{ Some({body}) }} else {{ None }})")
             }
-            _ => format!("{s}.iter().filter_map(|{v}| ({test}).then(|| {body}))"),
+            _ => format!("{s}.iter().{adapter}(|{v}| ({test}).then(|| {body}))"),
         };
         if form < 2 {
             E {
@@ -3435,7 +3441,13 @@ impl<'a> FnGen<'a> {
     fn hof_call(&mut self, depth: usize) -> E {
         let q = self.name("q");
         let saved = self.scope.clone();
-        self.scope.scalars.retain(|s| s.capturable);
+        // An element of a struct's member (`for v in st.v.iter()`) is read through the
+        // struct, which such a closure cannot capture (a documented limitation): with a
+        // member in scope, elements are left out.
+        let members = self.scope.bufs.iter().any(|b| b.name.contains('.'));
+        self.scope
+            .scalars
+            .retain(|s| s.capturable && !(members && (s.by_ref.is_some() || s.alias)));
         self.scope.bufs.retain(|b| !b.local);
         self.scope.ints.clear();
         self.scope.clos.clear();

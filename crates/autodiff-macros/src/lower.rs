@@ -13182,7 +13182,7 @@ fn stmt_may_exit(s: &syn::Stmt) -> bool {
 /// What the error at an iterator adapter that the chains are not read through says.
 fn unread_adapter_message(adapter: &str) -> String {
     format!(
-        "the iterator adapter `.{adapter}()` (chains of `iter`, `map`, `zip`, `enumerate`, `filter`, `rev`, `skip`, `take`, `step_by`, `take_while`, `skip_while`, `chunks`, `windows`, `copied` are read, so is `filter_map` whose closure is `if c {{ Some(e) }} else {{ None }}` or `c.then(|| e)`, and `chain`, `flat_map` or `flatten` followed only by `map`, `filter` or `copied` in a `for` loop without `break`, or in `sum`, `product` or `fold`, and `scan` whose closure always goes on, `Some(e)`, read by a `for` loop, `collect` or `sum`; write the loop by index)"
+        "the iterator adapter `.{adapter}()` (chains of `iter`, `map`, `zip`, `enumerate`, `filter`, `rev`, `skip`, `take`, `step_by`, `take_while`, `skip_while`, `chunks`, `windows`, `copied` are read, so are `filter_map` and `map_while` whose closure is `if c {{ Some(e) }} else {{ None }}` or `c.then(|| e)`, and `chain`, `flat_map` or `flatten` followed only by `map`, `filter` or `copied` in a `for` loop without `break`, or in `sum`, `product` or `fold`, and `scan` whose closure always goes on, `Some(e)`, read by a `for` loop, `collect` or `sum`; write the loop by index)"
     )
 }
 

@@ -1,7 +1,8 @@
 //! `next`, `nth`, `last` and `find` of an iterator chain, written before lowering as the
 //! reductions that the lowering reads (`Some(v)` of a reduction, and `Option::map` of
-//! one, see `option_maps`), and `filter_map` of a closure that chooses between
-//! `Some(e)` and `None`, written as the `filter` and `map` that it is:
+//! one, see `option_maps`), and `filter_map` (`map_while`) of a closure that chooses
+//! between `Some(e)` and `None`, written as the `filter` (`take_while`) and `map` that it
+//! is:
 //!
 //! ```text
 //! it.next()    →  it.take(1).reduce(|first, _| first)   (`it.reduce(..)` after a `filter`)
@@ -11,6 +12,8 @@
 //! it.filter_map(|v| if c { Some(e) } else { None })
 //!              →  it.filter(|r| { let v = *r; c }).map(|v| e)
 //!                 (also of `|v| c.then(|| e)` and `|v| c.then_some(e)`)
+//! it.map_while(|v| if c { Some(e) } else { None })
+//!              →  it.take_while(|r| { let v = *r; c }).map(|v| e)
 //! ```
 //!
 //! Each gives the item it gave, or `None` where there is none, and the reduction's
@@ -60,7 +63,11 @@ fn reduced(e: &Expr) -> Option<Expr> {
     let it = &m.receiver;
     // (A slice may be an item of `filter` and `map`, not of a reduction.)
     if m.method == "filter_map" && m.args.len() == 1 {
-        return filtered_and_mapped(it, &m.args[0], span);
+        return filtered_and_mapped(it, &m.args[0], span, "filter");
+    }
+    // (`map_while` ends at the first `None`: the prefix that `take_while` keeps.)
+    if m.method == "map_while" && m.args.len() == 1 {
+        return filtered_and_mapped(it, &m.args[0], span, "take_while");
     }
     if yields_slices(it) {
         return None;
@@ -89,10 +96,11 @@ fn reduced(e: &Expr) -> Option<Expr> {
     })
 }
 
-/// `it.filter(..).map(..)` of `it.filter_map(f)`, where `f` is a closure of one parameter
-/// whose body is `if c { Some(e) } else { None }` (or the arms the other way round),
-/// `c.then(|| e)` or `c.then_some(e)`.
-fn filtered_and_mapped(it: &Expr, f: &Expr, span: Span) -> Option<Expr> {
+/// `it.filter(..).map(..)` of `it.filter_map(f)` (`it.take_while(..).map(..)` of
+/// `it.map_while(f)`, with `adapter` `take_while`), where `f` is a closure of one
+/// parameter whose body is `if c { Some(e) } else { None }` (or the arms the other way
+/// round), `c.then(|| e)` or `c.then_some(e)`.
+fn filtered_and_mapped(it: &Expr, f: &Expr, span: Span, adapter: &str) -> Option<Expr> {
     let Expr::Closure(c) = strip(f) else {
         return None;
     };
@@ -126,8 +134,9 @@ fn filtered_and_mapped(it: &Expr, f: &Expr, span: Span) -> Option<Expr> {
         Pat::Type(t) => (*t.pat).clone(),
         p => p.clone(),
     };
+    let adapter = Ident::new(adapter, span);
     Some(syn::parse_quote_spanned!(span=>
-        #it.filter(|__ad_item| { let #pat = *__ad_item; #cond }).map(|#param| #value)))
+        #it.#adapter(|__ad_item| { let #pat = *__ad_item; #cond }).map(|#param| #value)))
 }
 
 /// The value of a block that is one expression.
