@@ -3938,6 +3938,7 @@ impl Lowerer {
             {
                 self.lower_resize(m)
             }
+            // (Lowered by the guard, which declines other receivers: see `vector_edits`.)
             "retain" | "insert" | "rotate_left" | "rotate_right"
                 if self.edited_vector(m)?.is_some() =>
             {

@@ -1252,8 +1252,8 @@ impl<'a> Reverse<'a> {
                 let ad = dst.adjoint();
                 // A member of a struct parameter (`s.w = v;`) has the caller's shadow, of
                 // the member's length on entry: it takes the new length here, as the
-                // shadow of a local buffer (or of a struct built in the function, whose
-                // member is `p`'s here) is made with its final length after the sweep,
+                // shadow of a local buffer (or of a member of a struct built in the
+                // function) is made with its final length after the sweep,
                 // so that the code after reads its adjoint at every new index: the seed
                 // the caller gave, zero where the member grows. (Built as a copy, which a
                 // companion differentiated again reads back as one.)
@@ -2658,13 +2658,11 @@ fn only_nonzero(g: &TokenStream, propagate: TokenStream) -> TokenStream {
     quote!(if __ad::nonzero(#g) { #propagate })
 }
 
-/// Whether `p` is a member of a struct (`s.w`, `self.hist`): of a parameter, since a
-/// struct built in the function holds no buffer. Its shadow is the caller's, of the
-/// member's length on entry, where a local buffer's is made after the forward sweep with
-/// the buffer's final length.
 impl Reverse<'_> {
-    /// Whether `p` is a member of a struct parameter (`s.w`, `self.hist`), whose shadow
-    /// the caller gave, rather than of a struct built in the function.
+    /// Whether `p` is a member of a struct parameter (`s.w`, `self.hist`). Its shadow is
+    /// the caller's, of the member's length on entry, where the shadow of a local buffer,
+    /// or of a member of a struct built in the function (`st.v`), is made after the
+    /// forward sweep with its final length.
     fn is_param_member(&self, p: &Place) -> bool {
         is_member(p)
             && matches!(
@@ -2674,6 +2672,7 @@ impl Reverse<'_> {
     }
 }
 
+/// Whether `p` is a member of a struct (`s.w`, `self.hist`, `st.v`).
 fn is_member(p: &Place) -> bool {
     !p.is_whole() && p.proj.iter().all(|q| matches!(q, Proj::Field(_)))
 }
