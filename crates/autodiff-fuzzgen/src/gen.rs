@@ -2157,7 +2157,7 @@ impl<'a> FnGen<'a> {
                 0
             }, // 32 vector of vectors
             if out_call { 5 } else { 0 },        // 33 call writing a vector
-            if method_call { 3 } else { 0 },     // 34 struct with methods
+            if method_call { 1 } else { 0 },     // 34 struct with methods
         ];
         let d = 3;
         match self.rng.weighted(&w) {
@@ -3773,7 +3773,15 @@ pub fn helper(seed: u64, j: usize, f: &Features) -> FnOut {
     // (A function returning nothing has no `return` with a value.)
     let without_return = f.without("return");
     let body_features = if unit { &without_return } else { f };
-    let mut g = body(rng, body_features, &params, callable, 5, unit);
+    // A method is called by many functions of a batch (from the few helpers that are
+    // methods): a shorter body makes a recurrence that blows up, and every caller's
+    // points with it, rarer.
+    let budget = if matches!(sig, HSig::Method { .. }) {
+        3
+    } else {
+        5
+    };
+    let mut g = body(rng, body_features, &params, callable, budget, unit);
     let name = format!("h{j}");
     let mut sig_p = signature(&params, false);
     let mut sig_o = signature(&params, true);

@@ -674,13 +674,29 @@ fn generated(seed: u64, k: usize, helper: bool) -> (TokenStream, TokenStream, St
     } else {
         autodiff_fuzzgen::function(seed, k, &f).plain
     };
-    let mut func: syn::ImplItemFn = syn::parse_str(&src).expect("the generator writes functions");
+    let mut func = generated_fn(&src);
     let first = func.attrs.remove(0);
     let args = match first.meta {
         syn::Meta::List(l) => l.tokens,
         _ => TokenStream::new(),
     };
     (args, quote::quote!(#func), src)
+}
+
+/// The function the generator wrote in `src`: a free function, or the method of a helper
+/// that comes in its `impl` block.
+fn generated_fn(src: &str) -> syn::ImplItemFn {
+    match syn::parse_str::<syn::ItemImpl>(src) {
+        Ok(block) => block
+            .items
+            .into_iter()
+            .find_map(|item| match item {
+                syn::ImplItem::Fn(f) => Some(f),
+                _ => None,
+            })
+            .expect("the generator's `impl` blocks hold a method"),
+        Err(_) => syn::parse_str(src).expect("the generator writes functions"),
+    }
 }
 
 /// A token-level edit of a stream: deletes, duplicates or replaces the token at `at`
@@ -742,7 +758,7 @@ proptest! {
         } else {
             autodiff_fuzzgen::function(seed, k, &f).plain
         };
-        let mut func: syn::ImplItemFn = syn::parse_str(&src).expect("the generator writes functions");
+        let mut func = generated_fn(&src);
         let first = func.attrs.remove(0);
         let which = first.path().segments.last().unwrap().ident.to_string();
         let args = match first.meta {
