@@ -4557,7 +4557,7 @@ impl Lowerer {
         let recv = &found.receiver;
         let name = &ident.ident;
         let span = scrutinee.span();
-        if by_ref && matches!(index, Expr::Call(_)) {
+        if by_ref && is_flat_index(&index) {
             // An element of a struct's member (`flat_index(&s.w, i)`): `v` refers to a
             // copy of it, which reads the same (a shared reference cannot write).
             return Ok(Some((
@@ -4939,46 +4939,50 @@ impl Lowerer {
         })
     }
 
+    /// Whether `p` is reached from its base through members only (`s.w`, `self.hist.w`),
+    /// in the function's own code.
+    fn is_member_place(&self, p: &Place) -> bool {
+        !self.companion && !p.proj.is_empty() && p.proj.iter().all(|q| matches!(q, Proj::Field(_)))
+    }
+
     /// Whether `p` is a member of a struct parameter (`s.w`, `self.hist`), reached through
     /// members only.
     fn is_struct_param_member(&self, p: &Place) -> bool {
-        !self.companion
-            && !p.proj.is_empty()
-            && p.proj.iter().all(|q| matches!(q, Proj::Field(_)))
-            && self.named_struct_refs.contains(&p.base.to_string())
-    }
-
-    /// Whether `e` is a member of a struct parameter (`s.w`, `self.hist`).
-    fn is_struct_param_member_expr(&mut self, e: &Expr) -> Result<bool> {
-        if self.companion || !matches!(strip(e), Expr::Field(_)) {
-            return Ok(false);
-        }
-        Ok(match self.lower_expr(e)? {
-            Val::Place(p, _) => self.is_struct_param_member(&p),
-            _ => false,
-        })
-    }
-
-    /// Whether `e` is a member of a struct parameter or of a struct built in the body
-    /// (`s.w`, `self.hist`, `st.v`).
-    fn is_struct_member_expr(&mut self, e: &Expr) -> Result<bool> {
-        if self.companion || !matches!(strip(e), Expr::Field(_)) {
-            return Ok(false);
-        }
-        Ok(match self.lower_expr(e)? {
-            Val::Place(p, _) => self.is_struct_param_member(&p) || self.is_local_struct_member(&p),
-            _ => false,
-        })
+        self.is_member_place(p) && self.named_struct_refs.contains(&p.base.to_string())
     }
 
     /// Whether `p` is a member of a struct built in the body (`st.v` of `let mut st = St
     /// { v: x.to_vec(), .. };`).
     fn is_local_struct_member(&self, p: &Place) -> bool {
         let base = p.base.to_string();
-        !self.companion
-            && !p.proj.is_empty()
-            && p.proj.iter().all(|q| matches!(q, Proj::Field(_)))
+        self.is_member_place(p)
             && (self.struct_values.contains(&base) || self.structs_with_buffers.contains(&base))
+    }
+
+    /// The place that the member expression `e` (`s.w`) names, if it names one.
+    fn member_expr_place(&mut self, e: &Expr) -> Result<Option<Place>> {
+        if self.companion || !matches!(strip(e), Expr::Field(_)) {
+            return Ok(None);
+        }
+        Ok(match self.lower_expr(e)? {
+            Val::Place(p, _) => Some(p),
+            _ => None,
+        })
+    }
+
+    /// Whether `e` is a member of a struct parameter (`s.w`, `self.hist`).
+    fn is_struct_param_member_expr(&mut self, e: &Expr) -> Result<bool> {
+        Ok(self
+            .member_expr_place(e)?
+            .is_some_and(|p| self.is_struct_param_member(&p)))
+    }
+
+    /// Whether `e` is a member of a struct parameter or of a struct built in the body
+    /// (`s.w`, `self.hist`, `st.v`).
+    fn is_struct_member_expr(&mut self, e: &Expr) -> Result<bool> {
+        Ok(self
+            .member_expr_place(e)?
+            .is_some_and(|p| self.is_struct_param_member(&p) || self.is_local_struct_member(&p)))
     }
 
     /// Whether `p`, read back from a companion, is an element of a vector of struct
@@ -12096,6 +12100,14 @@ fn assigned_in_branches(target: &Expr, e: &Expr) -> Expr {
 /// Whether `t` is `Vec<..>`.
 fn is_vec_type(t: &syn::Type) -> bool {
     matches!(t, syn::Type::Path(p) if crate::signature::vec_elem(&p.path).is_some())
+}
+
+/// Whether `e` is the position of an element of a struct's member that
+/// `Lowerer::element_position` writes, `flat_index(&s.w, i)`.
+fn is_flat_index(e: &Expr) -> bool {
+    matches!(strip(e), Expr::Call(c)
+        if matches!(strip(&c.func), Expr::Path(f)
+            if f.path.segments.last().is_some_and(|s| s.ident == "flat_index")))
 }
 
 /// `v.pop()` of a local vector `v` that holds a value, as statements and the value they

@@ -112,16 +112,15 @@ impl Lowerer {
         if self.companion {
             return Ok(false);
         }
-        let local = self.is_local_buffer_expr(v)?;
-        if !local && !self.is_struct_member_expr(v)? {
+        let Val::Place(p, _) = self.lower_expr(v)? else {
             return Ok(false);
-        }
-        Ok(match self.lower_expr(v)? {
-            Val::Place(p, _) => {
-                let base = p.base.to_string();
-                !(local && (self.matrix_vars.contains(&base) || self.array_locals.contains(&base)))
-            }
-            _ => false,
+        };
+        let base = p.base.to_string();
+        Ok(if self.is_written_buffer(&p) {
+            !self.matrix_vars.contains(&base) && !self.array_locals.contains(&base)
+        } else {
+            matches!(strip(v), Expr::Field(_))
+                && (self.is_struct_param_member(&p) || self.is_local_struct_member(&p))
         })
     }
 }
